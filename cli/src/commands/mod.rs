@@ -1,0 +1,42 @@
+//! One module per command, each a thin layer over the journal and projections crates.
+
+pub mod context;
+pub mod cost;
+pub mod demo;
+pub mod export;
+pub mod hook;
+pub mod import;
+pub mod install;
+pub mod notifications;
+pub mod replay;
+pub mod rewind;
+pub mod sessions;
+pub mod show;
+pub mod status;
+pub mod tasks;
+pub mod verify;
+
+use crate::{Cli, Command};
+use std::process::ExitCode;
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let j = cli.journal;
+    match cli.command {
+        Command::Hook(_) => unreachable!("the hook is dispatched before argument parsing"),
+        Command::Install(a) => install::run_install(a, j),
+        Command::Uninstall(a) => install::run_uninstall(a, j),
+        Command::Status(a) => status::run(a, j),
+        Command::Sessions(a) => sessions::run(a, j),
+        Command::Show(a) => show::run(a, j),
+        Command::Replay(a) => replay::run(a, j),
+        Command::Export(a) => export::run(a, j),
+        Command::Import(a) => import::run(a, j),
+        Command::Cost(a) => cost::run(a, j),
+        Command::Tasks(a) => tasks::run(a, j),
+        Command::Notifications(a) => notifications::run(a, j),
+        Command::Context(a) => context::run(a, j),
+        Command::Rewind(a) => rewind::run(a, j),
+        Command::Verify(a) => verify::run(a, j),
+        Command::Demo(a) => demo::run(a, j),
+    }
+}

@@ -1,0 +1,80 @@
+//! `hookjournal`: the binary. Parses the command line, resolves the journal, dispatches to one
+//! module per command under `commands/`. Every error leaves as one line on stderr.
+
+mod commands;
+mod locate;
+mod output;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "hookjournal", version, about = "An event-sourced journal for AI coding agent hooks")]
+pub struct Cli {
+    /// Journal directory (default: $HOOKJOURNAL_DIR, then $CLAUDE_PROJECT_DIR/.hookjournal in hook
+    /// mode, then the nearest ancestor holding .hookjournal/, then ./.hookjournal).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The universal hook handler: stdin → journal → stdout. Always exits 0.
+    Hook(commands::hook::Args),
+    /// Register `hookjournal hook` in an agent's settings.
+    Install(commands::install::InstallArgs),
+    /// Remove hookjournal's own entries from an agent's settings.
+    Uninstall(commands::install::UninstallArgs),
+    /// Events, sessions, segments, size, last event, chain state.
+    Status(commands::status::Args),
+    /// One row per session.
+    Sessions(commands::sessions::Args),
+    /// The execution snapshot of a session.
+    Show(commands::show::Args),
+    /// Event by event, with the projection changes each event caused.
+    Replay(commands::replay::Args),
+    /// Write a JSONL report.
+    Export(commands::export::Args),
+    /// Rebuild a journal from an events export, or backfill usage from transcripts.
+    Import(commands::import::Args),
+    /// Tokens and USD by session, day, month or model.
+    Cost(commands::cost::Args),
+    /// The task store.
+    Tasks(commands::tasks::Args),
+    /// The notification log.
+    Notifications(commands::notifications::Args),
+    /// The exact text the hooks would inject.
+    Context(commands::context::Args),
+    /// Make every projection ignore a session's events after SEQ.
+    Rewind(commands::rewind::Args),
+    /// Check the hash chain, segments and projections.
+    Verify(commands::verify::Args),
+    /// Play a bundled sample session into a temporary journal and show every view.
+    Demo(commands::demo::Args),
+}
+
+fn main() -> ExitCode {
+    // The hook must never fail loudly: it parses its own arguments leniently.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).map(|a| a == "hook").unwrap_or(false) {
+        return commands::hook::main_guarded(argv);
+    }
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hookjournal: {}", output::one_line(&format!("{e:#}")));
+            ExitCode::from(1)
+        }
+    }
+}

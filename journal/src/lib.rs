@@ -1,0 +1,24 @@
+//! Storage for hookjournal: an append-only, blake3 hash-chained event log.
+//!
+//! The log is split into immutable *sealed segments* (flat files, one per few thousand events) and
+//! a small *active* sled store that takes new appends and holds the projection checkpoint. Keeping
+//! the active store small is what makes the hook's open cost independent of the journal's size.
+//! This crate knows nothing about agents: payloads are bytes, kinds are labels.
+
+mod envelope;
+mod error;
+mod lock;
+mod segment;
+pub mod spool;
+mod store;
+mod verify;
+
+pub use envelope::{hex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
+pub use error::{Error, Result};
+pub use segment::SegmentInfo;
+pub use store::{Journal, OpenOptions, ReadSnapshot, Status, Tx, DEFAULT_SEGMENT_EVENTS};
+pub use verify::{verify, Damage, VerifyReport};
+
+/// Directory and file modes: the journal holds prompts and tool output, so only its owner reads it.
+pub const DIR_MODE: u32 = 0o700;
+pub const FILE_MODE: u32 = 0o600;

@@ -1,0 +1,210 @@
+//! Sealed segments: immutable flat files of consecutive envelopes.
+//!
+//! Layout: `HJSEG001` magic, then records `[u32 le length][bincode envelope]`, then a footer:
+//! `[u64 first][u64 last][u64 count][32-byte blake3 of every byte before the footer]HJSEGEND`.
+//! File names are `<first:020>-<last:020>.seg`, so a directory listing sorts them in order.
+
+use crate::envelope::{Envelope, Seq};
+use crate::error::{IoContext, Result};
+use crate::Error;
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"HJSEG001";
+const END: &[u8; 8] = b"HJSEGEND";
+const FOOTER_LEN: usize = 8 + 8 + 8 + 32 + 8;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentInfo {
+    pub path: PathBuf,
+    pub first: Seq,
+    pub last: Seq,
+    pub bytes: u64,
+}
+
+pub(crate) fn file_name(first: Seq, last: Seq) -> String {
+    format!("{first:020}-{last:020}.seg")
+}
+
+fn parse_name(name: &str) -> Option<(Seq, Seq)> {
+    let stem = name.strip_suffix(".seg")?;
+    let (a, b) = stem.split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Lists sealed segments in seq order.
+pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentInfo>> {
+    let mut out = Vec::new();
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => {
+            return Err(Error::Io {
+                context: format!("listing {}", dir.display()),
+                source: e,
+            })
+        }
+    };
+    for entry in rd {
+        let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
+        let name = entry.file_name();
+        let Some((first, last)) = name.to_str().and_then(parse_name) else {
+            continue;
+        };
+        let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        out.push(SegmentInfo {
+            path: entry.path(),
+            first,
+            last,
+            bytes,
+        });
+    }
+    out.sort_by_key(|s| s.first);
+    Ok(out)
+}
+
+/// Writes a segment atomically (temp file, fsync, rename, fsync of the directory).
+pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
+    let first = events.first().map(|e| e.seq).ok_or_else(|| Error::Invalid("empty segment".into()))?;
+    let last = events.last().map(|e| e.seq).unwrap_or(first);
+    let name = file_name(first, last);
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let path = dir.join(&name);
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(crate::FILE_MODE)
+        .open(&tmp)
+        .ctx(|| format!("creating {}", tmp.display()))?;
+    let mut hasher = blake3::Hasher::new();
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut put = |w: &mut BufWriter<File>, bytes: &[u8]| -> std::io::Result<()> {
+        hasher.update(bytes);
+        w.write_all(bytes)
+    };
+    put(&mut w, MAGIC).ctx(|| format!("writing {}", tmp.display()))?;
+    for e in events {
+        let rec = e.encode();
+        put(&mut w, &(rec.len() as u32).to_le_bytes()).ctx(|| format!("writing {}", tmp.display()))?;
+        put(&mut w, &rec).ctx(|| format!("writing {}", tmp.display()))?;
+    }
+    let digest = hasher.finalize();
+    let mut footer = Vec::with_capacity(FOOTER_LEN);
+    footer.extend_from_slice(&first.to_le_bytes());
+    footer.extend_from_slice(&last.to_le_bytes());
+    footer.extend_from_slice(&(events.len() as u64).to_le_bytes());
+    footer.extend_from_slice(digest.as_bytes());
+    footer.extend_from_slice(END);
+    w.write_all(&footer).ctx(|| format!("writing {}", tmp.display()))?;
+    let file = w.into_inner().map_err(|e| Error::Io {
+        context: format!("writing {}", tmp.display()),
+        source: e.into_error(),
+    })?;
+    file.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
+    drop(file);
+    fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
+    crate::store::sync_dir(dir)?;
+    let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    Ok(SegmentInfo {
+        path,
+        first,
+        last,
+        bytes,
+    })
+}
+
+/// Reads a whole segment, checking its footer digest. Errors name the file and the cause.
+pub(crate) fn read_all(seg: &SegmentInfo) -> Result<Vec<Envelope>> {
+    let mut out = Vec::with_capacity((seg.last + 1 - seg.first) as usize);
+    for_each(seg, true, |e| {
+        out.push(e);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Streams a segment's envelopes. With `check_digest`, the whole file is hashed first.
+pub(crate) fn for_each(
+    seg: &SegmentInfo,
+    check_digest: bool,
+    mut f: impl FnMut(Envelope) -> Result<()>,
+) -> Result<()> {
+    let name = seg.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let bytes = fs::read(&seg.path).ctx(|| format!("reading segment {name}"))?;
+    let corrupt = |what: String| Error::Corrupt(format!("segment {name}: {what}"));
+    if bytes.len() < MAGIC.len() + FOOTER_LEN || &bytes[..8] != MAGIC {
+        return Err(corrupt("bad header or too short".into()));
+    }
+    let body_end = bytes.len() - FOOTER_LEN;
+    let footer = &bytes[body_end..];
+    if &footer[56..64] != END {
+        return Err(corrupt("bad footer".into()));
+    }
+    let u64_at = |i: usize| u64::from_le_bytes(footer[i..i + 8].try_into().unwrap());
+    let (first, last, count) = (u64_at(0), u64_at(8), u64_at(16));
+    if first != seg.first || last != seg.last || count != last + 1 - first {
+        return Err(corrupt(format!(
+            "footer says {first}..{last} ({count} events), name says {}..{}",
+            seg.first, seg.last
+        )));
+    }
+    if check_digest && blake3::hash(&bytes[..body_end]).as_bytes() != &footer[24..56] {
+        return Err(corrupt("content digest mismatch (the file was changed or damaged)".into()));
+    }
+    let mut pos = 8;
+    let mut n = 0u64;
+    while pos < body_end {
+        if pos + 4 > body_end {
+            return Err(corrupt(format!("record {n} cut short")));
+        }
+        let len = u32::from_le_bytes(bytes[pos..pos + 4].try_into().unwrap()) as usize;
+        pos += 4;
+        if pos + len > body_end {
+            return Err(corrupt(format!("record {n} cut short")));
+        }
+        let env = Envelope::decode(&bytes[pos..pos + len]).map_err(|e| corrupt(format!("record {n}: {e}")))?;
+        pos += len;
+        n += 1;
+        f(env)?;
+    }
+    if n != count {
+        return Err(corrupt(format!("{n} records, footer says {count}")));
+    }
+    Ok(())
+}
+
+/// Streams a segment's envelopes from a reader without loading it whole (for large exports).
+pub(crate) fn stream(seg: &SegmentInfo, mut f: impl FnMut(Envelope) -> Result<()>) -> Result<()> {
+    let name = seg.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = File::open(&seg.path).ctx(|| format!("opening segment {name}"))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let corrupt = |what: String| Error::Corrupt(format!("segment {name}: {what}"));
+    if len < (MAGIC.len() + FOOTER_LEN) as u64 {
+        return Err(corrupt("too short".into()));
+    }
+    let body_end = len - FOOTER_LEN as u64;
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic).ctx(|| format!("reading segment {name}"))?;
+    if &magic != MAGIC {
+        return Err(corrupt("bad header".into()));
+    }
+    let mut pos = 8u64;
+    let mut buf = Vec::new();
+    while pos < body_end {
+        let mut lb = [0u8; 4];
+        r.read_exact(&mut lb).ctx(|| format!("reading segment {name}"))?;
+        let l = u32::from_le_bytes(lb) as usize;
+        if pos + 4 + l as u64 > body_end {
+            return Err(corrupt("record cut short".into()));
+        }
+        buf.resize(l, 0);
+        r.read_exact(&mut buf).ctx(|| format!("reading segment {name}"))?;
+        pos += 4 + l as u64;
+        f(Envelope::decode(&buf).map_err(|e| corrupt(e))?)?;
+    }
+    Ok(())
+}

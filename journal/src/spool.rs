@@ -1,0 +1,130 @@
+//! The spool: where an invocation goes when the journal's lock cannot be had within the budget.
+//!
+//! Each spooled event is one file, written to a temp name, fsynced and renamed, so a reader sees it
+//! whole or not at all. Names sort by arrival (`<unix ns>-<pid>-<counter>`), and the next process
+//! that holds the lock drains them in that order. A drained file's id is committed in the same
+//! batch as its event, so a crash between commit and unlink never ingests it twice.
+
+use crate::envelope::{bincode_config, NewEvent};
+use crate::error::{IoContext, Result};
+use crate::Error;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub const SPOOL_DIR: &str = "spool";
+const SUFFIX: &str = ".spool";
+
+#[derive(Clone, Debug)]
+pub struct SpoolEntry {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+/// Writes `ev` to the spool of journal `dir` durably; returns its id.
+pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let spool = dir.join(SPOOL_DIR);
+    if !spool.exists() {
+        crate::store::create_dir(&spool)?;
+    }
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let id = format!(
+        "{ns:020}-{:010}-{:06}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let tmp = spool.join(format!(".{id}.tmp"));
+    let path = spool.join(format!("{id}{SUFFIX}"));
+    let bytes = bincode::serde::encode_to_vec(ev, bincode_config()).map_err(|e| Error::Invalid(e.to_string()))?;
+    let mut f = fs::OpenOptions::new()
+        .create_new(true)
+        .write(true)
+        .mode(crate::FILE_MODE)
+        .open(&tmp)
+        .ctx(|| format!("creating {}", tmp.display()))?;
+    f.write_all(&bytes).ctx(|| format!("writing {}", tmp.display()))?;
+    f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
+    drop(f);
+    fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
+    crate::store::sync_dir(&spool)?;
+    Ok(id)
+}
+
+/// Spooled events in arrival order. Temp files (a writer killed mid-write) are skipped; they were
+/// never acknowledged.
+pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
+    let spool = dir.join(SPOOL_DIR);
+    let rd = match fs::read_dir(&spool) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::Io {
+                context: format!("listing {}", spool.display()),
+                source: e,
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for entry in rd.flatten() {
+        let name = entry.file_name();
+        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(SUFFIX)) else {
+            continue;
+        };
+        if id.starts_with('.') {
+            continue;
+        }
+        out.push(SpoolEntry {
+            id: id.to_string(),
+            path: entry.path(),
+        });
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(out)
+}
+
+/// Reads a spooled event. A file that does not decode is reported, not dropped, by the caller.
+pub fn read(entry: &SpoolEntry) -> Result<NewEvent> {
+    let bytes = fs::read(&entry.path).ctx(|| format!("reading {}", entry.path.display()))?;
+    bincode::serde::decode_from_slice(&bytes, bincode_config())
+        .map(|(e, _)| e)
+        .map_err(|e| Error::Corrupt(format!("spool file {}: {e}", entry.id)))
+}
+
+/// Removes a drained spool file (missing is fine: a crash may have removed it already).
+pub fn remove(entry: &SpoolEntry) -> Result<()> {
+    match fs::remove_file(&entry.path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::Io {
+            context: format!("removing {}", entry.path.display()),
+            source: e,
+        }),
+    }
+}
+
+/// Removes temp files older than `age` left by writers that were killed mid-write.
+pub fn sweep_temps(dir: &Path, age: std::time::Duration) {
+    let Ok(rd) = fs::read_dir(dir.join(SPOOL_DIR)) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in rd.flatten() {
+        let is_tmp = entry.file_name().to_str().map(|n| n.ends_with(".tmp")).unwrap_or(false);
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .map(|d| d > age)
+            .unwrap_or(false);
+        if is_tmp && old {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
