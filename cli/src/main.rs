@@ -2,8 +2,11 @@
 //! module per command under `commands/`. Every error leaves as one line on stderr.
 
 mod commands;
+mod ingest;
 mod locate;
 mod output;
+mod settings;
+mod state_io;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -59,7 +62,7 @@ pub enum Command {
 fn main() -> ExitCode {
     // The hook must never fail loudly: it parses its own arguments leniently.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv.get(1).map(|a| a == "hook").unwrap_or(false) {
+    if is_hook(&argv) {
         return commands::hook::main_guarded(argv);
     }
     let cli = match Cli::try_parse_from(&argv) {
@@ -77,4 +80,20 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `hookjournal [--journal DIR] hook …`: the hook parses its own flags, leniently.
+fn is_hook(argv: &[std::ffi::OsString]) -> bool {
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let a = a.to_string_lossy();
+        if a == "--journal" {
+            i += 2;
+        } else if a.starts_with("--journal=") {
+            i += 1;
+        } else {
+            return a == "hook";
+        }
+    }
+    false
 }

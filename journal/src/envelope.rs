@@ -85,6 +85,8 @@ pub struct NewEvent {
     pub agent_id: Option<String>,
     pub payload: Vec<u8>,
     pub truncated: Option<Truncation>,
+    /// The event waited in the spool (the lock was busy), so nothing was answered for it.
+    pub spooled: bool,
 }
 
 impl NewEvent {
@@ -112,6 +114,7 @@ pub struct Envelope {
     pub agent_id: Option<String>,
     pub payload: Vec<u8>,
     pub truncated: Option<Truncation>,
+    pub spooled: bool,
     pub prev: Hash,
     pub hash: Hash,
 }
@@ -125,6 +128,7 @@ struct Header<'a> {
     session_id: &'a Option<String>,
     agent_id: &'a Option<String>,
     truncated: &'a Option<Truncation>,
+    spooled: bool,
 }
 
 pub(crate) fn bincode_config() -> bincode::config::Configuration {
@@ -143,6 +147,7 @@ impl Envelope {
             agent_id: ev.agent_id,
             payload: ev.payload,
             truncated: ev.truncated,
+            spooled: ev.spooled,
             prev,
             hash: ZERO_HASH,
         };
@@ -161,6 +166,7 @@ impl Envelope {
             session_id: &self.session_id,
             agent_id: &self.agent_id,
             truncated: &self.truncated,
+            spooled: self.spooled,
         };
         let header = bincode::serde::encode_to_vec(&header, bincode_config())
             .expect("encoding a header into a Vec cannot fail");
@@ -205,6 +211,7 @@ mod tests {
             agent_id: None,
             payload: payload.to_vec(),
             truncated: None,
+            spooled: false,
         }
     }
 

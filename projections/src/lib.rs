@@ -2,6 +2,22 @@
 //! projections (state), views (texts and reports) and the hook policy (state × event → answer).
 //! No files, no clock, no environment, no processes: same events in, same state out.
 
+pub mod config;
+pub mod derived;
+pub mod event;
+pub mod fold;
+pub mod policy;
 pub mod pricing;
 pub mod redact;
+pub mod session;
+pub mod tasks;
 pub mod transcript;
+pub mod views;
+
+/// The first 8 characters of an id, for tables and task references.
+pub fn short_id(id: &str) -> &str {
+    match id.char_indices().nth(8) {
+        Some((i, _)) => &id[..i],
+        None => id,
+    }
+}

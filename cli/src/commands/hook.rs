@@ -1,9 +1,362 @@
+//! `hookjournal hook`: the universal handler. bytes in → envelope → journal → fold → answer out.
+//!
+//! It always exits 0 and prints one JSON object or nothing: bad input is journaled as
+//! `Malformed`, a busy journal means the event is spooled, and any internal error or panic is
+//! one line on stderr. The lock is held only for the append itself.
+
+use crate::ingest::{self, Observation};
+use crate::settings::Settings;
+use crate::state_io::Loaded;
+use journal::{spool, Journal, Kind, NewEvent, OpenOptions, Seq};
+use projections::derived::{self, ResponseEmitted, SessionMetrics};
+use projections::event::{self, Canonical, HookEvent};
+use projections::policy::{self, DecisionEvent};
 use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
+/// The hook's flags (parsed leniently by hand: a hook must not fail on an unexpected argument).
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// auto, claude, codex, gemini or cursor.
+    #[arg(long, default_value = "auto")]
+    pub host: String,
+}
 
-pub fn main_guarded(_argv: Vec<OsString>) -> ExitCode {
+struct Flags {
+    journal: Option<PathBuf>,
+    host: Option<String>,
+    last_arg: Option<String>,
+}
+
+fn parse_flags(argv: &[OsString]) -> Flags {
+    let mut f = Flags { journal: None, host: None, last_arg: None };
+    let args: Vec<String> = argv.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if let Some(v) = a.strip_prefix("--journal=") {
+            f.journal = Some(PathBuf::from(v));
+        } else if a == "--journal" {
+            f.journal = args.get(i + 1).map(PathBuf::from);
+            i += 1;
+        } else if let Some(v) = a.strip_prefix("--host=") {
+            f.host = Some(v.to_string());
+        } else if a == "--host" {
+            f.host = args.get(i + 1).cloned();
+            i += 1;
+        }
+        i += 1;
+    }
+    f.last_arg = args.last().filter(|a| a.trim_start().starts_with('{')).cloned();
+    f
+}
+
+pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let loc = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("hookjournal: internal error{loc}: {}", crate::output::one_line(&msg));
+    }));
+    match std::panic::catch_unwind(|| run(&argv)) {
+        Ok(Ok(())) | Err(_) => {}
+        Ok(Err(e)) => eprintln!("hookjournal: {}", crate::output::one_line(&format!("{e:#}"))),
+    }
     ExitCode::SUCCESS
 }
+
+/// Reads stdin to EOF, keeping at most `cap` bytes but hashing all of them.
+fn read_stdin(cap: usize) -> (Vec<u8>, Option<journal::Truncation>) {
+    let mut stdin = std::io::stdin().lock();
+    let mut kept = Vec::new();
+    let mut hasher = blake3::Hasher::new();
+    let mut total = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                total += n as u64;
+                if kept.len() < cap {
+                    let take = n.min(cap - kept.len());
+                    kept.extend_from_slice(&buf[..take]);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    let truncated = (total > kept.len() as u64).then(|| journal::Truncation { original_len: total, blake3: *hasher.finalize().as_bytes() });
+    (kept, truncated)
+}
+
+fn now_us() -> i64 {
+    chrono::Utc::now().timestamp_micros()
+}
+
+fn run(argv: &[OsString]) -> anyhow::Result<()> {
+    let flags = parse_flags(argv);
+    let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
+    let (settings, warning) = Settings::load(&dir);
+    if let Some(w) = warning {
+        eprintln!("hookjournal: {w}");
+    }
+    let recorded_at_us = now_us();
+    let (mut payload, mut truncated) = read_stdin(settings.hook.payload_cap);
+
+    // Codex's legacy `notify` passes its JSON as the last argument, with empty stdin.
+    let mut notify: Option<(String, Option<String>)> = None;
+    if payload.iter().all(u8::is_ascii_whitespace) {
+        if let Some(arg) = flags.last_arg.as_deref().and_then(event::codex_notify_payload) {
+            let v: serde_json::Value = serde_json::from_slice(&arg).unwrap_or_default();
+            let name = v.get("type").and_then(|t| t.as_str()).unwrap_or("notify").to_string();
+            let thread = v.get("thread-id").and_then(|t| t.as_str()).map(str::to_string);
+            notify = Some((name, thread));
+            payload = arg;
+            truncated = None;
+        }
+    }
+    let host = match (&notify, flags.host.as_deref()) {
+        (Some(_), None | Some("auto")) => "codex".to_string(),
+        (_, hint) => event::detect_host(&payload, hint),
+    };
+    let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() { event::parse(&host, &payload) } else { None };
+    let (kind, session_id) = match (&notify, &parsed) {
+        (Some((name, thread)), _) => (Kind::Hook { name: name.clone() }, thread.clone()),
+        (None, Some(ev)) => (Kind::Hook { name: ev.name.clone() }, ev.session_id.clone()),
+        (None, None) => {
+            let reason = if truncated.is_some() {
+                match event::event_name(&payload) {
+                    Some(_) => "payload over the size cap (truncated)".to_string(),
+                    None => "payload over the size cap (truncated)".to_string(),
+                }
+            } else {
+                event::malformed_reason(&payload).unwrap_or_else(|| "unreadable payload".into())
+            };
+            (Kind::Malformed { reason }, None)
+        }
+    };
+    let agent_id = std::env::var(&settings.policy.loop_agent_env).ok().filter(|a| !a.trim().is_empty());
+    let ev = NewEvent { recorded_at_us, host: host.clone(), kind, session_id, agent_id, payload, truncated, spooled: false };
+
+    // Outside-world reads that do not need the journal happen before taking its lock.
+    let git = match parsed.as_ref().map(|p| &p.canonical) {
+        Some(Canonical::Stop { .. } | Canonical::SessionEnd { .. }) => Some(ingest::git_branch(
+            parsed.as_ref().and_then(|p| p.cwd.as_deref()),
+            Duration::from_millis(settings.hook.git_timeout_ms),
+        )),
+        _ => None,
+    };
+
+    let session_end = matches!(parsed.as_ref().map(|p| &p.canonical), Some(Canonical::SessionEnd { .. }));
+    let wait = if session_end { settings.hook.lock_wait_ms.min(400) } else { settings.hook.lock_wait_ms };
+    let opts = OpenOptions { wait: Duration::from_millis(wait), create: true, segment_events: settings.hook.segment_events };
+    let mut j = match Journal::open(&dir, &opts) {
+        Ok(j) => j,
+        Err(e) => {
+            let why = match &e {
+                journal::Error::Busy => "journal busy".to_string(),
+                other => format!("cannot open journal {}: {other}", dir.display()),
+            };
+            let mut spooled = ev;
+            spooled.spooled = true;
+            match spool::write(&dir, &spooled) {
+                Ok(_) => eprintln!("hookjournal: {why}; event spooled for the next hook to ingest"),
+                Err(e2) => eprintln!("hookjournal: {why}; spooling failed too ({e2}); event lost"),
+            }
+            return Ok(());
+        }
+    };
+
+    let mut loaded = Loaded::new(&j)?;
+    let mut tx = j.begin();
+    let drained = drain(&j, &mut loaded, &mut tx, settings.hook.drain_max)?;
+
+    // The invocation itself.
+    let seq = tx.push(ev);
+    let env = tx.events().last().expect("just pushed").clone();
+    loaded.for_event(&j, &env)?;
+    if let Some(p) = &parsed {
+        if matches!(p.canonical, Canonical::SessionStart { .. }) {
+            if let Some(prev) = p.cwd.as_ref().and_then(|c| loaded.state.global.last_ended.get(c)).cloned() {
+                loaded.session(&j, &prev)?;
+            }
+        }
+    }
+    loaded.state.apply(&env);
+
+    let mut output = String::new();
+    let mut stderr = None;
+    if let (Some(p), Some(sid)) = (&parsed, env.session_id.clone()) {
+        let observations = observe(&loaded, p, &sid, &settings, git);
+        for o in observations {
+            push_apply(&mut tx, &mut loaded, &env, (o.kind)(seq), o.body);
+        }
+        let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
+        for d in &decision.events {
+            let (kind, body) = match d {
+                DecisionEvent::ReminderIssued(r) => (Kind::ReminderIssued { cause: seq }, derived::body(r)),
+                DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause: seq }, derived::body(r)),
+                DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause: seq }, derived::body(c)),
+            };
+            push_apply(&mut tx, &mut loaded, &env, kind, body);
+        }
+        output = decision.output_text();
+        stderr = decision.stderr.clone();
+        if !output.is_empty() || stderr.is_some() {
+            let body = derived::body(&ResponseEmitted { output: output.clone(), stderr: stderr.clone(), policy: settings.policy.clone() });
+            push_apply(&mut tx, &mut loaded, &env, Kind::ResponseEmitted { cause: seq }, body);
+        }
+    }
+    for w in &loaded.warnings {
+        eprintln!("hookjournal: {w}");
+    }
+    loaded.write_back(&mut tx);
+    j.commit(tx)?;
+    for entry in drained {
+        let _ = spool::remove(&entry);
+    }
+
+    if !output.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(output.as_bytes());
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+    if let Some(line) = stderr {
+        eprintln!("{line}");
+    }
+    // Sealing a full active store happens after the answer is out.
+    if let Err(e) = j.seal_if_full() {
+        eprintln!("hookjournal: sealing a segment failed (will retry): {e}");
+    }
+    Ok(())
+}
+
+fn push_apply(tx: &mut journal::Tx, loaded: &mut Loaded, cause: &journal::Envelope, kind: Kind, body: Vec<u8>) {
+    let ev = ingest::event(cause.recorded_at_us, &cause.host, cause.session_id.as_deref(), cause.agent_id.as_deref(), kind, body);
+    tx.push(ev);
+    let env = tx.events().last().expect("just pushed");
+    loaded.state.apply(env);
+}
+
+/// Transcript usage, context, git and metrics, as events (Stop, SubagentStop, PreCompact, SessionEnd).
+fn observe(loaded: &Loaded, p: &HookEvent, sid: &str, settings: &Settings, git: Option<projections::derived::GitObserved>) -> Vec<Observation> {
+    let session = loaded.state.sessions.get(sid);
+    let max = settings.hook.transcript_read_max;
+    let mut out = Vec::new();
+    match &p.canonical {
+        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
+            let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) { max * 4 } else { max };
+            if let Some(path) = p.transcript_path.as_deref() {
+                // A subagent's own Stop still names the main transcript.
+                out.extend(ingest::transcript_events(session, path, None, max));
+            }
+        }
+        Canonical::SubagentStop { agent_id, transcript, .. } => {
+            if let Some(path) = transcript.as_deref() {
+                out.extend(ingest::transcript_events(session, path, Some(agent_id), max));
+            }
+        }
+        _ => {}
+    }
+    if let Some(g) = git {
+        let branch = g.branch.clone();
+        out.push(Observation { kind: |cause| Kind::GitObserved { cause }, body: derived::body(&g) });
+        // Metrics: the session's usage after this read (recomputed from state + new usage).
+        let mut usage = session.map(|s| s.usage_total()).unwrap_or_default();
+        let mut model = session.and_then(|s| s.model.clone()).or_else(|| p.model.clone());
+        for o in &out {
+            if let Some(u) = derived::parse::<derived::UsageObserved>(&o.body) {
+                let key = format!("{}:{}", u.record.message_id, u.record.request_id);
+                if let Some((_, old)) = session.and_then(|s| s.usage_by_key.get(&key)) {
+                    usage.input_tokens -= old.input_tokens.min(usage.input_tokens);
+                    usage.output_tokens -= old.output_tokens.min(usage.output_tokens);
+                    usage.cache_write_5m -= old.cache_write_5m.min(usage.cache_write_5m);
+                    usage.cache_write_1h -= old.cache_write_1h.min(usage.cache_write_1h);
+                    usage.cache_read -= old.cache_read.min(usage.cache_read);
+                }
+                usage.add(&u.record.usage);
+                if u.agent_id.is_none() {
+                    model = Some(u.record.model.clone());
+                }
+            }
+        }
+        let pricing = settings.pricing();
+        let usd = session.map(|s| {
+            let mut total = 0.0;
+            let mut by_key = s.usage_by_key.clone();
+            for o in &out {
+                if let Some(u) = derived::parse::<derived::UsageObserved>(&o.body) {
+                    by_key.insert(format!("{}:{}", u.record.message_id, u.record.request_id), (u.record.model, u.record.usage));
+                }
+            }
+            for (m, u) in by_key.values() {
+                total += pricing.cost(m, u).unwrap_or(0.0);
+            }
+            total
+        });
+        let metrics = SessionMetrics {
+            at: if matches!(p.canonical, Canonical::SessionEnd { .. }) { "session_end".into() } else { "stop".into() },
+            payload: p.metrics.clone(),
+            usage,
+            usd,
+            model,
+            branch,
+            duration_ms: p.metrics.duration_ms,
+        };
+        out.push(Observation { kind: |cause| Kind::SessionMetrics { cause }, body: derived::body(&metrics) });
+    }
+    out
+}
+
+/// Ingests spooled events in arrival order into `tx`. Returns the files to remove after commit.
+fn drain(j: &Journal, loaded: &mut Loaded, tx: &mut journal::Tx, max: usize) -> anyhow::Result<Vec<spool::SpoolEntry>> {
+    let entries = spool::list(j.dir())?;
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    spool::sweep_temps(j.dir(), Duration::from_secs(600));
+    let mut done = Vec::new();
+    for entry in entries.into_iter().take(max) {
+        if j.was_drained(&entry.id)? {
+            let _ = spool::remove(&entry);
+            continue;
+        }
+        let ev = match spool::read(&entry) {
+            Ok(ev) => ev,
+            Err(e) => {
+                // A spool file that does not decode is still journaled, as bytes.
+                let bytes = std::fs::read(&entry.path).unwrap_or_default();
+                NewEvent {
+                    recorded_at_us: now_us(),
+                    host: "unknown".into(),
+                    kind: Kind::Malformed { reason: format!("unreadable spool file: {e}") },
+                    session_id: None,
+                    agent_id: None,
+                    payload: bytes,
+                    truncated: None,
+                    spooled: true,
+                }
+            }
+        };
+        tx.push(ev);
+        let env = tx.events().last().expect("just pushed").clone();
+        loaded.for_event(j, &env)?;
+        loaded.state.apply(&env);
+        tx.drained(&entry.id);
+        done.push(entry);
+    }
+    Ok(done)
+}
+
+#[allow(dead_code)]
+fn _seq(_: Seq) {}

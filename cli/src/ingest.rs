@@ -1,0 +1,138 @@
+//! Reading the outside world at ingestion, so projections never have to: transcript usage (read
+//! incrementally from the offset the journal recorded), and the git branch.
+
+use journal::{Kind, NewEvent, Seq};
+use projections::derived::{self, ContextObserved, GitObserved, UsageObserved};
+use projections::session::SessionState;
+use projections::transcript;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Reads up to `max` new bytes of a transcript from `offset`. Returns (bytes, start offset).
+/// A file shorter than the offset was rotated or rewritten: read it from the start (the usage
+/// dedupe keys keep that from counting twice).
+fn read_new(path: &Path, offset: u64, max: usize) -> Option<(Vec<u8>, u64)> {
+    let mut f = File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let start = if len < offset { 0 } else { offset };
+    if len == start {
+        return Some((Vec::new(), start));
+    }
+    f.seek(SeekFrom::Start(start)).ok()?;
+    let want = ((len - start) as usize).min(max);
+    let mut buf = vec![0; want];
+    f.read_exact(&mut buf).ok()?;
+    Some((buf, start))
+}
+
+/// Transcript paths come from payloads: read only JSONL files.
+fn acceptable(path: &str) -> bool {
+    path.ends_with(".jsonl") && !path.contains('\0')
+}
+
+pub struct Observation {
+    pub kind: fn(Seq) -> Kind,
+    pub body: Vec<u8>,
+}
+
+/// New usage and context readings from one transcript, deduplicated against what the session's
+/// state already holds (largest usage per response wins).
+pub fn transcript_events(
+    session: Option<&SessionState>,
+    path: &str,
+    agent_id: Option<&str>,
+    max: usize,
+) -> Vec<Observation> {
+    if !acceptable(path) {
+        return Vec::new();
+    }
+    let offset = session.and_then(|s| s.transcript_offsets.get(path)).copied().unwrap_or(0);
+    let Some((bytes, start)) = read_new(Path::new(path), offset, max) else {
+        return Vec::new();
+    };
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let scan = transcript::scan(&bytes);
+    let end = start + scan.consumed as u64;
+    let mut out = Vec::new();
+    for record in scan.records {
+        let key = format!("{}:{}", record.message_id, record.request_id);
+        let known = session.and_then(|s| s.usage_by_key.get(&key));
+        if let Some((_, old)) = known {
+            if !transcript::larger(&record.usage, old) {
+                continue;
+            }
+        }
+        out.push(Observation {
+            kind: |cause| Kind::UsageObserved { cause },
+            body: derived::body(&UsageObserved { path: path.to_string(), offset: end, agent_id: agent_id.map(str::to_string), record }),
+        });
+    }
+    if end != offset || agent_id.is_none() && scan.context.is_some() {
+        let ctx = if agent_id.is_none() { scan.context } else { None };
+        out.push(Observation {
+            kind: |cause| Kind::ContextObserved { cause },
+            body: derived::body(&ContextObserved {
+                path: path.to_string(),
+                offset: end,
+                tokens: ctx.as_ref().map(|c| c.tokens),
+                model: ctx.map(|c| c.model),
+            }),
+        });
+    }
+    out
+}
+
+/// `git rev-parse --abbrev-ref HEAD`, run directly (no shell), killed after `timeout`.
+pub fn git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
+    let mut cmd = Command::new("git");
+    cmd.args(["rev-parse", "--abbrev-ref", "HEAD"]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    if let Some(dir) = cwd.filter(|d| Path::new(d).is_dir()) {
+        cmd.current_dir(dir);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return GitObserved { branch: None, error: Some(format!("git: {e}")) },
+    };
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let mut out = String::new();
+                if let Some(mut so) = child.stdout.take() {
+                    let _ = so.read_to_string(&mut out);
+                }
+                let branch = out.trim().to_string();
+                return if status.success() && !branch.is_empty() {
+                    GitObserved { branch: Some(branch), error: None }
+                } else {
+                    GitObserved { branch: None, error: Some(format!("git exited with {status}")) }
+                };
+            }
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return GitObserved { branch: None, error: Some(format!("git timed out after {} ms", timeout.as_millis())) };
+            }
+            Err(e) => return GitObserved { branch: None, error: Some(format!("git: {e}")) },
+        }
+    }
+}
+
+pub fn event(now_us: i64, host: &str, session: Option<&str>, agent: Option<&str>, kind: Kind, body: Vec<u8>) -> NewEvent {
+    NewEvent {
+        recorded_at_us: now_us,
+        host: host.to_string(),
+        kind,
+        session_id: session.map(str::to_string),
+        agent_id: agent.map(str::to_string),
+        payload: body,
+        truncated: None,
+        spooled: false,
+    }
+}

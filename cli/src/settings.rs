@@ -1,0 +1,92 @@
+//! `.hookjournal/config.toml`: policy settings plus the hook's own limits. A bad file is reported
+//! and the defaults are used: the hook must still answer.
+
+use projections::config::PolicyConfig;
+use projections::pricing::{ModelPrice, PricingTable};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub policy: PolicyConfig,
+    pub hook: HookLimits,
+    /// Model name (or prefix) → prices in USD per million tokens.
+    pub pricing: BTreeMap<String, ModelPrice>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HookLimits {
+    /// How long a hook waits for the journal's lock before spooling, in ms.
+    pub lock_wait_ms: u64,
+    /// Payload cap in bytes; larger payloads keep their first bytes, length and hash.
+    pub payload_cap: usize,
+    /// Transcript bytes read per hook invocation (SessionEnd reads up to 4× this).
+    pub transcript_read_max: usize,
+    /// Spool files drained per invocation (the rest wait for the next one).
+    pub drain_max: usize,
+    /// Timeout of `git rev-parse`, in ms.
+    pub git_timeout_ms: u64,
+    /// Events per sealed segment.
+    pub segment_events: u64,
+}
+
+impl Default for HookLimits {
+    fn default() -> Self {
+        HookLimits {
+            lock_wait_ms: 300,
+            payload_cap: 16 << 20,
+            transcript_read_max: 8 << 20,
+            drain_max: 2_000,
+            git_timeout_ms: 400,
+            segment_events: journal::DEFAULT_SEGMENT_EVENTS,
+        }
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { policy: PolicyConfig::default(), hook: HookLimits::default(), pricing: BTreeMap::new() }
+    }
+}
+
+impl Settings {
+    /// Reads `DIR/config.toml`. Returns the settings and, for a bad file, a one-line warning.
+    pub fn load(dir: &Path) -> (Settings, Option<String>) {
+        let path = dir.join("config.toml");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Settings::default(), None),
+            Err(e) => return (Settings::default(), Some(format!("cannot read {}: {e}; using defaults", path.display()))),
+        };
+        match toml::from_str::<Settings>(&text) {
+            Ok(mut s) => {
+                s.policy = s.policy.sanitized();
+                (s, None)
+            }
+            Err(e) => (
+                Settings::default(),
+                Some(format!("{} is not valid: {}; using defaults", path.display(), crate::output::one_line(&e.to_string()))),
+            ),
+        }
+    }
+
+    pub fn pricing(&self) -> PricingTable {
+        let mut t = PricingTable::default();
+        for (name, price) in &self.pricing {
+            t = t.with_override(name, price.clone());
+        }
+        t
+    }
+}
+
+/// The documented defaults, as a config file (`hookjournal install` writes nothing; docs show it).
+pub fn default_toml() -> String {
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        policy: &'a PolicyConfig,
+    }
+    toml::to_string_pretty(&Out { policy: &PolicyConfig::default() }).unwrap_or_default()
+}

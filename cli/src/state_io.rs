@@ -1,0 +1,139 @@
+//! Moving projection state between the journal and memory: the hook loads only the partitions an
+//! event touches and writes back only those that changed; the CLI folds the whole log.
+
+use anyhow::{Context, Result};
+use journal::{Envelope, Journal, ReadSnapshot};
+use projections::fold::{self, Full, Rewinds, State};
+use projections::session::SessionState;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// A partial state plus the bytes each partition had when loaded.
+pub struct Loaded {
+    pub state: State,
+    original: BTreeMap<Vec<u8>, Vec<u8>>,
+    pub warnings: Vec<String>,
+}
+
+impl Loaded {
+    pub fn new(j: &Journal) -> Result<Loaded> {
+        let mut l = Loaded { state: State::default(), original: BTreeMap::new(), warnings: Vec::new() };
+        if let Some(b) = j.get_state(fold::GLOBAL_KEY)? {
+            match fold::decode(&b) {
+                Some(g) => l.state.global = g,
+                None => l.warnings.push("checkpoint partition `global` does not decode; run `hookjournal verify`".into()),
+            }
+            l.original.insert(fold::GLOBAL_KEY.to_vec(), b);
+        }
+        if let Some(b) = j.get_state(fold::TASKS_KEY)? {
+            match fold::decode(&b) {
+                Some(t) => l.state.tasks = t,
+                None => l.warnings.push("checkpoint partition `tasks` does not decode; run `hookjournal verify`".into()),
+            }
+            l.original.insert(fold::TASKS_KEY.to_vec(), b);
+        }
+        Ok(l)
+    }
+
+    /// Loads a session's partition if it is not loaded yet.
+    pub fn session(&mut self, j: &Journal, id: &str) -> Result<()> {
+        if self.state.sessions.contains_key(id) {
+            return Ok(());
+        }
+        let key = fold::session_key(id);
+        if let Some(b) = j.get_state(&key)? {
+            match fold::decode::<SessionState>(&b) {
+                Some(s) => {
+                    self.state.sessions.insert(id.to_string(), s);
+                }
+                None => self.warnings.push(format!("checkpoint of session {id} does not decode; run `hookjournal verify`")),
+            }
+            self.original.insert(key, b);
+        }
+        Ok(())
+    }
+
+    /// Loads whatever partitions `env` touches.
+    pub fn for_event(&mut self, j: &Journal, env: &Envelope) -> Result<()> {
+        for s in State::sessions_touched(env) {
+            self.session(j, &s)?;
+        }
+        Ok(())
+    }
+
+    /// Queues every changed partition into `tx`.
+    pub fn write_back(&self, tx: &mut journal::Tx) {
+        let mut put = |key: Vec<u8>, bytes: Vec<u8>| {
+            if self.original.get(&key) != Some(&bytes) {
+                tx.put_state(&key, bytes);
+            }
+        };
+        put(fold::GLOBAL_KEY.to_vec(), self.state.encode_global());
+        put(fold::TASKS_KEY.to_vec(), self.state.encode_tasks());
+        for (id, s) in &self.state.sessions {
+            put(fold::session_key(id), State::encode_session(s));
+        }
+    }
+}
+
+/// The whole checkpoint (every partition), as the CLI reads it.
+pub fn checkpoint(j: &Journal) -> Result<State> {
+    let parts = j.scan_state(b"")?;
+    State::from_partitions(&parts).map_err(|e| anyhow::anyhow!("checkpoint: {e}; run `hookjournal verify`"))
+}
+
+/// Folds every event of a snapshot. With `exact_rewinds`, a first pass collects the rewinds
+/// (verify's way); otherwise the checkpoint's list of rewinds is trusted.
+pub fn full_replay(snap: &ReadSnapshot, rewinds: Rewinds, mut progress: impl FnMut(u64)) -> Result<Full> {
+    let mut full = Full::with_rewinds(rewinds);
+    let mut n = 0u64;
+    snap.for_each(|env| {
+        full.apply(&env);
+        n += 1;
+        if n % 65_536 == 0 {
+            progress(n);
+        }
+        Ok(())
+    })?;
+    progress(n);
+    Ok(full)
+}
+
+pub fn collect_rewinds(snap: &ReadSnapshot) -> Result<Rewinds> {
+    let mut r = Rewinds::default();
+    snap.for_each(|env| {
+        fold::collect_rewind(&mut r, &env);
+        Ok(())
+    })?;
+    Ok(r)
+}
+
+/// What most read commands need: a snapshot taken under a short lock, and the checkpoint.
+pub struct View {
+    pub snap: ReadSnapshot,
+    pub state: State,
+}
+
+pub fn open_view(dir: &Path) -> Result<View> {
+    let j = open_read(dir)?;
+    let snap = j.read_snapshot().context("reading the journal")?;
+    let state = checkpoint(&j)?;
+    Ok(View { snap, state })
+}
+
+/// Opens an existing journal for a CLI command (waits up to 10 s for busy hooks).
+pub fn open_read(dir: &Path) -> Result<Journal> {
+    Journal::open(dir, &journal::OpenOptions { wait: Duration::from_secs(10), ..Default::default() }).map_err(|e| match e {
+        journal::Error::NotFound(p) => anyhow::anyhow!("no journal at {} (run `hookjournal install`, or pass --journal DIR)", p.display()),
+        journal::Error::Busy => anyhow::anyhow!("journal {} is busy (another process held its lock for 10 s)", dir.display()),
+        other => anyhow::anyhow!("opening journal {}: {other}", dir.display()),
+    })
+}
+
+impl View {
+    /// The full fold (cost, notifications), using the checkpoint's rewinds.
+    pub fn full(&self, progress: impl FnMut(u64)) -> Result<Full> {
+        full_replay(&self.snap, Rewinds::from_list(&self.state.global.rewinds), progress)
+    }
+}

@@ -1,0 +1,96 @@
+//! Bodies of the events hookjournal writes itself (JSON payloads of derived kinds). Whatever the
+//! outside world said (transcripts, git, the environment) arrives here, so folds never read it.
+
+use crate::event::PayloadMetrics;
+use crate::transcript::{Usage, UsageRecord};
+use serde::{Deserialize, Serialize};
+
+/// One deduplicated assistant response read from a transcript.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UsageObserved {
+    /// The transcript read, and the byte offset reading reached.
+    pub path: String,
+    pub offset: u64,
+    /// The subagent whose transcript this was, if any (usage still counts for the parent session).
+    pub agent_id: Option<String>,
+    pub record: UsageRecord,
+}
+
+/// What the latest read of a transcript showed of the context window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContextObserved {
+    pub path: String,
+    pub offset: u64,
+    pub tokens: Option<u64>,
+    pub model: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GitObserved {
+    pub branch: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionMetrics {
+    /// `stop` or `session_end`.
+    pub at: String,
+    pub payload: PayloadMetrics,
+    pub usage: Usage,
+    pub usd: Option<f64>,
+    pub model: Option<String>,
+    pub branch: Option<String>,
+    pub duration_ms: Option<f64>,
+}
+
+/// Exactly what the hook printed (and said on stderr), with the policy settings it used, so
+/// `replay --verify` recomputes the answer under the same settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResponseEmitted {
+    pub output: String,
+    pub stderr: Option<String>,
+    pub policy: crate::config::PolicyConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReminderIssued {
+    pub open_tasks: Vec<String>,
+    pub since_task_use: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskReleased {
+    pub task: crate::tasks::TaskRef,
+    pub reason: String,
+    pub agent: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub trigger: String,
+    pub text: String,
+}
+
+/// A change to the task store made from the CLI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskCommand {
+    /// add, start, done, fail, reopen
+    pub op: String,
+    pub task: crate::tasks::TaskRef,
+    #[serde(default)]
+    pub subject: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+pub fn body<T: Serialize>(v: &T) -> Vec<u8> {
+    serde_json::to_vec(v).expect("derived bodies are plain data")
+}
+
+pub fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
+    serde_json::from_slice(bytes).ok()
+}

@@ -1,0 +1,427 @@
+//! Host adapters: a raw hook payload (Claude Code, Codex CLI, Gemini CLI, Cursor) → one canonical
+//! event. Lenient by design: every field is optional, a field of an unexpected type is treated as
+//! absent, and unknown events and fields are kept (as `Other`), never errors.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+/// The canonical meaning of one hook invocation, whatever host sent it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Canonical {
+    SessionStart { source: String },
+    SessionEnd { reason: String },
+    Prompt { text: String },
+    ToolPre { tool: String, input: Option<serde_json::Value> },
+    ToolPost { tool: String, input: Option<serde_json::Value>, response: Option<serde_json::Value> },
+    ToolFailure { tool: String, input: Option<serde_json::Value>, error: String },
+    Notification { kind: String, title: Option<String>, message: String },
+    Stop { active: bool, last_message: Option<String> },
+    StopFailure { error: String },
+    SubagentStart { agent_id: String, agent_type: Option<String> },
+    SubagentStop { agent_id: String, agent_type: Option<String>, transcript: Option<String>, last_message: Option<String> },
+    PreCompact { trigger: String, instructions: Option<String> },
+    PostCompact { trigger: String, summary: Option<String> },
+    TaskCreated { task_id: String, subject: Option<String>, description: Option<String> },
+    TaskCompleted { task_id: String, subject: Option<String> },
+    Other,
+}
+
+/// Metrics a payload may carry itself (some hosts and wrappers report them).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PayloadMetrics {
+    pub cost_usd: Option<f64>,
+    pub duration_ms: Option<f64>,
+    pub tokens_in: Option<u64>,
+    pub tokens_out: Option<u64>,
+    pub model: Option<String>,
+}
+
+impl PayloadMetrics {
+    pub fn is_empty(&self) -> bool {
+        *self == PayloadMetrics::default()
+    }
+}
+
+/// A parsed hook invocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HookEvent {
+    /// The event name as the host sent it (`PreToolUse`, `AfterTool`, `beforeShellExecution`…).
+    pub name: String,
+    pub host: String,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub transcript_path: Option<String>,
+    /// Set inside a Claude Code subagent.
+    pub agent_id: Option<String>,
+    pub agent_type: Option<String>,
+    pub model: Option<String>,
+    pub canonical: Canonical,
+    pub metrics: PayloadMetrics,
+}
+
+#[derive(Deserialize, Default)]
+struct Raw<'a> {
+    #[serde(borrow)]
+    hook_event_name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    session_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    conversation_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    transcript_path: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cwd: Option<&'a RawValue>,
+    #[serde(borrow)]
+    workspace_roots: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agent_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agent_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    model: Option<&'a RawValue>,
+    #[serde(borrow)]
+    source: Option<&'a RawValue>,
+    #[serde(borrow)]
+    reason: Option<&'a RawValue>,
+    #[serde(borrow)]
+    prompt: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_response: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<&'a RawValue>,
+    #[serde(borrow)]
+    title: Option<&'a RawValue>,
+    #[serde(borrow)]
+    notification_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    stop_hook_active: Option<&'a RawValue>,
+    #[serde(borrow)]
+    last_assistant_message: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agent_transcript_path: Option<&'a RawValue>,
+    #[serde(borrow)]
+    trigger: Option<&'a RawValue>,
+    #[serde(borrow)]
+    custom_instructions: Option<&'a RawValue>,
+    #[serde(borrow)]
+    compact_summary: Option<&'a RawValue>,
+    #[serde(borrow)]
+    task_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    task_subject: Option<&'a RawValue>,
+    #[serde(borrow)]
+    task_description: Option<&'a RawValue>,
+    // Cursor
+    #[serde(borrow)]
+    command: Option<&'a RawValue>,
+    #[serde(borrow)]
+    file_path: Option<&'a RawValue>,
+    #[serde(borrow)]
+    edits: Option<&'a RawValue>,
+    // Metrics some payloads carry.
+    #[serde(borrow)]
+    cost_usd: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cost: Option<&'a RawValue>,
+    #[serde(borrow)]
+    duration_ms: Option<&'a RawValue>,
+    #[serde(borrow)]
+    duration: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tokens_in: Option<&'a RawValue>,
+    #[serde(borrow)]
+    input_tokens: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tokens_out: Option<&'a RawValue>,
+    #[serde(borrow)]
+    output_tokens: Option<&'a RawValue>,
+}
+
+fn s(v: Option<&RawValue>) -> Option<String> {
+    let v = v?;
+    serde_json::from_str::<Cow<str>>(v.get()).ok().map(Cow::into_owned)
+}
+
+fn b(v: Option<&RawValue>) -> Option<bool> {
+    serde_json::from_str::<bool>(v?.get()).ok()
+}
+
+fn f(v: Option<&RawValue>) -> Option<f64> {
+    let v = v?;
+    serde_json::from_str::<f64>(v.get())
+        .ok()
+        .or_else(|| s(Some(v)).and_then(|s| s.trim().parse().ok()))
+        .filter(|x| x.is_finite())
+}
+
+fn u(v: Option<&RawValue>) -> Option<u64> {
+    f(v).filter(|x| *x >= 0.0).map(|x| x as u64)
+}
+
+fn val(v: Option<&RawValue>) -> Option<serde_json::Value> {
+    let v = v?;
+    serde_json::from_str::<serde_json::Value>(v.get()).ok().filter(|v| !v.is_null())
+}
+
+/// A string field or, for an object/array, its compact JSON text.
+fn text(v: Option<&RawValue>) -> Option<String> {
+    let v = v?;
+    s(Some(v)).or_else(|| (v.get() != "null").then(|| v.get().to_string()))
+}
+
+/// Why raw bytes are not a hook invocation; `None` means they are (a JSON object with a string
+/// `hook_event_name`). The reason goes into the `Malformed` event.
+pub fn malformed_reason(bytes: &[u8]) -> Option<String> {
+    if bytes.iter().all(|c| c.is_ascii_whitespace()) {
+        return Some("empty input".into());
+    }
+    let raw: Raw = match serde_json::from_slice::<&RawValue>(bytes) {
+        Err(e) => return Some(format!("not JSON: {e}")),
+        Ok(v) if !v.get().starts_with('{') => {
+            let what = match v.get().as_bytes()[0] {
+                b'[' => "an array",
+                b'"' => "a string",
+                b't' | b'f' => "a boolean",
+                b'n' => "null",
+                _ => "a number",
+            };
+            return Some(format!("not a JSON object but {what}"));
+        }
+        Ok(v) => match serde_json::from_str(v.get()) {
+            Ok(r) => r,
+            Err(e) => return Some(format!("unreadable object: {e}")),
+        },
+    };
+    match raw.hook_event_name {
+        None => Some("no hook_event_name".into()),
+        Some(v) if s(Some(v)).is_none() => Some("hook_event_name is not a string".into()),
+        Some(_) => None,
+    }
+}
+
+/// The event name of a well-formed payload.
+pub fn event_name(bytes: &[u8]) -> Option<String> {
+    let raw: Raw = serde_json::from_slice(bytes).ok()?;
+    s(raw.hook_event_name)
+}
+
+/// Detects the host from the payload shape (see hook-protocol.md §3). `hint` is the `--host` flag.
+pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> String {
+    if let Some(h) = hint.filter(|h| *h != "auto") {
+        return h.to_string();
+    }
+    #[derive(Deserialize)]
+    struct Shape<'a> {
+        #[serde(borrow)]
+        hook_event_name: Option<&'a RawValue>,
+        #[serde(borrow)]
+        cursor_version: Option<&'a RawValue>,
+        #[serde(borrow)]
+        timestamp: Option<&'a RawValue>,
+        #[serde(borrow)]
+        turn_id: Option<&'a RawValue>,
+        #[serde(borrow)]
+        model: Option<&'a RawValue>,
+    }
+    let Ok(shape) = serde_json::from_slice::<Shape>(bytes) else {
+        return "claude".into();
+    };
+    let name = s(shape.hook_event_name).unwrap_or_default();
+    if shape.cursor_version.is_some() || name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+        return "cursor".into();
+    }
+    const GEMINI: &[&str] = &[
+        "BeforeTool",
+        "AfterTool",
+        "BeforeAgent",
+        "AfterAgent",
+        "BeforeModel",
+        "AfterModel",
+        "BeforeToolSelection",
+        "PreCompress",
+    ];
+    if GEMINI.contains(&name.as_str()) || shape.timestamp.is_some() {
+        return "gemini".into();
+    }
+    if shape.turn_id.is_some() || name == "Interrupt" || (shape.model.is_some() && name != "SessionStart") {
+        return "codex".into();
+    }
+    "claude".into()
+}
+
+/// Parses a well-formed payload. `None` only for bytes that `malformed_reason` rejects.
+pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
+    let raw: Raw = serde_json::from_slice(bytes).ok()?;
+    let name = s(raw.hook_event_name)?;
+    let cursor = host == "cursor";
+    let tool = || s(raw.tool_name).unwrap_or_default();
+    let canonical = match (host, name.as_str()) {
+        (_, "SessionStart") | ("cursor", "sessionStart") => Canonical::SessionStart {
+            source: s(raw.source).unwrap_or_else(|| "startup".into()),
+        },
+        (_, "SessionEnd") | ("cursor", "sessionEnd") => Canonical::SessionEnd {
+            reason: s(raw.reason).unwrap_or_else(|| "other".into()),
+        },
+        (_, "UserPromptSubmit") | ("gemini", "BeforeAgent") | ("cursor", "beforeSubmitPrompt") => Canonical::Prompt {
+            text: s(raw.prompt).unwrap_or_default(),
+        },
+        (_, "PreToolUse") | ("gemini", "BeforeTool") | ("cursor", "preToolUse") => Canonical::ToolPre {
+            tool: tool(),
+            input: val(raw.tool_input),
+        },
+        (_, "PostToolUse") | ("gemini", "AfterTool") | ("cursor", "postToolUse") => Canonical::ToolPost {
+            tool: tool(),
+            input: val(raw.tool_input),
+            response: val(raw.tool_response),
+        },
+        (_, "PostToolUseFailure") => Canonical::ToolFailure {
+            tool: tool(),
+            input: val(raw.tool_input),
+            error: text(raw.error).unwrap_or_default(),
+        },
+        ("cursor", "beforeShellExecution") => Canonical::ToolPre {
+            tool: "Bash".into(),
+            input: s(raw.command).map(|c| serde_json::json!({ "command": c })),
+        },
+        ("cursor", "afterShellExecution") => Canonical::ToolPost {
+            tool: "Bash".into(),
+            input: s(raw.command).map(|c| serde_json::json!({ "command": c })),
+            response: None,
+        },
+        ("cursor", "afterFileEdit") => Canonical::ToolPost {
+            tool: "Edit".into(),
+            input: s(raw.file_path).map(|p| serde_json::json!({ "file_path": p, "edits": val(raw.edits) })),
+            response: None,
+        },
+        ("cursor", "beforeReadFile") => Canonical::ToolPre {
+            tool: "Read".into(),
+            input: s(raw.file_path).map(|p| serde_json::json!({ "file_path": p })),
+        },
+        (_, "Notification") => Canonical::Notification {
+            kind: s(raw.notification_type).unwrap_or_else(|| "notification".into()),
+            title: s(raw.title),
+            message: text(raw.message).unwrap_or_default(),
+        },
+        (_, "Stop") | ("gemini", "AfterAgent") | ("cursor", "stop") => Canonical::Stop {
+            active: b(raw.stop_hook_active).unwrap_or(false),
+            last_message: s(raw.last_assistant_message),
+        },
+        (_, "StopFailure") => Canonical::StopFailure {
+            error: text(raw.error).unwrap_or_default(),
+        },
+        (_, "SubagentStart") => Canonical::SubagentStart {
+            agent_id: s(raw.agent_id).unwrap_or_default(),
+            agent_type: s(raw.agent_type),
+        },
+        (_, "SubagentStop") | ("cursor", "subagentStop") => Canonical::SubagentStop {
+            agent_id: s(raw.agent_id).unwrap_or_default(),
+            agent_type: s(raw.agent_type),
+            transcript: s(raw.agent_transcript_path),
+            last_message: s(raw.last_assistant_message),
+        },
+        (_, "PreCompact") | ("gemini", "PreCompress") | ("cursor", "preCompact") => Canonical::PreCompact {
+            trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
+            instructions: s(raw.custom_instructions).filter(|s| !s.is_empty()),
+        },
+        (_, "PostCompact") => Canonical::PostCompact {
+            trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
+            summary: s(raw.compact_summary),
+        },
+        (_, "TaskCreated") => Canonical::TaskCreated {
+            task_id: s(raw.task_id).unwrap_or_default(),
+            subject: s(raw.task_subject),
+            description: s(raw.task_description),
+        },
+        (_, "TaskCompleted") => Canonical::TaskCompleted {
+            task_id: s(raw.task_id).unwrap_or_default(),
+            subject: s(raw.task_subject),
+        },
+        _ => Canonical::Other,
+    };
+    let cwd = s(raw.cwd).or_else(|| {
+        if cursor {
+            val(raw.workspace_roots)
+                .and_then(|v| v.get(0).and_then(|x| x.as_str()).map(str::to_string))
+        } else {
+            None
+        }
+    });
+    let metrics = PayloadMetrics {
+        cost_usd: f(raw.cost_usd).or_else(|| f(raw.cost)),
+        duration_ms: f(raw.duration_ms).or_else(|| f(raw.duration)),
+        tokens_in: u(raw.tokens_in).or_else(|| u(raw.input_tokens)),
+        tokens_out: u(raw.tokens_out).or_else(|| u(raw.output_tokens)),
+        model: None,
+    };
+    Some(HookEvent {
+        name,
+        host: host.to_string(),
+        session_id: s(raw.session_id).or_else(|| s(raw.conversation_id)).filter(|s| !s.is_empty()),
+        cwd,
+        transcript_path: s(raw.transcript_path).filter(|p| !p.is_empty()),
+        agent_id: s(raw.agent_id).filter(|s| !s.is_empty()),
+        agent_type: s(raw.agent_type),
+        model: s(raw.model),
+        canonical,
+        metrics,
+    })
+}
+
+/// Codex's legacy `notify` program gets `{"type":"agent-turn-complete","thread-id":…}` as its last
+/// argument. Returns it as a payload with a `hook_event_name`, so it is journaled like the rest.
+pub fn codex_notify_payload(arg: &str) -> Option<Vec<u8>> {
+    let v: serde_json::Value = serde_json::from_str(arg).ok()?;
+    let obj = v.as_object()?;
+    obj.get("type")?.as_str()?;
+    Some(arg.as_bytes().to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_reasons_are_specific() {
+        assert_eq!(malformed_reason(b"  \n").unwrap(), "empty input");
+        assert!(malformed_reason(b"[1]").unwrap().contains("array"));
+        assert!(malformed_reason(b"\"x\"").unwrap().contains("string"));
+        assert!(malformed_reason(b"{\"a\":1}").unwrap().contains("no hook_event_name"));
+        assert!(malformed_reason(b"{\"hook_event_name\":3}").unwrap().contains("not a string"));
+        assert!(malformed_reason(b"{\"hook_event_name\":\"Stop\"").unwrap().starts_with("not JSON"));
+        assert!(malformed_reason(b"{\"hook_event_name\":\"Stop\"}{}").unwrap().starts_with("not JSON"));
+        assert_eq!(malformed_reason(b"{\"hook_event_name\":\"Stop\",\"session_id\":7}"), None);
+    }
+
+    #[test]
+    fn wrong_field_types_are_treated_as_absent() {
+        let e = parse("claude", br#"{"hook_event_name":"Stop","session_id":7,"stop_hook_active":"yes"}"#).unwrap();
+        assert_eq!(e.session_id, None);
+        assert_eq!(e.canonical, Canonical::Stop { active: false, last_message: None });
+    }
+
+    #[test]
+    fn hosts_are_told_apart_by_shape() {
+        assert_eq!(detect_host(br#"{"hook_event_name":"PreToolUse","turn_id":"t"}"#, None), "codex");
+        assert_eq!(detect_host(br#"{"hook_event_name":"SessionStart","model":"m"}"#, None), "claude");
+        assert_eq!(detect_host(br#"{"hook_event_name":"AfterTool"}"#, None), "gemini");
+        assert_eq!(detect_host(br#"{"hook_event_name":"stop","cursor_version":"1"}"#, None), "cursor");
+        assert_eq!(detect_host(br#"{"hook_event_name":"Stop"}"#, Some("gemini")), "gemini");
+    }
+
+    #[test]
+    fn gemini_and_cursor_map_to_canonical_events() {
+        let g = parse("gemini", br#"{"hook_event_name":"BeforeTool","session_id":"g","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#).unwrap();
+        assert!(matches!(g.canonical, Canonical::ToolPre { ref tool, .. } if tool == "run_shell_command"));
+        let c = parse("cursor", br#"{"hook_event_name":"afterFileEdit","conversation_id":"c","file_path":"/a.ts","workspace_roots":["/w"]}"#).unwrap();
+        assert_eq!(c.session_id.as_deref(), Some("c"));
+        assert_eq!(c.cwd.as_deref(), Some("/w"));
+        assert!(matches!(c.canonical, Canonical::ToolPost { ref tool, .. } if tool == "Edit"));
+    }
+}

@@ -1,0 +1,347 @@
+//! The fold: every projection applied event by event, with rewind semantics.
+//!
+//! `State` is what the hook path needs and checkpoints (per-session state, the journal-wide task
+//! store, a small global record), stored as partitions so a hook loads only what it touches.
+//! `Full` adds the projections only the CLI reads (cost, notifications), rebuilt by full replay.
+
+use crate::derived::{self, TaskCommand, TaskReleased};
+use crate::event::{self, Canonical};
+use crate::session::SessionState;
+use crate::tasks::{Origin, TaskList, TaskStatus};
+use crate::transcript::Usage;
+use journal::{Envelope, Kind, Seq};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Journal-wide facts the hook path needs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Global {
+    /// The last session that ended, per project directory (for restore after `/clear`).
+    pub last_ended: BTreeMap<String, String>,
+    /// Seq of the last task command (resets every session's reminder counter, lazily).
+    pub last_task_command: Seq,
+    pub last_seq: Seq,
+    /// Rewinds seen so far: (session, to_seq, at_seq).
+    pub rewinds: Vec<(String, Seq, Seq)>,
+}
+
+/// Ranges of a session's events that rewinds make every projection ignore.
+#[derive(Clone, Debug, Default)]
+pub struct Rewinds {
+    ranges: BTreeMap<String, Vec<(Seq, Seq)>>,
+}
+
+impl Rewinds {
+    pub fn add(&mut self, session: &str, to_seq: Seq, at_seq: Seq) {
+        self.ranges.entry(session.to_string()).or_default().push((to_seq, at_seq));
+    }
+    pub fn from_list(list: &[(String, Seq, Seq)]) -> Rewinds {
+        let mut r = Rewinds::default();
+        for (s, to, at) in list {
+            r.add(s, *to, *at);
+        }
+        r
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+    /// Whether `env` falls in a rewound range of its session.
+    pub fn hides(&self, env: &Envelope) -> bool {
+        let Some(s) = &env.session_id else { return false };
+        self.ranges
+            .get(s)
+            .is_some_and(|rs| rs.iter().any(|(to, at)| env.seq > *to && env.seq < *at))
+    }
+}
+
+/// Partition keys of the checkpoint.
+pub const GLOBAL_KEY: &[u8] = b"global";
+pub const TASKS_KEY: &[u8] = b"tasks";
+pub fn session_key(id: &str) -> Vec<u8> {
+    let mut k = b"sess:".to_vec();
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub sessions: BTreeMap<String, SessionState>,
+    pub tasks: TaskList,
+    pub global: Global,
+}
+
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    bincode::serde::encode_to_vec(v, bincode::config::standard()).expect("state encodes")
+}
+
+pub fn decode<T: for<'de> Deserialize<'de>>(b: &[u8]) -> Option<T> {
+    bincode::serde::decode_from_slice(b, bincode::config::standard()).ok().map(|(v, _)| v)
+}
+
+impl State {
+    /// The session ids an event touches (its own, or a task command's target).
+    pub fn sessions_touched(env: &Envelope) -> Vec<String> {
+        let mut out: Vec<String> = env.session_id.iter().cloned().collect();
+        match &env.kind {
+            Kind::TaskCommand => {
+                if let Some(c) = derived::parse::<TaskCommand>(&env.payload) {
+                    out.extend(c.task.session);
+                }
+            }
+            Kind::TaskReleased { .. } => {
+                if let Some(c) = derived::parse::<TaskReleased>(&env.payload) {
+                    out.extend(c.task.session);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    pub fn session_mut(&mut self, id: &str) -> &mut SessionState {
+        self.sessions.entry(id.to_string()).or_insert_with(|| SessionState::new(id))
+    }
+
+    /// Applies one event. Rewound ranges are the caller's to skip (see `Full::apply`).
+    pub fn apply(&mut self, env: &Envelope) {
+        self.global.last_seq = env.seq;
+        match &env.kind {
+            Kind::Hook { .. } => {
+                let Some(ev) = event::parse(&env.host, &env.payload) else { return };
+                let Some(sid) = ev.session_id.clone() else { return };
+                let last_cmd = self.global.last_task_command;
+                let s = self.session_mut(&sid);
+                s.apply_hook(env, &ev, last_cmd);
+                match &ev.canonical {
+                    Canonical::SessionEnd { .. } => {
+                        if let Some(cwd) = &s.cwd {
+                            let cwd = cwd.clone();
+                            self.global.last_ended.insert(cwd, sid);
+                        }
+                    }
+                    Canonical::SessionStart { source } if source == "clear" => {
+                        let cwd = s.cwd.clone();
+                        let prev = cwd.and_then(|c| self.global.last_ended.get(&c).cloned()).filter(|p| *p != sid);
+                        self.session_mut(&sid).continues = prev;
+                    }
+                    _ => {}
+                }
+            }
+            Kind::Malformed { .. } => {}
+            Kind::TaskCommand => {
+                let Some(c) = derived::parse::<TaskCommand>(&env.payload) else { return };
+                self.apply_task_command(env, &c);
+                self.global.last_task_command = env.seq;
+            }
+            Kind::TaskReleased { .. } => {
+                let Some(r) = derived::parse::<TaskReleased>(&env.payload) else { return };
+                let o = Origin { seq: env.seq, at_us: env.recorded_at_us, by: "release" };
+                let list = match &r.task.session {
+                    Some(s) => &mut self.session_mut(s).tasks,
+                    None => &mut self.tasks,
+                };
+                list.fail(&r.task.id, &r.reason, o);
+            }
+            Kind::Rewound { session, to_seq } => {
+                self.global.rewinds.push((session.clone(), *to_seq, env.seq));
+            }
+            _ => {
+                if let Some(sid) = &env.session_id {
+                    self.session_mut(sid).apply_derived(env);
+                }
+            }
+        }
+    }
+
+    fn apply_task_command(&mut self, env: &Envelope, c: &TaskCommand) {
+        let o = Origin { seq: env.seq, at_us: env.recorded_at_us, by: "cli" };
+        let sess = c.task.session.clone();
+        let list = match &sess {
+            Some(s) => &mut self.session_mut(s).tasks,
+            None => &mut self.tasks,
+        };
+        let id = c.task.id.as_str();
+        match c.op.as_str() {
+            "add" => list.create(sess.as_deref(), id, c.subject.as_deref(), c.description.as_deref(), None, c.agent.as_deref(), o),
+            "start" => {
+                if list.get(id).is_some_and(|t| !t.status.is_open()) {
+                    return;
+                }
+                list.set_status(sess.as_deref(), id, TaskStatus::InProgress, o, None);
+                if c.agent.is_some() {
+                    list.set_owner(id, c.agent.as_deref(), o);
+                }
+            }
+            "done" => {
+                if list.get(id).is_some_and(|t| t.status == TaskStatus::Deleted) {
+                    return;
+                }
+                list.set_status(sess.as_deref(), id, TaskStatus::Completed, o, c.reason.as_deref());
+            }
+            "fail" => {
+                list.fail(id, c.reason.as_deref().unwrap_or("failed"), o);
+            }
+            "reopen" => {
+                if list.get(id).is_some_and(|t| t.status != TaskStatus::Pending) {
+                    list.set_status(sess.as_deref(), id, TaskStatus::Pending, o, c.reason.as_deref());
+                    list.set_owner(id, None, o);
+                }
+            }
+            "delete" => {
+                list.set_status(sess.as_deref(), id, TaskStatus::Deleted, o, c.reason.as_deref());
+            }
+            _ => {}
+        }
+    }
+
+    /// Every partition, encoded (deterministic: the same state gives the same bytes).
+    pub fn partitions(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = vec![(GLOBAL_KEY.to_vec(), encode(&self.global)), (TASKS_KEY.to_vec(), encode(&self.tasks))];
+        for (id, s) in &self.sessions {
+            out.push((session_key(id), encode(s)));
+        }
+        out
+    }
+
+    pub fn encode_session(s: &SessionState) -> Vec<u8> {
+        encode(s)
+    }
+    pub fn encode_tasks(&self) -> Vec<u8> {
+        encode(&self.tasks)
+    }
+    pub fn encode_global(&self) -> Vec<u8> {
+        encode(&self.global)
+    }
+
+    /// Rebuilds a state from partitions. Unreadable partitions are an error for the caller.
+    pub fn from_partitions(parts: &[(Vec<u8>, Vec<u8>)]) -> Result<State, String> {
+        let mut st = State::default();
+        for (k, v) in parts {
+            if k == GLOBAL_KEY {
+                st.global = decode(v).ok_or("global partition does not decode")?;
+            } else if k == TASKS_KEY {
+                st.tasks = decode(v).ok_or("tasks partition does not decode")?;
+            } else if let Some(id) = k.strip_prefix(b"sess:") {
+                let id = String::from_utf8_lossy(id).into_owned();
+                let s: SessionState = decode(v).ok_or_else(|| format!("session partition {id} does not decode"))?;
+                st.sessions.insert(id, s);
+            }
+        }
+        Ok(st)
+    }
+
+    /// All tasks: journal-wide first, then each session's.
+    pub fn all_tasks(&self) -> Vec<&crate::tasks::Task> {
+        let mut v: Vec<_> = self.tasks.tasks.values().collect();
+        for s in self.sessions.values() {
+            v.extend(s.tasks.tasks.values());
+        }
+        v
+    }
+}
+
+/// One response's usage, as the cost summary keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostRecord {
+    pub session: String,
+    pub agent_id: Option<String>,
+    pub model: String,
+    pub timestamp: String,
+    pub usage: Usage,
+}
+
+/// Tokens per deduplicated response, plus costs that payloads reported themselves.
+/// The cost summary ignores rewinds on purpose: money spent stays spent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CostSummary {
+    pub by_key: BTreeMap<String, CostRecord>,
+    /// Sessions' own reported metrics (hosts that put cost in payloads): last value per session.
+    pub reported: BTreeMap<String, derived::SessionMetrics>,
+}
+
+impl CostSummary {
+    pub fn apply(&mut self, env: &Envelope) {
+        match &env.kind {
+            Kind::UsageObserved { .. } => {
+                let Some(u) = derived::parse::<derived::UsageObserved>(&env.payload) else { return };
+                let key = format!("{}:{}", u.record.message_id, u.record.request_id);
+                let session = env.session_id.clone().unwrap_or_default();
+                match self.by_key.get_mut(&key) {
+                    Some(old) => {
+                        if crate::transcript::larger(&u.record.usage, &old.usage) {
+                            old.usage = u.record.usage;
+                        }
+                    }
+                    None => {
+                        self.by_key.insert(
+                            key,
+                            CostRecord { session, agent_id: u.agent_id, model: u.record.model, timestamp: u.record.timestamp, usage: u.record.usage },
+                        );
+                    }
+                }
+            }
+            Kind::SessionMetrics { .. } => {
+                if let (Some(s), Some(m)) = (&env.session_id, derived::parse::<derived::SessionMetrics>(&env.payload)) {
+                    if !m.payload.is_empty() {
+                        self.reported.insert(s.clone(), m);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NotificationEntry {
+    pub seq: Seq,
+    pub at_us: i64,
+    pub session: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: Option<String>,
+    pub message: String,
+}
+
+/// Everything: the checkpointed state plus the CLI-only projections.
+#[derive(Clone, Debug, Default)]
+pub struct Full {
+    pub state: State,
+    pub cost: CostSummary,
+    pub notifications: Vec<NotificationEntry>,
+    pub events: u64,
+    pub rewinds: Rewinds,
+}
+
+impl Full {
+    /// A fold that knows the rewinds in advance (collect them first with `collect_rewind`).
+    pub fn with_rewinds(rewinds: Rewinds) -> Full {
+        Full { rewinds, ..Full::default() }
+    }
+
+    pub fn apply(&mut self, env: &Envelope) {
+        self.events += 1;
+        self.cost.apply(env);
+        if self.rewinds.hides(env) {
+            self.state.global.last_seq = env.seq;
+            return;
+        }
+        if let Kind::Hook { name } = &env.kind {
+            if name == "Notification" {
+                if let Some(ev) = event::parse(&env.host, &env.payload) {
+                    if let Canonical::Notification { kind, title, message } = ev.canonical {
+                        self.notifications.push(NotificationEntry { seq: env.seq, at_us: env.recorded_at_us, session: ev.session_id, kind, title, message });
+                    }
+                }
+            }
+        }
+        self.state.apply(env);
+    }
+}
+
+/// Pass one of a full replay: the rewinds, so pass two can skip what they hide.
+pub fn collect_rewind(rewinds: &mut Rewinds, env: &Envelope) {
+    if let Kind::Rewound { session, to_seq } = &env.kind {
+        rewinds.add(session, *to_seq, env.seq);
+    }
+}

@@ -1,0 +1,528 @@
+//! Per-session projections: the execution snapshot, reminder state and context pressure, plus the
+//! session's own tasks and the transcript reading positions (all folded from events).
+
+use crate::derived::{self, ContextObserved, UsageObserved};
+use crate::event::{Canonical, HookEvent};
+use crate::tasks::{Origin, TaskList, TaskStatus};
+use crate::transcript::Usage;
+use journal::{Envelope, Kind, Seq};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+pub const MAX_PROMPTS: usize = 5;
+pub const MAX_FILES: usize = 20;
+pub const MAX_COMMITS: usize = 10;
+pub const MAX_FAILURES: usize = 10;
+const MAX_TEXT: usize = 600;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    #[default]
+    Active,
+    Idle,
+    Compacting,
+    Ended,
+}
+
+impl Status {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Idle => "idle",
+            Status::Compacting => "compacting",
+            Status::Ended => "ended",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Commit {
+    pub hash: String,
+    pub message: String,
+    pub seq: Seq,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailedTool {
+    pub tool: String,
+    pub error: String,
+    pub seq: Seq,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Subagent {
+    pub agent_id: String,
+    pub agent_type: Option<String>,
+    pub running: bool,
+    pub last_message: Option<String>,
+}
+
+/// Reminder state: activity since the last task-tool use, and where the last reminder fell.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReminderState {
+    /// Tool calls and prompts since the last task-tool use or task command.
+    pub since_task_use: u64,
+    /// `since_task_use` when the last reminder was issued (None: none since the reset).
+    pub last_reminder_at: Option<u64>,
+    pub issued: u64,
+    /// The last journal-wide task command this counter has seen (a command resets it too).
+    pub seen_task_command: Seq,
+}
+
+/// Context pressure: the latest main-chain context size.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pressure {
+    pub tokens: u64,
+    pub model: Option<String>,
+    pub seq: Seq,
+    /// A Stop was blocked for the current emergency crossing (cleared when it passes).
+    pub emergency_blocked: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionState {
+    pub id: String,
+    pub host: String,
+    pub cwd: Option<String>,
+    pub transcript_path: Option<String>,
+    pub first_seq: Seq,
+    pub last_seq: Seq,
+    pub first_at_us: i64,
+    pub last_at_us: i64,
+    pub hook_events: u64,
+    pub status: Status,
+    pub end_reason: Option<String>,
+    pub model: Option<String>,
+    /// The agent role (subagent type or looping agent name) that shapes the restore text.
+    pub agent_role: Option<String>,
+    /// The looping agent driving this session (from the agent-id environment variable).
+    pub loop_agent: Option<String>,
+    pub prompts: Vec<String>,
+    pub prompt_count: u64,
+    pub files_read: Vec<String>,
+    pub files_edited: Vec<String>,
+    pub commits: Vec<Commit>,
+    pub failed_tools: Vec<FailedTool>,
+    pub tool_calls: u64,
+    pub subagents: Vec<Subagent>,
+    pub compactions: u64,
+    pub compact_triggers: Vec<String>,
+    pub last_compact_summary: Option<String>,
+    pub plan: Option<String>,
+    pub last_assistant_message: Option<String>,
+    pub tasks: TaskList,
+    pub reminder: ReminderState,
+    pub pressure: Pressure,
+    /// Usage per deduplicated response key, for totals and to dedupe later reads.
+    pub usage_by_key: BTreeMap<String, (String, Usage)>,
+    /// Byte offset read so far per transcript path.
+    pub transcript_offsets: BTreeMap<String, u64>,
+    pub branch: Option<String>,
+    pub metrics: Option<derived::SessionMetrics>,
+    pub source: Option<String>,
+    /// The session this one continues (for `clear`: the session that just ended in the project).
+    pub continues: Option<String>,
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n).collect();
+    out.push('…');
+    out
+}
+
+fn push_recent(list: &mut Vec<String>, item: &str, max: usize) {
+    list.retain(|x| x != item);
+    list.insert(0, item.to_string());
+    list.truncate(max);
+}
+
+fn str_at<'a>(v: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| v.get(*k).and_then(Value::as_str))
+}
+
+fn id_at(v: &Value, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| match v.get(*k) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+/// Tools that read and edit files, and the input field naming the file.
+fn file_of(tool: &str, input: &Value) -> Option<(bool, String)> {
+    let edit = matches!(tool, "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace" | "edit_file");
+    let read = matches!(tool, "Read" | "read_file" | "NotebookRead");
+    if !edit && !read {
+        return None;
+    }
+    let path = str_at(input, &["file_path", "notebook_path", "path", "absolute_path"])?;
+    Some((edit, path.to_string()))
+}
+
+/// `git commit` output: `[branch abc1234] message` (also `[branch (root-commit) abc1234]`).
+pub fn parse_commit(output: &str) -> Option<(String, String)> {
+    for line in output.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix('[') else { continue };
+        let Some((inside, msg)) = rest.split_once("] ") else { continue };
+        let hash = inside.split_whitespace().last()?;
+        if hash.len() >= 7 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Some((hash.to_string(), msg.trim().to_string()));
+        }
+    }
+    None
+}
+
+fn is_task_tool(tool: &str) -> bool {
+    matches!(tool, "TaskCreate" | "TaskUpdate" | "TodoWrite" | "TaskList" | "TaskGet" | "write_todos")
+}
+
+impl SessionState {
+    pub fn new(id: &str) -> SessionState {
+        SessionState { id: id.to_string(), ..SessionState::default() }
+    }
+
+    pub fn usage_total(&self) -> Usage {
+        let mut u = Usage::default();
+        for (_, x) in self.usage_by_key.values() {
+            u.add(x);
+        }
+        u
+    }
+
+    pub fn in_progress(&self) -> Vec<&crate::tasks::Task> {
+        self.tasks.tasks.values().filter(|t| t.status == TaskStatus::InProgress).collect()
+    }
+
+    fn touch(&mut self, env: &Envelope) {
+        if self.first_seq == 0 {
+            self.first_seq = env.seq;
+            self.first_at_us = env.recorded_at_us;
+            self.host = env.host.clone();
+        }
+        self.last_seq = env.seq;
+        self.last_at_us = env.recorded_at_us;
+    }
+
+    /// Counts one unit of activity for the reminder (a tool call or a prompt).
+    fn activity(&mut self, last_task_command: Seq) {
+        if last_task_command > self.reminder.seen_task_command {
+            self.reminder.seen_task_command = last_task_command;
+            self.reset_reminder();
+        }
+        self.reminder.since_task_use += 1;
+    }
+
+    fn reset_reminder(&mut self) {
+        self.reminder.since_task_use = 0;
+        self.reminder.last_reminder_at = None;
+    }
+
+    /// Folds a hook event of this session.
+    pub fn apply_hook(&mut self, env: &Envelope, ev: &HookEvent, last_task_command: Seq) {
+        self.touch(env);
+        self.hook_events += 1;
+        if self.cwd.is_none() || ev.cwd.is_some() {
+            self.cwd = ev.cwd.clone().or(self.cwd.take());
+        }
+        if ev.transcript_path.is_some() && ev.agent_id.is_none() {
+            self.transcript_path = ev.transcript_path.clone();
+        }
+        if let Some(m) = &ev.model {
+            self.model = Some(m.clone());
+        }
+        if let Some(a) = &env.agent_id {
+            self.loop_agent = Some(a.clone());
+            if self.agent_role.is_none() {
+                self.agent_role = Some(a.clone());
+            }
+        }
+        if self.status == Status::Ended && !matches!(ev.canonical, Canonical::SessionEnd { .. }) {
+            self.status = Status::Active;
+            self.end_reason = None;
+        }
+        let o = Origin { seq: env.seq, at_us: env.recorded_at_us, by: &ev.name };
+        let sid = self.id.clone();
+        match &ev.canonical {
+            Canonical::SessionStart { source } => {
+                self.status = Status::Active;
+                self.source = Some(source.clone());
+                if source == "compact" {
+                    self.pressure.emergency_blocked = false;
+                }
+            }
+            Canonical::SessionEnd { reason } => {
+                self.status = Status::Ended;
+                self.end_reason = Some(reason.clone());
+            }
+            Canonical::Prompt { text } => {
+                self.status = Status::Active;
+                self.prompt_count += 1;
+                self.prompts.insert(0, clip(text, MAX_TEXT));
+                self.prompts.truncate(MAX_PROMPTS);
+                self.activity(last_task_command);
+            }
+            Canonical::ToolPre { .. } => {
+                self.status = Status::Active;
+            }
+            Canonical::ToolPost { tool, input, response } => {
+                self.tool_calls += 1;
+                let input = input.as_ref().unwrap_or(&Value::Null);
+                let response = response.as_ref().unwrap_or(&Value::Null);
+                if is_task_tool(tool) {
+                    self.apply_task_tool(tool, input, response, o);
+                    self.reset_reminder();
+                } else {
+                    self.activity(last_task_command);
+                }
+                if let Some((edit, path)) = file_of(tool, input) {
+                    if edit {
+                        push_recent(&mut self.files_edited, &path, MAX_FILES);
+                    } else {
+                        push_recent(&mut self.files_read, &path, MAX_FILES);
+                    }
+                }
+                if tool == "Bash" || tool == "run_shell_command" {
+                    let cmd = str_at(input, &["command"]).unwrap_or_default();
+                    if cmd.contains("git commit") || cmd.contains("git -c") && cmd.contains(" commit") {
+                        let out = str_at(response, &["stdout", "output", "llmContent"])
+                            .map(str::to_string)
+                            .or_else(|| response.as_str().map(str::to_string))
+                            .unwrap_or_default();
+                        if let Some((hash, message)) = parse_commit(&out) {
+                            self.commits.retain(|c| c.hash != hash);
+                            self.commits.insert(0, Commit { hash, message: clip(&message, 200), seq: env.seq });
+                            self.commits.truncate(MAX_COMMITS);
+                        }
+                    }
+                }
+                if tool == "ExitPlanMode" {
+                    if let Some(plan) = str_at(input, &["plan"]) {
+                        self.plan = Some(clip(plan, 1500));
+                    }
+                }
+            }
+            Canonical::ToolFailure { tool, error, .. } => {
+                self.tool_calls += 1;
+                self.activity(last_task_command);
+                let first = error.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                let detail = error.lines().filter(|l| !l.trim().is_empty()).nth(1).unwrap_or("");
+                let text = if detail.is_empty() { first.to_string() } else { format!("{first} — {detail}") };
+                self.failed_tools.insert(0, FailedTool { tool: tool.clone(), error: clip(&text, 200), seq: env.seq });
+                self.failed_tools.truncate(MAX_FAILURES);
+            }
+            Canonical::Notification { kind, .. } => {
+                if kind == "idle_prompt" {
+                    self.status = Status::Idle;
+                }
+            }
+            Canonical::Stop { last_message, .. } => {
+                self.status = Status::Idle;
+                if let Some(m) = last_message {
+                    self.last_assistant_message = Some(clip(m, MAX_TEXT));
+                }
+            }
+            Canonical::StopFailure { error } => {
+                self.status = Status::Idle;
+                self.failed_tools.insert(0, FailedTool { tool: "(turn)".into(), error: clip(error, 200), seq: env.seq });
+                self.failed_tools.truncate(MAX_FAILURES);
+            }
+            Canonical::SubagentStart { agent_id, agent_type } => {
+                match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
+                    Some(s) => s.running = true,
+                    None => self.subagents.push(Subagent {
+                        agent_id: agent_id.clone(),
+                        agent_type: agent_type.clone(),
+                        running: true,
+                        last_message: None,
+                    }),
+                }
+            }
+            Canonical::SubagentStop { agent_id, agent_type, last_message, .. } => {
+                match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
+                    Some(s) => {
+                        s.running = false;
+                        s.last_message = last_message.as_ref().map(|m| clip(m, 300));
+                    }
+                    None => self.subagents.push(Subagent {
+                        agent_id: agent_id.clone(),
+                        agent_type: agent_type.clone(),
+                        running: false,
+                        last_message: last_message.as_ref().map(|m| clip(m, 300)),
+                    }),
+                }
+            }
+            Canonical::PreCompact { trigger, .. } => {
+                self.status = Status::Compacting;
+                self.compactions += 1;
+                self.compact_triggers.push(trigger.clone());
+                if self.compact_triggers.len() > 20 {
+                    self.compact_triggers.remove(0);
+                }
+                self.pressure.emergency_blocked = false;
+            }
+            Canonical::PostCompact { summary, .. } => {
+                self.status = Status::Active;
+                if let Some(s) = summary {
+                    self.last_compact_summary = Some(clip(s, 1500));
+                }
+            }
+            Canonical::TaskCreated { task_id, subject, description } => {
+                if !task_id.is_empty() {
+                    self.tasks.create(Some(&sid), task_id, subject.as_deref(), description.as_deref(), None, None, o);
+                }
+            }
+            Canonical::TaskCompleted { task_id, subject } => {
+                if !task_id.is_empty() {
+                    self.tasks.create(Some(&sid), task_id, subject.as_deref(), None, None, None, o);
+                    self.tasks.set_status(Some(&sid), task_id, TaskStatus::Completed, o, None);
+                }
+            }
+            Canonical::Other => {}
+        }
+        if let Some(t) = &ev.agent_type {
+            if ev.agent_id.is_some() && !self.subagents.iter().any(|s| s.agent_type.as_ref() == Some(t)) {
+                // A subagent event before its SubagentStart (or without one).
+                if let Some(id) = &ev.agent_id {
+                    self.subagents.push(Subagent { agent_id: id.clone(), agent_type: Some(t.clone()), running: true, last_message: None });
+                }
+            }
+        }
+    }
+
+    fn apply_task_tool(&mut self, tool: &str, input: &Value, response: &Value, o: Origin) {
+        let sid = self.id.clone();
+        let sid = Some(sid.as_str());
+        match tool {
+            "TaskCreate" => {
+                let id = response
+                    .get("task")
+                    .and_then(|t| id_at(t, &["id", "taskId", "task_id"]))
+                    .or_else(|| id_at(response, &["taskId", "id", "task_id"]));
+                let Some(id) = id else { return };
+                let subject = str_at(input, &["subject"]).or_else(|| response.get("task").and_then(|t| str_at(t, &["subject"])));
+                self.tasks.create(sid, &id, subject, str_at(input, &["description"]), str_at(input, &["activeForm"]), str_at(input, &["owner"]), o);
+            }
+            "TaskUpdate" => {
+                let Some(id) = id_at(input, &["taskId", "id", "task_id"]).or_else(|| id_at(response, &["taskId", "id", "task_id"])) else {
+                    return;
+                };
+                if !self.tasks.tasks.contains_key(&id) {
+                    self.tasks.create(sid, &id, str_at(input, &["subject"]), str_at(input, &["description"]), None, None, o);
+                }
+                self.tasks.edit(&id, str_at(input, &["subject"]), str_at(input, &["description"]), o);
+                if let Some(owner) = str_at(input, &["owner"]) {
+                    self.tasks.set_owner(&id, Some(owner), o);
+                }
+                if let Some(st) = str_at(input, &["status"]).and_then(TaskStatus::parse) {
+                    self.tasks.set_status(sid, &id, st, o, None);
+                }
+            }
+            "TodoWrite" | "write_todos" => {
+                let Some(todos) = input.get("todos").and_then(Value::as_array) else { return };
+                let mut seen = Vec::new();
+                for (i, todo) in todos.iter().enumerate() {
+                    let id = format!("todo-{}", id_at(todo, &["id"]).unwrap_or_else(|| (i + 1).to_string()));
+                    let subject = str_at(todo, &["content", "subject", "description"]);
+                    if !self.tasks.tasks.contains_key(&id) {
+                        self.tasks.create(sid, &id, subject, None, str_at(todo, &["activeForm"]), None, o);
+                    } else {
+                        self.tasks.edit(&id, subject, None, o);
+                    }
+                    if let Some(st) = str_at(todo, &["status"]).and_then(TaskStatus::parse) {
+                        self.tasks.set_status(sid, &id, st, o, None);
+                    }
+                    seen.push(id);
+                }
+                let gone: Vec<String> = self
+                    .tasks
+                    .tasks
+                    .keys()
+                    .filter(|k| k.starts_with("todo-") && !seen.contains(k))
+                    .cloned()
+                    .collect();
+                for id in gone {
+                    self.tasks.set_status(sid, &id, TaskStatus::Deleted, o, Some("no longer in the todo list"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Folds a derived event of this session.
+    pub fn apply_derived(&mut self, env: &Envelope) {
+        self.touch(env);
+        match &env.kind {
+            Kind::UsageObserved { .. } => {
+                let Some(u) = derived::parse::<UsageObserved>(&env.payload) else { return };
+                self.transcript_offsets.insert(u.path.clone(), u.offset);
+                let key = format!("{}:{}", u.record.message_id, u.record.request_id);
+                let replace = match self.usage_by_key.get(&key) {
+                    Some((_, old)) => crate::transcript::larger(&u.record.usage, old),
+                    None => true,
+                };
+                if replace {
+                    self.usage_by_key.insert(key, (u.record.model.clone(), u.record.usage));
+                }
+                if u.agent_id.is_none() && self.model.is_none() {
+                    self.model = Some(u.record.model.clone());
+                }
+            }
+            Kind::ContextObserved { .. } => {
+                let Some(c) = derived::parse::<ContextObserved>(&env.payload) else { return };
+                self.transcript_offsets.insert(c.path, c.offset);
+                if let Some(tokens) = c.tokens {
+                    self.pressure.tokens = tokens;
+                    self.pressure.seq = env.seq;
+                    if c.model.is_some() {
+                        self.pressure.model = c.model.clone();
+                        self.model = c.model;
+                    }
+                }
+            }
+            Kind::GitObserved { .. } => {
+                if let Some(g) = derived::parse::<derived::GitObserved>(&env.payload) {
+                    if g.branch.is_some() {
+                        self.branch = g.branch;
+                    }
+                }
+            }
+            Kind::SessionMetrics { .. } => {
+                self.metrics = derived::parse(&env.payload);
+            }
+            Kind::ReminderIssued { .. } => {
+                self.reminder.last_reminder_at = Some(self.reminder.since_task_use);
+                self.reminder.issued += 1;
+            }
+            Kind::ResponseEmitted { .. } => {
+                // A blocked Stop marks the emergency crossing as handled.
+                if let Some(r) = derived::parse::<derived::ResponseEmitted>(&env.payload) {
+                    if r.output.contains("\"decision\":\"block\"") {
+                        self.pressure.emergency_blocked = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_lines_are_recognised() {
+        assert_eq!(
+            parse_commit("[main 3f2a9c1] Add token-bucket rate limiter\n 2 files changed"),
+            Some(("3f2a9c1".into(), "Add token-bucket rate limiter".into()))
+        );
+        assert_eq!(parse_commit("[main (root-commit) abcdef0] init"), Some(("abcdef0".into(), "init".into())));
+        assert_eq!(parse_commit("[warn] nothing"), None);
+    }
+}

@@ -1,0 +1,307 @@
+//! Texts rendered from projection state: the restore text injected after /compact or /clear, the
+//! compaction checkpoint, task reminders and context-pressure notices. Plain facts, budgeted.
+
+use crate::config::{PolicyConfig, RoleConfig};
+use crate::fold::State;
+use crate::session::SessionState;
+use crate::tasks::{Task, TaskStatus};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Ok,
+    Warning,
+    Critical,
+    Emergency,
+}
+
+impl Tier {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Tier::Ok => "ok",
+            Tier::Warning => "warning",
+            Tier::Critical => "critical",
+            Tier::Emergency => "emergency",
+        }
+    }
+}
+
+/// The context window of a model: 1M for 1M-context variants, else the configured default.
+pub fn window_for(model: Option<&str>, cfg: &PolicyConfig) -> u64 {
+    match model {
+        Some(m) if m.contains("[1m]") || m.contains("-1m") || m.ends_with("1m") => 1_000_000,
+        _ => cfg.context_window,
+    }
+}
+
+/// (tier, used fraction) of a session.
+pub fn pressure(s: &SessionState, cfg: &PolicyConfig) -> (Tier, f64) {
+    let window = window_for(s.pressure.model.as_deref().or(s.model.as_deref()), cfg);
+    let used = s.pressure.tokens as f64 / window as f64;
+    let tier = if used >= cfg.emergency {
+        Tier::Emergency
+    } else if used >= cfg.critical {
+        Tier::Critical
+    } else if used >= cfg.warning {
+        Tier::Warning
+    } else {
+        Tier::Ok
+    };
+    (tier, used)
+}
+
+/// The role config matching an agent name or type (`dev-1` → `dev`).
+pub fn role_for<'a>(name: Option<&str>, cfg: &'a PolicyConfig) -> Option<(&'a str, &'a RoleConfig)> {
+    let name = name?.to_ascii_lowercase();
+    cfg.roles.iter().find(|(k, _)| name.contains(k.as_str())).map(|(k, v)| (k.as_str(), v))
+}
+
+fn task_line(t: &Task) -> String {
+    let mut s = format!("[{}] {}", t.id, one_line(&t.subject));
+    if let Some(o) = &t.owner {
+        s.push_str(&format!(" (owner {o})"));
+    }
+    if t.status == TaskStatus::Failed {
+        s.push_str(&format!(" (failed: {}; retry {})", t.fail_reason.as_deref().unwrap_or("?"), t.retry_count));
+    }
+    s
+}
+
+fn one_line(s: &str) -> String {
+    let mut out: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if out.chars().count() > 300 {
+        out = out.chars().take(300).collect::<String>() + "…";
+    }
+    out
+}
+
+/// Builds a text from sections in priority order, stopping before the budget is exceeded.
+struct Budgeted {
+    out: String,
+    budget: usize,
+    full: bool,
+}
+
+impl Budgeted {
+    fn new(budget: usize) -> Self {
+        Budgeted { out: String::new(), budget, full: false }
+    }
+    fn line(&mut self, line: &str) {
+        if self.full {
+            return;
+        }
+        let used = self.out.chars().count();
+        let n = line.chars().count() + 1;
+        if used + n <= self.budget {
+            self.out.push_str(line);
+            self.out.push('\n');
+        } else {
+            let room = self.budget.saturating_sub(used + 2);
+            if room > 40 {
+                self.out.extend(line.chars().take(room));
+                self.out.push_str("…\n");
+            }
+            self.full = true;
+        }
+    }
+    fn finish(self) -> String {
+        self.out.trim_end().to_string()
+    }
+}
+
+/// Why the text is wanted: after a compaction/clear/resume (`restore`), or as the checkpoint taken
+/// before compaction (`compact`, with its trigger).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose<'a> {
+    Restore { source: &'a str },
+    Compact { trigger: &'a str },
+}
+
+/// The restore text: what the agent was doing, most useful facts first, within the budget.
+pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: Purpose) -> String {
+    let mut b = Budgeted::new(cfg.restore_budget);
+    let sid = crate::short_id(&s.id);
+    match purpose {
+        Purpose::Restore { source } => {
+            let what = match source {
+                "compact" => "after context compaction",
+                "clear" => "after /clear (from the session that just ended)",
+                "resume" => "on resume",
+                _ => "at session start",
+            };
+            b.line(&format!("hookjournal: state of session {sid} {what}, from its event journal."));
+        }
+        Purpose::Compact { trigger } => {
+            b.line(&format!("hookjournal checkpoint of session {sid} before {trigger} compaction."));
+        }
+    }
+    let role = role_for(s.agent_role.as_deref().or(s.loop_agent.as_deref()), cfg);
+    let in_progress: Vec<&Task> = s.tasks.tasks.values().filter(|t| t.status == TaskStatus::InProgress).collect();
+    let mut next: Vec<&Task> = s.tasks.tasks.values().filter(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::Failed)).collect();
+    next.sort_by_key(|t| t.created_seq);
+    let mut done: Vec<&Task> = s.tasks.tasks.values().filter(|t| t.status == TaskStatus::Completed).collect();
+    done.sort_by_key(|t| std::cmp::Reverse(t.updated_seq));
+    // Journal-wide tasks owned by this session's agent.
+    let agent = s.loop_agent.as_deref();
+    let shared: Vec<&Task> = st
+        .tasks
+        .open()
+        .filter(|t| agent.is_some() && t.owner.as_deref() == agent || t.owner.is_none() && t.status != TaskStatus::InProgress)
+        .collect();
+
+    for t in &in_progress {
+        b.line(&format!("In progress: {}", task_line(t)));
+    }
+    for t in shared.iter().filter(|t| t.status == TaskStatus::InProgress) {
+        b.line(&format!("In progress (journal task): {}", task_line(t)));
+    }
+    if let Some(t) = next.first() {
+        b.line(&format!("Next: {}", task_line(t)));
+    }
+    if let Some(t) = done.first() {
+        b.line(&format!("Last completed: {}", task_line(t)));
+    }
+    if next.len() > 1 {
+        let rest: Vec<String> = next[1..].iter().map(|t| task_line(t)).collect();
+        b.line(&format!("Also open: {}", rest.join("; ")));
+    }
+    let shared_open: Vec<String> = shared.iter().filter(|t| t.status != TaskStatus::InProgress).map(|t| task_line(t)).collect();
+    if !shared_open.is_empty() {
+        b.line(&format!("Open journal tasks: {}", shared_open.join("; ")));
+    }
+    if let Some((name, rc)) = role {
+        if !rc.priorities.is_empty() {
+            b.line(&format!("Role {name}: priorities: {}.", rc.priorities.join("; ")));
+        }
+        let mut reread: Vec<String> = rc.reread.clone();
+        if name == "dev" || name == "qa" || name == "debugger" {
+            reread.retain(|r| !r.contains("this session"));
+            let files = if name == "debugger" { &s.files_read } else { &s.files_edited };
+            reread.extend(files.iter().take(8).cloned());
+        }
+        if !reread.is_empty() {
+            b.line(&format!("Files to re-read: {}", reread.join(", ")));
+        }
+    }
+    if !s.commits.is_empty() {
+        let c: Vec<String> = s.commits.iter().take(5).map(|c| format!("{} {}", c.hash, one_line(&c.message))).collect();
+        b.line(&format!("Recent commits: {}", c.join("; ")));
+    }
+    if !s.files_edited.is_empty() {
+        b.line(&format!("Files edited (recent first): {}", s.files_edited.iter().take(12).cloned().collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(p) = s.prompts.first() {
+        b.line(&format!("Last user prompt: \"{}\"", one_line(p)));
+    }
+    let trig = if s.compact_triggers.is_empty() { String::new() } else { format!(" (triggers: {})", s.compact_triggers.join(", ")) };
+    b.line(&format!("Compactions so far: {}{trig}.", s.compactions));
+    if let Some(sum) = &s.last_compact_summary {
+        b.line(&format!("Last compact summary: {}", one_line(sum)));
+    }
+    if !s.failed_tools.is_empty() {
+        let f: Vec<String> = s.failed_tools.iter().take(3).map(|f| format!("{}: {}", f.tool, one_line(&f.error))).collect();
+        b.line(&format!("Recent failed tool calls: {}", f.join("; ")));
+    }
+    if !s.files_read.is_empty() {
+        b.line(&format!("Files read (recent first): {}", s.files_read.iter().take(10).cloned().collect::<Vec<_>>().join(", ")));
+    }
+    if !s.subagents.is_empty() {
+        let a: Vec<String> = s
+            .subagents
+            .iter()
+            .map(|a| {
+                let mut x = format!("{} ({})", a.agent_type.as_deref().unwrap_or("agent"), crate::short_id(&a.agent_id));
+                if let Some(m) = &a.last_message {
+                    x.push_str(&format!(": \"{}\"", one_line(m)));
+                }
+                x
+            })
+            .collect();
+        b.line(&format!("Subagents: {}", a.join("; ")));
+    }
+    if let Some(p) = &s.plan {
+        b.line(&format!("Plan: {}", one_line(p)));
+    }
+    if let Some(m) = &s.last_assistant_message {
+        b.line(&format!("Last assistant message: \"{}\"", one_line(m)));
+    }
+    b.finish()
+}
+
+/// At startup: the open tasks, if any (journal-wide, and the previous session's in this project).
+pub fn startup_text(st: &State, s: &SessionState, cfg: &PolicyConfig) -> Option<String> {
+    let mut lines = Vec::new();
+    for t in st.tasks.open() {
+        lines.push(format!("- {} [{}]", task_line(t), t.status.as_str()));
+    }
+    let prev = s.cwd.as_ref().and_then(|c| st.global.last_ended.get(c)).filter(|p| **p != s.id).and_then(|p| st.sessions.get(p));
+    if let Some(p) = prev {
+        for t in p.tasks.open() {
+            lines.push(format!("- {} [{}] (from session {})", task_line(t), t.status.as_str(), crate::short_id(&p.id)));
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let mut b = Budgeted::new(cfg.restore_budget.min(2_000));
+    b.line(&format!("hookjournal: {} open task(s) in this project:", lines.len()));
+    for l in lines.iter().take(15) {
+        b.line(l);
+    }
+    Some(b.finish())
+}
+
+/// The open tasks a reminder lists: the session's own and the journal-wide ones for its agent.
+pub fn open_tasks_for<'a>(st: &'a State, s: &'a SessionState) -> Vec<&'a Task> {
+    let agent = s.loop_agent.as_deref();
+    let mut v: Vec<&Task> = s.tasks.open().collect();
+    v.extend(st.tasks.open().filter(|t| t.owner.is_none() || t.owner.as_deref() == agent));
+    v
+}
+
+pub fn reminder_text(tasks: &[&Task], since: u64) -> String {
+    let mut b = Budgeted::new(1_500);
+    b.line(&format!("hookjournal: no task tool used in the last {since} tool calls and prompts. Open tasks:"));
+    for t in tasks.iter().take(10) {
+        b.line(&format!("- {} [{}]", task_line(t), t.status.as_str()));
+    }
+    b.finish()
+}
+
+pub fn escalation_text(s: &SessionState, cfg: &PolicyConfig) -> Option<String> {
+    let (tier, used) = pressure(s, cfg);
+    if !matches!(tier, Tier::Warning | Tier::Critical) {
+        return None;
+    }
+    let window = window_for(s.pressure.model.as_deref().or(s.model.as_deref()), cfg);
+    let open = s.tasks.open().count();
+    Some(format!(
+        "hookjournal: context window {:.0}% used ({} of {} tokens, {} tier). The session's tasks ({} open), edited files, commits and last prompt are checkpointed in the journal and will be restored after /compact.",
+        used * 100.0,
+        group(s.pressure.tokens),
+        group(window),
+        tier.as_str(),
+        open
+    ))
+}
+
+pub fn emergency_reason(s: &SessionState, cfg: &PolicyConfig) -> String {
+    let (_, used) = pressure(s, cfg);
+    format!(
+        "Context window is {:.0}% full ({} tokens). Ask the user to run /compact now; hookjournal has checkpointed this session and will restore it after compaction.",
+        used * 100.0,
+        group(s.pressure.tokens)
+    )
+}
+
+/// 152000 → "152,000".
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
