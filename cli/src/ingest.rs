@@ -91,7 +91,11 @@ pub fn transcript_events(
 pub fn git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
     let mut cmd = Command::new("git");
     cmd.args(["rev-parse", "--abbrev-ref", "HEAD"]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
-    if let Some(dir) = cwd.filter(|d| Path::new(d).is_dir()) {
+    // The session's own directory; when it is gone, no branch (never the handler's own cwd).
+    if let Some(dir) = cwd {
+        if !Path::new(dir).is_dir() {
+            return GitObserved { branch: None, error: Some("the session's cwd does not exist here".into()) };
+        }
         cmd.current_dir(dir);
     }
     let mut child = match cmd.spawn() {

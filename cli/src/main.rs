@@ -2,6 +2,8 @@
 //! module per command under `commands/`. Every error leaves as one line on stderr.
 
 mod commands;
+mod dates;
+mod eventjson;
 mod ingest;
 mod locate;
 mod output;

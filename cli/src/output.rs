@@ -1,6 +1,205 @@
-//! Human output helpers: one-line errors, escaping of terminal control characters.
+//! Human output: one-line errors, escaped control characters, aligned tables with colour only on a
+//! terminal (`NO_COLOR` honoured), relative times, progress bars only on a terminal.
+
+use std::io::IsTerminal;
 
 /// Collapses a message to one line.
 pub fn one_line(s: &str) -> String {
     s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ")
+}
+
+/// Escapes terminal control characters (ESC, BEL, CR, …) so payload text cannot drive the
+/// terminal. Newlines and tabs become visible escapes too: table cells are one line.
+pub fn escape(s: &str) -> String {
+    if !s.chars().any(|c| c.is_control() || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c)) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Like `escape` but keeps newlines (multi-line texts such as the restore text).
+pub fn escape_text(s: &str) -> String {
+    s.split('\n').map(escape).collect::<Vec<_>>().join("\n")
+}
+
+pub fn color_enabled() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+pub fn bold(s: &str) -> String {
+    if color_enabled() {
+        format!("\x1b[1m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn dim(s: &str) -> String {
+    if color_enabled() {
+        format!("\x1b[2m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+/// Colours a status/tier word (green ok, yellow warning, red critical…).
+pub fn tint(s: &str) -> String {
+    if !color_enabled() {
+        return s.to_string();
+    }
+    let code = match s {
+        "ok" | "completed" | "active" | "valid" => "32",
+        "warning" | "in_progress" | "idle" | "compacting" | "pending" => "33",
+        "critical" | "emergency" | "failed" | "damaged" => "31",
+        _ => return s.to_string(),
+    };
+    format!("\x1b[{code}m{s}\x1b[0m")
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// An aligned table. Cells are escaped; widths count characters.
+pub struct Table {
+    headers: Vec<(String, Align)>,
+    rows: Vec<Vec<String>>,
+    footer: Option<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(headers: &[(&str, Align)]) -> Table {
+        Table { headers: headers.iter().map(|(h, a)| (h.to_string(), *a)).collect(), rows: Vec::new(), footer: None }
+    }
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells.into_iter().map(|c| escape(&c)).collect());
+    }
+    pub fn footer(&mut self, cells: Vec<String>) {
+        self.footer = Some(cells.into_iter().map(|c| escape(&c)).collect());
+    }
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+    pub fn render(&self) -> String {
+        let n = self.headers.len();
+        let mut w: Vec<usize> = self.headers.iter().map(|(h, _)| h.chars().count()).collect();
+        for r in self.rows.iter().chain(self.footer.iter()) {
+            for (i, c) in r.iter().enumerate().take(n) {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let fmt = |cells: &[String]| -> String {
+            let mut line = String::new();
+            for i in 0..n {
+                let c = cells.get(i).map(String::as_str).unwrap_or("");
+                let pad = w[i].saturating_sub(c.chars().count());
+                let last = i + 1 == n;
+                match self.headers[i].1 {
+                    Align::Left => {
+                        line.push_str(&tint(c));
+                        if !last {
+                            line.push_str(&" ".repeat(pad));
+                        }
+                    }
+                    Align::Right => {
+                        line.push_str(&" ".repeat(pad));
+                        line.push_str(c);
+                    }
+                }
+                if !last {
+                    line.push_str("  ");
+                }
+            }
+            line.trim_end().to_string()
+        };
+        let mut out = String::new();
+        let header: Vec<String> = self.headers.iter().map(|(h, _)| h.clone()).collect();
+        out.push_str(&bold(&fmt(&header)));
+        out.push('\n');
+        for r in &self.rows {
+            out.push_str(&fmt(r));
+            out.push('\n');
+        }
+        if let Some(f) = &self.footer {
+            let total: usize = w.iter().sum::<usize>() + 2 * n.saturating_sub(1);
+            out.push_str(&dim(&"─".repeat(total)));
+            out.push('\n');
+            out.push_str(&bold(&fmt(f)));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// "3m ago", "2h ago", "5d ago" (or the date for older times).
+pub fn relative(at_us: i64, now_us: i64) -> String {
+    let secs = (now_us - at_us) / 1_000_000;
+    match secs {
+        s if s < 0 => timestamp(at_us),
+        s if s < 60 => format!("{s}s ago"),
+        s if s < 3600 => format!("{}m ago", s / 60),
+        s if s < 86_400 => format!("{}h ago", s / 3600),
+        s if s < 30 * 86_400 => format!("{}d ago", s / 86_400),
+        _ => timestamp(at_us)[..10].to_string(),
+    }
+}
+
+/// RFC 3339 UTC with milliseconds.
+pub fn timestamp(at_us: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(at_us)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| at_us.to_string())
+}
+
+pub fn usd(x: f64) -> String {
+    format!("${x:.2}")
+}
+
+pub fn tokens(n: u64) -> String {
+    projections::views::group(n)
+}
+
+/// A progress bar on a terminal (stderr), nothing otherwise.
+pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+pub fn print_json(v: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_control_sequences() {
+        assert_eq!(escape("a\x1b[31mred\x07"), "a\\x1b[31mred\\x07");
+        assert_eq!(escape("plain ünïcode"), "plain ünïcode");
+        assert_eq!(escape("x\u{9b}2J"), "x\\x9b2J");
+    }
 }

@@ -77,6 +77,23 @@ impl Tx {
         self.events.push(env);
         seq
     }
+    /// Appends an already sealed envelope (import), checking it continues the chain exactly.
+    pub fn push_sealed(&mut self, env: Envelope) -> Result<Seq> {
+        if env.seq != self.next_seq {
+            return Err(Error::Invalid(format!("expected seq {}, got {}", self.next_seq, env.seq)));
+        }
+        if env.prev != self.prev {
+            return Err(Error::Invalid(format!("seq {}: prev hash does not continue the chain", env.seq)));
+        }
+        if env.compute_hash() != env.hash {
+            return Err(Error::Invalid(format!("seq {}: hash does not match its content", env.seq)));
+        }
+        let seq = env.seq;
+        self.prev = env.hash;
+        self.next_seq += 1;
+        self.events.push(env);
+        Ok(seq)
+    }
     pub fn put_state(&mut self, key: &[u8], value: Vec<u8>) {
         self.state.push((key.to_vec(), Some(value)));
     }

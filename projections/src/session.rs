@@ -281,9 +281,11 @@ impl SessionState {
                     self.activity(last_task_command);
                 }
                 if let Some((edit, path)) = file_of(tool, input) {
+                    // A subagent's reads are its own context, not the session's; its edits
+                    // changed the project all the same.
                     if edit {
                         push_recent(&mut self.files_edited, &path, MAX_FILES);
-                    } else {
+                    } else if ev.agent_id.is_none() {
                         push_recent(&mut self.files_read, &path, MAX_FILES);
                     }
                 }

@@ -1,9 +1,43 @@
+//! `context SESSION --for restore|compact`: exactly the text the hooks would inject.
+
+use crate::settings::Settings;
+use crate::state_io;
+use projections::views::{self, Purpose};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {}
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum For {
+    Restore,
+    Compact,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    pub session: String,
+    #[arg(long = "for", value_enum, default_value = "restore")]
+    pub purpose: For,
+    /// The compaction trigger (with --for compact).
+    #[arg(long, default_value = "auto")]
+    pub trigger: String,
+    /// The SessionStart source (with --for restore): compact, clear or resume.
+    #[arg(long, default_value = "compact")]
+    pub source: String,
+}
+
+pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let (settings, _) = Settings::load(&dir);
+    let j = state_io::open_read(&dir)?;
+    let state = state_io::checkpoint(&j)?;
+    drop(j);
+    let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
+    let s = &state.sessions[&id];
+    let purpose = match args.purpose {
+        For::Restore => Purpose::Restore { source: &args.source },
+        For::Compact => Purpose::Compact { trigger: &args.trigger },
+    };
+    let text = views::restore_text(&state, s, &settings.policy, purpose);
+    println!("{}", crate::output::escape_text(&text));
+    Ok(ExitCode::SUCCESS)
 }

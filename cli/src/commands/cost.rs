@@ -1,9 +1,77 @@
+//! `cost`: tokens and USD by session, day, month or model.
+
+use crate::dates::Range;
+use crate::output::{self, Align, Table};
+use crate::settings::Settings;
+use crate::state_io;
+use projections::report::{self, CostBy, CostRow};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {}
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum By {
+    Session,
+    Day,
+    Month,
+    Model,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, value_enum, default_value = "session")]
+    pub by: By,
+    #[arg(long)]
+    pub since: Option<String>,
+    #[arg(long)]
+    pub until: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let (settings, _) = Settings::load(&dir);
+    let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
+    let view = state_io::open_view(&dir)?;
+    let full = view.full(|_| {})?;
+    let by = match args.by {
+        By::Session => CostBy::Session,
+        By::Day => CostBy::Day,
+        By::Month => CostBy::Month,
+        By::Model => CostBy::Model,
+    };
+    let (since, until) = range.days();
+    let (rows, total) = report::cost_rows(&full.cost, &settings.pricing(), by, since.as_deref(), until.as_deref(), None);
+    if args.json {
+        output::print_json(&serde_json::json!({ "by": format!("{:?}", args.by).to_lowercase(), "rows": rows, "total": total }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", render(&rows, &total, args.by));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
+    if rows.is_empty() {
+        return "no usage recorded yet (usage is read from transcripts at Stop, SubagentStop, PreCompact and SessionEnd)\n".into();
+    }
+    let key = match by {
+        By::Session => "SESSION",
+        By::Day => "DAY",
+        By::Month => "MONTH",
+        By::Model => "MODEL",
+    };
+    let mut t = Table::new(&[(key, Align::Left), ("INPUT", Align::Right), ("OUTPUT", Align::Right), ("CACHE WRITE", Align::Right), ("CACHE READ", Align::Right), ("TOTAL TOKENS", Align::Right), ("COST", Align::Right)]);
+    let cells = |r: &CostRow, key: String| {
+        let mut usd = output::usd(r.usd);
+        if r.unpriced_responses > 0 {
+            usd.push_str(&format!(" (+{} unpriced)", r.unpriced_responses));
+        }
+        vec![key, output::tokens(r.input_tokens), output::tokens(r.output_tokens), output::tokens(r.cache_write_tokens), output::tokens(r.cache_read_tokens), output::tokens(r.total_tokens), usd]
+    };
+    for r in rows {
+        let k = if matches!(by, By::Session) { projections::short_id(&r.key).to_string() } else { r.key.clone() };
+        t.row(cells(r, k));
+    }
+    t.footer(cells(total, "total".into()));
+    t.render()
 }

@@ -1,9 +1,210 @@
+//! `export --report …`: JSONL, one object a line, streamed. `--out FILE` is written atomically.
+
+use crate::dates::Range;
+use crate::eventjson;
+use crate::settings::Settings;
+use crate::state_io;
+use anyhow::{Context, Result};
+use journal::Kind;
+use projections::derived;
+use projections::report;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {}
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    Events,
+    Sessions,
+    Cost,
+    Notifications,
+    Tasks,
+    Snapshots,
+    SessionLog,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, value_enum)]
+    pub report: Report,
+    /// Only this session (full id or its first characters).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// From this day (YYYY-MM-DD, inclusive) or RFC 3339 time.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Up to this day (inclusive) or RFC 3339 time.
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Write here (atomically) instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Mask secrets (API keys, tokens, private keys, passwords in URLs) in payload text.
+    #[arg(long)]
+    pub redact: bool,
+}
+
+/// Resolves a session argument (a prefix is enough when it is unambiguous).
+pub fn resolve_session<'a>(ids: impl Iterator<Item = &'a String>, want: &str) -> Result<String> {
+    let matches: Vec<&String> = ids.filter(|id| id.as_str() == want || id.starts_with(want)).collect();
+    if let Some(exact) = matches.iter().find(|id| id.as_str() == want) {
+        return Ok((*exact).clone());
+    }
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => anyhow::bail!("no session {want:?} in this journal (see `hookjournal sessions`)"),
+        many => anyhow::bail!("{want:?} matches {} sessions; give more characters", many.len()),
+    }
+}
+
+fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
+    match v {
+        serde_json::Value::String(s) => {
+            let (masked, n) = projections::redact::redact(s);
+            if n > 0 {
+                *count += n;
+                *s = masked.into_owned();
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| redact_value(x, count)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| redact_value(x, count)),
+        _ => {}
+    }
+}
+
+pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let (settings, warning) = Settings::load(&dir);
+    if let Some(w) = warning {
+        eprintln!("hookjournal: {w}");
+    }
+    let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
+    let view = state_io::open_view(&dir)?;
+    let session = match &args.session {
+        Some(s) => Some(resolve_session(view.state.sessions.keys(), s)?),
+        None => None,
+    };
+    let (mut sink, tmp): (Box<dyn Write>, Option<tempfile::NamedTempFile>) = match &args.out {
+        Some(path) => {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            let tmp = tempfile::NamedTempFile::new_in(parent).with_context(|| format!("creating a temp file in {}", parent.display()))?;
+            let f = tmp.reopen().context("opening the temp file")?;
+            (Box::new(BufWriter::with_capacity(1 << 20, f)), Some(tmp))
+        }
+        None => (Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())), None),
+    };
+    let mut masked = 0usize;
+    let mut lines = 0u64;
+    let pricing = settings.pricing();
+    let cfg = &settings.policy;
+    let keep_session = |s: Option<&str>| session.as_deref().is_none_or(|want| s == Some(want));
+    let mut emit = |w: &mut dyn Write, mut v: serde_json::Value, masked: &mut usize| -> Result<()> {
+        if args.redact {
+            redact_value(&mut v, masked);
+        }
+        serde_json::to_writer(&mut *w, &v)?;
+        w.write_all(b"\n")?;
+        lines += 1;
+        Ok(())
+    };
+    match args.report {
+        Report::Events => {
+            let bar = crate::output::progress(view.snap.head_seq, "export");
+            let mut n = 0u64;
+            view.snap.for_each(|e| {
+                n += 1;
+                if n % 8192 == 0 {
+                    bar.set_position(n);
+                }
+                if keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
+                    let r = eventjson::write_line(&mut sink, &e, args.redact.then_some(&mut masked));
+                    r.map_err(|e| journal::Error::Io { context: "writing the report".into(), source: e })?;
+                    lines += 1;
+                }
+                Ok(())
+            })?;
+            bar.finish_and_clear();
+        }
+        Report::Sessions | Report::Snapshots => {
+            let mut sessions: Vec<_> = view.state.sessions.values().filter(|s| keep_session(Some(&s.id)) && range.contains(s.last_at_us)).collect();
+            sessions.sort_by_key(|s| s.first_seq);
+            for s in sessions {
+                let mut v = if args.report == Report::Sessions { report::session_row(s, &pricing, cfg) } else { report::snapshot_json(s, &pricing, cfg) };
+                v["start"] = crate::output::timestamp(s.first_at_us).into();
+                v["last"] = crate::output::timestamp(s.last_at_us).into();
+                emit(&mut sink, v, &mut masked)?;
+            }
+        }
+        Report::Tasks => {
+            for t in view.state.all_tasks() {
+                if !keep_session(t.session.as_deref()) && session.is_some() {
+                    continue;
+                }
+                let mut v = serde_json::to_value(t)?;
+                v["ref"] = t.task_ref().display().into();
+                v["session_id"] = t.session.clone().into();
+                emit(&mut sink, v, &mut masked)?;
+            }
+        }
+        Report::Cost => {
+            let full = view.full(|_| {})?;
+            for r in full.cost.by_key.values() {
+                if !keep_session(Some(&r.session)) || !range.contains_ts(&r.timestamp) {
+                    continue;
+                }
+                let v = serde_json::json!({
+                    "timestamp": r.timestamp, "session_id": r.session, "agent_id": r.agent_id, "model": r.model,
+                    "input_tokens": r.usage.input_tokens, "output_tokens": r.usage.output_tokens,
+                    "cache_write_5m_tokens": r.usage.cache_write_5m, "cache_write_1h_tokens": r.usage.cache_write_1h,
+                    "cache_read_tokens": r.usage.cache_read, "cost_usd": pricing.cost(&r.model, &r.usage),
+                });
+                emit(&mut sink, v, &mut masked)?;
+            }
+        }
+        Report::Notifications => {
+            let full = view.full(|_| {})?;
+            for n in &full.notifications {
+                if !keep_session(n.session.as_deref()) || !range.contains(n.at_us) {
+                    continue;
+                }
+                let v = serde_json::json!({
+                    "timestamp": crate::output::timestamp(n.at_us), "session_id": n.session, "type": n.kind,
+                    "title": n.title, "message": n.message, "seq": n.seq,
+                });
+                emit(&mut sink, v, &mut masked)?;
+            }
+        }
+        Report::SessionLog => {
+            let mut rows = Vec::new();
+            view.snap.for_each(|e| {
+                if matches!(e.kind, Kind::SessionMetrics { .. }) && keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
+                    if let Some(m) = derived::parse::<derived::SessionMetrics>(&e.payload) {
+                        rows.push((e.recorded_at_us, e.session_id.clone(), m, e.seq));
+                    }
+                }
+                Ok(())
+            })?;
+            for (at, sid, m, seq) in rows {
+                let v = serde_json::json!({
+                    "timestamp": crate::output::timestamp(at), "session_id": sid, "event": m.at,
+                    "cost_usd": m.payload.cost_usd.or(m.usd), "duration_ms": m.duration_ms,
+                    "tokens_in": m.payload.tokens_in.unwrap_or(m.usage.input_tokens + m.usage.cache_write() + m.usage.cache_read),
+                    "tokens_out": m.payload.tokens_out.unwrap_or(m.usage.output_tokens),
+                    "model": m.payload.model.clone().or(m.model.clone()), "branch": m.branch, "seq": seq,
+                });
+                emit(&mut sink, v, &mut masked)?;
+            }
+        }
+    }
+    sink.flush().context("writing the report")?;
+    drop(sink);
+    if let (Some(tmp), Some(path)) = (tmp, &args.out) {
+        tmp.as_file().sync_all().ok();
+        tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("hookjournal: wrote {lines} lines to {}", path.display());
+    }
+    if args.redact {
+        eprintln!("hookjournal: masked {masked} secret(s)");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,150 @@
-use std::path::PathBuf;
+//! `import --events FILE`: rebuild a journal from an events export (same hashes, same chain head).
+//! `import --transcripts DIR`: backfill usage from a Claude Code projects folder, deduplicated
+//! against what the journal already holds.
+
+use crate::eventjson;
+use crate::ingest;
+use crate::settings::Settings;
+use crate::state_io::{self, Loaded};
+use anyhow::{bail, Context, Result};
+use journal::{Journal, Kind, OpenOptions};
+use projections::fold::{Full, Rewinds};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(group(clap::ArgGroup::new("source").required(true).args(["events", "transcripts"])))]
+pub struct Args {
+    /// An `export --report events` file (`-` for stdin). The journal must be empty.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// A Claude Code projects folder (`~/.claude/projects`, or one project inside it).
+    #[arg(long)]
+    pub transcripts: Option<PathBuf>,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let (settings, _) = Settings::load(&dir);
+    let opts = OpenOptions { wait: Duration::from_secs(10), create: true, segment_events: settings.hook.segment_events };
+    let mut j = Journal::open(&dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
+    if let Some(file) = &args.events {
+        import_events(&mut j, file)?;
+    } else if let Some(folder) = &args.transcripts {
+        import_transcripts(&mut j, folder)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+const BATCH: usize = 4096;
+
+fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
+    if j.head_seq() != 0 {
+        bail!("journal {} already holds {} events; import --events needs an empty journal", j.dir().display(), j.head_seq());
+    }
+    let reader: Box<dyn BufRead> = if file == Path::new("-") {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+        Box::new(std::io::BufReader::with_capacity(1 << 20, f))
+    };
+    let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    let bar = crate::output::progress(len, "import");
+    let mut full = Full::default();
+    let mut tx = j.begin();
+    let mut saw_rewind = false;
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.with_context(|| format!("reading {}", file.display()))?;
+        bar.inc(line.len() as u64 + 1);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let env = eventjson::read_line(&line).map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
+        saw_rewind |= matches!(env.kind, Kind::Rewound { .. });
+        full.apply(&env);
+        tx.push_sealed(env).map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
+        if tx.events().len() >= BATCH {
+            j.commit_unflushed(std::mem::replace(&mut tx, j.begin()))?;
+            tx = j.begin();
+            j.seal_if_full()?;
+        }
+    }
+    j.commit_unflushed(tx)?;
+    // The checkpoint: from the fold, or (when rewinds came later in the file) a two-pass replay.
+    if saw_rewind {
+        let snap = j.read_snapshot()?;
+        let rewinds = state_io::collect_rewinds(&snap)?;
+        full = state_io::full_replay(&snap, rewinds, |_| {})?;
+    }
+    let mut tx = j.begin();
+    for (k, v) in full.state.partitions() {
+        tx.put_state(&k, v);
+    }
+    j.commit(tx)?;
+    j.seal_if_full()?;
+    bar.finish_and_clear();
+    eprintln!("hookjournal: imported {} events; chain head {}", j.head_seq(), &journal::hex(&j.head_hash())[..16]);
+    Ok(())
+}
+
+/// `(session id, agent id, path)` for every transcript under `folder`.
+fn transcripts(folder: &Path) -> Result<Vec<(String, Option<String>, PathBuf)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![folder.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let rd = std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))?;
+        for entry in rd.flatten() {
+            let p = entry.path();
+            let ft = entry.file_type()?;
+            if ft.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "jsonl") {
+                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let parent = p.parent().and_then(|x| x.file_name()).map(|s| s.to_string_lossy().into_owned());
+                if parent.as_deref() == Some("subagents") {
+                    let session = p.parent().and_then(|x| x.parent()).and_then(|x| x.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                    out.push((session, Some(stem.trim_start_matches("agent-").to_string()), p));
+                } else {
+                    out.push((stem, None, p));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.1.is_some(), &a.2).cmp(&(b.1.is_some(), &b.2)));
+    Ok(out)
+}
+
+fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
+    let files = transcripts(folder)?;
+    if files.is_empty() {
+        bail!("no .jsonl transcripts under {}", folder.display());
+    }
+    let now = chrono::Utc::now().timestamp_micros();
+    let mut loaded = Loaded::new(j)?;
+    let mut tx = j.begin();
+    let mut usage_events = 0usize;
+    let bar = crate::output::progress(files.len() as u64, "import");
+    for (session, agent, path) in &files {
+        bar.inc(1);
+        loaded.session(j, session)?;
+        let path_str = path.to_string_lossy().into_owned();
+        let obs = ingest::transcript_events(loaded.state.sessions.get(session), &path_str, agent.as_deref(), usize::MAX >> 1);
+        for o in obs {
+            // Backfilled events have no hook invocation as their cause: cause 0.
+            let kind = (o.kind)(0);
+            usage_events += matches!(kind, Kind::UsageObserved { .. }) as usize;
+            tx.push(ingest::event(now, "claude", Some(session), None, kind, o.body));
+            let env = tx.events().last().expect("pushed");
+            loaded.state.apply(env);
+        }
+    }
+    loaded.write_back(&mut tx);
+    j.commit(tx)?;
+    j.seal_if_full()?;
+    bar.finish_and_clear();
+    eprintln!("hookjournal: imported {usage_events} responses' usage from {} transcripts", files.len());
+    let _ = Rewinds::default();
+    Ok(())
 }

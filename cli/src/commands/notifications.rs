@@ -1,9 +1,52 @@
+//! `notifications`: the notification log.
+
+use crate::output::{self, Align, Table};
+use crate::state_io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[arg(long)]
+    pub session: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let view = state_io::open_view(&dir)?;
+    let session = match &args.session {
+        Some(s) => Some(crate::commands::export::resolve_session(view.state.sessions.keys(), s)?),
+        None => None,
+    };
+    let full = view.full(|_| {})?;
+    let items: Vec<_> = full.notifications.iter().filter(|n| session.is_none() || n.session == session).collect();
+    if args.json {
+        let v: Vec<serde_json::Value> = items
+            .iter()
+            .map(|n| serde_json::json!({"timestamp": output::timestamp(n.at_us), "session_id": n.session, "type": n.kind, "title": n.title, "message": n.message, "seq": n.seq}))
+            .collect();
+        output::print_json(&serde_json::Value::Array(v));
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", render(&items));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn render(items: &[&projections::fold::NotificationEntry]) -> String {
+    if items.is_empty() {
+        return "no notifications\n".into();
+    }
+    let mut t = Table::new(&[("TIME", Align::Left), ("SESSION", Align::Left), ("TYPE", Align::Left), ("TITLE", Align::Left), ("MESSAGE", Align::Left)]);
+    for n in items {
+        t.row(vec![
+            output::timestamp(n.at_us)[..19].replace('T', " "),
+            projections::short_id(n.session.as_deref().unwrap_or("-")).to_string(),
+            n.kind.clone(),
+            n.title.clone().unwrap_or_default(),
+            n.message.clone(),
+        ]);
+    }
+    t.render()
 }

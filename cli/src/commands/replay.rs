@@ -1,9 +1,318 @@
+//! `replay`: the debugger. Event by event, with the projection changes each event caused; with
+//! `--verify`, every recorded answer is recomputed from replayed state and compared.
+//!
+//! The fold is faithful to time: a rewind affects the state only from the moment it was recorded,
+//! exactly as the hook saw it, so recomputed answers are comparable with what was printed.
+
+use crate::output::{self, escape};
+use crate::settings::Settings;
+use crate::state_io;
+use anyhow::Result;
+use journal::{Envelope, Kind, ReadSnapshot, Seq};
+use projections::config::PolicyConfig;
+use projections::derived::{self, ResponseEmitted};
+use projections::event;
+use projections::fold::{Full, Rewinds};
+use projections::policy::{self, DecisionEvent};
+use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[arg(long)]
+    pub session: Option<String>,
+    #[arg(long)]
+    pub from: Option<u64>,
+    #[arg(long)]
+    pub to: Option<u64>,
+    /// Only events of this kind (`Hook`, `Hook:Stop`, `ResponseEmitted`, …).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Recompute every recorded answer and report differences (exit 3 if any).
+    #[arg(long)]
+    pub verify: bool,
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+/// A hook event and the events it caused (they are contiguous: one atomic batch).
+struct Group {
+    events: Vec<Envelope>,
+}
+
+fn is_decision(k: &Kind) -> bool {
+    matches!(k, Kind::ReminderIssued { .. } | Kind::TaskReleased { .. } | Kind::Checkpoint { .. } | Kind::ResponseEmitted { .. })
+}
+
+fn decision_kind_body(seq: Seq, d: &DecisionEvent) -> (Kind, Vec<u8>) {
+    match d {
+        DecisionEvent::ReminderIssued(r) => (Kind::ReminderIssued { cause: seq }, derived::body(r)),
+        DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause: seq }, derived::body(r)),
+        DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause: seq }, derived::body(c)),
+    }
+}
+
+pub struct Difference {
+    pub seq: Seq,
+    pub what: String,
+}
+
+/// Folds a snapshot group by group. `on_event` sees each event with the state before and after
+/// it; with `verify`, answers are recomputed and differences collected.
+pub struct Replayer<'a> {
+    snap: &'a ReadSnapshot,
+    pub full: Full,
+    seen_rewinds: Vec<(String, Seq, Seq)>,
+    verify: Option<&'a PolicyConfig>,
+    pub differences: Vec<Difference>,
+    pub verified: u64,
+}
+
+impl<'a> Replayer<'a> {
+    pub fn new(snap: &'a ReadSnapshot, verify: Option<&'a PolicyConfig>) -> Self {
+        Replayer { snap, full: Full::default(), seen_rewinds: Vec::new(), verify, differences: Vec::new(), verified: 0 }
+    }
+
+    fn apply(&mut self, env: &Envelope, on_event: &mut dyn FnMut(&Envelope, &Full, &Full)) -> Result<()> {
+        let before = self.full.clone();
+        if let Kind::Rewound { session, to_seq } = &env.kind {
+            self.seen_rewinds.push((session.clone(), *to_seq, env.seq));
+            let mut rebuilt = Full::with_rewinds(Rewinds::from_list(&self.seen_rewinds));
+            self.snap.for_each_in(1, env.seq, |e| {
+                rebuilt.apply(&e);
+                Ok(())
+            })?;
+            self.full = rebuilt;
+        } else {
+            self.full.apply(env);
+        }
+        on_event(env, &before, &self.full);
+        Ok(())
+    }
+
+    fn group(&mut self, g: Group, on_event: &mut dyn FnMut(&Envelope, &Full, &Full)) -> Result<()> {
+        let hook = &g.events[0];
+        let parsed = match &hook.kind {
+            Kind::Hook { .. } if !hook.spooled && !self.full.rewinds.hides(hook) => event::parse(&hook.host, &hook.payload),
+            _ => None,
+        };
+        let split = g.events.iter().position(|e| is_decision(&e.kind)).unwrap_or(g.events.len());
+        for e in &g.events[..split] {
+            self.apply(e, on_event)?;
+        }
+        if let (Some(cfg), Some(ev)) = (self.verify, parsed.filter(|p| p.session_id.is_some())) {
+            let recorded_resp = g.events[split..].iter().find(|e| matches!(e.kind, Kind::ResponseEmitted { .. })).and_then(|e| derived::parse::<ResponseEmitted>(&e.payload));
+            let cfg = recorded_resp.as_ref().map(|r| &r.policy).unwrap_or(cfg);
+            let d = policy::decide(&self.full.state, hook, &ev, cfg);
+            self.verified += 1;
+            let recorded_out = recorded_resp.as_ref().map(|r| r.output.clone()).unwrap_or_default();
+            if recorded_out != d.output_text() {
+                self.differences.push(Difference { seq: hook.seq, what: format!("answer differs: recorded {:?}, recomputed {:?}", clip(&recorded_out), clip(&d.output_text())) });
+            }
+            let recorded: Vec<(Kind, Vec<u8>)> = g.events[split..].iter().filter(|e| !matches!(e.kind, Kind::ResponseEmitted { .. })).map(|e| (e.kind.clone(), e.payload.clone())).collect();
+            let recomputed: Vec<(Kind, Vec<u8>)> = d.events.iter().map(|x| decision_kind_body(hook.seq, x)).collect();
+            if recorded != recomputed {
+                let names = |v: &[(Kind, Vec<u8>)]| v.iter().map(|(k, _)| k.name()).collect::<Vec<_>>().join(", ");
+                self.differences.push(Difference { seq: hook.seq, what: format!("decision events differ: recorded [{}], recomputed [{}]", names(&recorded), names(&recomputed)) });
+            }
+        }
+        for e in &g.events[split..] {
+            self.apply(e, on_event)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the whole snapshot.
+    pub fn run(&mut self, mut on_event: impl FnMut(&Envelope, &Full, &Full)) -> Result<()> {
+        let mut current: Option<Group> = None;
+        let snap = self.snap;
+        let mut err = None;
+        snap.for_each(|e| {
+            let belongs = current.as_ref().is_some_and(|g| e.kind.cause() == Some(g.events[0].seq));
+            if belongs {
+                current.as_mut().expect("checked").events.push(e);
+                return Ok(());
+            }
+            if let Some(g) = current.take() {
+                if let Err(x) = self.group(g, &mut on_event) {
+                    err = Some(x);
+                }
+            }
+            current = Some(Group { events: vec![e] });
+            Ok(())
+        })?;
+        if let Some(g) = current.take() {
+            self.group(g, &mut on_event)?;
+        }
+        if let Some(e) = err {
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() > 160 {
+        format!("{}…", s.chars().take(160).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// A one-line summary of what an event says.
+pub fn summary(e: &Envelope) -> String {
+    match &e.kind {
+        Kind::Hook { name } => {
+            let v: Value = serde_json::from_slice(&e.payload).unwrap_or(Value::Null);
+            let tool = v.get("tool_name").and_then(Value::as_str);
+            let detail = match name.as_str() {
+                "UserPromptSubmit" => v.get("prompt").and_then(Value::as_str).map(|p| format!("\"{}\"", clip(p))),
+                "SessionStart" => v.get("source").and_then(Value::as_str).map(str::to_string),
+                "SessionEnd" => v.get("reason").and_then(Value::as_str).map(str::to_string),
+                "PreCompact" | "PostCompact" => v.get("trigger").and_then(Value::as_str).map(str::to_string),
+                "Notification" => v.get("message").and_then(Value::as_str).map(clip),
+                _ => tool.map(|t| {
+                    let input = v.get("tool_input");
+                    let arg = input
+                        .and_then(|i| ["file_path", "command", "pattern", "subject", "taskId"].iter().find_map(|k| i.get(*k).and_then(|x| x.as_str())))
+                        .map(clip)
+                        .unwrap_or_default();
+                    let status = input.and_then(|i| i.get("status")).and_then(Value::as_str).map(|s| format!(" → {s}")).unwrap_or_default();
+                    format!("{t} {arg}{status}")
+                }),
+            };
+            detail.unwrap_or_default()
+        }
+        Kind::Malformed { reason } => format!("{reason} ({} bytes)", e.payload.len()),
+        Kind::UsageObserved { .. } => derived::parse::<derived::UsageObserved>(&e.payload)
+            .map(|u| format!("{} in={} out={} cache_w={} cache_r={}", u.record.model, u.record.usage.input_tokens, u.record.usage.output_tokens, u.record.usage.cache_write(), u.record.usage.cache_read))
+            .unwrap_or_default(),
+        Kind::ContextObserved { .. } => derived::parse::<derived::ContextObserved>(&e.payload).map(|c| format!("context {} tokens", c.tokens.map(|t| t.to_string()).unwrap_or("-".into()))).unwrap_or_default(),
+        Kind::ResponseEmitted { .. } => derived::parse::<ResponseEmitted>(&e.payload).map(|r| clip(&r.output)).unwrap_or_default(),
+        Kind::Rewound { session, to_seq } => format!("session {} to seq {to_seq}", projections::short_id(session)),
+        _ => clip(&String::from_utf8_lossy(&e.payload)),
+    }
+}
+
+const QUIET: &[&str] = &["last_seq", "last_at_us", "hook_events", "first_seq", "first_at_us", "usage_by_key", "transcript_offsets", "updated_seq"];
+
+fn diff_values(prefix: &str, a: &Value, b: &Value, out: &mut Vec<(String, Value, Value)>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, vb) in y {
+                if QUIET.contains(&k.as_str()) {
+                    continue;
+                }
+                let va = x.get(k).unwrap_or(&Value::Null);
+                if va != vb {
+                    let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    if prefix.split('.').count() < 3 && va.is_object() && vb.is_object() {
+                        diff_values(&p, va, vb, out);
+                    } else {
+                        out.push((p, va.clone(), vb.clone()));
+                    }
+                }
+            }
+        }
+        _ => out.push((prefix.to_string(), a.clone(), b.clone())),
+    }
+}
+
+/// The projection changes an event caused: its session's state, the task store, cost, notifications.
+pub fn changes(e: &Envelope, before: &Full, after: &Full) -> Vec<(String, Value, Value)> {
+    let mut out = Vec::new();
+    for sid in projections::fold::State::sessions_touched(e) {
+        let a = before.state.sessions.get(&sid).map(|s| serde_json::to_value(s).unwrap_or_default()).unwrap_or(json!({}));
+        let b = after.state.sessions.get(&sid).map(|s| serde_json::to_value(s).unwrap_or_default()).unwrap_or(json!({}));
+        diff_values(&format!("session {}", projections::short_id(&sid)), &a, &b, &mut out);
+    }
+    if before.state.tasks != after.state.tasks {
+        let a = serde_json::to_value(&before.state.tasks).unwrap_or_default();
+        let b = serde_json::to_value(&after.state.tasks).unwrap_or_default();
+        diff_values("journal tasks", &a, &b, &mut out);
+    }
+    if before.cost.by_key.len() != after.cost.by_key.len() || before.cost.by_key != after.cost.by_key {
+        out.push(("cost".into(), json!(before.cost.by_key.len()), json!(after.cost.by_key.len())));
+    }
+    if before.notifications.len() != after.notifications.len() {
+        out.push(("notifications".into(), json!(before.notifications.len()), json!(after.notifications.len())));
+    }
+    out
+}
+
+fn short_value(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    clip(&s)
+}
+
+pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let (settings, _) = Settings::load(&dir);
+    let view = state_io::open_view(&dir)?;
+    let session = match &args.session {
+        Some(s) => Some(crate::commands::export::resolve_session(view.state.sessions.keys(), s)?),
+        None => None,
+    };
+    let from = args.from.unwrap_or(1);
+    let to = args.to.unwrap_or(u64::MAX);
+    let kind = args.kind.clone();
+    let bar = crate::output::progress(view.snap.head_seq, "replay");
+    let mut rep = Replayer::new(&view.snap, args.verify.then_some(&settings.policy));
+    let json = args.json;
+    let mut shown = 0u64;
+    rep.run(|e, before, after| {
+        if e.seq % 4096 == 0 {
+            bar.set_position(e.seq);
+        }
+        if e.seq < from || e.seq > to || session.as_ref().is_some_and(|s| e.session_id.as_ref() != Some(s)) {
+            return;
+        }
+        if let Some(k) = &kind {
+            let label = e.kind.label();
+            if !(label == *k || e.kind.name() == k) {
+                return;
+            }
+        }
+        shown += 1;
+        let hidden = after.rewinds.hides(e);
+        let ch = changes(e, before, after);
+        if json {
+            let v = json!({
+                "seq": e.seq, "recorded_at": output::timestamp(e.recorded_at_us), "kind": e.kind.label(), "session_id": e.session_id,
+                "cause": e.kind.cause(), "summary": summary(e), "hidden_by_rewind": hidden,
+                "changes": ch.iter().map(|(f, a, b)| json!({"field": f, "before": a, "after": b})).collect::<Vec<_>>(),
+            });
+            println!("{v}");
+        } else {
+            let t = &output::timestamp(e.recorded_at_us)[11..19];
+            let sid = e.session_id.as_deref().map(projections::short_id).unwrap_or("-");
+            let cause = e.kind.cause().map(|c| format!(" ←{c}")).unwrap_or_default();
+            let h = if hidden { " (rewound)" } else { "" };
+            println!("{:>7}  {t}  {sid:<8}  {}{cause}{h}  {}", e.seq, output::bold(&escape(&e.kind.label())), escape(&summary(e)));
+            for (f, a, b) in ch.iter().take(12) {
+                println!("{:>9}↳ {}: {} → {}", "", escape(f), escape(&short_value(a)), escape(&short_value(b)));
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    if args.verify {
+        if json {
+            println!("{}", json!({"verified_answers": rep.verified, "differences": rep.differences.iter().map(|d| json!({"seq": d.seq, "what": d.what})).collect::<Vec<_>>()}));
+        } else {
+            for d in &rep.differences {
+                println!("difference at seq {}: {}", d.seq, escape(&d.what));
+            }
+            println!("replay --verify: {} answers recomputed from replayed state, {} difference(s)", rep.verified, rep.differences.len());
+        }
+        if !rep.differences.is_empty() {
+            return Ok(ExitCode::from(3));
+        }
+    } else if !json && shown == 0 {
+        println!("no events match");
+    }
+    Ok(ExitCode::SUCCESS)
 }

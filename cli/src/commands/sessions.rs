@@ -1,9 +1,69 @@
+//! `sessions`: one row per session.
+
+use crate::output::{self, Align, Table};
+use crate::settings::Settings;
+use crate::state_io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let (settings, _) = Settings::load(&dir);
+    let j = state_io::open_read(&dir)?;
+    let state = state_io::checkpoint(&j)?;
+    drop(j);
+    let pricing = settings.pricing();
+    let mut sessions: Vec<_> = state.sessions.values().collect();
+    sessions.sort_by_key(|s| s.first_seq);
+    let rows: Vec<serde_json::Value> = sessions.iter().map(|s| projections::report::session_row(s, &pricing, &settings.policy)).collect();
+    if args.json {
+        output::print_json(&serde_json::Value::Array(rows));
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", render(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn render(rows: &[serde_json::Value]) -> String {
+    let now = chrono::Utc::now().timestamp_micros();
+    let mut t = Table::new(&[
+        ("SESSION", Align::Left),
+        ("HOST", Align::Left),
+        ("STARTED", Align::Left),
+        ("LAST", Align::Left),
+        ("EVENTS", Align::Right),
+        ("STATUS", Align::Left),
+        ("CONTEXT", Align::Right),
+        ("TIER", Align::Left),
+        ("COST", Align::Right),
+    ]);
+    let mut total = 0.0;
+    let mut events = 0;
+    for r in rows {
+        let usd = r["usd"].as_f64().unwrap_or(0.0);
+        total += usd;
+        events += r["events"].as_u64().unwrap_or(0);
+        t.row(vec![
+            projections::short_id(r["session_id"].as_str().unwrap_or("")).to_string(),
+            r["host"].as_str().unwrap_or("").to_string(),
+            output::timestamp(r["start_us"].as_i64().unwrap_or(0))[..16].replace('T', " "),
+            output::relative(r["last_us"].as_i64().unwrap_or(0), now),
+            r["events"].to_string(),
+            r["status"].as_str().unwrap_or("").to_string(),
+            format!("{:.0}%", r["context_used"].as_f64().unwrap_or(0.0) * 100.0),
+            r["tier"].as_str().unwrap_or("").to_string(),
+            output::usd(usd),
+        ]);
+    }
+    if t.is_empty() {
+        return "no sessions yet\n".into();
+    }
+    t.footer(vec![format!("{} sessions", rows.len()), String::new(), String::new(), String::new(), events.to_string(), String::new(), String::new(), String::new(), output::usd(total)]);
+    t.render()
 }

@@ -1,9 +1,45 @@
+//! `status`: events, sessions, segments, size, last event, chain state.
+
+use crate::output::{relative, timestamp};
+use crate::state_io;
+use journal::hex;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let j = state_io::open_read(&dir)?;
+    let st = j.status()?;
+    let sessions = j.scan_state(b"sess:")?.len();
+    drop(j);
+    if args.json {
+        crate::output::print_json(&serde_json::json!({
+            "dir": st.dir, "events": st.events, "sessions": sessions, "segments": st.segments,
+            "active_events": st.active_events, "bytes": st.bytes, "spooled": st.spooled,
+            "last_event": st.last_recorded_at_us.map(timestamp), "head_hash": hex(&st.head_hash),
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let now = chrono::Utc::now().timestamp_micros();
+    println!("journal    {}", crate::output::escape(&st.dir.display().to_string()));
+    println!("events     {}", crate::output::tokens(st.events));
+    println!("sessions   {sessions}");
+    println!("segments   {} sealed + {} events in the active store", st.segments, st.active_events);
+    println!("size       {:.1} MiB", st.bytes as f64 / (1 << 20) as f64);
+    if st.spooled > 0 {
+        println!("spooled    {} (ingested by the next hook)", st.spooled);
+    }
+    match st.last_recorded_at_us {
+        Some(t) => println!("last event {} ({})", timestamp(t), relative(t, now)),
+        None => println!("last event none"),
+    }
+    println!("chain head {}", &hex(&st.head_hash)[..16]);
+    println!("{}", crate::output::dim("run `hookjournal verify` to check the chain and the projections"));
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,216 @@
+//! `tasks`: the task store. Changes are `TaskCommand` events; every change is idempotent (a
+//! command that would change nothing records nothing and says so).
+
+use crate::output::{self, escape, Align, Table};
+use crate::state_io::{self, Loaded};
+use anyhow::{bail, Result};
+use journal::{Journal, Kind};
+use projections::derived::{self, TaskCommand};
+use projections::fold::State;
+use projections::tasks::{Task, TaskRef, TaskStatus};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+    /// Only tasks with this status (list).
+    #[arg(long, global = true)]
+    pub status: Option<String>,
+    /// Only tasks owned by this agent (list), or the agent taking the task (add, start).
+    #[arg(long, global = true)]
+    pub agent: Option<String>,
+    #[arg(long, global = true)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+#[derive(clap::Subcommand, Debug)]
+pub enum Cmd {
+    /// List tasks (the default).
+    List,
+    /// One task with its history.
+    Show { id: String },
+    /// Add a journal-wide task; prints its id.
+    Add {
+        subject: String,
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Mark a task in progress (with --agent, that agent owns it).
+    Start { id: String },
+    /// Mark a task completed.
+    Done { id: String },
+    /// Fail a task: released for retry, retry_count + 1.
+    Fail {
+        id: String,
+        #[arg(long, default_value = "failed")]
+        reason: String,
+    },
+    /// Put a task back to pending.
+    Reopen { id: String },
+}
+
+/// `T3` (journal-wide) or `SESSION:ID` (a session's own task; a session prefix is enough).
+fn resolve(state: &State, id: &str) -> Result<TaskRef> {
+    if let Some((s, tid)) = id.split_once(':') {
+        let session = crate::commands::export::resolve_session(state.sessions.keys(), s)?;
+        if !state.sessions[&session].tasks.tasks.contains_key(tid) {
+            bail!("session {} has no task {tid:?}", projections::short_id(&session));
+        }
+        return Ok(TaskRef { session: Some(session), id: tid.to_string() });
+    }
+    if state.tasks.tasks.contains_key(id) {
+        return Ok(TaskRef::global(id));
+    }
+    let owners: Vec<&String> = state.sessions.iter().filter(|(_, s)| s.tasks.tasks.contains_key(id)).map(|(k, _)| k).collect();
+    match owners.as_slice() {
+        [one] => Ok(TaskRef { session: Some((*one).clone()), id: id.to_string() }),
+        [] => bail!("no task {id:?} (see `hookjournal tasks`)"),
+        _ => bail!("task id {id:?} exists in {} sessions; write it as SESSION:{id}", owners.len()),
+    }
+}
+
+fn find<'a>(state: &'a State, r: &TaskRef) -> Option<&'a Task> {
+    match &r.session {
+        Some(s) => state.sessions.get(s)?.tasks.get(&r.id),
+        None => state.tasks.get(&r.id),
+    }
+}
+
+pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    let sub = args.cmd.unwrap_or(Cmd::List);
+    match sub {
+        Cmd::List => {
+            let j = state_io::open_read(&dir)?;
+            let state = state_io::checkpoint(&j)?;
+            drop(j);
+            let status = args.status.as_deref().map(|s| TaskStatus::parse(s).ok_or_else(|| anyhow::anyhow!("unknown status {s:?} (pending, in_progress, completed, failed, deleted)"))).transpose()?;
+            let tasks: Vec<&Task> = state
+                .all_tasks()
+                .into_iter()
+                .filter(|t| status.is_none_or(|s| t.status == s))
+                .filter(|t| args.agent.is_none() || t.owner == args.agent)
+                .collect();
+            if args.json {
+                let v: Vec<serde_json::Value> = tasks.iter().map(|t| task_json(t)).collect();
+                output::print_json(&serde_json::Value::Array(v));
+            } else {
+                print!("{}", render(&tasks));
+            }
+        }
+        Cmd::Show { id } => {
+            let j = state_io::open_read(&dir)?;
+            let state = state_io::checkpoint(&j)?;
+            drop(j);
+            let r = resolve(&state, &id)?;
+            let t = find(&state, &r).expect("resolved");
+            if args.json {
+                output::print_json(&task_json(t));
+            } else {
+                println!("{} {}  {}", output::bold(&escape(&r.display())), output::tint(t.status.as_str()), escape(&t.subject));
+                if let Some(d) = &t.description {
+                    println!("  {}", escape(d));
+                }
+                if let Some(o) = &t.owner {
+                    println!("  owner {}", escape(o));
+                }
+                if t.retry_count > 0 || t.fail_reason.is_some() {
+                    println!("  retries {}; last failure: {}", t.retry_count, escape(t.fail_reason.as_deref().unwrap_or("-")));
+                }
+                for h in &t.history {
+                    println!("  {}  seq {:<6} {:<12} by {}{}", output::timestamp(h.at_us), h.seq, h.status.as_str(), escape(&h.by), h.note.as_deref().map(|n| format!(" — {}", escape(n))).unwrap_or_default());
+                }
+            }
+        }
+        Cmd::Add { subject, description } => {
+            change(&dir, args.json, |state| {
+                let id = format!("T{}", state.tasks.next_number + 1);
+                Ok(TaskCommand { op: "add".into(), task: TaskRef::global(&id), subject: Some(subject.clone()), description: description.clone(), agent: args.agent.clone(), reason: None })
+            })?;
+        }
+        Cmd::Start { id } => change(&dir, args.json, |st| Ok(command("start", resolve(st, &id)?, args.agent.clone(), None)))?,
+        Cmd::Done { id } => change(&dir, args.json, |st| Ok(command("done", resolve(st, &id)?, None, None)))?,
+        Cmd::Fail { id, reason } => change(&dir, args.json, |st| Ok(command("fail", resolve(st, &id)?, None, Some(reason.clone()))))?,
+        Cmd::Reopen { id } => change(&dir, args.json, |st| Ok(command("reopen", resolve(st, &id)?, None, None)))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn command(op: &str, task: TaskRef, agent: Option<String>, reason: Option<String>) -> TaskCommand {
+    TaskCommand { op: op.into(), task, subject: None, description: None, agent, reason }
+}
+
+/// Applies a task command under the journal's lock: records it only if it changes the task.
+fn change(dir: &std::path::Path, json: bool, make: impl FnOnce(&State) -> Result<TaskCommand>) -> Result<()> {
+    let mut j: Journal = match Journal::open(dir, &journal::OpenOptions { wait: std::time::Duration::from_secs(10), create: true, ..Default::default() }) {
+        Ok(j) => j,
+        Err(e) => bail!("opening journal {}: {e}", dir.display()),
+    };
+    // Task references may name any session: the checkpoint is read whole here (CLI path).
+    let full_state = state_io::checkpoint(&j)?;
+    let c = make(&full_state)?;
+    let before = find(&full_state, &c.task).cloned();
+    let mut loaded = Loaded::new(&j)?;
+    if let Some(s) = &c.task.session {
+        loaded.session(&j, s)?;
+    }
+    let mut tx = j.begin();
+    let now = chrono::Utc::now().timestamp_micros();
+    tx.push(crate::ingest::event(now, "cli", None, c.agent.as_deref(), Kind::TaskCommand, derived::body(&c)));
+    let env = tx.events().last().expect("pushed").clone();
+    let mut trial = loaded.state.clone();
+    trial.apply(&env);
+    let after = find(&trial, &c.task).cloned();
+    let changed = match (&before, &after) {
+        (Some(b), Some(a)) => b.status != a.status || b.owner != a.owner || b.subject != a.subject,
+        (None, Some(_)) => true,
+        _ => false,
+    };
+    let label = c.task.display();
+    if !changed {
+        let status = before.map(|t| t.status.as_str()).unwrap_or("unknown");
+        if json {
+            output::print_json(&serde_json::json!({ "task": label, "changed": false, "status": status }));
+        } else {
+            println!("{label} unchanged (it is {status})");
+        }
+        return Ok(());
+    }
+    loaded.state = trial;
+    loaded.write_back(&mut tx);
+    j.commit(tx)?;
+    j.seal_if_full()?;
+    let t = after.expect("changed");
+    if json {
+        let mut v = task_json(&t);
+        v["changed"] = true.into();
+        output::print_json(&v);
+    } else {
+        println!("{label} {} — {}", t.status.as_str(), escape(&t.subject));
+    }
+    Ok(())
+}
+
+pub fn task_json(t: &Task) -> serde_json::Value {
+    let mut v = serde_json::to_value(t).unwrap_or_default();
+    v["ref"] = t.task_ref().display().into();
+    v["session_id"] = t.session.clone().into();
+    v
+}
+
+pub fn render(tasks: &[&Task]) -> String {
+    if tasks.is_empty() {
+        return "no tasks\n".into();
+    }
+    let mut t = Table::new(&[("ID", Align::Left), ("STATUS", Align::Left), ("OWNER", Align::Left), ("RETRIES", Align::Right), ("SUBJECT", Align::Left)]);
+    for task in tasks {
+        let mut subject = task.subject.clone();
+        if let Some(r) = &task.fail_reason {
+            subject.push_str(&format!(" (failed: {r})"));
+        }
+        t.row(vec![task.task_ref().display(), task.status.as_str().into(), task.owner.clone().unwrap_or_else(|| "-".into()), task.retry_count.to_string(), subject]);
+    }
+    t.render()
 }

@@ -1,0 +1,203 @@
+//! The events report's line format: every envelope field, the payload as JSON when its bytes are
+//! exactly a one-line JSON value (so they can be reproduced byte for byte), base64 otherwise.
+//! `import --events` reads it back into identical envelopes: same hashes, same chain head.
+
+use base64::Engine;
+use journal::{hex, Envelope, Kind, Truncation};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::io::Write;
+
+fn b64() -> base64::engine::GeneralPurpose {
+    base64::engine::general_purpose::STANDARD
+}
+
+/// Whether `bytes` can be embedded as-is in a JSONL line and read back identically.
+fn embeddable(bytes: &[u8]) -> bool {
+    match (bytes.first(), bytes.last()) {
+        (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')) => {}
+        _ => return false,
+    }
+    !bytes.contains(&b'\n') && !bytes.contains(&b'\r') && serde_json::from_slice::<&RawValue>(bytes).is_ok()
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+fn opt_str(s: &Option<String>) -> String {
+    s.as_deref().map(json_str).unwrap_or_else(|| "null".into())
+}
+
+/// Writes one event as a JSONL line. `redact` masks secrets in the payload (then the line can no
+/// longer be imported to the same hash; the report says so by `"redacted": true`).
+pub fn write_line(w: &mut impl Write, e: &Envelope, redact: Option<&mut usize>) -> std::io::Result<()> {
+    let (name, reason, cause, rewind) = match &e.kind {
+        Kind::Hook { name } => (Some(name.as_str()), None, None, None),
+        Kind::Malformed { reason } => (None, Some(reason.as_str()), None, None),
+        Kind::Rewound { session, to_seq } => (None, None, None, Some((session.as_str(), *to_seq))),
+        k => (None, None, k.cause(), None),
+    };
+    write!(w, "{{\"seq\":{},\"recorded_at\":\"{}\",\"recorded_at_us\":{},\"host\":{},\"kind\":\"{}\"", e.seq, crate::output::timestamp(e.recorded_at_us), e.recorded_at_us, json_str(&e.host), e.kind.name())?;
+    if let Some(n) = name {
+        write!(w, ",\"name\":{}", json_str(n))?;
+    }
+    if let Some(r) = reason {
+        write!(w, ",\"reason\":{}", json_str(r))?;
+    }
+    if let Some(c) = cause {
+        write!(w, ",\"cause\":{c}")?;
+    }
+    if let Some((s, to)) = rewind {
+        write!(w, ",\"rewind_session\":{},\"rewind_to\":{to}", json_str(s))?;
+    }
+    write!(w, ",\"session_id\":{},\"agent_id\":{}", opt_str(&e.session_id), opt_str(&e.agent_id))?;
+    if e.spooled {
+        w.write_all(b",\"spooled\":true")?;
+    }
+    if let Some(t) = &e.truncated {
+        write!(w, ",\"truncated\":{{\"original_len\":{},\"blake3\":\"{}\"}}", t.original_len, hex(&t.blake3))?;
+    }
+    match redact {
+        Some(count) => {
+            let text = String::from_utf8_lossy(&e.payload);
+            let (masked, n) = projections::redact::redact(&text);
+            *count += n;
+            if embeddable(masked.as_bytes()) {
+                write!(w, ",\"payload\":{}", masked)?;
+            } else {
+                write!(w, ",\"payload_text\":{}", json_str(&masked))?;
+            }
+            if n > 0 {
+                w.write_all(b",\"redacted\":true")?;
+            }
+        }
+        None => {
+            if embeddable(&e.payload) {
+                w.write_all(b",\"payload\":")?;
+                w.write_all(&e.payload)?;
+            } else {
+                write!(w, ",\"payload_b64\":\"{}\"", b64().encode(&e.payload))?;
+            }
+        }
+    }
+    writeln!(w, ",\"prev\":\"{}\",\"hash\":\"{}\"}}", hex(&e.prev), hex(&e.hash))
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    seq: u64,
+    recorded_at_us: i64,
+    host: String,
+    kind: String,
+    name: Option<String>,
+    reason: Option<String>,
+    cause: Option<u64>,
+    rewind_session: Option<String>,
+    rewind_to: Option<u64>,
+    session_id: Option<String>,
+    agent_id: Option<String>,
+    #[serde(default)]
+    spooled: bool,
+    truncated: Option<TruncLine>,
+    #[serde(borrow)]
+    payload: Option<&'a RawValue>,
+    payload_b64: Option<String>,
+    payload_text: Option<String>,
+    prev: String,
+    hash: String,
+}
+
+#[derive(Deserialize)]
+struct TruncLine {
+    original_len: u64,
+    blake3: String,
+}
+
+fn unhex(s: &str) -> Result<[u8; 32], String> {
+    if s.len() != 64 {
+        return Err(format!("hash {s:?} is not 64 hex digits"));
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| format!("hash {s:?} is not hex"))?;
+    }
+    Ok(out)
+}
+
+/// Parses a line of the events report back into its envelope (hash as recorded, not recomputed).
+pub fn read_line(line: &str) -> Result<Envelope, String> {
+    let l: Line = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    if l.payload_text.is_some() {
+        return Err("this line comes from a redacted export and cannot be imported".into());
+    }
+    let cause = || l.cause.ok_or_else(|| format!("kind {} needs a cause", l.kind));
+    let kind = match l.kind.as_str() {
+        "Hook" => Kind::Hook { name: l.name.clone().ok_or("Hook without name")? },
+        "Malformed" => Kind::Malformed { reason: l.reason.clone().unwrap_or_default() },
+        "UsageObserved" => Kind::UsageObserved { cause: cause()? },
+        "ContextObserved" => Kind::ContextObserved { cause: cause()? },
+        "SessionMetrics" => Kind::SessionMetrics { cause: cause()? },
+        "ResponseEmitted" => Kind::ResponseEmitted { cause: cause()? },
+        "ReminderIssued" => Kind::ReminderIssued { cause: cause()? },
+        "TaskReleased" => Kind::TaskReleased { cause: cause()? },
+        "GitObserved" => Kind::GitObserved { cause: cause()? },
+        "Checkpoint" => Kind::Checkpoint { cause: cause()? },
+        "TaskCommand" => Kind::TaskCommand,
+        "Rewound" => Kind::Rewound {
+            session: l.rewind_session.clone().ok_or("Rewound without rewind_session")?,
+            to_seq: l.rewind_to.ok_or("Rewound without rewind_to")?,
+        },
+        other => return Err(format!("unknown kind {other:?}")),
+    };
+    let payload = match (l.payload, &l.payload_b64) {
+        (Some(raw), _) => raw.get().as_bytes().to_vec(),
+        (None, Some(b)) => b64().decode(b).map_err(|e| format!("payload_b64: {e}"))?,
+        (None, None) => return Err("no payload".into()),
+    };
+    let truncated = match l.truncated {
+        Some(t) => Some(Truncation { original_len: t.original_len, blake3: unhex(&t.blake3)? }),
+        None => None,
+    };
+    Ok(Envelope {
+        seq: l.seq,
+        recorded_at_us: l.recorded_at_us,
+        host: l.host,
+        kind,
+        session_id: l.session_id,
+        agent_id: l.agent_id,
+        payload,
+        truncated,
+        spooled: l.spooled,
+        prev: unhex(&l.prev)?,
+        hash: unhex(&l.hash)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use journal::{NewEvent, ZERO_HASH};
+
+    fn env(payload: &[u8], kind: Kind) -> Envelope {
+        Envelope::seal(
+            NewEvent { recorded_at_us: 1_700_000_000_123_456, host: "claude".into(), kind, session_id: Some("s".into()), agent_id: None, payload: payload.to_vec(), truncated: None, spooled: false },
+            1,
+            ZERO_HASH,
+        )
+    }
+
+    #[test]
+    fn lines_round_trip_byte_for_byte() {
+        for p in [&b"{\"a\": 1}"[..], b"{\n \"pretty\": true\n}", b"\xff\x00 not utf8", b"", b" {\"ws\":1}", b"[1,2]"] {
+            for k in [Kind::Hook { name: "Stop".into() }, Kind::Malformed { reason: "x".into() }, Kind::UsageObserved { cause: 9 }, Kind::Rewound { session: "s".into(), to_seq: 3 }] {
+                let e = env(p, k);
+                let mut out = Vec::new();
+                write_line(&mut out, &e, None).unwrap();
+                let line = String::from_utf8(out).unwrap();
+                assert_eq!(line.matches('\n').count(), 1, "{line}");
+                assert_eq!(read_line(line.trim_end()).unwrap(), e);
+            }
+        }
+    }
+}
