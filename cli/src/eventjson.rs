@@ -18,7 +18,36 @@ fn embeddable(bytes: &[u8]) -> bool {
         (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')) => {}
         _ => return false,
     }
-    !bytes.contains(&b'\n') && !bytes.contains(&b'\r') && serde_json::from_slice::<&RawValue>(bytes).is_ok()
+    !bytes.contains(&b'\n') && !bytes.contains(&b'\r') && shallow(bytes) && serde_json::from_slice::<&RawValue>(bytes).is_ok()
+}
+
+/// Nesting within what common JSON readers accept (serde_json stops at 128), so every line of
+/// the report parses everywhere; deeper payloads go as base64.
+fn shallow(bytes: &[u8]) -> bool {
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    for &b in bytes {
+        if in_str {
+            match (esc, b) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > 100 {
+                    return false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 fn json_str(s: &str) -> String {

@@ -166,7 +166,11 @@ pub fn timestamp(at_us: i64) -> String {
 }
 
 pub fn usd(x: f64) -> String {
-    format!("${x:.2}")
+    if x.abs() < 10.0 {
+        format!("${x:.4}")
+    } else {
+        format!("${x:.2}")
+    }
 }
 
 pub fn tokens(n: u64) -> String {

@@ -9,6 +9,7 @@ pub mod fold;
 pub mod policy;
 pub mod pricing;
 pub mod redact;
+pub mod report;
 pub mod session;
 pub mod tasks;
 pub mod transcript;

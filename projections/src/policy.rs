@@ -96,10 +96,10 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
         Canonical::SessionStart { source } => {
             let Some(s) = session else { return d };
             let text = match source.as_str() {
-                "compact" | "resume" => Some(views::restore_text(st, s, cfg, Purpose::Restore { source })),
+                "compact" | "resume" => views::has_facts(s).then(|| views::restore_text(st, s, cfg, Purpose::Restore { source })),
                 "clear" => {
-                    let prev = s.continues.as_ref().and_then(|p| st.sessions.get(p));
-                    Some(views::restore_text(st, prev.unwrap_or(s), cfg, Purpose::Restore { source }))
+                    let from = s.continues.as_ref().and_then(|p| st.sessions.get(p)).unwrap_or(s);
+                    views::has_facts(from).then(|| views::restore_text(st, from, cfg, Purpose::Restore { source }))
                 }
                 _ => views::startup_text(st, s, cfg),
             };

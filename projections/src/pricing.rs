@@ -1,0 +1,627 @@
+//! Embedded per-model prices for every Claude model, overridable, and the cost of one response.
+//!
+//! Prices are USD per **million** tokens, from Anthropic's pricing page
+//! (platform.claude.com/docs/en/about-claude/pricing) and the per-model overview pages. The
+//! standard multipliers hold for every model unless the table says otherwise: a 5-minute cache
+//! write costs 1.25× the input price, a 1-hour cache write 2×, a cache hit 0.1×. (Exceptions taken
+//! from the published rates: Haiku 3 writes at $0.30/$0.50 and reads at $0.03; Opus 5.5 and
+//! Sonnet 5.5 read at 0.05×; Fable/Mythos 5.1 read at 0.025×.)
+//!
+//! # Long-context tiers
+//!
+//! Some models bill a request whose *input* exceeds a threshold at a second rate card:
+//! Sonnet 4 and Sonnet 4.5 (1M-context beta) above 200,000 tokens ($6 in / $22.50 out, cache
+//! rates scaled the same way), Haiku 5.5 above 100,000 tokens. Anthropic's rule, implemented by
+//! [`ModelPrice::cost`]: the tier is chosen per request by `input + cache writes + cache reads`
+//! ([`Usage::context_tokens`]; output does not count), and when it is exceeded **every** token of
+//! that request, output included, is billed at the long-context rates (not just the tokens above
+//! the threshold). Sonnet 4.6 / Opus 4.6 and later bill their whole 1M window at the base rates.
+//!
+//! ccusage differs here: for LiteLLM's `*_above_200k_tokens` fields it bills each bucket
+//! (input, output, each cache bucket) separately and marginally — the first 200k tokens *of that
+//! bucket* at the base rate, the rest at the premium — so a Sonnet 4.5 request with 150k cache
+//! reads + 60k cache writes stays entirely at base rates there but is premium here. Below the
+//! threshold (every request in the fixtures, and every request made without the 1M beta) the
+//! two agree to the last digit: per-token rates are `price / 1e6` exactly as LiteLLM stores them,
+//! summed input + output + 5m writes + 1h writes + reads, like ccusage.
+//!
+//! # Not modelled
+//!
+//! Fast mode (`usage.speed == "fast"`), the US-only inference surcharge (`inference_geo`), batch
+//! discounts and dated price changes (e.g. Opus 4.6's pre-GA long-context premium) are not
+//! represented; use [`PricingTable::with_override`] where they matter.
+
+use crate::transcript::Usage;
+
+/// Prices of one model, USD per million tokens.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ModelPrice {
+    pub input: f64,
+    pub output: f64,
+    pub cache_write_5m: f64,
+    pub cache_write_1h: f64,
+    pub cache_read: f64,
+    /// Rate card for requests whose input exceeds a threshold, when the model has one.
+    pub long_context: Option<LongContext>,
+}
+
+/// The second rate card of a model with a long-context tier, USD per million tokens.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LongContext {
+    /// The tier applies when `input + cache writes + cache reads` is strictly greater.
+    pub threshold_tokens: u64,
+    pub input: f64,
+    pub output: f64,
+    pub cache_write_5m: f64,
+    pub cache_write_1h: f64,
+    pub cache_read: f64,
+}
+
+impl ModelPrice {
+    /// A price with Anthropic's standard cache multipliers (5m write 1.25×, 1h write 2×, read
+    /// 0.1× the input price) and no long-context tier.
+    pub fn standard(input: f64, output: f64) -> Self {
+        ModelPrice {
+            input,
+            output,
+            cache_write_5m: input * 1.25,
+            cache_write_1h: input * 2.0,
+            cache_read: input * 0.1,
+            long_context: None,
+        }
+    }
+
+    /// Cost in USD of one response (one API request) with this usage.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        let rates = match &self.long_context {
+            Some(tier) if usage.context_tokens() > tier.threshold_tokens => [
+                tier.input,
+                tier.output,
+                tier.cache_write_5m,
+                tier.cache_write_1h,
+                tier.cache_read,
+            ],
+            _ => [
+                self.input,
+                self.output,
+                self.cache_write_5m,
+                self.cache_write_1h,
+                self.cache_read,
+            ],
+        };
+        let tokens = [
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_write_5m,
+            usage.cache_write_1h,
+            usage.cache_read,
+        ];
+        // Per-token rate first (`price / 1e6`), as LiteLLM stores and ccusage multiplies it.
+        tokens
+            .iter()
+            .zip(rates)
+            .map(|(&n, per_million)| n as f64 * (per_million / 1_000_000.0))
+            .sum()
+    }
+}
+
+impl LongContext {
+    /// A tier with the standard cache multipliers applied to its input price.
+    pub fn standard(threshold_tokens: u64, input: f64, output: f64) -> Self {
+        LongContext {
+            threshold_tokens,
+            input,
+            output,
+            cache_write_5m: input * 1.25,
+            cache_write_1h: input * 2.0,
+            cache_read: input * 0.1,
+        }
+    }
+}
+
+/// Embedded defaults plus user overrides. Cheap to build: the defaults are a static table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PricingTable {
+    /// Whether the embedded table answers lookups that no override matches.
+    embedded: bool,
+    /// `(lower-cased key, price)` in insertion order; later entries win over earlier equal keys.
+    overrides: Vec<(String, ModelPrice)>,
+}
+
+impl Default for PricingTable {
+    /// The embedded table, no overrides.
+    fn default() -> Self {
+        PricingTable {
+            embedded: true,
+            overrides: Vec::new(),
+        }
+    }
+}
+
+impl PricingTable {
+    /// A table with no embedded prices: only overrides answer.
+    pub fn empty() -> Self {
+        PricingTable {
+            embedded: false,
+            overrides: Vec::new(),
+        }
+    }
+
+    /// Adds (or replaces) a price. The key is matched case-insensitively:
+    ///
+    /// * a key that names a Claude model (`claude-sonnet-4-5`, `claude-3-5-haiku-20241022`,
+    ///   `anthropic/claude-opus-4.1`, ...) applies to that model in every spelling
+    ///   [`lookup`](Self::lookup) understands, and not to its siblings (`claude-sonnet-4` does
+    ///   not touch `claude-sonnet-4-5`);
+    /// * any other key is the exact model name or a prefix of it (`claude-opus` reprices every
+    ///   Opus, `glm-` prices a non-Claude model served through Claude Code); the longest
+    ///   matching prefix wins.
+    ///
+    /// Overrides always win over the embedded table.
+    pub fn with_override(mut self, model_prefix_or_name: &str, price: ModelPrice) -> Self {
+        let key = model_prefix_or_name.trim().to_ascii_lowercase();
+        self.overrides.retain(|(k, _)| *k != key);
+        self.overrides.push((key, price));
+        self
+    }
+
+    /// The price of `model`, or `None` when it is unknown.
+    ///
+    /// Order: an override equal to the name; an override naming the same Claude model; the
+    /// longest override that is a prefix of the name; the embedded entry of the Claude model.
+    /// "The same Claude model" is decided on a canonical family+version key that ignores
+    /// provider prefixes (`anthropic/`, `us.anthropic.`), release dates (`-20250929`,
+    /// `@20250929`), Bedrock suffixes (`-v1:0`), `-latest`, `-thinking`, `[1m]`, `.` vs `-`
+    /// (`4.5` = `4-5`), a `.0`/`-0` minor version and the word order of 3.x names
+    /// (`claude-3-5-sonnet` = `claude-sonnet-3-5`). Any other qualifier (e.g. `-fast`) makes
+    /// the name unknown rather than silently priced as the base model.
+    pub fn lookup(&self, model: &str) -> Option<&ModelPrice> {
+        let name = model.trim().to_ascii_lowercase();
+        if let Some((_, price)) = self.overrides.iter().rev().find(|(k, _)| *k == name) {
+            return Some(price);
+        }
+        let canonical = canonical_key(&name);
+        if let Some(canonical) = &canonical {
+            let same_model = self
+                .overrides
+                .iter()
+                .rev()
+                .find(|(k, _)| canonical_key(k).as_deref() == Some(canonical.as_str()));
+            if let Some((_, price)) = same_model {
+                return Some(price);
+            }
+        }
+        let prefix = self
+            .overrides
+            .iter()
+            .rev()
+            .filter(|(k, _)| canonical_key(k).is_none() && name.starts_with(k.as_str()))
+            .fold(None::<&(String, ModelPrice)>, |best, entry| match best {
+                Some(b) if b.0.len() >= entry.0.len() => Some(b),
+                _ => Some(entry),
+            });
+        if let Some((_, price)) = prefix {
+            return Some(price);
+        }
+        if !self.embedded {
+            return None;
+        }
+        let canonical = canonical?;
+        EMBEDDED
+            .iter()
+            .find(|(key, _)| *key == canonical)
+            .map(|(_, price)| price)
+    }
+
+    /// Cost in USD of one response of `model` with `usage`; `None` when the model is unpriced
+    /// (never a silent 0 for an unknown model).
+    pub fn cost(&self, model: &str, usage: &Usage) -> Option<f64> {
+        self.lookup(model).map(|price| price.cost(usage))
+    }
+
+    /// The canonical keys of the embedded table (`opus-4-1`, `sonnet-3-5`, `haiku-5-5`, `2-1`,
+    /// ...) with their prices.
+    pub fn embedded_models() -> impl Iterator<Item = (&'static str, &'static ModelPrice)> {
+        EMBEDDED.iter().map(|(key, price)| (*key, price))
+    }
+}
+
+const FAMILIES: [&str; 6] = ["opus", "sonnet", "haiku", "fable", "mythos", "instant"];
+
+/// Canonical `family-major[-minor]` key of a Claude model name (`sonnet-4-5`, `haiku-3`, `2-1`
+/// for Claude 2.1), or `None` when `name` is not recognisably one Claude model.
+fn canonical_key(name: &str) -> Option<String> {
+    let name = name.trim().to_ascii_lowercase();
+    let name = name.rsplit('/').next().unwrap_or("");
+    let name = name.split(['[', '@', ':']).next().unwrap_or("");
+    let rest = &name[name.find("claude")? + "claude".len()..];
+    let mut family: Option<&str> = None;
+    let mut version: Vec<&str> = Vec::with_capacity(2);
+    for token in rest.split(['-', '.', '_']).filter(|t| !t.is_empty()) {
+        if FAMILIES.contains(&token) {
+            if family.replace(token).is_some() {
+                return None;
+            }
+        } else if token.bytes().all(|b| b.is_ascii_digit()) {
+            match token.len() {
+                // A release date, e.g. 20250929.
+                8 => {}
+                1 | 2 if version.len() < 2 => version.push(token.trim_start_matches('0')),
+                _ => return None,
+            }
+        } else if token == "latest"
+            || token == "thinking"
+            || (token.starts_with('v') && token[1..].bytes().all(|b| b.is_ascii_digit()))
+        {
+        } else {
+            return None;
+        }
+    }
+    // "4-0" is "4"; a leading zero was trimmed to "", so an all-zero minor is now empty.
+    if version.len() == 2 && version[1].is_empty() {
+        version.pop();
+    }
+    let major = *version.first()?;
+    if major.is_empty() {
+        return None;
+    }
+    let version = version.join("-");
+    Some(match family {
+        Some(family) => format!("{family}-{version}"),
+        None => version,
+    })
+}
+
+/// Builds an embedded entry (const-evaluable, so the table is static).
+const fn price(
+    input: f64,
+    output: f64,
+    cache_write_5m: f64,
+    cache_write_1h: f64,
+    cache_read: f64,
+) -> ModelPrice {
+    ModelPrice {
+        input,
+        output,
+        cache_write_5m,
+        cache_write_1h,
+        cache_read,
+        long_context: None,
+    }
+}
+
+const fn tiered(base: ModelPrice, tier: LongContext) -> ModelPrice {
+    ModelPrice {
+        long_context: Some(tier),
+        ..base
+    }
+}
+
+const SONNET_3_TO_4_5: ModelPrice = price(3.0, 15.0, 3.75, 6.0, 0.30);
+/// Sonnet 4 / 4.5 with the 1M-context beta: requests above 200k input tokens.
+const SONNET_LONG_CONTEXT: LongContext = LongContext {
+    threshold_tokens: 200_000,
+    input: 6.0,
+    output: 22.50,
+    cache_write_5m: 7.50,
+    cache_write_1h: 12.0,
+    cache_read: 0.60,
+};
+const OPUS_LEGACY: ModelPrice = price(15.0, 75.0, 18.75, 30.0, 1.50);
+const OPUS_4_5_TO_5: ModelPrice = price(5.0, 25.0, 6.25, 10.0, 0.50);
+const SONNET_5: ModelPrice = price(2.0, 10.0, 2.50, 4.0, 0.20);
+const FABLE_5: ModelPrice = price(10.0, 50.0, 12.50, 20.0, 1.0);
+const FABLE_5_1: ModelPrice = price(10.0, 50.0, 12.50, 20.0, 0.25);
+const CLAUDE_2: ModelPrice = price(8.0, 24.0, 10.0, 16.0, 0.80);
+const CLAUDE_INSTANT: ModelPrice = price(0.80, 2.40, 1.0, 1.60, 0.08);
+
+/// Canonical key → price. Model ids for reference: `claude-opus-4-20250514`,
+/// `claude-opus-4-1-20250805`, `claude-opus-4-5-20251101`, `claude-opus-4-6`, `claude-opus-4-7`,
+/// `claude-opus-4-8`, `claude-opus-5`, `claude-opus-5-5`, `claude-sonnet-4-20250514`,
+/// `claude-sonnet-4-5-20250929`, `claude-sonnet-4-6`, `claude-sonnet-5`, `claude-sonnet-5-5`,
+/// `claude-haiku-4-5-20251001`, `claude-haiku-5-5`, `claude-fable-5`, `claude-fable-5-1`,
+/// `claude-mythos-5`, `claude-mythos-5-1`, `claude-3-7-sonnet-20250219`,
+/// `claude-3-5-sonnet-20241022`, `claude-3-5-haiku-20241022`, `claude-3-opus-20240229`,
+/// `claude-3-sonnet-20240229`, `claude-3-haiku-20240307`, `claude-2.1`, `claude-instant-1.2`.
+static EMBEDDED: &[(&str, ModelPrice)] = &[
+    // Opus
+    ("opus-5-5", price(4.0, 20.0, 5.0, 8.0, 0.20)),
+    ("opus-5", OPUS_4_5_TO_5),
+    ("opus-4-8", OPUS_4_5_TO_5),
+    ("opus-4-7", OPUS_4_5_TO_5),
+    ("opus-4-6", OPUS_4_5_TO_5),
+    ("opus-4-5", OPUS_4_5_TO_5),
+    ("opus-4-1", OPUS_LEGACY),
+    ("opus-4", OPUS_LEGACY),
+    ("opus-3", OPUS_LEGACY),
+    // Sonnet. 5.5 cache hits: $0.20 at launch, $0.10 since 2026-10-07.
+    ("sonnet-5-5", price(2.0, 10.0, 2.50, 4.0, 0.10)),
+    ("sonnet-5", SONNET_5),
+    ("sonnet-4-6", SONNET_3_TO_4_5),
+    ("sonnet-4-5", tiered(SONNET_3_TO_4_5, SONNET_LONG_CONTEXT)),
+    ("sonnet-4", tiered(SONNET_3_TO_4_5, SONNET_LONG_CONTEXT)),
+    ("sonnet-3-7", SONNET_3_TO_4_5),
+    ("sonnet-3-5", SONNET_3_TO_4_5),
+    ("sonnet-3", SONNET_3_TO_4_5),
+    // Haiku. 5.5 is priced by prompt length: above 100k input tokens every token costs 5×.
+    (
+        "haiku-5-5",
+        tiered(
+            price(0.10, 0.50, 0.125, 0.20, 0.01),
+            LongContext {
+                threshold_tokens: 100_000,
+                input: 0.50,
+                output: 2.50,
+                cache_write_5m: 0.625,
+                cache_write_1h: 1.0,
+                cache_read: 0.05,
+            },
+        ),
+    ),
+    ("haiku-4-5", price(1.0, 5.0, 1.25, 2.0, 0.10)),
+    ("haiku-3-5", price(0.80, 4.0, 1.0, 1.60, 0.08)),
+    ("haiku-3", price(0.25, 1.25, 0.30, 0.50, 0.03)),
+    // Fable / Mythos (Mythos is limited availability, same rate card).
+    ("fable-5-1", FABLE_5_1),
+    ("mythos-5-1", FABLE_5_1),
+    ("fable-5", FABLE_5),
+    ("mythos-5", FABLE_5),
+    // Pre-Claude-3 models never supported prompt caching; cache rates are the standard multiples.
+    ("2-1", CLAUDE_2),
+    ("2", CLAUDE_2),
+    ("instant-1-2", CLAUDE_INSTANT),
+    ("instant-1", CLAUDE_INSTANT),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(input: u64, output: u64, w5: u64, w1: u64, read: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_write_5m: w5,
+            cache_write_1h: w1,
+            cache_read: read,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn canonical_keys() {
+        let cases = [
+            ("claude-sonnet-4-5-20250929", Some("sonnet-4-5")),
+            ("claude-sonnet-4-5", Some("sonnet-4-5")),
+            ("claude-sonnet-4.5", Some("sonnet-4-5")),
+            ("anthropic/claude-sonnet-4.5", Some("sonnet-4-5")),
+            ("openrouter/anthropic/claude-sonnet-4.5", Some("sonnet-4-5")),
+            (
+                "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                Some("sonnet-4-5"),
+            ),
+            (
+                "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+                Some("haiku-4-5"),
+            ),
+            ("claude-sonnet-4-5@20250929", Some("sonnet-4-5")),
+            ("claude-sonnet-4-5[1m]", Some("sonnet-4-5")),
+            ("Claude-Opus-4-1-20250805", Some("opus-4-1")),
+            ("claude-opus-4-0", Some("opus-4")),
+            ("claude-opus-4-20250514", Some("opus-4")),
+            ("claude-opus-4@20250514", Some("opus-4")),
+            ("claude-3-5-sonnet-20241022", Some("sonnet-3-5")),
+            (
+                "anthropic.claude-3-5-sonnet-20241022-v2:0",
+                Some("sonnet-3-5"),
+            ),
+            ("claude-3-5-sonnet-v2@20241022", Some("sonnet-3-5")),
+            ("claude-3-7-sonnet-latest", Some("sonnet-3-7")),
+            ("claude-3.7-sonnet-thinking", Some("sonnet-3-7")),
+            ("claude-4-sonnet", Some("sonnet-4")),
+            ("claude-3-haiku-20240307", Some("haiku-3")),
+            ("claude-3-opus-latest", Some("opus-3")),
+            ("claude-opus-5", Some("opus-5")),
+            ("claude-haiku-5-5", Some("haiku-5-5")),
+            ("claude-mythos-5-1", Some("mythos-5-1")),
+            ("claude-2.1", Some("2-1")),
+            ("claude-2.0", Some("2")),
+            ("claude-instant-1.2", Some("instant-1-2")),
+            ("claude-opus-4-6-fast", None),
+            ("claude-opus", None),
+            ("claude", None),
+            ("claude-sonnet-haiku-4", None),
+            ("<synthetic>", None),
+            ("gpt-5", None),
+            ("", None),
+        ];
+        for (name, expected) in cases {
+            assert_eq!(canonical_key(name).as_deref(), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_named_model_is_priced() {
+        let table = PricingTable::default();
+        let expect = [
+            ("claude-opus-4-20250514", 15.0, 75.0),
+            ("claude-opus-4-1-20250805", 15.0, 75.0),
+            ("claude-3-opus-20240229", 15.0, 75.0),
+            ("claude-opus-4-5-20251101", 5.0, 25.0),
+            ("claude-opus-4-6", 5.0, 25.0),
+            ("claude-opus-4-7", 5.0, 25.0),
+            ("claude-opus-4-8", 5.0, 25.0),
+            ("claude-opus-5", 5.0, 25.0),
+            ("claude-opus-5-5", 4.0, 20.0),
+            ("claude-3-5-sonnet-20240620", 3.0, 15.0),
+            ("claude-3-7-sonnet-20250219", 3.0, 15.0),
+            ("claude-sonnet-4-20250514", 3.0, 15.0),
+            ("claude-sonnet-4-5-20250929", 3.0, 15.0),
+            ("claude-sonnet-4-6", 3.0, 15.0),
+            ("claude-sonnet-5", 2.0, 10.0),
+            ("claude-sonnet-5-5", 2.0, 10.0),
+            ("claude-3-haiku-20240307", 0.25, 1.25),
+            ("claude-3-5-haiku-20241022", 0.80, 4.0),
+            ("claude-haiku-4-5-20251001", 1.0, 5.0),
+            ("claude-haiku-5-5", 0.10, 0.50),
+            ("claude-fable-5", 10.0, 50.0),
+            ("claude-fable-5-1", 10.0, 50.0),
+            ("claude-mythos-5", 10.0, 50.0),
+        ];
+        for (model, input, output) in expect {
+            let p = table
+                .lookup(model)
+                .unwrap_or_else(|| panic!("{model} unpriced"));
+            assert_eq!((p.input, p.output), (input, output), "{model}");
+        }
+        // Sonnet 4/4.5 carry the 200k tier; 4.6 does not.
+        for model in ["claude-sonnet-4-20250514", "claude-sonnet-4-5"] {
+            let tier = table.lookup(model).unwrap().long_context.clone().unwrap();
+            assert_eq!(
+                (tier.threshold_tokens, tier.input, tier.output),
+                (200_000, 6.0, 22.5)
+            );
+        }
+        assert!(table
+            .lookup("claude-sonnet-4-6")
+            .unwrap()
+            .long_context
+            .is_none());
+    }
+
+    #[test]
+    fn embedded_cache_rates_follow_the_multipliers() {
+        // Every entry follows 1.25× / 2× (and 0.1× unless a published exception). Haiku 3 is
+        // the published exception to all three, checked below.
+        for (key, p) in PricingTable::embedded_models().filter(|(k, _)| *k != "haiku-3") {
+            assert!(close(p.cache_write_5m, p.input * 1.25), "{key} 5m");
+            assert!(close(p.cache_write_1h, p.input * 2.0), "{key} 1h");
+            let read_ratio = p.cache_read / p.input;
+            let exceptions = ["opus-5-5", "sonnet-5-5", "fable-5-1", "mythos-5-1"];
+            if !exceptions.contains(&key) {
+                assert!(close(read_ratio, 0.1), "{key} read");
+            }
+            if let Some(t) = &p.long_context {
+                assert!(close(t.cache_write_5m, t.input * 1.25), "{key} tier 5m");
+                assert!(close(t.cache_write_1h, t.input * 2.0), "{key} tier 1h");
+                assert!(close(t.cache_read, t.input * 0.1), "{key} tier read");
+            }
+        }
+        let h3 = PricingTable::default()
+            .lookup("claude-3-haiku")
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            (h3.cache_write_5m, h3.cache_write_1h, h3.cache_read),
+            (0.30, 0.50, 0.03)
+        );
+    }
+
+    #[test]
+    fn unknown_models_are_unpriced_not_free() {
+        let table = PricingTable::default();
+        for model in [
+            "<synthetic>",
+            "",
+            "gpt-4o",
+            "claude-opus-4-6-fast",
+            "claude-sonnet-9",
+        ] {
+            assert_eq!(table.cost(model, &usage(1, 1, 1, 1, 1)), None, "{model}");
+        }
+    }
+
+    #[test]
+    fn cost_sums_every_bucket() {
+        let table = PricingTable::default();
+        let u = usage(1_000_000, 1_000_000, 1_000_000, 1_000_000, 1_000_000);
+        // Sonnet 4.6 has no tier: 3 + 15 + 3.75 + 6 + 0.30.
+        assert!(close(table.cost("claude-sonnet-4-6", &u).unwrap(), 28.05));
+        let small = usage(1000, 2000, 3000, 4000, 5000);
+        // Opus 4.1: 0.015 + 0.15 + 0.05625 + 0.12 + 0.0075
+        assert!(close(
+            table.cost("claude-opus-4-1-20250805", &small).unwrap(),
+            0.34875
+        ));
+        assert_eq!(table.cost("claude-opus-4-1", &Usage::default()), Some(0.0));
+    }
+
+    #[test]
+    fn long_context_tier_is_per_request_on_all_input() {
+        let table = PricingTable::default();
+        // 100k cache read + 100k cache write + 1 input = 200,001 > 200k: all at premium,
+        // output too.
+        let over = usage(1, 1000, 100_000, 0, 100_000);
+        let expected = (6.0 + 1000.0 * 22.5 + 100_000.0 * 7.5 + 100_000.0 * 0.6) / 1e6;
+        assert!(close(
+            table.cost("claude-sonnet-4-5-20250929", &over).unwrap(),
+            expected
+        ));
+        // Exactly at the threshold stays at base rates.
+        let at = usage(0, 1000, 100_000, 0, 100_000);
+        let base = (1000.0 * 15.0 + 100_000.0 * 3.75 + 100_000.0 * 0.3) / 1e6;
+        assert!(close(table.cost("claude-sonnet-4", &at).unwrap(), base));
+        // Output never selects the tier.
+        let big_output = usage(10, 500_000, 0, 0, 0);
+        assert!(close(
+            table.cost("claude-sonnet-4", &big_output).unwrap(),
+            (10.0 * 3.0 + 500_000.0 * 15.0) / 1e6
+        ));
+        // Haiku 5.5 switches at 100k.
+        let h = usage(50_000, 1000, 0, 0, 50_001);
+        let expected = (50_000.0 * 0.5 + 1000.0 * 2.5 + 50_001.0 * 0.05) / 1e6;
+        assert!(close(table.cost("claude-haiku-5-5", &h).unwrap(), expected));
+        // 1-hour writes use the tier's 1h rate.
+        let w1 = usage(0, 0, 0, 300_000, 0);
+        assert!(close(
+            table.cost("claude-sonnet-4", &w1).unwrap(),
+            300_000.0 * 12.0 / 1e6
+        ));
+    }
+
+    #[test]
+    fn overrides() {
+        let cheap = ModelPrice::standard(1.0, 2.0);
+        let table = PricingTable::default()
+            .with_override("claude-sonnet-4", cheap.clone())
+            .with_override("claude-opus", ModelPrice::standard(7.0, 7.0))
+            .with_override("claude-opus-4", ModelPrice::standard(8.0, 8.0))
+            .with_override("GLM-", ModelPrice::standard(0.5, 0.5))
+            .with_override("glm-4.6-air", ModelPrice::standard(0.1, 0.1));
+        // Names a model: every spelling of Sonnet 4, not Sonnet 4.5.
+        assert_eq!(table.lookup("claude-sonnet-4-20250514"), Some(&cheap));
+        assert_eq!(
+            table.lookup("us.anthropic.claude-sonnet-4-20250514-v1:0"),
+            Some(&cheap)
+        );
+        assert_eq!(table.lookup("claude-sonnet-4-5").unwrap().input, 3.0);
+        // "claude-opus-4" names Opus 4 (not a prefix of all Opus 4.x).
+        assert_eq!(table.lookup("claude-opus-4-0").unwrap().input, 8.0);
+        // "claude-opus" is a prefix: every other Opus.
+        assert_eq!(table.lookup("claude-opus-4-5-20251101").unwrap().input, 7.0);
+        assert_eq!(table.lookup("claude-opus-4-6-fast").unwrap().input, 7.0);
+        // Non-Claude models by prefix / exact name (case-insensitive, exact beats prefix).
+        assert_eq!(table.lookup("glm-4.6").unwrap().input, 0.5);
+        assert_eq!(table.lookup("GLM-4.6-Air").unwrap().input, 0.1);
+        // Replacing a key.
+        let table = table.with_override("claude-sonnet-4", ModelPrice::standard(9.0, 9.0));
+        assert_eq!(table.lookup("claude-sonnet-4").unwrap().input, 9.0);
+        // Empty table: only overrides answer.
+        let empty = PricingTable::empty().with_override("claude-haiku-4-5", cheap.clone());
+        assert_eq!(empty.lookup("claude-haiku-4-5-20251001"), Some(&cheap));
+        assert_eq!(empty.lookup("claude-sonnet-4"), None);
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let p = PricingTable::default()
+            .lookup("claude-sonnet-4")
+            .cloned()
+            .unwrap();
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<ModelPrice>(&json).unwrap(), p);
+    }
+}

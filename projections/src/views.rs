@@ -116,6 +116,11 @@ pub enum Purpose<'a> {
     Compact { trigger: &'a str },
 }
 
+/// Whether a session holds anything worth restoring.
+pub fn has_facts(s: &SessionState) -> bool {
+    !s.tasks.tasks.is_empty() || !s.files_edited.is_empty() || !s.files_read.is_empty() || !s.prompts.is_empty() || !s.commits.is_empty() || s.last_compact_summary.is_some()
+}
+
 /// The restore text: what the agent was doing, most useful facts first, within the budget.
 pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: Purpose) -> String {
     let mut b = Budgeted::new(cfg.restore_budget);

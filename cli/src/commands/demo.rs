@@ -1,9 +1,148 @@
-use std::path::PathBuf;
-use std::process::ExitCode;
+//! `demo`: plays the bundled sample session (a real-shaped 73-event Claude Code session, compiled
+//! into the binary) through the real hook path into a temporary journal, then shows every view.
+//! Nothing is left behind.
+
+use crate::output::{self, bold};
+use crate::settings::Settings;
+use crate::state_io;
+use anyhow::{Context, Result};
+use journal::Kind;
+use projections::derived::{self, ResponseEmitted};
+use projections::report::{self, CostBy};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Keep the demo journal in this directory instead of a temporary one.
+    #[arg(long)]
+    pub keep: Option<PathBuf>,
+}
 
-pub fn run(_args: Args, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not built yet")
+const STEPS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude-session/session.steps.jsonl"));
+const MAIN: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl"));
+const SUB: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl"
+));
+const MAIN_REL: &str = "transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl";
+const SUB_REL: &str = "transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl";
+
+fn first_lines(text: &str, n: usize) -> String {
+    text.split_inclusive('\n').take(n).collect()
+}
+
+/// Plays the sample session into journal `dir`, with transcripts growing under `root`.
+pub fn play(exe: &Path, root: &Path, dir: &Path) -> Result<usize> {
+    let main = root.join(MAIN_REL);
+    let sub = root.join(SUB_REL);
+    std::fs::create_dir_all(sub.parent().expect("has parent"))?;
+    let mut n = 0;
+    for line in STEPS.lines().filter(|l| !l.trim().is_empty()) {
+        let step: serde_json::Value = serde_json::from_str(line).context("bundled sample")?;
+        std::fs::write(&main, first_lines(MAIN, step["transcript_lines"].as_u64().unwrap_or(0) as usize))?;
+        std::fs::write(&sub, first_lines(SUB, step["subagent_lines"].as_u64().unwrap_or(0) as usize))?;
+        let payload = step["hook"].to_string().replace("__FIXTURES__", &root.to_string_lossy());
+        let mut cmd = Command::new(exe);
+        cmd.arg("--journal").arg(dir).arg("hook").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
+        cmd.env_remove("RALPH_AGENT_ID").env_remove("HOOKJOURNAL_DIR");
+        if let Some(env) = step["env"].as_object() {
+            for (k, v) in env {
+                cmd.env(k, v.as_str().unwrap_or_default());
+            }
+        }
+        let mut child = cmd.spawn().context("running the hook")?;
+        child.stdin.take().expect("piped").write_all(payload.as_bytes())?;
+        child.wait()?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+fn section(title: &str) {
+    println!("\n{}", bold(&format!("── {title} ")));
+}
+
+pub fn run(args: Args, _journal: Option<PathBuf>) -> Result<ExitCode> {
+    let tmp = tempfile::tempdir().context("creating a temporary directory")?;
+    let dir = match &args.keep {
+        Some(d) => d.clone(),
+        None => tmp.path().join("journal"),
+    };
+    let exe = std::env::current_exe().context("finding the hookjournal binary")?;
+    let started = std::time::Instant::now();
+    let n = play(&exe, &tmp.path().join("fixtures"), &dir)?;
+    let elapsed = started.elapsed();
+    println!(
+        "{}",
+        bold(&format!("hookjournal demo: played a {n}-event Claude Code session through `hookjournal hook` ({:.1} ms per hook, whole process)", elapsed.as_secs_f64() * 1000.0 / n as f64))
+    );
+    let settings = Settings::default();
+    let pricing = settings.pricing();
+    let view = state_io::open_view(&dir)?;
+    let full = view.full(|_| {})?;
+    let st = &view.state;
+
+    section("sessions");
+    let mut sessions: Vec<_> = st.sessions.values().collect();
+    sessions.sort_by_key(|s| s.first_seq);
+    let rows: Vec<serde_json::Value> = sessions.iter().map(|s| report::session_row(s, &pricing, &settings.policy)).collect();
+    print!("{}", crate::commands::sessions::render(&rows));
+
+    let s = sessions.first().context("the sample has a session")?;
+    section(&format!("snapshot (hookjournal show {})", projections::short_id(&s.id)));
+    print!("{}", crate::commands::show::render(s, &pricing, &settings.policy));
+
+    section("task board (hookjournal tasks)");
+    print!("{}", crate::commands::tasks::render(&st.all_tasks()));
+
+    section("cost (hookjournal cost --by session)");
+    let (crows, total) = report::cost_rows(&full.cost, &pricing, CostBy::Session, None, None, None);
+    print!("{}", crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session));
+
+    section("restore text injected at SessionStart(compact)");
+    let mut restore = None;
+    let mut excerpt = Vec::new();
+    view.snap.for_each(|e| {
+        if let Kind::ResponseEmitted { cause } = e.kind {
+            if let Some(r) = derived::parse::<ResponseEmitted>(&e.payload) {
+                let v: serde_json::Value = serde_json::from_str(&r.output).unwrap_or_default();
+                let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or("").to_string();
+                if text.contains("after context compaction") {
+                    restore = Some(text.clone());
+                }
+                excerpt.push((cause, e.seq, text));
+            }
+        }
+        Ok(())
+    })?;
+    println!("{}", output::escape_text(restore.as_deref().unwrap_or("(none)")));
+
+    section("notifications (hookjournal notifications)");
+    let items: Vec<_> = full.notifications.iter().collect();
+    print!("{}", crate::commands::notifications::render(&items));
+
+    section("why each answer was given (hookjournal replay, excerpt)");
+    for (cause, seq, text) in excerpt {
+        let mut hook = None;
+        view.snap.for_each_in(cause, cause, |e| {
+            hook = Some(e);
+            Ok(())
+        })?;
+        if let Some(h) = hook {
+            println!("{:>5}  {}  {}", h.seq, bold(&h.kind.label()), output::escape(&crate::commands::replay::summary(&h)));
+        }
+        let first = text.lines().next().unwrap_or("");
+        println!("{:>5}  {}  {}", seq, bold("ResponseEmitted"), output::escape(first));
+    }
+    println!(
+        "\n{}",
+        output::dim("Try it on your own project: `hookjournal install` (Claude Code), then `hookjournal sessions`, `hookjournal replay --verify`.")
+    );
+    if args.keep.is_none() {
+        drop(view);
+        tmp.close().context("removing the demo's temporary directory")?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -678,7 +678,7 @@ fn write_settings(path: &Path, text: &str, had_previous: bool) -> anyhow::Result
 
 /// The journal directory, private to its owner, with a `.gitignore` of `*` so it is never committed.
 fn ensure_journal_dir(dir: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if !dir.is_dir() {
         fs::DirBuilder::new()
             .recursive(true)
@@ -688,7 +688,13 @@ fn ensure_journal_dir(dir: &Path) -> anyhow::Result<()> {
     }
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
-        fs::write(&ignore, "*\n").with_context(|| format!("writing {}", ignore.display()))?;
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(journal::FILE_MODE)
+            .open(&ignore)
+            .and_then(|mut f| f.write_all(b"*\n"))
+            .with_context(|| format!("writing {}", ignore.display()))?;
     }
     Ok(())
 }

@@ -1,0 +1,283 @@
+//! The write path through the real binary: every invocation recorded verbatim, none lost under
+//! concurrency or `kill -9`, never a non-zero exit, never stray output.
+
+mod common;
+use common::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::process::Stdio;
+
+fn files(dir: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![fixtures().join(dir)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_fixture_payload_is_recorded_once_verbatim_with_empty_stdout() {
+    let all: Vec<_> = files("events").into_iter().filter(|p| !p.ends_with("notify-argv.json")).collect();
+    assert!(all.len() >= 40, "fixtures missing: {}", all.len());
+    for path in all {
+        let dir = tempfile::tempdir().unwrap();
+        let j = dir.path().join("j");
+        let bytes = std::fs::read(&path).unwrap();
+        let out = hook(&j, &bytes, &[]);
+        assert!(out.status.success(), "{path:?}: exit {:?}", out.status);
+        assert!(out.stdout.is_empty(), "{path:?}: stdout {:?}", String::from_utf8_lossy(&out.stdout));
+        let evs = events(&j);
+        let hooks: Vec<_> = evs.iter().filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed").collect();
+        assert_eq!(hooks.len(), 1, "{path:?}: {evs:?}");
+        assert_eq!(hooks[0]["kind"], "Hook", "{path:?} should be well-formed");
+        assert_eq!(payload_bytes(hooks[0]), bytes, "{path:?}: payload not verbatim");
+    }
+}
+
+#[test]
+fn bad_inputs_exit_zero_and_are_recorded_as_malformed_byte_for_byte() {
+    let bad = files("bad");
+    assert!(bad.len() >= 13);
+    for path in bad {
+        let dir = tempfile::tempdir().unwrap();
+        let j = dir.path().join("j");
+        let bytes = std::fs::read(&path).unwrap();
+        let out = hook(&j, &bytes, &[]);
+        assert!(out.status.success(), "{path:?}: exit {:?}", out.status);
+        assert!(out.stdout.is_empty(), "{path:?}: stdout {:?}", String::from_utf8_lossy(&out.stdout));
+        let evs = events(&j);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(evs.len().min(1), 1, "{name}: nothing recorded");
+        let first = &evs[0];
+        // Two files are well-formed objects with odd contents: they must stay Hook events.
+        // Objects with a string event name are hook events, however odd the rest (escape
+        // sequences, invalid UTF-8 inside a string, 5,000-deep nesting, a hostile session id).
+        let expect_hook = ["control-chars", "session-id-path", "deep-nesting", "not-utf8"].iter().any(|p| name.starts_with(p));
+        if expect_hook {
+            assert_eq!(first["kind"], "Hook", "{name}: {first}");
+        } else {
+            assert_eq!(first["kind"], "Malformed", "{name}: {first}");
+            assert!(!first["reason"].as_str().unwrap().is_empty());
+        }
+        assert_eq!(payload_bytes(first), bytes, "{name}: payload not verbatim");
+    }
+}
+
+#[test]
+fn path_traversal_session_id_never_becomes_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let bytes = std::fs::read(fixtures().join("bad/session-id-path-traversal.json")).unwrap();
+    assert!(hook(&j, &bytes, &[]).status.success());
+    let mut names = BTreeSet::new();
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            names.insert(e.file_name().to_string_lossy().into_owned());
+            if e.path().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    assert!(names.iter().all(|n| !n.contains("passwd") && !n.contains("..")), "{names:?}");
+}
+
+#[test]
+fn codex_notify_json_from_last_argument_is_journaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let arg = std::fs::read_to_string(fixtures().join("events/codex/notify-argv.json")).unwrap();
+    let out = cmd(&j).arg("hook").arg(&arg).stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    let evs = events(&j);
+    assert_eq!(evs[0]["kind"], "Hook");
+    assert_eq!(evs[0]["name"], "agent-turn-complete");
+    assert_eq!(evs[0]["host"], "codex");
+    assert_eq!(evs[0]["session_id"], "019a8f7e-codex-thread");
+    assert_eq!(payload_bytes(&evs[0]), arg.as_bytes());
+}
+
+#[test]
+fn payload_over_the_cap_keeps_prefix_length_and_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(j.join("config.toml"), "[hook]\npayload_cap = 1000\n").unwrap();
+    let big = format!("{{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\",\"tool_response\":\"{}\"}}", "x".repeat(5000));
+    let out = hook(&j, big.as_bytes(), &[]);
+    assert!(out.status.success() && out.stdout.is_empty());
+    let evs = events(&j);
+    assert_eq!(evs[0]["kind"], "Malformed");
+    assert_eq!(evs[0]["truncated"]["original_len"], big.len());
+    assert_eq!(evs[0]["truncated"]["blake3"], blake3::hash(big.as_bytes()).to_hex().as_str());
+    assert_eq!(payload_bytes(&evs[0]), big.as_bytes()[..1000].to_vec());
+}
+
+#[test]
+fn journal_is_private_and_ignored_by_git() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    hook(&j, br#"{"hook_event_name":"Stop","session_id":"s"}"#, &[]);
+    assert_eq!(std::fs::metadata(&j).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::read_to_string(j.join(".gitignore")).unwrap().trim(), "*");
+    let mut stack = vec![j.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let mode = e.metadata().unwrap().permissions().mode() & 0o777;
+            if e.path().is_dir() {
+                assert_eq!(mode, 0o700, "{:?}", e.path());
+                stack.push(e.path());
+            } else {
+                assert_eq!(mode, 0o600, "{:?}", e.path());
+            }
+        }
+    }
+}
+
+fn marker_payload(worker: usize, i: usize) -> String {
+    format!(r#"{{"session_id":"w{worker}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"echo {worker}-{i}"}},"tool_use_id":"t-{worker}-{i}"}}"#)
+}
+
+/// Every payload in the journal, with how often it appears.
+fn payload_counts(j: &std::path::Path) -> BTreeMap<Vec<u8>, usize> {
+    let mut m = BTreeMap::new();
+    for e in events(j) {
+        if e["kind"] == "Hook" {
+            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+#[test]
+fn concurrent_hooks_while_export_loops_lose_and_duplicate_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    // Small segments: rotations happen under load too.
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(j.join("config.toml"), "[hook]\nsegment_events = 500\n").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let exporter = {
+        let (j, stop) = (j.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut runs = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let out = cmd(&j).args(["export", "--report", "events"]).output().unwrap();
+                assert!(out.status.success() || String::from_utf8_lossy(&out.stderr).contains("no journal"), "{}", String::from_utf8_lossy(&out.stderr));
+                runs += 1;
+            }
+            runs
+        })
+    };
+    let workers: Vec<_> = (0..64)
+        .map(|w| {
+            let j = j.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    let out = hook(&j, marker_payload(w, i).as_bytes(), &[]);
+                    assert!(out.status.success());
+                    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let exports = exporter.join().unwrap();
+    assert!(exports > 0);
+    // Anything still spooled is drained by the next hook.
+    hook(&j, br#"{"hook_event_name":"Stop","session_id":"drain"}"#, &[]);
+    let counts = payload_counts(&j);
+    for w in 0..64 {
+        for i in 0..50 {
+            let n = counts.get(marker_payload(w, i).as_bytes()).copied().unwrap_or(0);
+            assert_eq!(n, 1, "payload {w}-{i} present {n} times");
+        }
+    }
+    assert_eq!(counts.values().sum::<usize>(), 64 * 50 + 1);
+    let v = cmd(&j).args(["verify", "--json"]).output().unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}
+
+#[test]
+fn kill_9_at_random_moments_loses_no_acknowledged_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    std::fs::create_dir_all(&j).unwrap();
+    // Tiny segments and a tiny lock budget: kills land in rotations and spool drains too.
+    std::fs::write(j.join("config.toml"), "[hook]\nsegment_events = 40\nlock_wait_ms = 5\n").unwrap();
+    let mut acknowledged = Vec::new();
+    let mut seed: u64 = 0x9e3779b97f4a7c15;
+    let mut rnd = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for run in 0..200 {
+        let mut children = Vec::new();
+        for k in 0..3 {
+            let p = marker_payload(run, k);
+            let mut c = cmd(&j);
+            c.arg("hook").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
+            let mut child = c.spawn().unwrap();
+            child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
+            children.push((p, child));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(rnd(12_000)));
+        let victim = rnd(3) as usize;
+        unsafe { libc::kill(children[victim].1.id() as i32, libc::SIGKILL) };
+        for (p, mut child) in children {
+            let status = child.wait().unwrap();
+            if status.success() {
+                acknowledged.push(p);
+            }
+        }
+    }
+    hook(&j, br#"{"hook_event_name":"Stop","session_id":"drain"}"#, &[]);
+    let v = cmd(&j).args(["verify", "--json"]).output().unwrap();
+    assert!(v.status.success(), "verify after kills: {}", String::from_utf8_lossy(&v.stdout));
+    let counts = payload_counts(&j);
+    assert!(acknowledged.len() >= 400, "too few survivors: {}", acknowledged.len());
+    for p in &acknowledged {
+        assert_eq!(counts.get(p.as_bytes()).copied(), Some(1), "acknowledged payload {p} missing or duplicated");
+    }
+    assert!(counts.values().all(|&n| n == 1), "a killed invocation was recorded twice");
+}
+
+#[test]
+fn busy_journal_spools_and_the_next_hook_drains_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(j.join("config.toml"), "[hook]\nlock_wait_ms = 1\n").unwrap();
+    hook(&j, br#"{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}"#, &[]);
+    // Hold the journal's lock from outside, as a long reader or another hook would.
+    let lock = std::fs::OpenOptions::new().write(true).open(j.join("lock")).unwrap();
+    use std::os::unix::io::AsRawFd;
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    for i in 0..5 {
+        let out = hook(&j, marker_payload(1, i).as_bytes(), &[]);
+        assert!(out.status.success() && out.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("spooled"));
+    }
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 5);
+    drop(lock);
+    hook(&j, br#"{"hook_event_name":"Stop","session_id":"s"}"#, &[]);
+    let evs: Vec<_> = events(&j).into_iter().filter(|e| e["kind"] == "Hook").collect();
+    let order: Vec<String> = evs.iter().map(|e| e["payload"]["tool_use_id"].as_str().unwrap_or(e["name"].as_str().unwrap()).to_string()).collect();
+    assert_eq!(order, ["SessionStart", "t-1-0", "t-1-1", "t-1-2", "t-1-3", "t-1-4", "Stop"]);
+    assert!(evs[1]["spooled"].as_bool().unwrap());
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
+}

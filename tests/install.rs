@@ -1,0 +1,503 @@
+//! End-to-end tests of `hookjournal install` / `uninstall`: the real binary, real-shaped settings
+//! files of Claude Code, Codex CLI and Gemini CLI, in temporary project and home directories.
+
+use serde_json::{json, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hookjournal");
+
+/// A project directory and a home directory, both temporary.
+struct TestEnv {
+    project: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl TestEnv {
+    fn new() -> TestEnv {
+        TestEnv {
+            project: tempfile::tempdir().unwrap(),
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn project(&self, rel: &str) -> PathBuf {
+        self.project.path().join(rel)
+    }
+
+    fn home(&self, rel: &str) -> PathBuf {
+        self.home.path().join(rel)
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(self.project.path())
+            .env("HOME", self.home.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("HOOKJOURNAL_DIR")
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Every (event, handler) pair of the settings file whose command runs `hookjournal hook`.
+fn our_handlers(settings: &Value) -> Vec<(String, Value, Option<Value>)> {
+    let mut out = Vec::new();
+    let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
+        return out;
+    };
+    for (event, groups) in hooks {
+        for group in groups.as_array().into_iter().flatten() {
+            for handler in group["hooks"].as_array().into_iter().flatten() {
+                let cmd = handler["command"].as_str().unwrap_or("");
+                if cmd.contains("hookjournal\" hook") {
+                    out.push((
+                        event.clone(),
+                        handler.clone(),
+                        group.get("matcher").cloned(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+const CLAUDE_SETTINGS: &str = r#"{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "model": "claude-sonnet-4-5",
+  "permissions": {
+    "allow": ["Bash(npm run test:*)", "Read(~/.zshrc)"],
+    "deny": ["Read(./.env)", "Read(./secrets/**)"],
+    "defaultMode": "acceptEdits"
+  },
+  "env": {"CLAUDE_CODE_ENABLE_TELEMETRY": "0", "NODE_ENV": "development"},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check-bash.sh", "timeout": 5}]}
+    ],
+    "PostToolUse": [
+      {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write \"$(jq -r .tool_input.file_path)\""}]}
+    ],
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send 'Claude finished'"}]}],
+    "SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": "cat docs/REMEMBER.md"}]}]
+  },
+  "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
+  "includeCoAuthoredBy": false
+}
+"#;
+
+const CODEX_HOOKS: &str = r#"{
+  "description": "team hooks",
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "^Bash$", "hooks": [{"type": "command", "command": "python3 .codex/hooks/guard.py", "timeout": 30, "statusMessage": "Checking command"}]}
+    ],
+    "SessionStart": [
+      {"matcher": "startup|resume", "hooks": [{"type": "command", "command": "python3 .codex/hooks/context.py"}]}
+    ]
+  }
+}
+"#;
+
+const GEMINI_SETTINGS: &str = r#"{
+  "general": {"vimMode": true, "preferredEditor": "code"},
+  "ui": {"theme": "GitHub"},
+  "mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}},
+  "hooksConfig": {"enabled": true, "notifications": true},
+  "hooks": {
+    "BeforeTool": [
+      {"matcher": "write_file|replace", "hooks": [{"name": "secret-scan", "type": "command", "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/scan.sh", "timeout": 5000}]}
+    ],
+    "AfterAgent": [{"hooks": [{"name": "ding", "type": "command", "command": "paplay /usr/share/sounds/done.oga"}]}]
+  }
+}
+"#;
+
+struct Case {
+    host: &'static str,
+    file: &'static str,
+    original: &'static str,
+    events: usize,
+    /// (event, expected timeout in the host's unit)
+    timeouts: &'static [(&'static str, u64)],
+    tool_event: &'static str,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        host: "claude",
+        file: ".claude/settings.json",
+        original: CLAUDE_SETTINGS,
+        events: 22,
+        timeouts: &[
+            ("SessionEnd", 2),
+            ("UserPromptSubmit", 30),
+            ("PreToolUse", 10),
+        ],
+        tool_event: "PreToolUse",
+    },
+    Case {
+        host: "codex",
+        file: ".codex/hooks.json",
+        original: CODEX_HOOKS,
+        events: 11,
+        timeouts: &[
+            ("SessionEnd", 2),
+            ("UserPromptSubmit", 30),
+            ("PostToolUse", 10),
+        ],
+        tool_event: "PostToolUse",
+    },
+    Case {
+        host: "gemini",
+        file: ".gemini/settings.json",
+        original: GEMINI_SETTINGS,
+        events: 8,
+        timeouts: &[
+            ("SessionEnd", 2000),
+            ("BeforeAgent", 30000),
+            ("BeforeTool", 10000),
+        ],
+        tool_event: "AfterTool",
+    },
+];
+
+#[test]
+fn install_twice_then_uninstall_round_trips_for_every_host() {
+    for case in CASES {
+        let env = TestEnv::new();
+        let path = env.project(case.file);
+        write(&path, case.original);
+        let original: Value = serde_json::from_str(case.original).unwrap();
+
+        let out = env.ok(&["install", "--host", case.host]);
+        assert!(out.contains("Next:"), "{out}");
+        let once = fs::read(&path).unwrap();
+        assert_eq!(
+            fs::read(env.project(&format!("{}.bak", case.file))).unwrap(),
+            case.original.as_bytes()
+        );
+        env.ok(&["install", "--host", case.host]);
+        assert_eq!(
+            fs::read(&path).unwrap(),
+            once,
+            "{}: a second install changed the file",
+            case.host
+        );
+
+        let installed = read_json(&path);
+        let ours = our_handlers(&installed);
+        assert_eq!(
+            ours.len(),
+            case.events,
+            "{}: one handler per event",
+            case.host
+        );
+        let expected_cmd = format!("\"{BIN}\" hook --host {}", case.host);
+        for (event, handler, _) in &ours {
+            assert_eq!(handler["command"], expected_cmd.as_str(), "{}", event);
+            assert_eq!(handler["type"], "command");
+        }
+        for (event, timeout) in case.timeouts {
+            let (_, h, _) = ours
+                .iter()
+                .find(|(e, _, _)| e == event)
+                .unwrap_or_else(|| panic!("{} {event}", case.host));
+            assert_eq!(h["timeout"], *timeout, "{} {event}", case.host);
+        }
+        let (_, _, matcher) = ours.iter().find(|(e, _, _)| e == case.tool_event).unwrap();
+        assert_eq!(matcher.as_ref().unwrap(), "*");
+
+        // The user's own hooks and keys are all still there, first, and in their order.
+        let mut without_ours = installed.clone();
+        for groups in without_ours["hooks"].as_object_mut().unwrap().values_mut() {
+            groups
+                .as_array_mut()
+                .unwrap()
+                .retain(|g| !g.to_string().contains("hookjournal\\\" hook"));
+        }
+        without_ours["hooks"]
+            .as_object_mut()
+            .unwrap()
+            .retain(|_, g| !g.as_array().unwrap().is_empty());
+        assert_eq!(without_ours, original, "{}", case.host);
+        let text = String::from_utf8(once).unwrap();
+        assert!(
+            text.starts_with("{\n  \"") && text.ends_with("}\n"),
+            "{}: not 2-space pretty JSON",
+            case.host
+        );
+
+        let out = env.ok(&["uninstall", "--host", case.host]);
+        assert!(
+            out.contains(&format!("Removed {} hookjournal hooks", case.events)),
+            "{out}"
+        );
+        assert_eq!(
+            read_json(&path),
+            original,
+            "{}: uninstall did not restore the original",
+            case.host
+        );
+        assert!(env.project(&format!("{}.bak", case.file)).exists());
+
+        let out = env.ok(&["uninstall", "--host", case.host]);
+        assert!(out.contains("nothing to remove"), "{out}");
+        assert_eq!(read_json(&path), original);
+    }
+}
+
+#[test]
+fn key_order_of_the_users_file_is_kept() {
+    let env = TestEnv::new();
+    let path = env.project(".claude/settings.json");
+    write(&path, CLAUDE_SETTINGS);
+    env.ok(&["install"]);
+    let text = fs::read_to_string(&path).unwrap();
+    let at = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
+    // Not alphabetical: the file's own order.
+    assert!(
+        at("$schema") < at("model")
+            && at("model") < at("permissions")
+            && at("permissions") < at("env")
+    );
+    assert!(
+        at("env") < at("hooks")
+            && at("hooks") < at("statusLine")
+            && at("statusLine") < at("includeCoAuthoredBy")
+    );
+    assert!(at("PreToolUse") < at("PostToolUse") && at("PostToolUse") < at("Stop"));
+}
+
+#[test]
+fn install_creates_missing_settings_and_a_private_journal() {
+    let env = TestEnv::new();
+    let out = env.ok(&["install"]);
+    let settings = read_json(&env.project(".claude/settings.json"));
+    assert_eq!(our_handlers(&settings).len(), 22);
+    assert!(
+        !env.project(".claude/settings.json.bak").exists(),
+        "nothing to back up"
+    );
+    assert_eq!(
+        settings.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["hooks"]
+    );
+
+    let journal = env.project(".hookjournal");
+    assert!(out.contains(journal.to_str().unwrap()), "{out}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs::metadata(&journal).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    assert_eq!(
+        fs::read_to_string(journal.join(".gitignore")).unwrap(),
+        "*\n"
+    );
+    let ignore_mode = fs::metadata(journal.join(".gitignore"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(ignore_mode & 0o777, 0o600);
+
+    // Uninstalling what install created leaves an empty object, not a broken file.
+    env.ok(&["uninstall"]);
+    assert_eq!(read_json(&env.project(".claude/settings.json")), json!({}));
+    assert!(journal.is_dir(), "uninstall leaves the journal alone");
+}
+
+#[test]
+fn scopes_choose_the_settings_file() {
+    let env = TestEnv::new();
+    env.ok(&["install", "--scope", "local"]);
+    assert_eq!(
+        our_handlers(&read_json(&env.project(".claude/settings.local.json"))).len(),
+        22
+    );
+    assert!(!env.project(".claude/settings.json").exists());
+
+    env.ok(&["install", "--scope", "user"]);
+    assert_eq!(
+        our_handlers(&read_json(&env.home(".claude/settings.json"))).len(),
+        22
+    );
+    env.ok(&["install", "--scope", "user", "--host", "codex"]);
+    assert_eq!(
+        our_handlers(&read_json(&env.home(".codex/hooks.json"))).len(),
+        11
+    );
+    env.ok(&["install", "--scope", "user", "--host", "gemini"]);
+    assert_eq!(
+        our_handlers(&read_json(&env.home(".gemini/settings.json"))).len(),
+        8
+    );
+
+    env.ok(&["uninstall", "--scope", "user"]);
+    assert_eq!(
+        our_handlers(&read_json(&env.home(".claude/settings.json"))).len(),
+        0
+    );
+    assert_eq!(
+        our_handlers(&read_json(&env.project(".claude/settings.local.json"))).len(),
+        22
+    );
+
+    let out = env.run(&["install", "--scope", "local", "--host", "codex"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!env.project(".codex").exists());
+}
+
+#[test]
+fn explicit_journal_goes_into_the_command() {
+    let env = TestEnv::new();
+    env.ok(&["--journal", "j", "install"]);
+    let settings = read_json(&env.project(".claude/settings.json"));
+    let dir = env.project("j");
+    let expected = format!(
+        "\"{BIN}\" hook --host claude --journal \"{}\"",
+        dir.display()
+    );
+    for (_, handler, _) in our_handlers(&settings) {
+        assert_eq!(handler["command"], expected.as_str());
+    }
+    assert!(dir.join(".gitignore").exists());
+    assert!(!env.project(".hookjournal").exists());
+}
+
+#[test]
+fn reinstall_after_moving_the_binary_replaces_the_old_entries() {
+    let env = TestEnv::new();
+    let path = env.project(".claude/settings.json");
+    write(
+        &path,
+        r#"{"hooks": {"Stop": [
+            {"hooks": [{"type": "command", "command": "\"/old/place/hookjournal\" hook --host claude", "timeout": 10}]},
+            {"hooks": [{"type": "command", "command": "say done"}]}
+        ], "Notification": [{"hooks": [{"type": "command", "command": "/old/place/hookjournal hook"}]}]}}"#,
+    );
+    env.ok(&["install"]);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("/old/place"), "{text}");
+    assert!(text.contains("say done"));
+    assert_eq!(our_handlers(&read_json(&path)).len(), 22);
+}
+
+#[test]
+fn invalid_settings_are_refused_and_left_alone() {
+    let bad_files = [
+        ("{\"model\": \"opus\",\n  \"hooks\": {\n", "not valid JSON"),
+        (
+            "{\"hooks\": [\"not\", \"an\", \"object\"]}\n",
+            "\"hooks\" is not an object",
+        ),
+        ("[1, 2]\n", "not a JSON object"),
+    ];
+    for (text, reason) in bad_files {
+        for command in ["install", "uninstall"] {
+            let env = TestEnv::new();
+            let path = env.project(".claude/settings.json");
+            write(&path, text);
+            let out = env.run(&[command]);
+            assert_eq!(out.status.code(), Some(1), "{command} on {text:?}");
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
+            assert!(stderr.contains(reason), "{stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert_eq!(fs::read_to_string(&path).unwrap(), text);
+            assert!(!env.project(".claude/settings.json.bak").exists());
+            assert!(!env.project(".hookjournal").exists());
+        }
+    }
+}
+
+#[test]
+fn dry_run_prints_a_diff_and_writes_nothing() {
+    // No settings file yet: nothing is created.
+    let env = TestEnv::new();
+    let out = env.ok(&["install", "--dry-run"]);
+    assert!(out.contains("--- /dev/null"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "+            \"command\": \"\\\"{BIN}\\\" hook --host claude\","
+        )),
+        "{out}"
+    );
+    assert!(!env.project(".claude").exists());
+    assert!(!env.project(".hookjournal").exists());
+
+    // An existing file: byte-identical afterwards, no backup.
+    for case in CASES {
+        let env = TestEnv::new();
+        let path = env.project(case.file);
+        write(&path, case.original);
+        let out = env.ok(&["install", "--host", case.host, "--dry-run"]);
+        assert!(out.contains(&format!("+++ {}", path.display())), "{out}");
+        assert!(out.contains(&format!("hook --host {}", case.host)), "{out}");
+        assert!(out.lines().any(|l| l.starts_with('-')), "{out}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), case.original);
+        assert!(!env.project(&format!("{}.bak", case.file)).exists());
+
+        env.ok(&["install", "--host", case.host]);
+        let installed = fs::read(&path).unwrap();
+        let out = env.ok(&["uninstall", "--host", case.host, "--dry-run"]);
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with('-') && l.contains("hook --host")),
+            "{out}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), installed);
+    }
+}
+
+#[test]
+fn never_registers_worktree_create_or_message_display() {
+    let env = TestEnv::new();
+    for host in ["claude", "codex", "gemini"] {
+        env.ok(&["install", "--host", host]);
+    }
+    for file in [
+        ".claude/settings.json",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+    ] {
+        let settings = read_json(&env.project(file));
+        for (event, _, _) in our_handlers(&settings) {
+            assert!(
+                !matches!(event.as_str(), "WorktreeCreate" | "MessageDisplay"),
+                "{file}: {event}"
+            );
+        }
+        let text = fs::read_to_string(env.project(file)).unwrap();
+        assert!(
+            !text.contains("WorktreeCreate") && !text.contains("MessageDisplay"),
+            "{file}"
+        );
+    }
+}
