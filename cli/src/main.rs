@@ -64,6 +64,9 @@ pub enum Command {
 fn main() -> ExitCode {
     // The hook must never fail loudly: it parses its own arguments leniently.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "__floor") {
+        return floor(argv.get(2));
+    }
     if is_hook(&argv) {
         return commands::hook::main_guarded(argv);
     }
@@ -98,4 +101,22 @@ fn is_hook(argv: &[std::ffi::OsString]) -> bool {
         }
     }
     false
+}
+
+/// The benchmark's floor: the same binary reading stdin and appending + fsyncing a plain file.
+fn floor(path: Option<&std::ffi::OsString>) -> ExitCode {
+    use std::io::{Read, Write};
+    let mut buf = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut buf);
+    let Some(path) = path else { return ExitCode::from(2) };
+    let ok = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| {
+        f.write_all(&buf)?;
+        f.write_all(b"\n")?;
+        f.sync_data()
+    });
+    if ok.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -122,6 +122,9 @@ pub struct SessionState {
     pub branch: Option<String>,
     pub metrics: Option<derived::SessionMetrics>,
     pub source: Option<String>,
+    /// Subagent transcripts seen at SubagentStop (path → agent id): re-read at Stop and
+    /// SessionEnd, because SubagentStop fires before the subagent's last usage is written.
+    pub subagent_transcripts: BTreeMap<String, String>,
     /// The session this one continues (for `clear`: the session that just ended in the project).
     pub continues: Option<String>,
 }
@@ -345,7 +348,16 @@ impl SessionState {
                     }),
                 }
             }
-            Canonical::SubagentStop { agent_id, agent_type, last_message, .. } => {
+            Canonical::SubagentStop { agent_id, agent_type, last_message, transcript } => {
+                let known = self.subagents.iter().any(|s| &s.agent_id == agent_id);
+                // Claude Code runs /compact as a forked agent: a SubagentStop with no start and
+                // no type. It is journaled, but it is not a subagent of the session.
+                if !known && agent_type.as_deref().unwrap_or("").is_empty() {
+                    return;
+                }
+                if let Some(path) = transcript {
+                    self.subagent_transcripts.insert(path.clone(), agent_id.clone());
+                }
                 match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
                     Some(s) => {
                         s.running = false;

@@ -40,7 +40,8 @@
 //! * Cache writes: when `usage.cache_creation` {`ephemeral_5m_input_tokens`,
 //!   `ephemeral_1h_input_tokens`} is present it is authoritative (the flat
 //!   `cache_creation_input_tokens` is ignored, exactly like ccusage); otherwise all of
-//!   `cache_creation_input_tokens` counts as 5-minute writes.
+//!   `cache_creation_input_tokens` counts as 5-minute writes. An all-zero breakdown (what Claude
+//!   Code writes when the API sent none) counts as absent.
 //! * Deduplication is per session and spans files: subagent transcripts
 //!   (`<session>/subagents/agent-*.jsonl`) count toward the parent session. Merge records from
 //!   several chunks/files by [`UsageRecord::key`] with [`larger`].
@@ -283,12 +284,12 @@ struct RawCacheCreation {
 
 impl RawUsage {
     fn to_usage(&self) -> Option<Usage> {
-        let (cache_write_5m, cache_write_1h) = match &self.cache_creation {
-            Some(breakdown) => (
-                breakdown.ephemeral_5m_input_tokens.unwrap_or(0),
-                breakdown.ephemeral_1h_input_tokens.unwrap_or(0),
-            ),
-            None => (self.cache_creation_input_tokens.unwrap_or(0), 0),
+        // Claude Code writes an all-zero breakdown when the API gave none (gateways, older API
+        // versions): then, like Claude Code's own cost and ccusage, the flat total is 5-minute.
+        let breakdown = self.cache_creation.as_ref().map(|b| (b.ephemeral_5m_input_tokens.unwrap_or(0), b.ephemeral_1h_input_tokens.unwrap_or(0)));
+        let (cache_write_5m, cache_write_1h) = match breakdown {
+            Some((m5, h1)) if m5 + h1 > 0 => (m5, h1),
+            _ => (self.cache_creation_input_tokens.unwrap_or(0), 0),
         };
         Some(Usage {
             input_tokens: self.input_tokens?,
@@ -467,6 +468,14 @@ mod tests {
         assert_eq!(scan.skipped_lines, 6);
         assert_eq!(scan.records.len(), 1);
         assert_eq!(scan.consumed, bytes.len());
+    }
+
+    #[test]
+    fn all_zero_breakdown_counts_the_flat_total_as_5m() {
+        let line = r#"{"type":"assistant","message":{"id":"m3","model":"claude-sonnet-4-5","usage":{"input_tokens":1,"output_tokens":2,"cache_creation_input_tokens":500,"cache_read_input_tokens":4,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0}}},"requestId":"r3","timestamp":"t"}"#;
+        let scan = scan(format!("{line}\n").as_bytes());
+        let u = scan.records[0].usage;
+        assert_eq!((u.cache_write_5m, u.cache_write_1h), (500, 0));
     }
 
     #[test]

@@ -260,6 +260,10 @@ fn observe(loaded: &Loaded, p: &HookEvent, sid: &str, settings: &Settings, git: 
                 // A subagent's own Stop still names the main transcript.
                 out.extend(ingest::transcript_events(session, path, None, max));
             }
+            // Subagent transcripts lag their SubagentStop: catch up on what they wrote since.
+            for (path, agent) in session.map(|s| &s.subagent_transcripts).into_iter().flatten() {
+                out.extend(ingest::transcript_events(session, path, Some(agent), max));
+            }
         }
         Canonical::SubagentStop { agent_id, transcript, .. } => {
             if let Some(path) = transcript.as_deref() {

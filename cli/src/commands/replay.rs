@@ -223,7 +223,12 @@ fn diff_values(prefix: &str, a: &Value, b: &Value, out: &mut Vec<(String, Value,
 pub fn changes(e: &Envelope, before: &Full, after: &Full) -> Vec<(String, Value, Value)> {
     let mut out = Vec::new();
     for sid in projections::fold::State::sessions_touched(e) {
-        let a = before.state.sessions.get(&sid).map(|s| serde_json::to_value(s).unwrap_or_default()).unwrap_or(json!({}));
+        let Some(a) = before.state.sessions.get(&sid).map(|s| serde_json::to_value(s).unwrap_or_default()) else {
+            if after.state.sessions.contains_key(&sid) {
+                out.push((format!("session {}", projections::short_id(&sid)), Value::Null, json!("created")));
+            }
+            continue;
+        };
         let b = after.state.sessions.get(&sid).map(|s| serde_json::to_value(s).unwrap_or_default()).unwrap_or(json!({}));
         diff_values(&format!("session {}", projections::short_id(&sid)), &a, &b, &mut out);
     }
@@ -292,7 +297,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             let sid = e.session_id.as_deref().map(projections::short_id).unwrap_or("-");
             let cause = e.kind.cause().map(|c| format!(" ←{c}")).unwrap_or_default();
             let h = if hidden { " (rewound)" } else { "" };
-            println!("{:>7}  {t}  {sid:<8}  {}{cause}{h}  {}", e.seq, output::bold(&escape(&e.kind.label())), escape(&summary(e)));
+            println!("{:>7}  {t}  {:<8}  {}{cause}{h}  {}", e.seq, escape(sid), output::bold(&escape(&e.kind.label())), escape(&summary(e)));
             for (f, a, b) in ch.iter().take(12) {
                 println!("{:>9}↳ {}: {} → {}", "", escape(f), escape(&short_value(a)), escape(&short_value(b)));
             }

@@ -1,0 +1,447 @@
+//! The fixture session played through the real binary, and every view over it: snapshot, tasks,
+//! cost (to ccusage's figures), notifications, reminders, pressure, restore, replay, reports.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn expected() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixtures().join("claude-session/expected.json")).unwrap()).unwrap()
+}
+
+const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
+
+#[test]
+fn fixture_session_yields_the_expected_facts() {
+    let p = play_session(&[]);
+    let exp = expected();
+    let j = &p.journal;
+
+    // Tasks: exactly the expected states.
+    let tasks = run_json(j, &["tasks", "--json"]);
+    let tasks = tasks.as_array().unwrap();
+    assert_eq!(tasks.len(), 3, "{tasks:?}");
+    for (id, want) in exp["tasks"].as_object().unwrap() {
+        let t = tasks.iter().find(|t| t["id"] == *id).unwrap_or_else(|| panic!("task {id} missing"));
+        assert_eq!(t["subject"], want["subject"]);
+        assert_eq!(t["status"], want["status"], "task {id}");
+        assert_eq!(t["session_id"], SID);
+    }
+
+    let snap = run_json(j, &["show", SID, "--json"]);
+    let mut edited: Vec<Value> = snap["files_edited"].as_array().unwrap().clone();
+    edited.sort_by_key(|v| v.to_string());
+    let mut want_edited = exp["files_edited"].as_array().unwrap().clone();
+    want_edited.sort_by_key(|v| v.to_string());
+    assert_eq!(edited, want_edited);
+    let mut read: Vec<Value> = snap["files_read"].as_array().unwrap().clone();
+    read.sort_by_key(|v| v.to_string());
+    let mut want_read = exp["files_read"].as_array().unwrap().clone();
+    want_read.sort_by_key(|v| v.to_string());
+    assert_eq!(read, want_read);
+    let commits = snap["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 1);
+    assert_eq!(commits[0]["hash"], exp["commits"][0]["hash"]);
+    assert_eq!(commits[0]["message"], exp["commits"][0]["message"]);
+    assert_eq!(snap["compactions"], exp["compactions"]);
+    assert_eq!(snap["tool_calls"], exp["tool_calls"]);
+    assert_eq!(snap["events"], exp["hook_events"]);
+    assert_eq!(snap["status"], "ended");
+    let sub = &snap["subagents"][0];
+    assert_eq!(sub["agent_id"], exp["subagents"][0]["agent_id"]);
+    assert_eq!(sub["agent_type"], exp["subagents"][0]["agent_type"]);
+
+    // Notifications, in order.
+    let notes = run_json(j, &["notifications", "--json"]);
+    let got: Vec<(Value, Value)> = notes.as_array().unwrap().iter().map(|n| (n["type"].clone(), n["message"].clone())).collect();
+    let want: Vec<(Value, Value)> = exp["notifications"].as_array().unwrap().iter().map(|n| (n["type"].clone(), n["message"].clone())).collect();
+    assert_eq!(got, want);
+
+    // Cost: tokens exactly, USD to the cent (and much closer).
+    let cost = run_json(j, &["cost", "--by", "session", "--json"]);
+    let row = &cost["rows"][0];
+    assert_eq!(row["key"], SID);
+    let c = &exp["cost"];
+    assert_eq!(row["input_tokens"], c["input_tokens"]);
+    assert_eq!(row["output_tokens"], c["output_tokens"]);
+    assert_eq!(row["cache_write_tokens"], c["cache_creation_tokens"]);
+    assert_eq!(row["cache_read_tokens"], c["cache_read_tokens"]);
+    let usd = row["usd"].as_f64().unwrap();
+    assert!((usd - c["total_usd"].as_f64().unwrap()).abs() < 0.000_01, "usd {usd}");
+    assert_eq!(cost["total"]["usd"], row["usd"]);
+
+    // The sessions table agrees with the cost summary.
+    let sessions = run_json(j, &["sessions", "--json"]);
+    assert_eq!(sessions.as_array().unwrap().len(), 1);
+    assert!((sessions[0]["usd"].as_f64().unwrap() - usd).abs() < 1e-9);
+
+    // The chain is sound and the checkpoint equals a full replay.
+    let v = run_json(j, &["verify", "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["projections_match_replay"], true);
+}
+
+#[test]
+fn second_prompt_gets_a_warning_tier_notice_and_the_first_does_not() {
+    let p = play_session(&[]);
+    let prompts: Vec<&(usize, String, String, String)> = p.outputs.iter().filter(|o| o.1 == "UserPromptSubmit").collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts[0].2.is_empty(), "first prompt answered: {}", prompts[0].2);
+    let v: Value = serde_json::from_str(&prompts[1].2).expect("second prompt answers JSON");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let tier = &expected()["tiers"][0];
+    assert!(ctx.contains("warning tier"), "{ctx}");
+    assert!(ctx.contains("76%") && ctx.contains("152,000"), "{ctx} (expected {tier})");
+    // Only the universal + event fields: nothing Claude would reject.
+    assert_eq!(v.as_object().unwrap().len(), 1);
+}
+
+#[test]
+fn reminder_fires_once_in_the_grep_glob_stretch_and_respects_the_cooldown() {
+    let p = play_session(&[]);
+    let reminders: Vec<&(usize, String, String, String)> = p.outputs.iter().filter(|o| o.2.contains("no task tool used")).collect();
+    assert!(!reminders.is_empty(), "no reminder fired");
+    // Steps 35..=64 (0-based) are the Grep/Glob stretch after the second prompt.
+    let first = reminders[0].0;
+    assert!((35..=64).contains(&first), "first reminder at step {first}");
+    assert_eq!(reminders[0].1, "PostToolUse");
+    let text = &reminders[0].2;
+    assert!(text.contains("Wire limiter into /login") && text.contains("Write rate-limit tests"), "{text}");
+    assert!(!text.contains("Add token-bucket limiter"), "completed task listed: {text}");
+    // Cooldown 10: a second reminder needs 10 more tool calls/prompts.
+    if let Some(second) = reminders.get(1) {
+        let between = p.outputs[first + 1..second.0].iter().filter(|o| o.1 == "PostToolUse" || o.1 == "UserPromptSubmit" || o.1 == "PostToolUseFailure").count();
+        assert!(between >= 9, "second reminder after {between} calls");
+    }
+    let issued = events(&p.journal).iter().filter(|e| e["kind"] == "ReminderIssued").count();
+    assert_eq!(issued, reminders.len());
+}
+
+#[test]
+fn restore_after_compact_mentions_everything_that_matters() {
+    let p = play_session(&[]);
+    let start = p.outputs.iter().find(|o| o.1 == "SessionStart" && o.0 > 0).expect("SessionStart(compact)");
+    let v: Value = serde_json::from_str(&start.2).expect("restore JSON");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    for m in expected()["restore_after_compact"]["must_mention"].as_array().unwrap() {
+        assert!(text.contains(m.as_str().unwrap()), "restore text lacks {m}:\n{text}");
+    }
+    assert!(text.len() <= 6000);
+    // In progress comes before the next task, which comes before the done one.
+    let (a, b, c) = (text.find("Wire limiter").unwrap(), text.find("Write rate-limit").unwrap(), text.find("Add token-bucket limiter").unwrap());
+    assert!(a < b && b < c, "{text}");
+    // `context` prints the very same text; the PreCompact checkpoint was recorded.
+    let ctx = run(&p.journal, &["context", SID, "--for", "restore"]);
+    assert!(ctx.contains("Wire limiter into /login"));
+    assert!(events(&p.journal).iter().any(|e| e["kind"] == "Checkpoint"));
+    let compact = run(&p.journal, &["context", SID, "--for", "compact", "--trigger", "manual"]);
+    assert!(compact.contains("before manual compaction"), "{compact}");
+}
+
+#[test]
+fn replay_verify_recomputes_every_answer_without_difference() {
+    let p = play_session(&[]);
+    let out = cmd(&p.journal).args(["replay", "--verify"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("0 difference(s)"), "{text}");
+    // And it would notice a different policy: a lower threshold changes answers.
+    let lines = run(&p.journal, &["replay", "--kind", "ResponseEmitted", "--json"]);
+    assert!(lines.lines().count() >= 3);
+    let first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(first["kind"], "ResponseEmitted");
+}
+
+#[test]
+fn replay_shows_the_changes_each_event_caused() {
+    let p = play_session(&[]);
+    let out = run(&p.journal, &["replay", "--json"]);
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let update = lines
+        .iter()
+        .find(|l| l["kind"] == "Hook:PostToolUse" && l["summary"].as_str().unwrap().starts_with("TaskUpdate 1 → in_progress"))
+        .expect("TaskUpdate event");
+    let fields: Vec<&str> = update["changes"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+    assert!(fields.iter().any(|f| f.contains("tasks.tasks.1")), "{fields:?}");
+    // Filters: by kind and by seq range.
+    let stops = run(&p.journal, &["replay", "--kind", "Hook:Stop", "--json"]);
+    assert_eq!(stops.lines().count(), 2);
+    let range = run(&p.journal, &["replay", "--from", "3", "--to", "5", "--json"]);
+    assert_eq!(range.lines().count(), 3);
+}
+
+#[test]
+fn loop_mode_fails_the_agents_task_at_precompact_and_session_end_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let add = run_json(&j, &["tasks", "add", "Migrate the billing tables", "--json"]);
+    let id = add["id"].as_str().unwrap().to_string();
+    assert_eq!(id, "T1");
+    run(&j, &["tasks", "start", &id, "--agent", "agent-7"]);
+    let pre = std::fs::read(fixtures().join("events/claude/PreCompact-auto.json")).unwrap();
+    let out = hook(&j, &pre, &[("RALPH_AGENT_ID", "agent-7")]);
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v, serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"}));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("agent-7") && err.contains("T1"), "{err}");
+    let t = run_json(&j, &["tasks", "show", &id, "--json"]);
+    assert_eq!(t["status"], "failed");
+    assert_eq!(t["retry_count"], 1);
+    assert_eq!(t["fail_reason"], "context limit reached");
+    assert_eq!(t["owner"], Value::Null);
+    // SessionEnd afterwards: idempotent, nothing changes.
+    let end = std::fs::read(fixtures().join("events/claude/SessionEnd.json")).unwrap();
+    let out = hook(&j, &end, &[("RALPH_AGENT_ID", "agent-7")]);
+    assert!(out.status.success() && out.stdout.is_empty());
+    let t2 = run_json(&j, &["tasks", "show", &id, "--json"]);
+    assert_eq!(t, t2);
+    // A CLI fail of the failed task changes nothing either.
+    let again = run_json(&j, &["tasks", "fail", &id, "--json"]);
+    assert_eq!(again["changed"], false);
+    assert_eq!(run_json(&j, &["verify", "--json"])["ok"], true);
+}
+
+#[test]
+fn session_end_releases_a_still_active_task_of_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    run(&j, &["tasks", "add", "Ship it"]);
+    run(&j, &["tasks", "start", "T1", "--agent", "agent-9"]);
+    let end = std::fs::read(fixtures().join("events/claude/SessionEnd.json")).unwrap();
+    let out = hook(&j, &end, &[("RALPH_AGENT_ID", "agent-9")]);
+    assert!(out.status.success() && out.stdout.is_empty());
+    let t = run_json(&j, &["tasks", "show", "T1", "--json"]);
+    assert_eq!((t["status"].as_str(), t["fail_reason"].as_str(), t["retry_count"].as_u64()), (Some("failed"), Some("session ended unexpectedly"), Some(1)));
+    // Reopen puts it back for the next agent.
+    run(&j, &["tasks", "reopen", "T1"]);
+    assert_eq!(run_json(&j, &["tasks", "show", "T1", "--json"])["status"], "pending");
+}
+
+#[test]
+fn imported_transcript_corpus_costs_what_ccusage_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let corpus = fixtures().join("transcripts-corpus/projects");
+    run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
+    let cost = run_json(&j, &["cost", "--by", "session", "--json"]);
+    let want: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("transcripts-corpus/expected-ccusage-session.json")).unwrap()).unwrap();
+    let rows = cost["rows"].as_array().unwrap();
+    let sessions = want["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), sessions.len());
+    let mut total = 0.0;
+    for s in sessions {
+        let r = rows.iter().find(|r| r["key"] == s["sessionId"]).unwrap_or_else(|| panic!("session {} missing", s["sessionId"]));
+        assert_eq!(r["input_tokens"], s["inputTokens"]);
+        assert_eq!(r["output_tokens"], s["outputTokens"]);
+        assert_eq!(r["cache_write_tokens"], s["cacheCreationTokens"]);
+        assert_eq!(r["cache_read_tokens"], s["cacheReadTokens"]);
+        let (a, b) = (r["usd"].as_f64().unwrap(), s["totalCost"].as_f64().unwrap());
+        assert!((a - b).abs() < 0.0001, "{}: {a} vs {b}", s["sessionId"]);
+        total += b;
+    }
+    assert!((cost["total"]["usd"].as_f64().unwrap() - total).abs() < 0.0001);
+    // Importing again adds nothing (deduplicated).
+    run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
+    let again = run_json(&j, &["cost", "--by", "session", "--json"]);
+    assert_eq!(again["total"], cost["total"]);
+    // By model and by day add up to the same total.
+    for by in ["model", "day", "month"] {
+        let c = run_json(&j, &["cost", "--by", by, "--json"]);
+        let sum: f64 = c["rows"].as_array().unwrap().iter().map(|r| r["usd"].as_f64().unwrap()).sum();
+        assert!((sum - total).abs() < 0.0001, "by {by}: {sum}");
+    }
+}
+
+#[test]
+fn export_then_import_reproduces_the_chain_head() {
+    let p = play_session(&[]);
+    let file = p.root.path().join("events.jsonl");
+    run(&p.journal, &["export", "--report", "events", "--out", file.to_str().unwrap()]);
+    let j2 = p.root.path().join("j2");
+    run(&j2, &["import", "--events", file.to_str().unwrap()]);
+    let a = run_json(&p.journal, &["status", "--json"]);
+    let b = run_json(&j2, &["status", "--json"]);
+    assert_eq!(a["head_hash"], b["head_hash"]);
+    assert_eq!(a["events"], b["events"]);
+    assert_eq!(run_json(&j2, &["verify", "--json"])["ok"], true);
+    assert_eq!(run(&p.journal, &["tasks", "--json"]), run(&j2, &["tasks", "--json"]));
+    // A non-empty journal refuses a second import.
+    let out = cmd(&j2).args(["import", "--events", file.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty journal"));
+}
+
+#[test]
+fn every_report_is_valid_jsonl_with_the_expected_rows() {
+    let p = play_session(&[]);
+    let j = &p.journal;
+    let lines = |report: &str, extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["export", "--report", report];
+        args.extend_from_slice(extra);
+        run(j, &args).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{report}: {e}: {l}"))).collect()
+    };
+    let ev = lines("events", &[]);
+    assert_eq!(ev.iter().filter(|e| e["kind"] == "Hook").count(), 73);
+    assert_eq!(lines("sessions", &[]).len(), 1);
+    let snaps = lines("snapshots", &[]);
+    assert_eq!(snaps[0]["commits"][0]["hash"], "3f2a9c1");
+    assert_eq!(lines("tasks", &[]).len(), 3);
+    let notes = lines("notifications", &[]);
+    assert_eq!(notes.len(), 2);
+    for n in &notes {
+        for k in ["timestamp", "type", "title", "message"] {
+            assert!(n.get(k).is_some(), "notification lacks {k}");
+        }
+    }
+    let cost = lines("cost", &[]);
+    let usd: f64 = cost.iter().map(|c| c["cost_usd"].as_f64().unwrap()).sum();
+    assert!((usd - 0.54969).abs() < 0.00001);
+    let log = lines("session-log", &[]);
+    assert_eq!(log.len(), 3, "two Stops and a SessionEnd");
+    for k in ["timestamp", "cost_usd", "duration_ms", "tokens_in", "tokens_out", "model", "branch"] {
+        assert!(log[0].get(k).is_some(), "session-log lacks {k}");
+    }
+    assert_eq!(log[2]["event"], "session_end");
+    // Filters.
+    let unknown = cmd(j).args(["export", "--report", "events", "--session", "nope"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session"));
+    assert_eq!(lines("events", &["--since", "2099-01-01"]).len(), 0);
+    assert_eq!(lines("events", &["--session", "db5b5fab"]).len(), ev.len());
+}
+
+#[test]
+fn redacted_export_masks_each_planted_secret_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let secrets = [
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefGHIJ",
+        "ghp_1234567890abcdefghijABCDEFGHIJ123456",
+        "glpat-xY12ab34CD56ef78GH90",
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "AKIAIOSFODNN7EXAMPLE",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ];
+    for (i, s) in secrets.iter().enumerate() {
+        let p = format!(r#"{{"hook_event_name":"PostToolUse","session_id":"r","tool_name":"Bash","tool_input":{{"command":"echo {s}"}},"tool_use_id":"t{i}"}}"#);
+        hook(&j, p.as_bytes(), &[]);
+    }
+    let url = r#"{"hook_event_name":"PostToolUse","session_id":"r","tool_name":"Bash","tool_input":{"command":"git clone https://bob:hunter2secret@example.com/x.git"},"tool_response":{"stdout":"Authorization: Bearer abcdef0123456789abcdef"}}"#;
+    hook(&j, url.as_bytes(), &[]);
+    let pem = "{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"r\",\"tool_name\":\"Read\",\"tool_response\":\"-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCAQEAx\\n-----END RSA PRIVATE KEY-----\"}";
+    hook(&j, pem.as_bytes(), &[]);
+    let clean = r#"{"hook_event_name":"PostToolUse","session_id":"r","tool_name":"Bash","tool_input":{"command":"git log 3f2a9c1d 0b7c6a52-3f0e-4c61-9a43-2f5d8e1c9a70 /home/dev/src/sk-learn"}}"#;
+    hook(&j, clean.as_bytes(), &[]);
+    let out = cmd(&j).args(["export", "--report", "events", "--redact"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for s in secrets {
+        assert!(!text.contains(s), "secret {s} survived");
+    }
+    for s in ["hunter2secret", "abcdef0123456789abcdef", "MIIEowIBAAKCAQEAx"] {
+        assert!(!text.contains(s), "{s} survived");
+    }
+    assert!(text.contains("bob") && text.contains("example.com"), "user and host kept");
+    assert!(text.contains("3f2a9c1d") && text.contains("0b7c6a52-3f0e-4c61-9a43-2f5d8e1c9a70") && text.contains("sk-learn"), "ordinary text masked");
+    for l in text.lines() {
+        serde_json::from_str::<Value>(l).expect("still valid JSON");
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("masked 9 secret"), "{err}");
+}
+
+#[test]
+fn terminal_escape_sequences_from_payloads_are_printed_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let evil = std::fs::read(fixtures().join("bad/control-chars-in-strings.json")).unwrap();
+    hook(&j, &evil, &[]);
+    let p = "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"s1\\u001b[31m\",\"prompt\":\"hi\\u001b]0;owned\\u0007\"}";
+    hook(&j, p.as_bytes(), &[]);
+    for args in [vec!["show", "s1"], vec!["replay"], vec!["notifications"], vec!["sessions"], vec!["tasks"]] {
+        let out = run(&j, &args);
+        assert!(!out.contains('\x1b') && !out.contains('\x07'), "{args:?} printed a raw control character:\n{out}");
+    }
+    assert!(run(&j, &["notifications"]).contains("\\x1b"));
+}
+
+#[test]
+fn demo_prints_every_section_and_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(BIN).arg("demo").env("TMPDIR", tmp.path()).env("NO_COLOR", "1").current_dir(tmp.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for s in ["sessions", "snapshot", "task board", "cost", "restore text", "notifications", "replay", "Wire limiter into /login", "$0.5497", "3f2a9c1"] {
+        assert!(text.contains(s), "demo lacks {s}:\n{text}");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "demo left files behind");
+}
+
+#[test]
+fn rewind_makes_projections_ignore_the_rewound_events() {
+    let p = play_session(&[]);
+    let j = &p.journal;
+    // Rewind to just after the first TaskUpdate (task 1 in progress, nothing completed yet).
+    let lines = run(j, &["replay", "--kind", "Hook:PostToolUse", "--json"]);
+    let first_update = lines.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|l| l["summary"].as_str().unwrap().starts_with("TaskUpdate 1")).unwrap();
+    let to = first_update["seq"].as_u64().unwrap();
+    run(j, &["rewind", "db5b5fab", "--to", &to.to_string()]);
+    let tasks = run_json(j, &["tasks", "--json"]);
+    let t1 = tasks.as_array().unwrap().iter().find(|t| t["id"] == "1").unwrap();
+    assert_eq!(t1["status"], "in_progress");
+    let snap = run_json(j, &["show", SID, "--json"]);
+    assert_eq!(snap["commits"].as_array().unwrap().len(), 0);
+    assert_eq!(snap["compactions"], 0);
+    // The log is not edited, the chain stays valid, and the checkpoint equals a full replay.
+    let v = run_json(j, &["verify", "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(events(j).iter().filter(|e| e["kind"] == "Hook").count(), 73);
+    // Money spent stays spent: the cost summary ignores rewinds.
+    let cost = run_json(j, &["cost", "--json"]);
+    assert!((cost["total"]["usd"].as_f64().unwrap() - 0.54969).abs() < 0.00001);
+    // New events after the rewind count again.
+    let prompt = format!(r#"{{"hook_event_name":"UserPromptSubmit","session_id":"{SID}","prompt":"again"}}"#);
+    hook(j, prompt.as_bytes(), &[]);
+    assert_eq!(run_json(j, &["show", SID, "--json"])["last_prompts"][0], "again");
+    assert!(cmd(j).args(["replay", "--verify"]).output().unwrap().status.success());
+}
+
+#[test]
+fn clear_restores_from_the_session_that_just_ended_in_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let ev = |name: &str, sid: &str, extra: &str| format!(r#"{{"hook_event_name":"{name}","session_id":"{sid}","cwd":"/p"{extra}}}"#);
+    hook(&j, ev("SessionStart", "old", r#","source":"startup""#).as_bytes(), &[]);
+    hook(&j, ev("UserPromptSubmit", "old", r#","prompt":"build the parser""#).as_bytes(), &[]);
+    hook(&j, ev("PostToolUse", "old", r#","tool_name":"TaskCreate","tool_input":{"subject":"Write the lexer"},"tool_response":{"task":{"id":"1"}}"#).as_bytes(), &[]);
+    hook(&j, ev("SessionEnd", "old", r#","reason":"clear""#).as_bytes(), &[]);
+    let out = hook(&j, ev("SessionStart", "new", r#","source":"clear""#).as_bytes(), &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("restore JSON");
+    let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(text.contains("Write the lexer") && text.contains("build the parser") && text.contains("/clear"), "{text}");
+    // Startup in the same project lists the open task too.
+    let out = hook(&j, ev("SessionStart", "third", r#","source":"startup""#).as_bytes(), &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("startup JSON");
+    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Write the lexer"));
+}
+
+#[test]
+fn emergency_tier_blocks_stop_once_and_never_when_stop_hook_active() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let t = dir.path().join("t.jsonl");
+    let line = r#"{"type":"assistant","isSidechain":false,"requestId":"r1","timestamp":"2026-11-03T14:00:35.000Z","message":{"id":"m1","model":"claude-sonnet-4-5-20250929","usage":{"input_tokens":10,"cache_creation_input_tokens":1000,"cache_read_input_tokens":190000,"output_tokens":5}}}"#;
+    std::fs::write(&t, format!("{line}\n")).unwrap();
+    let stop = |active: bool| format!(r#"{{"hook_event_name":"Stop","session_id":"e","transcript_path":"{}","stop_hook_active":{active}}}"#, t.display());
+    let out = hook(&j, stop(true).as_bytes(), &[]);
+    assert!(out.stdout.is_empty(), "blocked while stop_hook_active");
+    let out = hook(&j, stop(false).as_bytes(), &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("block JSON");
+    assert_eq!(v["decision"], "block");
+    assert!(v["reason"].as_str().unwrap().contains("/compact"));
+    let out = hook(&j, stop(false).as_bytes(), &[]);
+    assert!(out.stdout.is_empty(), "blocked twice for the same crossing");
+}
