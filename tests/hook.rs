@@ -143,8 +143,11 @@ fn journal_is_private_and_ignored_by_git() {
     }
 }
 
+/// A unique payload: PreToolUse (record-only, the spool fast path) for even `i`, PostToolUse
+/// (through the store, under the lock) for odd `i`, so both paths race each other.
 fn marker_payload(worker: usize, i: usize) -> String {
-    format!(r#"{{"session_id":"w{worker}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"echo {worker}-{i}"}},"tool_use_id":"t-{worker}-{i}"}}"#)
+    let event = if i % 2 == 0 { "PreToolUse" } else { "PostToolUse" };
+    format!(r#"{{"session_id":"w{worker}","hook_event_name":"{event}","tool_name":"Bash","tool_input":{{"command":"echo {worker}-{i}"}},"tool_use_id":"t-{worker}-{i}"}}"#)
 }
 
 /// Every payload in the journal, with how often it appears.
@@ -268,7 +271,8 @@ fn busy_journal_spools_and_the_next_hook_drains_in_order() {
     use std::os::unix::io::AsRawFd;
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
     for i in 0..5 {
-        let out = hook(&j, marker_payload(1, i).as_bytes(), &[]);
+        // Odd markers are PostToolUse: they want the lock, cannot get it, and spool.
+        let out = hook(&j, marker_payload(1, 2 * i + 1).as_bytes(), &[]);
         assert!(out.status.success() && out.stdout.is_empty());
         assert!(String::from_utf8_lossy(&out.stderr).contains("spooled"));
     }
@@ -277,7 +281,28 @@ fn busy_journal_spools_and_the_next_hook_drains_in_order() {
     hook(&j, br#"{"hook_event_name":"Stop","session_id":"s"}"#, &[]);
     let evs: Vec<_> = events(&j).into_iter().filter(|e| e["kind"] == "Hook").collect();
     let order: Vec<String> = evs.iter().map(|e| e["payload"]["tool_use_id"].as_str().unwrap_or(e["name"].as_str().unwrap()).to_string()).collect();
-    assert_eq!(order, ["SessionStart", "t-1-0", "t-1-1", "t-1-2", "t-1-3", "t-1-4", "Stop"]);
+    assert_eq!(order, ["SessionStart", "t-1-1", "t-1-3", "t-1-5", "t-1-7", "t-1-9", "Stop"]);
     assert!(evs[1]["spooled"].as_bool().unwrap());
     assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
+}
+
+#[test]
+fn record_only_events_skip_the_store_and_are_ingested_before_any_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let pre = std::fs::read(fixtures().join("events/claude/PreToolUse-Bash.json")).unwrap();
+    let out = hook(&j, &pre, &[]);
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty());
+    // Only the spool exists: the store was never opened.
+    assert!(!j.join("CURRENT").exists());
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 1);
+    // A task created through the fast path is visible to the next answer.
+    let created = br#"{"hook_event_name":"TaskCreated","session_id":"s","task_id":"9","task_subject":"Fast path task"}"#;
+    hook(&j, created, &[]);
+    let out = hook(&j, br#"{"hook_event_name":"SessionStart","session_id":"s","source":"resume"}"#, &[]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("restore after resume");
+    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Fast path task"));
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
+    let names: Vec<String> = events(&j).iter().filter(|e| e["kind"] == "Hook").map(|e| e["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["PreToolUse", "TaskCreated", "SessionStart"]);
 }

@@ -31,6 +31,9 @@ pub struct HookLimits {
     pub git_timeout_ms: u64,
     /// Events per sealed segment.
     pub segment_events: u64,
+    /// Record-only events (PreToolUse, Notification, …) go straight to the spool, without
+    /// opening the store; the next process holding the lock ingests them in order.
+    pub fast_path: bool,
 }
 
 impl Default for HookLimits {
@@ -42,6 +45,7 @@ impl Default for HookLimits {
             drain_max: 2_000,
             git_timeout_ms: 400,
             segment_events: journal::DEFAULT_SEGMENT_EVENTS,
+            fast_path: true,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! event touches and writes back only those that changed; the CLI folds the whole log.
 
 use anyhow::{Context, Result};
-use journal::{Envelope, Journal, ReadSnapshot};
+use journal::{spool, Envelope, Journal, Kind, NewEvent, ReadSnapshot};
 use projections::fold::{self, Full, Rewinds, State};
 use projections::session::SessionState;
 use std::collections::BTreeMap;
@@ -122,13 +122,40 @@ pub fn open_view(dir: &Path) -> Result<View> {
     Ok(View { snap, state })
 }
 
-/// Opens an existing journal for a CLI command (waits up to 10 s for busy hooks).
+/// Ingests whatever waits in the spool (a reader holds the lock anyway, and should see it all).
+pub fn drain_all(j: &mut Journal) -> Result<()> {
+    loop {
+        let mut loaded = Loaded::new(j)?;
+        let mut tx = j.begin();
+        let done = drain(j, &mut loaded, &mut tx, 4096)?;
+        if done.is_empty() {
+            return Ok(());
+        }
+        loaded.write_back(&mut tx);
+        j.commit(tx)?;
+        for entry in &done {
+            let _ = spool::remove(entry);
+        }
+        j.seal_if_full()?;
+    }
+}
+
+/// Opens an existing journal for a CLI command (waits up to 10 s for busy hooks). A directory
+/// holding only spooled events (the fast path never opened the store) counts as a journal.
 pub fn open_read(dir: &Path) -> Result<Journal> {
-    Journal::open(dir, &journal::OpenOptions { wait: Duration::from_secs(10), ..Default::default() }).map_err(|e| match e {
+    let create = dir.join(spool::SPOOL_DIR).is_dir();
+    open_and_drain(dir, create)
+}
+
+/// Opens (with `create`, creates) a journal for a CLI command and drains its spool first.
+pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
+    let mut j = Journal::open(dir, &journal::OpenOptions { wait: Duration::from_secs(10), create, ..Default::default() }).map_err(|e| match e {
         journal::Error::NotFound(p) => anyhow::anyhow!("no journal at {} (run `hookjournal install`, or pass --journal DIR)", p.display()),
         journal::Error::Busy => anyhow::anyhow!("journal {} is busy (another process held its lock for 10 s)", dir.display()),
         other => anyhow::anyhow!("opening journal {}: {other}", dir.display()),
-    })
+    })?;
+    drain_all(&mut j)?;
+    Ok(j)
 }
 
 impl View {
@@ -137,3 +164,44 @@ impl View {
         full_replay(&self.snap, Rewinds::from_list(&self.state.global.rewinds), progress)
     }
 }
+
+/// Ingests spooled events in arrival order into `tx`. Returns the files to remove after commit.
+pub fn drain(j: &Journal, loaded: &mut Loaded, tx: &mut journal::Tx, max: usize) -> anyhow::Result<Vec<spool::SpoolEntry>> {
+    let entries = spool::list(j.dir())?;
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    spool::sweep_temps(j.dir(), Duration::from_secs(600));
+    let mut done = Vec::new();
+    for entry in entries.into_iter().take(max) {
+        if j.was_drained(&entry.id)? {
+            let _ = spool::remove(&entry);
+            continue;
+        }
+        let ev = match spool::read(&entry) {
+            Ok(ev) => ev,
+            Err(e) => {
+                // A spool file that does not decode is still journaled, as bytes.
+                let bytes = std::fs::read(&entry.path).unwrap_or_default();
+                NewEvent {
+                    recorded_at_us: chrono::Utc::now().timestamp_micros(),
+                    host: "unknown".into(),
+                    kind: Kind::Malformed { reason: format!("unreadable spool file: {e}") },
+                    session_id: None,
+                    agent_id: None,
+                    payload: bytes,
+                    truncated: None,
+                    spooled: true,
+                }
+            }
+        };
+        tx.push(ev);
+        let env = tx.events().last().expect("just pushed").clone();
+        loaded.for_event(j, &env)?;
+        loaded.state.apply(&env);
+        tx.drained(&entry.id);
+        done.push(entry);
+    }
+    Ok(done)
+}
+

@@ -16,7 +16,7 @@ mod verify;
 pub use envelope::{hex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
 pub use error::{Error, Result};
 pub use segment::SegmentInfo;
-pub use store::{Journal, OpenOptions, ReadSnapshot, Status, Tx, DEFAULT_SEGMENT_EVENTS};
+pub use store::{ensure_dir, Journal, OpenOptions, ReadSnapshot, Status, Tx, DEFAULT_SEGMENT_EVENTS};
 pub use verify::{verify, Damage, VerifyReport};
 
 /// Directory and file modes: the journal holds prompts and tool output, so only its owner reads it.

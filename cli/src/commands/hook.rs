@@ -7,7 +7,7 @@
 use crate::ingest::{self, Observation};
 use crate::settings::Settings;
 use crate::state_io::Loaded;
-use journal::{spool, Journal, Kind, NewEvent, OpenOptions, Seq};
+use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{self, Canonical, HookEvent};
 use projections::policy::{self, DecisionEvent};
@@ -102,7 +102,31 @@ fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
+/// `HOOKJOURNAL_TRACE=1`: phase timings on stderr (for profiling the hook path).
+struct Trace(Option<(std::time::Instant, Vec<(&'static str, std::time::Duration)>)>);
+
+impl Trace {
+    fn new() -> Trace {
+        Trace(std::env::var_os("HOOKJOURNAL_TRACE").map(|_| (std::time::Instant::now(), Vec::new())))
+    }
+    fn mark(&mut self, what: &'static str) {
+        if let Some((t0, v)) = &mut self.0 {
+            v.push((what, t0.elapsed()));
+        }
+    }
+}
+
+impl Drop for Trace {
+    fn drop(&mut self) {
+        if let Some((_, v)) = &self.0 {
+            let parts: Vec<String> = v.iter().map(|(w, d)| format!("{w} {:.2}", d.as_secs_f64() * 1000.0)).collect();
+            eprintln!("hookjournal trace (ms since start): {}", parts.join(", "));
+        }
+    }
+}
+
 fn run(argv: &[OsString]) -> anyhow::Result<()> {
+    let mut trace = Trace::new();
     let flags = parse_flags(argv);
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
     let (settings, warning) = Settings::load(&dir);
@@ -147,6 +171,18 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let agent_id = std::env::var(&settings.policy.loop_agent_env).ok().filter(|a| !a.trim().is_empty());
     let ev = NewEvent { recorded_at_us, host: host.clone(), kind, session_id, agent_id, payload, truncated, spooled: false };
 
+    // Events that are only recorded (never answered, nothing to read from outside) skip the
+    // journal's store entirely: an atomic spool write, drained in order by the next process
+    // that holds the lock (always before anything is answered from state).
+    if settings.hook.fast_path && record_only(parsed.as_ref()) {
+        let mut spooled = ev.clone();
+        spooled.spooled = true;
+        if journal::ensure_dir(&dir).and_then(|_| spool::write(&dir, &spooled)).is_ok() {
+            trace.mark("spooled");
+            return Ok(());
+        }
+    }
+
     // Outside-world reads that do not need the journal happen before taking its lock.
     let git = match parsed.as_ref().map(|p| &p.canonical) {
         Some(Canonical::Stop { .. } | Canonical::SessionEnd { .. }) => Some(ingest::git_branch(
@@ -159,6 +195,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let session_end = matches!(parsed.as_ref().map(|p| &p.canonical), Some(Canonical::SessionEnd { .. }));
     let wait = if session_end { settings.hook.lock_wait_ms.min(400) } else { settings.hook.lock_wait_ms };
     let opts = OpenOptions { wait: Duration::from_millis(wait), create: true, segment_events: settings.hook.segment_events };
+    trace.mark("read");
     let mut j = match Journal::open(&dir, &opts) {
         Ok(j) => j,
         Err(e) => {
@@ -176,9 +213,10 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         }
     };
 
+    trace.mark("open");
     let mut loaded = Loaded::new(&j)?;
     let mut tx = j.begin();
-    let drained = drain(&j, &mut loaded, &mut tx, settings.hook.drain_max)?;
+    let drained = crate::state_io::drain(&j, &mut loaded, &mut tx, settings.hook.drain_max)?;
 
     // The invocation itself.
     let seq = tx.push(ev);
@@ -219,8 +257,10 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     for w in &loaded.warnings {
         eprintln!("hookjournal: {w}");
     }
+    trace.mark("fold");
     loaded.write_back(&mut tx);
     j.commit(tx)?;
+    trace.mark("commit");
     for entry in drained {
         let _ = spool::remove(&entry);
     }
@@ -238,7 +278,28 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     if let Err(e) = j.seal_if_full() {
         eprintln!("hookjournal: sealing a segment failed (will retry): {e}");
     }
+    drop(j);
+    trace.mark("close");
     Ok(())
+}
+
+/// Whether the policy can never answer this event and it needs no outside-world reads.
+fn record_only(parsed: Option<&HookEvent>) -> bool {
+    match parsed.map(|p| &p.canonical) {
+        None => true,
+        Some(c) => matches!(
+            c,
+            Canonical::ToolPre { .. }
+                | Canonical::ToolFailure { .. }
+                | Canonical::Notification { .. }
+                | Canonical::SubagentStart { .. }
+                | Canonical::TaskCreated { .. }
+                | Canonical::TaskCompleted { .. }
+                | Canonical::PostCompact { .. }
+                | Canonical::StopFailure { .. }
+                | Canonical::Other
+        ),
+    }
 }
 
 fn push_apply(tx: &mut journal::Tx, loaded: &mut Loaded, cause: &journal::Envelope, kind: Kind, body: Vec<u8>) {
@@ -322,45 +383,3 @@ fn observe(loaded: &Loaded, p: &HookEvent, sid: &str, settings: &Settings, git: 
     out
 }
 
-/// Ingests spooled events in arrival order into `tx`. Returns the files to remove after commit.
-fn drain(j: &Journal, loaded: &mut Loaded, tx: &mut journal::Tx, max: usize) -> anyhow::Result<Vec<spool::SpoolEntry>> {
-    let entries = spool::list(j.dir())?;
-    if entries.is_empty() {
-        return Ok(Vec::new());
-    }
-    spool::sweep_temps(j.dir(), Duration::from_secs(600));
-    let mut done = Vec::new();
-    for entry in entries.into_iter().take(max) {
-        if j.was_drained(&entry.id)? {
-            let _ = spool::remove(&entry);
-            continue;
-        }
-        let ev = match spool::read(&entry) {
-            Ok(ev) => ev,
-            Err(e) => {
-                // A spool file that does not decode is still journaled, as bytes.
-                let bytes = std::fs::read(&entry.path).unwrap_or_default();
-                NewEvent {
-                    recorded_at_us: now_us(),
-                    host: "unknown".into(),
-                    kind: Kind::Malformed { reason: format!("unreadable spool file: {e}") },
-                    session_id: None,
-                    agent_id: None,
-                    payload: bytes,
-                    truncated: None,
-                    spooled: true,
-                }
-            }
-        };
-        tx.push(ev);
-        let env = tx.events().last().expect("just pushed").clone();
-        loaded.for_event(j, &env)?;
-        loaded.state.apply(&env);
-        tx.drained(&entry.id);
-        done.push(entry);
-    }
-    Ok(done)
-}
-
-#[allow(dead_code)]
-fn _seq(_: Seq) {}

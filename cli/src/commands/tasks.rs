@@ -144,10 +144,7 @@ fn command(op: &str, task: TaskRef, agent: Option<String>, reason: Option<String
 
 /// Applies a task command under the journal's lock: records it only if it changes the task.
 fn change(dir: &std::path::Path, json: bool, make: impl FnOnce(&State) -> Result<TaskCommand>) -> Result<()> {
-    let mut j: Journal = match Journal::open(dir, &journal::OpenOptions { wait: std::time::Duration::from_secs(10), create: true, ..Default::default() }) {
-        Ok(j) => j,
-        Err(e) => bail!("opening journal {}: {e}", dir.display()),
-    };
+    let mut j: Journal = state_io::open_and_drain(dir, true)?;
     // Task references may name any session: the checkpoint is read whole here (CLI path).
     let full_state = state_io::checkpoint(&j)?;
     let c = make(&full_state)?;

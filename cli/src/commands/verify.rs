@@ -34,6 +34,10 @@ pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    // Spooled events first: verify the journal as every reader will see it.
+    if dir.join(journal::spool::SPOOL_DIR).is_dir() {
+        drop(state_io::open_read(&dir)?);
+    }
     let bar = crate::output::progress(0, "verify");
     let report = match journal::verify(&dir, Duration::from_secs(10), |n| bar.set_position(n)) {
         Ok(r) => r,

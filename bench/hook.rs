@@ -1,0 +1,242 @@
+//! The benchmark: whole-process hook latency at 1k and 1M journal events beside a floor, full
+//! replay throughput, export throughput, and `cost` against ccusage. Prints a table and one JSON
+//! line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and 100k events only).
+//!
+//! Journals are built in-process through the journal and projections crates (the same append and
+//! fold the hook does, in big batches), then the real binary is timed against them.
+
+use journal::{Journal, Kind, NewEvent, OpenOptions};
+use projections::fold::Full;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hookjournal");
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// The fixture session's 73 payloads, as templates with `__SID__` for the session id.
+fn templates() -> Vec<String> {
+    let steps = std::fs::read_to_string(fixtures().join("claude-session/session.steps.jsonl")).unwrap();
+    steps
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["hook"].to_string().replace("db5b5fab-8f4d-3e27-dda1-494c73cf256d", "__SID__").replace("__FIXTURES__", "/nonexistent/bench")
+        })
+        .collect()
+}
+
+/// Builds a journal of `n` hook events (the fixture mix, one session per 73 events).
+fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
+    let t0 = Instant::now();
+    let mut j = Journal::open(dir, &OpenOptions { create: true, ..OpenOptions::default() }).unwrap();
+    let mut full = Full::default();
+    let mut i = 0u64;
+    let base_us = 1_790_000_000_000_000i64;
+    while i < n {
+        let mut tx = j.begin();
+        for _ in 0..4096 {
+            if i >= n {
+                break;
+            }
+            let session = format!("bench-{:08}", i / templates.len() as u64);
+            let t = &templates[(i % templates.len() as u64) as usize];
+            let payload = t.replace("__SID__", &session).into_bytes();
+            let name = projections::event::event_name(&payload).unwrap_or_default();
+            tx.push(NewEvent {
+                recorded_at_us: base_us + i as i64 * 1000,
+                host: "claude".into(),
+                kind: Kind::Hook { name },
+                session_id: Some(session),
+                agent_id: None,
+                payload,
+                truncated: None,
+                spooled: false,
+            });
+            full.apply(tx.events().last().unwrap());
+            i += 1;
+        }
+        j.commit_unflushed(tx).unwrap();
+        j.seal_if_full().unwrap();
+    }
+    let mut tx = j.begin();
+    for (k, v) in full.state.partitions() {
+        tx.put_state(&k, v);
+    }
+    j.commit(tx).unwrap();
+    t0.elapsed()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx]
+}
+
+struct Latency {
+    p50: f64,
+    p99: f64,
+    max: f64,
+}
+
+fn stats(mut v: Vec<f64>) -> Latency {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    Latency { p50: percentile(&v, 0.5), p99: percentile(&v, 0.99), max: *v.last().unwrap() }
+}
+
+fn time_process(args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
+    let t0 = Instant::now();
+    let mut child = Command::new(BIN).args(args).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    t0.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Plays a new session (the fixture mix, in order) `rounds` times against the journal.
+fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> Latency {
+    let mut samples = Vec::new();
+    for r in 0..rounds {
+        let sid = format!("measured-{r}");
+        for t in templates {
+            let p = t.replace("__SID__", &sid);
+            samples.push(time_process(&["--journal".as_ref(), dir.as_os_str(), "hook".as_ref()], p.as_bytes()));
+        }
+    }
+    stats(samples)
+}
+
+fn floor_latency(file: &Path, templates: &[String], rounds: usize) -> Latency {
+    let mut samples = Vec::new();
+    for _ in 0..rounds {
+        for t in templates {
+            samples.push(time_process(&["__floor".as_ref(), file.as_os_str()], t.as_bytes()));
+        }
+    }
+    stats(samples)
+}
+
+fn replay_throughput(dir: &Path) -> (u64, f64) {
+    let snap = journal::ReadSnapshot::take(dir, Duration::from_secs(10)).unwrap();
+    let t0 = Instant::now();
+    let mut full = Full::default();
+    snap.for_each(|e| {
+        full.apply(&e);
+        Ok(())
+    })
+    .unwrap();
+    (full.events, full.events as f64 / t0.elapsed().as_secs_f64())
+}
+
+fn export_throughput(dir: &Path, out: &Path) -> (u64, f64) {
+    let t0 = Instant::now();
+    let st = Command::new(BIN).arg("--journal").arg(dir).args(["export", "--report", "events", "--out"]).arg(out).stderr(Stdio::null()).status().unwrap();
+    assert!(st.success());
+    let secs = t0.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(out).unwrap().len();
+    (bytes, bytes as f64 / secs / 1e6)
+}
+
+fn replay_cli(dir: &Path) -> f64 {
+    let t0 = Instant::now();
+    let st = Command::new(BIN).arg("--journal").arg(dir).args(["verify", "--json"]).stdout(Stdio::null()).status().unwrap();
+    assert!(st.success());
+    t0.elapsed().as_secs_f64()
+}
+
+/// `cost` over the imported corpus vs `ccusage claude session --offline` (when npm can install it).
+fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
+    let j = work.join("corpus-journal");
+    let corpus = fixtures().join("transcripts-corpus");
+    let st = Command::new(BIN).arg("--journal").arg(&j).args(["import", "--transcripts"]).arg(corpus.join("projects")).stderr(Stdio::null()).status().unwrap();
+    assert!(st.success());
+    let mut ours = Vec::new();
+    for _ in 0..20 {
+        let t0 = Instant::now();
+        let st = Command::new(BIN).arg("--journal").arg(&j).args(["cost", "--by", "session", "--json"]).stdout(Stdio::null()).status().unwrap();
+        assert!(st.success());
+        ours.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    let ours = stats(ours).p50;
+    let prefix = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ccusage");
+    let ccusage = prefix.join("node_modules/.bin/ccusage");
+    if !ccusage.exists() {
+        let _ = Command::new("npm")
+            .args(["install", "--prefix"])
+            .arg(&prefix)
+            .args(["--no-audit", "--no-fund", "--ignore-scripts", "ccusage@20.0.24"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    if !ccusage.exists() {
+        return (ours, None);
+    }
+    let mut theirs = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let st = Command::new(&ccusage).args(["session", "--offline", "--json"]).env("CLAUDE_CONFIG_DIR", &corpus).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        if !st.map(|s| s.success()).unwrap_or(false) {
+            return (ours, None);
+        }
+        theirs.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    (ours, Some(stats(theirs).p50))
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let sizes: Vec<u64> = if quick { vec![1_000, 100_000] } else { vec![1_000, 1_000_000] };
+    let rounds = if quick { 2 } else { 4 };
+    let templates = templates();
+    let work = tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target")).unwrap();
+    let floor = floor_latency(&work.path().join("floor.log"), &templates, rounds);
+    let mut rows = Vec::new();
+    let mut json = serde_json::Map::new();
+    json.insert("floor_p50_ms".into(), floor.p50.into());
+    json.insert("floor_p99_ms".into(), floor.p99.into());
+    let mut p50s = Vec::new();
+    for &n in &sizes {
+        let dir = work.path().join(format!("j{n}"));
+        let built = build(&dir, n, &templates);
+        let lat = hook_latency(&dir, &templates, rounds);
+        let (events, eps) = replay_throughput(&dir);
+        let (bytes, mbps) = export_throughput(&dir, &work.path().join("export.jsonl"));
+        let verify_s = replay_cli(&dir);
+        eprintln!("built {n} events in {:.1} s", built.as_secs_f64());
+        rows.push(format!(
+            "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB) | verify {:.2} s",
+            n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, verify_s
+        ));
+        json.insert(format!("hook_p50_ms_{n}"), lat.p50.into());
+        json.insert(format!("hook_p99_ms_{n}"), lat.p99.into());
+        json.insert(format!("hook_max_ms_{n}"), lat.max.into());
+        json.insert(format!("replay_events_per_s_{n}"), eps.into());
+        json.insert(format!("export_mb_per_s_{n}"), mbps.into());
+        json.insert(format!("verify_s_{n}"), verify_s.into());
+        json.insert(format!("events_{n}"), events.into());
+        p50s.push(lat.p50);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    let (ours, theirs) = cost_vs_ccusage(work.path());
+    println!("hookjournal benchmark ({} samples per size, fixture payload mix, whole process)", rounds * templates.len());
+    println!("    floor        | p50 {:>6.2} ms  p99 {:>6.2} ms  (same binary: read stdin, append + fsync a file)", floor.p50, floor.p99);
+    for r in &rows {
+        println!("{r}");
+    }
+    let ratio = p50s.last().unwrap() / p50s.first().unwrap();
+    println!("    p50 ratio {} / {}: {:.2}x (bar: <= 1.5x)", sizes.last().unwrap(), sizes[0], ratio);
+    json.insert("p50_ratio".into(), ratio.into());
+    json.insert("cost_ms".into(), ours.into());
+    match theirs {
+        Some(t) => {
+            println!("    cost over the transcript corpus: {ours:.1} ms vs ccusage {t:.1} ms ({:.1}x faster)", t / ours);
+            json.insert("ccusage_ms".into(), t.into());
+        }
+        None => println!("    cost over the transcript corpus: {ours:.1} ms (ccusage not installable here: skipped)"),
+    }
+    println!("{}", serde_json::Value::Object(json));
+}
