@@ -20,12 +20,16 @@ fn fixtures() -> PathBuf {
 
 /// The fixture session's 73 payloads, as templates with `__SID__` for the session id.
 fn templates() -> Vec<String> {
-    let steps = std::fs::read_to_string(fixtures().join("claude-session/session.steps.jsonl")).unwrap();
+    let steps =
+        std::fs::read_to_string(fixtures().join("claude-session/session.steps.jsonl")).unwrap();
     steps
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["hook"].to_string().replace("db5b5fab-8f4d-3e27-dda1-494c73cf256d", "__SID__").replace("__FIXTURES__", "/nonexistent/bench")
+            v["hook"]
+                .to_string()
+                .replace("db5b5fab-8f4d-3e27-dda1-494c73cf256d", "__SID__")
+                .replace("__FIXTURES__", "/nonexistent/bench")
         })
         .collect()
 }
@@ -33,7 +37,14 @@ fn templates() -> Vec<String> {
 /// Builds a journal of `n` hook events (the fixture mix, one session per 73 events).
 fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
     let t0 = Instant::now();
-    let mut j = Journal::open(dir, &OpenOptions { create: true, ..OpenOptions::default() }).unwrap();
+    let mut j = Journal::open(
+        dir,
+        &OpenOptions {
+            create: true,
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap();
     let mut full = Full::default();
     let mut i = 0u64;
     let base_us = 1_790_000_000_000_000i64;
@@ -84,12 +95,22 @@ struct Latency {
 
 fn stats(mut v: Vec<f64>) -> Latency {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Latency { p50: percentile(&v, 0.5), p99: percentile(&v, 0.99), max: *v.last().unwrap() }
+    Latency {
+        p50: percentile(&v, 0.5),
+        p99: percentile(&v, 0.99),
+        max: *v.last().unwrap(),
+    }
 }
 
 fn time_process(args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
     let t0 = Instant::now();
-    let mut child = Command::new(BIN).args(args).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     let status = child.wait().unwrap();
     assert!(status.success());
@@ -103,7 +124,10 @@ fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> Latency {
         let sid = format!("measured-{r}");
         for t in templates {
             let p = t.replace("__SID__", &sid);
-            samples.push(time_process(&["--journal".as_ref(), dir.as_os_str(), "hook".as_ref()], p.as_bytes()));
+            samples.push(time_process(
+                &["--journal".as_ref(), dir.as_os_str(), "hook".as_ref()],
+                p.as_bytes(),
+            ));
         }
     }
     stats(samples)
@@ -113,7 +137,10 @@ fn floor_latency(file: &Path, templates: &[String], rounds: usize) -> Latency {
     let mut samples = Vec::new();
     for _ in 0..rounds {
         for t in templates {
-            samples.push(time_process(&["__floor".as_ref(), file.as_os_str()], t.as_bytes()));
+            samples.push(time_process(
+                &["__floor".as_ref(), file.as_os_str()],
+                t.as_bytes(),
+            ));
         }
     }
     stats(samples)
@@ -133,7 +160,14 @@ fn replay_throughput(dir: &Path) -> (u64, f64) {
 
 fn export_throughput(dir: &Path, out: &Path) -> (u64, f64) {
     let t0 = Instant::now();
-    let st = Command::new(BIN).arg("--journal").arg(dir).args(["export", "--report", "events", "--out"]).arg(out).stderr(Stdio::null()).status().unwrap();
+    let st = Command::new(BIN)
+        .arg("--journal")
+        .arg(dir)
+        .args(["export", "--report", "events", "--out"])
+        .arg(out)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
     assert!(st.success());
     let secs = t0.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(out).unwrap().len();
@@ -142,7 +176,13 @@ fn export_throughput(dir: &Path, out: &Path) -> (u64, f64) {
 
 fn replay_cli(dir: &Path) -> f64 {
     let t0 = Instant::now();
-    let st = Command::new(BIN).arg("--journal").arg(dir).args(["verify", "--json"]).stdout(Stdio::null()).status().unwrap();
+    let st = Command::new(BIN)
+        .arg("--journal")
+        .arg(dir)
+        .args(["verify", "--json"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
     assert!(st.success());
     t0.elapsed().as_secs_f64()
 }
@@ -151,12 +191,25 @@ fn replay_cli(dir: &Path) -> f64 {
 fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
     let j = work.join("corpus-journal");
     let corpus = fixtures().join("transcripts-corpus");
-    let st = Command::new(BIN).arg("--journal").arg(&j).args(["import", "--transcripts"]).arg(corpus.join("projects")).stderr(Stdio::null()).status().unwrap();
+    let st = Command::new(BIN)
+        .arg("--journal")
+        .arg(&j)
+        .args(["import", "--transcripts"])
+        .arg(corpus.join("projects"))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
     assert!(st.success());
     let mut ours = Vec::new();
     for _ in 0..20 {
         let t0 = Instant::now();
-        let st = Command::new(BIN).arg("--journal").arg(&j).args(["cost", "--by", "session", "--json"]).stdout(Stdio::null()).status().unwrap();
+        let st = Command::new(BIN)
+            .arg("--journal")
+            .arg(&j)
+            .args(["cost", "--by", "session", "--json"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
         assert!(st.success());
         ours.push(t0.elapsed().as_secs_f64() * 1000.0);
     }
@@ -167,7 +220,12 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
         let _ = Command::new("npm")
             .args(["install", "--prefix"])
             .arg(&prefix)
-            .args(["--no-audit", "--no-fund", "--ignore-scripts", "ccusage@20.0.24"])
+            .args([
+                "--no-audit",
+                "--no-fund",
+                "--ignore-scripts",
+                "ccusage@20.0.24",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
@@ -178,7 +236,12 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
     let mut theirs = Vec::new();
     for _ in 0..5 {
         let t0 = Instant::now();
-        let st = Command::new(&ccusage).args(["session", "--offline", "--json"]).env("CLAUDE_CONFIG_DIR", &corpus).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        let st = Command::new(&ccusage)
+            .args(["session", "--offline", "--json"])
+            .env("CLAUDE_CONFIG_DIR", &corpus)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
         if !st.map(|s| s.success()).unwrap_or(false) {
             return (ours, None);
         }
@@ -189,10 +252,15 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let sizes: Vec<u64> = if quick { vec![1_000, 100_000] } else { vec![1_000, 1_000_000] };
+    let sizes: Vec<u64> = if quick {
+        vec![1_000, 100_000]
+    } else {
+        vec![1_000, 1_000_000]
+    };
     let rounds = if quick { 2 } else { 4 };
     let templates = templates();
-    let work = tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target")).unwrap();
+    let work =
+        tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target")).unwrap();
     let floor = floor_latency(&work.path().join("floor.log"), &templates, rounds);
     let mut rows = Vec::new();
     let mut json = serde_json::Map::new();
@@ -222,13 +290,21 @@ fn main() {
         std::fs::remove_dir_all(&dir).ok();
     }
     let (ours, theirs) = cost_vs_ccusage(work.path());
-    println!("hookjournal benchmark ({} samples per size, fixture payload mix, whole process)", rounds * templates.len());
+    println!(
+        "hookjournal benchmark ({} samples per size, fixture payload mix, whole process)",
+        rounds * templates.len()
+    );
     println!("    floor        | p50 {:>6.2} ms  p99 {:>6.2} ms  (same binary: read stdin, append + fsync a file)", floor.p50, floor.p99);
     for r in &rows {
         println!("{r}");
     }
     let ratio = p50s.last().unwrap() / p50s.first().unwrap();
-    println!("    p50 ratio {} / {}: {:.2}x (bar: <= 1.5x)", sizes.last().unwrap(), sizes[0], ratio);
+    println!(
+        "    p50 ratio {} / {}: {:.2}x (bar: <= 1.5x)",
+        sizes.last().unwrap(),
+        sizes[0],
+        ratio
+    );
     json.insert("p50_ratio".into(), ratio.into());
     json.insert("cost_ms".into(), ours.into());
     match theirs {

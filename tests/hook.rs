@@ -25,7 +25,10 @@ fn files(dir: &str) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_fixture_payload_is_recorded_once_verbatim_with_empty_stdout() {
-    let all: Vec<_> = files("events").into_iter().filter(|p| !p.ends_with("notify-argv.json")).collect();
+    let all: Vec<_> = files("events")
+        .into_iter()
+        .filter(|p| !p.ends_with("notify-argv.json"))
+        .collect();
     assert!(all.len() >= 40, "fixtures missing: {}", all.len());
     for path in all {
         let dir = tempfile::tempdir().unwrap();
@@ -33,12 +36,23 @@ fn every_fixture_payload_is_recorded_once_verbatim_with_empty_stdout() {
         let bytes = std::fs::read(&path).unwrap();
         let out = hook(&j, &bytes, &[]);
         assert!(out.status.success(), "{path:?}: exit {:?}", out.status);
-        assert!(out.stdout.is_empty(), "{path:?}: stdout {:?}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            out.stdout.is_empty(),
+            "{path:?}: stdout {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         let evs = events(&j);
-        let hooks: Vec<_> = evs.iter().filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed").collect();
+        let hooks: Vec<_> = evs
+            .iter()
+            .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+            .collect();
         assert_eq!(hooks.len(), 1, "{path:?}: {evs:?}");
         assert_eq!(hooks[0]["kind"], "Hook", "{path:?} should be well-formed");
-        assert_eq!(payload_bytes(hooks[0]), bytes, "{path:?}: payload not verbatim");
+        assert_eq!(
+            payload_bytes(hooks[0]),
+            bytes,
+            "{path:?}: payload not verbatim"
+        );
     }
 }
 
@@ -52,7 +66,11 @@ fn bad_inputs_exit_zero_and_are_recorded_as_malformed_byte_for_byte() {
         let bytes = std::fs::read(&path).unwrap();
         let out = hook(&j, &bytes, &[]);
         assert!(out.status.success(), "{path:?}: exit {:?}", out.status);
-        assert!(out.stdout.is_empty(), "{path:?}: stdout {:?}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            out.stdout.is_empty(),
+            "{path:?}: stdout {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         let evs = events(&j);
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         assert_eq!(evs.len().min(1), 1, "{name}: nothing recorded");
@@ -60,7 +78,14 @@ fn bad_inputs_exit_zero_and_are_recorded_as_malformed_byte_for_byte() {
         // Two files are well-formed objects with odd contents: they must stay Hook events.
         // Objects with a string event name are hook events, however odd the rest (escape
         // sequences, invalid UTF-8 inside a string, 5,000-deep nesting, a hostile session id).
-        let expect_hook = ["control-chars", "session-id-path", "deep-nesting", "not-utf8"].iter().any(|p| name.starts_with(p));
+        let expect_hook = [
+            "control-chars",
+            "session-id-path",
+            "deep-nesting",
+            "not-utf8",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p));
         if expect_hook {
             assert_eq!(first["kind"], "Hook", "{name}: {first}");
         } else {
@@ -87,7 +112,12 @@ fn path_traversal_session_id_never_becomes_a_path() {
             }
         }
     }
-    assert!(names.iter().all(|n| !n.contains("passwd") && !n.contains("..")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains("passwd") && !n.contains("..")),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -95,7 +125,12 @@ fn codex_notify_json_from_last_argument_is_journaled() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
     let arg = std::fs::read_to_string(fixtures().join("events/codex/notify-argv.json")).unwrap();
-    let out = cmd(&j).arg("hook").arg(&arg).stdin(Stdio::null()).output().unwrap();
+    let out = cmd(&j)
+        .arg("hook")
+        .arg(&arg)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert!(out.status.success() && out.stdout.is_empty());
     let evs = events(&j);
     assert_eq!(evs[0]["kind"], "Hook");
@@ -111,13 +146,19 @@ fn payload_over_the_cap_keeps_prefix_length_and_hash() {
     let j = dir.path().join("j");
     std::fs::create_dir_all(&j).unwrap();
     std::fs::write(j.join("config.toml"), "[hook]\npayload_cap = 1000\n").unwrap();
-    let big = format!("{{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\",\"tool_response\":\"{}\"}}", "x".repeat(5000));
+    let big = format!(
+        "{{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\",\"tool_response\":\"{}\"}}",
+        "x".repeat(5000)
+    );
     let out = hook(&j, big.as_bytes(), &[]);
     assert!(out.status.success() && out.stdout.is_empty());
     let evs = events(&j);
     assert_eq!(evs[0]["kind"], "Malformed");
     assert_eq!(evs[0]["truncated"]["original_len"], big.len());
-    assert_eq!(evs[0]["truncated"]["blake3"], blake3::hash(big.as_bytes()).to_hex().as_str());
+    assert_eq!(
+        evs[0]["truncated"]["blake3"],
+        blake3::hash(big.as_bytes()).to_hex().as_str()
+    );
     assert_eq!(payload_bytes(&evs[0]), big.as_bytes()[..1000].to_vec());
 }
 
@@ -127,8 +168,16 @@ fn journal_is_private_and_ignored_by_git() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
     hook(&j, br#"{"hook_event_name":"Stop","session_id":"s"}"#, &[]);
-    assert_eq!(std::fs::metadata(&j).unwrap().permissions().mode() & 0o777, 0o700);
-    assert_eq!(std::fs::read_to_string(j.join(".gitignore")).unwrap().trim(), "*");
+    assert_eq!(
+        std::fs::metadata(&j).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    assert_eq!(
+        std::fs::read_to_string(j.join(".gitignore"))
+            .unwrap()
+            .trim(),
+        "*"
+    );
     let mut stack = vec![j.clone()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(d).unwrap().flatten() {
@@ -146,8 +195,14 @@ fn journal_is_private_and_ignored_by_git() {
 /// A unique payload: PreToolUse (record-only, the spool fast path) for even `i`, PostToolUse
 /// (through the store, under the lock) for odd `i`, so both paths race each other.
 fn marker_payload(worker: usize, i: usize) -> String {
-    let event = if i % 2 == 0 { "PreToolUse" } else { "PostToolUse" };
-    format!(r#"{{"session_id":"w{worker}","hook_event_name":"{event}","tool_name":"Bash","tool_input":{{"command":"echo {worker}-{i}"}},"tool_use_id":"t-{worker}-{i}"}}"#)
+    let event = if i % 2 == 0 {
+        "PreToolUse"
+    } else {
+        "PostToolUse"
+    };
+    format!(
+        r#"{{"session_id":"w{worker}","hook_event_name":"{event}","tool_name":"Bash","tool_input":{{"command":"echo {worker}-{i}"}},"tool_use_id":"t-{worker}-{i}"}}"#
+    )
 }
 
 /// Every payload in the journal, with how often it appears.
@@ -174,8 +229,16 @@ fn concurrent_hooks_while_export_loops_lose_and_duplicate_nothing() {
         std::thread::spawn(move || {
             let mut runs = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let out = cmd(&j).args(["export", "--report", "events"]).output().unwrap();
-                assert!(out.status.success() || String::from_utf8_lossy(&out.stderr).contains("no journal"), "{}", String::from_utf8_lossy(&out.stderr));
+                let out = cmd(&j)
+                    .args(["export", "--report", "events"])
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success()
+                        || String::from_utf8_lossy(&out.stderr).contains("no journal"),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
                 runs += 1;
             }
             runs
@@ -188,7 +251,11 @@ fn concurrent_hooks_while_export_loops_lose_and_duplicate_nothing() {
                 for i in 0..50 {
                     let out = hook(&j, marker_payload(w, i).as_bytes(), &[]);
                     assert!(out.status.success());
-                    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+                    assert!(
+                        out.stdout.is_empty(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stdout)
+                    );
                 }
             })
         })
@@ -200,11 +267,18 @@ fn concurrent_hooks_while_export_loops_lose_and_duplicate_nothing() {
     let exports = exporter.join().unwrap();
     assert!(exports > 0);
     // Anything still spooled is drained by the next hook.
-    hook(&j, br#"{"hook_event_name":"Stop","session_id":"drain"}"#, &[]);
+    hook(
+        &j,
+        br#"{"hook_event_name":"Stop","session_id":"drain"}"#,
+        &[],
+    );
     let counts = payload_counts(&j);
     for w in 0..64 {
         for i in 0..50 {
-            let n = counts.get(marker_payload(w, i).as_bytes()).copied().unwrap_or(0);
+            let n = counts
+                .get(marker_payload(w, i).as_bytes())
+                .copied()
+                .unwrap_or(0);
             assert_eq!(n, 1, "payload {w}-{i} present {n} times");
         }
     }
@@ -219,7 +293,11 @@ fn kill_9_at_random_moments_loses_no_acknowledged_event() {
     let j = dir.path().join("j");
     std::fs::create_dir_all(&j).unwrap();
     // Tiny segments and a tiny lock budget: kills land in rotations and spool drains too.
-    std::fs::write(j.join("config.toml"), "[hook]\nsegment_events = 40\nlock_wait_ms = 5\n").unwrap();
+    std::fs::write(
+        j.join("config.toml"),
+        "[hook]\nsegment_events = 40\nlock_wait_ms = 5\n",
+    )
+    .unwrap();
     let mut acknowledged = Vec::new();
     let mut seed: u64 = 0x9e3779b97f4a7c15;
     let mut rnd = move |n: u64| {
@@ -233,7 +311,10 @@ fn kill_9_at_random_moments_loses_no_acknowledged_event() {
         for k in 0..3 {
             let p = marker_payload(run, k);
             let mut c = cmd(&j);
-            c.arg("hook").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
+            c.arg("hook")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
             let mut child = c.spawn().unwrap();
             child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
             children.push((p, child));
@@ -248,15 +329,34 @@ fn kill_9_at_random_moments_loses_no_acknowledged_event() {
             }
         }
     }
-    hook(&j, br#"{"hook_event_name":"Stop","session_id":"drain"}"#, &[]);
+    hook(
+        &j,
+        br#"{"hook_event_name":"Stop","session_id":"drain"}"#,
+        &[],
+    );
     let v = cmd(&j).args(["verify", "--json"]).output().unwrap();
-    assert!(v.status.success(), "verify after kills: {}", String::from_utf8_lossy(&v.stdout));
+    assert!(
+        v.status.success(),
+        "verify after kills: {}",
+        String::from_utf8_lossy(&v.stdout)
+    );
     let counts = payload_counts(&j);
-    assert!(acknowledged.len() >= 400, "too few survivors: {}", acknowledged.len());
+    assert!(
+        acknowledged.len() >= 400,
+        "too few survivors: {}",
+        acknowledged.len()
+    );
     for p in &acknowledged {
-        assert_eq!(counts.get(p.as_bytes()).copied(), Some(1), "acknowledged payload {p} missing or duplicated");
+        assert_eq!(
+            counts.get(p.as_bytes()).copied(),
+            Some(1),
+            "acknowledged payload {p} missing or duplicated"
+        );
     }
-    assert!(counts.values().all(|&n| n == 1), "a killed invocation was recorded twice");
+    assert!(
+        counts.values().all(|&n| n == 1),
+        "a killed invocation was recorded twice"
+    );
 }
 
 #[test]
@@ -265,9 +365,16 @@ fn busy_journal_spools_and_the_next_hook_drains_in_order() {
     let j = dir.path().join("j");
     std::fs::create_dir_all(&j).unwrap();
     std::fs::write(j.join("config.toml"), "[hook]\nlock_wait_ms = 1\n").unwrap();
-    hook(&j, br#"{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}"#, &[]);
+    hook(
+        &j,
+        br#"{"hook_event_name":"SessionStart","session_id":"s","source":"startup"}"#,
+        &[],
+    );
     // Hold the journal's lock from outside, as a long reader or another hook would.
-    let lock = std::fs::OpenOptions::new().write(true).open(j.join("lock")).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(j.join("lock"))
+        .unwrap();
     use std::os::unix::io::AsRawFd;
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
     for i in 0..5 {
@@ -279,9 +386,31 @@ fn busy_journal_spools_and_the_next_hook_drains_in_order() {
     assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 5);
     drop(lock);
     hook(&j, br#"{"hook_event_name":"Stop","session_id":"s"}"#, &[]);
-    let evs: Vec<_> = events(&j).into_iter().filter(|e| e["kind"] == "Hook").collect();
-    let order: Vec<String> = evs.iter().map(|e| e["payload"]["tool_use_id"].as_str().unwrap_or(e["name"].as_str().unwrap()).to_string()).collect();
-    assert_eq!(order, ["SessionStart", "t-1-1", "t-1-3", "t-1-5", "t-1-7", "t-1-9", "Stop"]);
+    let evs: Vec<_> = events(&j)
+        .into_iter()
+        .filter(|e| e["kind"] == "Hook")
+        .collect();
+    let order: Vec<String> = evs
+        .iter()
+        .map(|e| {
+            e["payload"]["tool_use_id"]
+                .as_str()
+                .unwrap_or(e["name"].as_str().unwrap())
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "SessionStart",
+            "t-1-1",
+            "t-1-3",
+            "t-1-5",
+            "t-1-7",
+            "t-1-9",
+            "Stop"
+        ]
+    );
     assert!(evs[1]["spooled"].as_bool().unwrap());
     assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
 }
@@ -299,10 +428,21 @@ fn record_only_events_skip_the_store_and_are_ingested_before_any_answer() {
     // A task created through the fast path is visible to the next answer.
     let created = br#"{"hook_event_name":"TaskCreated","session_id":"s","task_id":"9","task_subject":"Fast path task"}"#;
     hook(&j, created, &[]);
-    let out = hook(&j, br#"{"hook_event_name":"SessionStart","session_id":"s","source":"resume"}"#, &[]);
+    let out = hook(
+        &j,
+        br#"{"hook_event_name":"SessionStart","session_id":"s","source":"resume"}"#,
+        &[],
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("restore after resume");
-    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Fast path task"));
+    assert!(v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("Fast path task"));
     assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
-    let names: Vec<String> = events(&j).iter().filter(|e| e["kind"] == "Hook").map(|e| e["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = events(&j)
+        .iter()
+        .filter(|e| e["kind"] == "Hook")
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["PreToolUse", "TaskCreated", "SessionStart"]);
 }

@@ -6,7 +6,10 @@ use common::*;
 use serde_json::Value;
 
 fn expected() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(fixtures().join("claude-session/expected.json")).unwrap()).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("claude-session/expected.json")).unwrap(),
+    )
+    .unwrap()
 }
 
 const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
@@ -22,7 +25,10 @@ fn fixture_session_yields_the_expected_facts() {
     let tasks = tasks.as_array().unwrap();
     assert_eq!(tasks.len(), 3, "{tasks:?}");
     for (id, want) in exp["tasks"].as_object().unwrap() {
-        let t = tasks.iter().find(|t| t["id"] == *id).unwrap_or_else(|| panic!("task {id} missing"));
+        let t = tasks
+            .iter()
+            .find(|t| t["id"] == *id)
+            .unwrap_or_else(|| panic!("task {id} missing"));
         assert_eq!(t["subject"], want["subject"]);
         assert_eq!(t["status"], want["status"], "task {id}");
         assert_eq!(t["session_id"], SID);
@@ -53,8 +59,18 @@ fn fixture_session_yields_the_expected_facts() {
 
     // Notifications, in order.
     let notes = run_json(j, &["notifications", "--json"]);
-    let got: Vec<(Value, Value)> = notes.as_array().unwrap().iter().map(|n| (n["type"].clone(), n["message"].clone())).collect();
-    let want: Vec<(Value, Value)> = exp["notifications"].as_array().unwrap().iter().map(|n| (n["type"].clone(), n["message"].clone())).collect();
+    let got: Vec<(Value, Value)> = notes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["type"].clone(), n["message"].clone()))
+        .collect();
+    let want: Vec<(Value, Value)> = exp["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["type"].clone(), n["message"].clone()))
+        .collect();
     assert_eq!(got, want);
 
     // Cost: tokens exactly, USD to the cent (and much closer).
@@ -67,7 +83,10 @@ fn fixture_session_yields_the_expected_facts() {
     assert_eq!(row["cache_write_tokens"], c["cache_creation_tokens"]);
     assert_eq!(row["cache_read_tokens"], c["cache_read_tokens"]);
     let usd = row["usd"].as_f64().unwrap();
-    assert!((usd - c["total_usd"].as_f64().unwrap()).abs() < 0.000_01, "usd {usd}");
+    assert!(
+        (usd - c["total_usd"].as_f64().unwrap()).abs() < 0.000_01,
+        "usd {usd}"
+    );
     assert_eq!(cost["total"]["usd"], row["usd"]);
 
     // The sessions table agrees with the cost summary.
@@ -84,15 +103,28 @@ fn fixture_session_yields_the_expected_facts() {
 #[test]
 fn second_prompt_gets_a_warning_tier_notice_and_the_first_does_not() {
     let p = play_session(&[]);
-    let prompts: Vec<&(usize, String, String, String)> = p.outputs.iter().filter(|o| o.1 == "UserPromptSubmit").collect();
+    let prompts: Vec<&(usize, String, String, String)> = p
+        .outputs
+        .iter()
+        .filter(|o| o.1 == "UserPromptSubmit")
+        .collect();
     assert_eq!(prompts.len(), 2);
-    assert!(prompts[0].2.is_empty(), "first prompt answered: {}", prompts[0].2);
+    assert!(
+        prompts[0].2.is_empty(),
+        "first prompt answered: {}",
+        prompts[0].2
+    );
     let v: Value = serde_json::from_str(&prompts[1].2).expect("second prompt answers JSON");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
-    let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
     let tier = &expected()["tiers"][0];
     assert!(ctx.contains("warning tier"), "{ctx}");
-    assert!(ctx.contains("76%") && ctx.contains("152,000"), "{ctx} (expected {tier})");
+    assert!(
+        ctx.contains("76%") && ctx.contains("152,000"),
+        "{ctx} (expected {tier})"
+    );
     // Only the universal + event fields: nothing Claude would reject.
     assert_eq!(v.as_object().unwrap().len(), 1);
 }
@@ -100,55 +132,98 @@ fn second_prompt_gets_a_warning_tier_notice_and_the_first_does_not() {
 #[test]
 fn reminder_fires_once_in_the_grep_glob_stretch_and_respects_the_cooldown() {
     let p = play_session(&[]);
-    let reminders: Vec<&(usize, String, String, String)> = p.outputs.iter().filter(|o| o.2.contains("no task tool used")).collect();
+    let reminders: Vec<&(usize, String, String, String)> = p
+        .outputs
+        .iter()
+        .filter(|o| o.2.contains("no task tool used"))
+        .collect();
     assert!(!reminders.is_empty(), "no reminder fired");
     // Steps 35..=64 (0-based) are the Grep/Glob stretch after the second prompt.
     let first = reminders[0].0;
     assert!((35..=64).contains(&first), "first reminder at step {first}");
     assert_eq!(reminders[0].1, "PostToolUse");
     let text = &reminders[0].2;
-    assert!(text.contains("Wire limiter into /login") && text.contains("Write rate-limit tests"), "{text}");
-    assert!(!text.contains("Add token-bucket limiter"), "completed task listed: {text}");
+    assert!(
+        text.contains("Wire limiter into /login") && text.contains("Write rate-limit tests"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Add token-bucket limiter"),
+        "completed task listed: {text}"
+    );
     // Cooldown 10: a second reminder needs 10 more tool calls/prompts.
     if let Some(second) = reminders.get(1) {
-        let between = p.outputs[first + 1..second.0].iter().filter(|o| o.1 == "PostToolUse" || o.1 == "UserPromptSubmit" || o.1 == "PostToolUseFailure").count();
+        let between = p.outputs[first + 1..second.0]
+            .iter()
+            .filter(|o| {
+                o.1 == "PostToolUse" || o.1 == "UserPromptSubmit" || o.1 == "PostToolUseFailure"
+            })
+            .count();
         assert!(between >= 9, "second reminder after {between} calls");
     }
-    let issued = events(&p.journal).iter().filter(|e| e["kind"] == "ReminderIssued").count();
+    let issued = events(&p.journal)
+        .iter()
+        .filter(|e| e["kind"] == "ReminderIssued")
+        .count();
     assert_eq!(issued, reminders.len());
 }
 
 #[test]
 fn restore_after_compact_mentions_everything_that_matters() {
     let p = play_session(&[]);
-    let start = p.outputs.iter().find(|o| o.1 == "SessionStart" && o.0 > 0).expect("SessionStart(compact)");
+    let start = p
+        .outputs
+        .iter()
+        .find(|o| o.1 == "SessionStart" && o.0 > 0)
+        .expect("SessionStart(compact)");
     let v: Value = serde_json::from_str(&start.2).expect("restore JSON");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    for m in expected()["restore_after_compact"]["must_mention"].as_array().unwrap() {
-        assert!(text.contains(m.as_str().unwrap()), "restore text lacks {m}:\n{text}");
+    let text = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    for m in expected()["restore_after_compact"]["must_mention"]
+        .as_array()
+        .unwrap()
+    {
+        assert!(
+            text.contains(m.as_str().unwrap()),
+            "restore text lacks {m}:\n{text}"
+        );
     }
     assert!(text.len() <= 6000);
     // In progress comes before the next task, which comes before the done one.
-    let (a, b, c) = (text.find("Wire limiter").unwrap(), text.find("Write rate-limit").unwrap(), text.find("Add token-bucket limiter").unwrap());
+    let (a, b, c) = (
+        text.find("Wire limiter").unwrap(),
+        text.find("Write rate-limit").unwrap(),
+        text.find("Add token-bucket limiter").unwrap(),
+    );
     assert!(a < b && b < c, "{text}");
     // `context` prints the very same text; the PreCompact checkpoint was recorded.
     let ctx = run(&p.journal, &["context", SID, "--for", "restore"]);
     assert!(ctx.contains("Wire limiter into /login"));
     assert!(events(&p.journal).iter().any(|e| e["kind"] == "Checkpoint"));
-    let compact = run(&p.journal, &["context", SID, "--for", "compact", "--trigger", "manual"]);
+    let compact = run(
+        &p.journal,
+        &["context", SID, "--for", "compact", "--trigger", "manual"],
+    );
     assert!(compact.contains("before manual compaction"), "{compact}");
 }
 
 #[test]
 fn replay_verify_recomputes_every_answer_without_difference() {
     let p = play_session(&[]);
-    let out = cmd(&p.journal).args(["replay", "--verify"]).output().unwrap();
+    let out = cmd(&p.journal)
+        .args(["replay", "--verify"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("0 difference(s)"), "{text}");
     // And it would notice a different policy: a lower threshold changes answers.
-    let lines = run(&p.journal, &["replay", "--kind", "ResponseEmitted", "--json"]);
+    let lines = run(
+        &p.journal,
+        &["replay", "--kind", "ResponseEmitted", "--json"],
+    );
     assert!(lines.lines().count() >= 3);
     let first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
     assert_eq!(first["kind"], "ResponseEmitted");
@@ -158,17 +233,37 @@ fn replay_verify_recomputes_every_answer_without_difference() {
 fn replay_shows_the_changes_each_event_caused() {
     let p = play_session(&[]);
     let out = run(&p.journal, &["replay", "--json"]);
-    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let update = lines
         .iter()
-        .find(|l| l["kind"] == "Hook:PostToolUse" && l["summary"].as_str().unwrap().starts_with("TaskUpdate 1 → in_progress"))
+        .find(|l| {
+            l["kind"] == "Hook:PostToolUse"
+                && l["summary"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("TaskUpdate 1 → in_progress")
+        })
         .expect("TaskUpdate event");
-    let fields: Vec<&str> = update["changes"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
-    assert!(fields.iter().any(|f| f.contains("tasks.tasks.1")), "{fields:?}");
+    let fields: Vec<&str> = update["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        fields.iter().any(|f| f.contains("tasks.tasks.1")),
+        "{fields:?}"
+    );
     // Filters: by kind and by seq range.
     let stops = run(&p.journal, &["replay", "--kind", "Hook:Stop", "--json"]);
     assert_eq!(stops.lines().count(), 2);
-    let range = run(&p.journal, &["replay", "--from", "3", "--to", "5", "--json"]);
+    let range = run(
+        &p.journal,
+        &["replay", "--from", "3", "--to", "5", "--json"],
+    );
     assert_eq!(range.lines().count(), 3);
 }
 
@@ -176,7 +271,10 @@ fn replay_shows_the_changes_each_event_caused() {
 fn loop_mode_fails_the_agents_task_at_precompact_and_session_end_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
-    let add = run_json(&j, &["tasks", "add", "Migrate the billing tables", "--json"]);
+    let add = run_json(
+        &j,
+        &["tasks", "add", "Migrate the billing tables", "--json"],
+    );
     let id = add["id"].as_str().unwrap().to_string();
     assert_eq!(id, "T1");
     run(&j, &["tasks", "start", &id, "--agent", "agent-7"]);
@@ -184,7 +282,10 @@ fn loop_mode_fails_the_agents_task_at_precompact_and_session_end_changes_nothing
     let out = hook(&j, &pre, &[("RALPH_AGENT_ID", "agent-7")]);
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(v, serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"}));
+    assert_eq!(
+        v,
+        serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"})
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("agent-7") && err.contains("T1"), "{err}");
     let t = run_json(&j, &["tasks", "show", &id, "--json"]);
@@ -214,10 +315,20 @@ fn session_end_releases_a_still_active_task_of_the_agent() {
     let out = hook(&j, &end, &[("RALPH_AGENT_ID", "agent-9")]);
     assert!(out.status.success() && out.stdout.is_empty());
     let t = run_json(&j, &["tasks", "show", "T1", "--json"]);
-    assert_eq!((t["status"].as_str(), t["fail_reason"].as_str(), t["retry_count"].as_u64()), (Some("failed"), Some("session ended unexpectedly"), Some(1)));
+    assert_eq!(
+        (
+            t["status"].as_str(),
+            t["fail_reason"].as_str(),
+            t["retry_count"].as_u64()
+        ),
+        (Some("failed"), Some("session ended unexpectedly"), Some(1))
+    );
     // Reopen puts it back for the next agent.
     run(&j, &["tasks", "reopen", "T1"]);
-    assert_eq!(run_json(&j, &["tasks", "show", "T1", "--json"])["status"], "pending");
+    assert_eq!(
+        run_json(&j, &["tasks", "show", "T1", "--json"])["status"],
+        "pending"
+    );
 }
 
 #[test]
@@ -227,13 +338,22 @@ fn imported_transcript_corpus_costs_what_ccusage_says() {
     let corpus = fixtures().join("transcripts-corpus/projects");
     run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
     let cost = run_json(&j, &["cost", "--by", "session", "--json"]);
-    let want: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("transcripts-corpus/expected-ccusage-session.json")).unwrap()).unwrap();
+    let want: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            fixtures().join("transcripts-corpus/expected-ccusage-session.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
     let rows = cost["rows"].as_array().unwrap();
     let sessions = want["sessions"].as_array().unwrap();
     assert_eq!(rows.len(), sessions.len());
     let mut total = 0.0;
     for s in sessions {
-        let r = rows.iter().find(|r| r["key"] == s["sessionId"]).unwrap_or_else(|| panic!("session {} missing", s["sessionId"]));
+        let r = rows
+            .iter()
+            .find(|r| r["key"] == s["sessionId"])
+            .unwrap_or_else(|| panic!("session {} missing", s["sessionId"]));
         assert_eq!(r["input_tokens"], s["inputTokens"]);
         assert_eq!(r["output_tokens"], s["outputTokens"]);
         assert_eq!(r["cache_write_tokens"], s["cacheCreationTokens"]);
@@ -250,7 +370,12 @@ fn imported_transcript_corpus_costs_what_ccusage_says() {
     // By model and by day add up to the same total.
     for by in ["model", "day", "month"] {
         let c = run_json(&j, &["cost", "--by", by, "--json"]);
-        let sum: f64 = c["rows"].as_array().unwrap().iter().map(|r| r["usd"].as_f64().unwrap()).sum();
+        let sum: f64 = c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["usd"].as_f64().unwrap())
+            .sum();
         assert!((sum - total).abs() < 0.0001, "by {by}: {sum}");
     }
 }
@@ -259,7 +384,16 @@ fn imported_transcript_corpus_costs_what_ccusage_says() {
 fn export_then_import_reproduces_the_chain_head() {
     let p = play_session(&[]);
     let file = p.root.path().join("events.jsonl");
-    run(&p.journal, &["export", "--report", "events", "--out", file.to_str().unwrap()]);
+    run(
+        &p.journal,
+        &[
+            "export",
+            "--report",
+            "events",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    );
     let j2 = p.root.path().join("j2");
     run(&j2, &["import", "--events", file.to_str().unwrap()]);
     let a = run_json(&p.journal, &["status", "--json"]);
@@ -267,9 +401,15 @@ fn export_then_import_reproduces_the_chain_head() {
     assert_eq!(a["head_hash"], b["head_hash"]);
     assert_eq!(a["events"], b["events"]);
     assert_eq!(run_json(&j2, &["verify", "--json"])["ok"], true);
-    assert_eq!(run(&p.journal, &["tasks", "--json"]), run(&j2, &["tasks", "--json"]));
+    assert_eq!(
+        run(&p.journal, &["tasks", "--json"]),
+        run(&j2, &["tasks", "--json"])
+    );
     // A non-empty journal refuses a second import.
-    let out = cmd(&j2).args(["import", "--events", file.to_str().unwrap()]).output().unwrap();
+    let out = cmd(&j2)
+        .args(["import", "--events", file.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty journal"));
 }
@@ -281,7 +421,10 @@ fn every_report_is_valid_jsonl_with_the_expected_rows() {
     let lines = |report: &str, extra: &[&str]| -> Vec<Value> {
         let mut args = vec!["export", "--report", report];
         args.extend_from_slice(extra);
-        run(j, &args).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{report}: {e}: {l}"))).collect()
+        run(j, &args)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{report}: {e}: {l}")))
+            .collect()
     };
     let ev = lines("events", &[]);
     assert_eq!(ev.iter().filter(|e| e["kind"] == "Hook").count(), 73);
@@ -301,12 +444,23 @@ fn every_report_is_valid_jsonl_with_the_expected_rows() {
     assert!((usd - 0.54969).abs() < 0.00001);
     let log = lines("session-log", &[]);
     assert_eq!(log.len(), 3, "two Stops and a SessionEnd");
-    for k in ["timestamp", "cost_usd", "duration_ms", "tokens_in", "tokens_out", "model", "branch"] {
+    for k in [
+        "timestamp",
+        "cost_usd",
+        "duration_ms",
+        "tokens_in",
+        "tokens_out",
+        "model",
+        "branch",
+    ] {
         assert!(log[0].get(k).is_some(), "session-log lacks {k}");
     }
     assert_eq!(log[2]["event"], "session_end");
     // Filters.
-    let unknown = cmd(j).args(["export", "--report", "events", "--session", "nope"]).output().unwrap();
+    let unknown = cmd(j)
+        .args(["export", "--report", "events", "--session", "nope"])
+        .output()
+        .unwrap();
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no session"));
     assert_eq!(lines("events", &["--since", "2099-01-01"]).len(), 0);
@@ -326,7 +480,9 @@ fn redacted_export_masks_each_planted_secret_and_nothing_else() {
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     ];
     for (i, s) in secrets.iter().enumerate() {
-        let p = format!(r#"{{"hook_event_name":"PostToolUse","session_id":"r","tool_name":"Bash","tool_input":{{"command":"echo {s}"}},"tool_use_id":"t{i}"}}"#);
+        let p = format!(
+            r#"{{"hook_event_name":"PostToolUse","session_id":"r","tool_name":"Bash","tool_input":{{"command":"echo {s}"}},"tool_use_id":"t{i}"}}"#
+        );
         hook(&j, p.as_bytes(), &[]);
     }
     let url = r#"{"hook_event_name":"PostToolUse","session_id":"r","tool_name":"Bash","tool_input":{"command":"git clone https://bob:hunter2secret@example.com/x.git"},"tool_response":{"stdout":"Authorization: Bearer abcdef0123456789abcdef"}}"#;
@@ -335,17 +491,32 @@ fn redacted_export_masks_each_planted_secret_and_nothing_else() {
     hook(&j, pem.as_bytes(), &[]);
     let clean = r#"{"hook_event_name":"PostToolUse","session_id":"r","tool_name":"Bash","tool_input":{"command":"git log 3f2a9c1d 0b7c6a52-3f0e-4c61-9a43-2f5d8e1c9a70 /home/dev/src/sk-learn"}}"#;
     hook(&j, clean.as_bytes(), &[]);
-    let out = cmd(&j).args(["export", "--report", "events", "--redact"]).output().unwrap();
+    let out = cmd(&j)
+        .args(["export", "--report", "events", "--redact"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for s in secrets {
         assert!(!text.contains(s), "secret {s} survived");
     }
-    for s in ["hunter2secret", "abcdef0123456789abcdef", "MIIEowIBAAKCAQEAx"] {
+    for s in [
+        "hunter2secret",
+        "abcdef0123456789abcdef",
+        "MIIEowIBAAKCAQEAx",
+    ] {
         assert!(!text.contains(s), "{s} survived");
     }
-    assert!(text.contains("bob") && text.contains("example.com"), "user and host kept");
-    assert!(text.contains("3f2a9c1d") && text.contains("0b7c6a52-3f0e-4c61-9a43-2f5d8e1c9a70") && text.contains("sk-learn"), "ordinary text masked");
+    assert!(
+        text.contains("bob") && text.contains("example.com"),
+        "user and host kept"
+    );
+    assert!(
+        text.contains("3f2a9c1d")
+            && text.contains("0b7c6a52-3f0e-4c61-9a43-2f5d8e1c9a70")
+            && text.contains("sk-learn"),
+        "ordinary text masked"
+    );
     for l in text.lines() {
         serde_json::from_str::<Value>(l).expect("still valid JSON");
     }
@@ -361,9 +532,18 @@ fn terminal_escape_sequences_from_payloads_are_printed_escaped() {
     hook(&j, &evil, &[]);
     let p = "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"s1\\u001b[31m\",\"prompt\":\"hi\\u001b]0;owned\\u0007\"}";
     hook(&j, p.as_bytes(), &[]);
-    for args in [vec!["show", "s1"], vec!["replay"], vec!["notifications"], vec!["sessions"], vec!["tasks"]] {
+    for args in [
+        vec!["show", "s1"],
+        vec!["replay"],
+        vec!["notifications"],
+        vec!["sessions"],
+        vec!["tasks"],
+    ] {
         let out = run(&j, &args);
-        assert!(!out.contains('\x1b') && !out.contains('\x07'), "{args:?} printed a raw control character:\n{out}");
+        assert!(
+            !out.contains('\x1b') && !out.contains('\x07'),
+            "{args:?} printed a raw control character:\n{out}"
+        );
     }
     assert!(run(&j, &["notifications"]).contains("\\x1b"));
 }
@@ -371,13 +551,38 @@ fn terminal_escape_sequences_from_payloads_are_printed_escaped() {
 #[test]
 fn demo_prints_every_section_and_leaves_nothing_behind() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(BIN).arg("demo").env("TMPDIR", tmp.path()).env("NO_COLOR", "1").current_dir(tmp.path()).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(BIN)
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .env("NO_COLOR", "1")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
-    for s in ["sessions", "snapshot", "task board", "cost", "restore text", "notifications", "replay", "Wire limiter into /login", "$0.5497", "3f2a9c1"] {
+    for s in [
+        "sessions",
+        "snapshot",
+        "task board",
+        "cost",
+        "restore text",
+        "notifications",
+        "replay",
+        "Wire limiter into /login",
+        "$0.5497",
+        "3f2a9c1",
+    ] {
         assert!(text.contains(s), "demo lacks {s}:\n{text}");
     }
-    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "demo left files behind");
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "demo left files behind"
+    );
 }
 
 #[test]
@@ -386,11 +591,20 @@ fn rewind_makes_projections_ignore_the_rewound_events() {
     let j = &p.journal;
     // Rewind to just after the first TaskUpdate (task 1 in progress, nothing completed yet).
     let lines = run(j, &["replay", "--kind", "Hook:PostToolUse", "--json"]);
-    let first_update = lines.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|l| l["summary"].as_str().unwrap().starts_with("TaskUpdate 1")).unwrap();
+    let first_update = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["summary"].as_str().unwrap().starts_with("TaskUpdate 1"))
+        .unwrap();
     let to = first_update["seq"].as_u64().unwrap();
     run(j, &["rewind", "db5b5fab", "--to", &to.to_string()]);
     let tasks = run_json(j, &["tasks", "--json"]);
-    let t1 = tasks.as_array().unwrap().iter().find(|t| t["id"] == "1").unwrap();
+    let t1 = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "1")
+        .unwrap();
     assert_eq!(t1["status"], "in_progress");
     let snap = run_json(j, &["show", SID, "--json"]);
     assert_eq!(snap["commits"].as_array().unwrap().len(), 0);
@@ -403,29 +617,71 @@ fn rewind_makes_projections_ignore_the_rewound_events() {
     let cost = run_json(j, &["cost", "--json"]);
     assert!((cost["total"]["usd"].as_f64().unwrap() - 0.54969).abs() < 0.00001);
     // New events after the rewind count again.
-    let prompt = format!(r#"{{"hook_event_name":"UserPromptSubmit","session_id":"{SID}","prompt":"again"}}"#);
+    let prompt = format!(
+        r#"{{"hook_event_name":"UserPromptSubmit","session_id":"{SID}","prompt":"again"}}"#
+    );
     hook(j, prompt.as_bytes(), &[]);
-    assert_eq!(run_json(j, &["show", SID, "--json"])["last_prompts"][0], "again");
-    assert!(cmd(j).args(["replay", "--verify"]).output().unwrap().status.success());
+    assert_eq!(
+        run_json(j, &["show", SID, "--json"])["last_prompts"][0],
+        "again"
+    );
+    assert!(cmd(j)
+        .args(["replay", "--verify"])
+        .output()
+        .unwrap()
+        .status
+        .success());
 }
 
 #[test]
 fn clear_restores_from_the_session_that_just_ended_in_the_project() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
-    let ev = |name: &str, sid: &str, extra: &str| format!(r#"{{"hook_event_name":"{name}","session_id":"{sid}","cwd":"/p"{extra}}}"#);
-    hook(&j, ev("SessionStart", "old", r#","source":"startup""#).as_bytes(), &[]);
-    hook(&j, ev("UserPromptSubmit", "old", r#","prompt":"build the parser""#).as_bytes(), &[]);
+    let ev = |name: &str, sid: &str, extra: &str| {
+        format!(r#"{{"hook_event_name":"{name}","session_id":"{sid}","cwd":"/p"{extra}}}"#)
+    };
+    hook(
+        &j,
+        ev("SessionStart", "old", r#","source":"startup""#).as_bytes(),
+        &[],
+    );
+    hook(
+        &j,
+        ev("UserPromptSubmit", "old", r#","prompt":"build the parser""#).as_bytes(),
+        &[],
+    );
     hook(&j, ev("PostToolUse", "old", r#","tool_name":"TaskCreate","tool_input":{"subject":"Write the lexer"},"tool_response":{"task":{"id":"1"}}"#).as_bytes(), &[]);
-    hook(&j, ev("SessionEnd", "old", r#","reason":"clear""#).as_bytes(), &[]);
-    let out = hook(&j, ev("SessionStart", "new", r#","source":"clear""#).as_bytes(), &[]);
+    hook(
+        &j,
+        ev("SessionEnd", "old", r#","reason":"clear""#).as_bytes(),
+        &[],
+    );
+    let out = hook(
+        &j,
+        ev("SessionStart", "new", r#","source":"clear""#).as_bytes(),
+        &[],
+    );
     let v: Value = serde_json::from_slice(&out.stdout).expect("restore JSON");
-    let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(text.contains("Write the lexer") && text.contains("build the parser") && text.contains("/clear"), "{text}");
+    let text = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("Write the lexer")
+            && text.contains("build the parser")
+            && text.contains("/clear"),
+        "{text}"
+    );
     // Startup in the same project lists the open task too.
-    let out = hook(&j, ev("SessionStart", "third", r#","source":"startup""#).as_bytes(), &[]);
+    let out = hook(
+        &j,
+        ev("SessionStart", "third", r#","source":"startup""#).as_bytes(),
+        &[],
+    );
     let v: Value = serde_json::from_slice(&out.stdout).expect("startup JSON");
-    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().unwrap().contains("Write the lexer"));
+    assert!(v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("Write the lexer"));
 }
 
 #[test]
@@ -435,7 +691,12 @@ fn emergency_tier_blocks_stop_once_and_never_when_stop_hook_active() {
     let t = dir.path().join("t.jsonl");
     let line = r#"{"type":"assistant","isSidechain":false,"requestId":"r1","timestamp":"2026-11-03T14:00:35.000Z","message":{"id":"m1","model":"claude-sonnet-4-5-20250929","usage":{"input_tokens":10,"cache_creation_input_tokens":1000,"cache_read_input_tokens":190000,"output_tokens":5}}}"#;
     std::fs::write(&t, format!("{line}\n")).unwrap();
-    let stop = |active: bool| format!(r#"{{"hook_event_name":"Stop","session_id":"e","transcript_path":"{}","stop_hook_active":{active}}}"#, t.display());
+    let stop = |active: bool| {
+        format!(
+            r#"{{"hook_event_name":"Stop","session_id":"e","transcript_path":"{}","stop_hook_active":{active}}}"#,
+            t.display()
+        )
+    };
     let out = hook(&j, stop(true).as_bytes(), &[]);
     assert!(out.stdout.is_empty(), "blocked while stop_hook_active");
     let out = hook(&j, stop(false).as_bytes(), &[]);
@@ -444,4 +705,55 @@ fn emergency_tier_blocks_stop_once_and_never_when_stop_hook_active() {
     assert!(v["reason"].as_str().unwrap().contains("/compact"));
     let out = hook(&j, stop(false).as_bytes(), &[]);
     assert!(out.stdout.is_empty(), "blocked twice for the same crossing");
+}
+
+#[test]
+fn cold_sessions_move_to_archives_and_still_restore_on_resume() {
+    let p = play_session(&[]);
+    let j = &p.journal;
+    std::fs::write(j.join("config.toml"), "[hook]\nsegment_events = 40\n").unwrap();
+    // Enough other activity for many seals: the fixture session goes cold and is archived.
+    for s in 0..60 {
+        for name in ["SessionStart", "UserPromptSubmit", "Stop"] {
+            let payload = format!(
+                r#"{{"hook_event_name":"{name}","session_id":"other-{s}","source":"startup","prompt":"p"}}"#
+            );
+            assert!(hook(j, payload.as_bytes(), &[]).status.success());
+        }
+    }
+    let archives: Vec<_> = std::fs::read_dir(j.join("state"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".cold"))
+        .collect();
+    assert!(
+        !archives.is_empty() && archives.len() <= 9,
+        "{} archives",
+        archives.len()
+    );
+    let active = std::fs::read_to_string(j.join("CURRENT")).unwrap();
+    assert!(!active.trim().ends_with("00000000000000000001"));
+    // Resuming the archived session restores its state.
+    let out = hook(
+        j,
+        format!(r#"{{"hook_event_name":"SessionStart","session_id":"{SID}","source":"resume"}}"#)
+            .as_bytes(),
+        &[],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("restore on resume");
+    assert!(v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("Wire limiter into /login"));
+    assert_eq!(
+        run_json(j, &["sessions", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        61
+    );
+    assert_eq!(run_json(j, &["show", SID, "--json"])["compactions"], 1);
+    let v = run_json(j, &["verify", "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(v["segments"].as_u64().unwrap() >= 5);
 }

@@ -18,7 +18,10 @@ fn embeddable(bytes: &[u8]) -> bool {
         (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')) => {}
         _ => return false,
     }
-    !bytes.contains(&b'\n') && !bytes.contains(&b'\r') && shallow(bytes) && serde_json::from_slice::<&RawValue>(bytes).is_ok()
+    !bytes.contains(&b'\n')
+        && !bytes.contains(&b'\r')
+        && shallow(bytes)
+        && serde_json::from_slice::<&RawValue>(bytes).is_ok()
 }
 
 /// Nesting within what common JSON readers accept (serde_json stops at 128), so every line of
@@ -60,14 +63,26 @@ fn opt_str(s: &Option<String>) -> String {
 
 /// Writes one event as a JSONL line. `redact` masks secrets in the payload (then the line can no
 /// longer be imported to the same hash; the report says so by `"redacted": true`).
-pub fn write_line(w: &mut impl Write, e: &Envelope, redact: Option<&mut usize>) -> std::io::Result<()> {
+pub fn write_line(
+    w: &mut impl Write,
+    e: &Envelope,
+    redact: Option<&mut usize>,
+) -> std::io::Result<()> {
     let (name, reason, cause, rewind) = match &e.kind {
         Kind::Hook { name } => (Some(name.as_str()), None, None, None),
         Kind::Malformed { reason } => (None, Some(reason.as_str()), None, None),
         Kind::Rewound { session, to_seq } => (None, None, None, Some((session.as_str(), *to_seq))),
         k => (None, None, k.cause(), None),
     };
-    write!(w, "{{\"seq\":{},\"recorded_at\":\"{}\",\"recorded_at_us\":{},\"host\":{},\"kind\":\"{}\"", e.seq, crate::output::timestamp(e.recorded_at_us), e.recorded_at_us, json_str(&e.host), e.kind.name())?;
+    write!(
+        w,
+        "{{\"seq\":{},\"recorded_at\":\"{}\",\"recorded_at_us\":{},\"host\":{},\"kind\":\"{}\"",
+        e.seq,
+        crate::output::timestamp(e.recorded_at_us),
+        e.recorded_at_us,
+        json_str(&e.host),
+        e.kind.name()
+    )?;
     if let Some(n) = name {
         write!(w, ",\"name\":{}", json_str(n))?;
     }
@@ -80,12 +95,22 @@ pub fn write_line(w: &mut impl Write, e: &Envelope, redact: Option<&mut usize>) 
     if let Some((s, to)) = rewind {
         write!(w, ",\"rewind_session\":{},\"rewind_to\":{to}", json_str(s))?;
     }
-    write!(w, ",\"session_id\":{},\"agent_id\":{}", opt_str(&e.session_id), opt_str(&e.agent_id))?;
+    write!(
+        w,
+        ",\"session_id\":{},\"agent_id\":{}",
+        opt_str(&e.session_id),
+        opt_str(&e.agent_id)
+    )?;
     if e.spooled {
         w.write_all(b",\"spooled\":true")?;
     }
     if let Some(t) = &e.truncated {
-        write!(w, ",\"truncated\":{{\"original_len\":{},\"blake3\":\"{}\"}}", t.original_len, hex(&t.blake3))?;
+        write!(
+            w,
+            ",\"truncated\":{{\"original_len\":{},\"blake3\":\"{}\"}}",
+            t.original_len,
+            hex(&t.blake3)
+        )?;
     }
     match redact {
         Some(count) => {
@@ -110,7 +135,12 @@ pub fn write_line(w: &mut impl Write, e: &Envelope, redact: Option<&mut usize>) 
             }
         }
     }
-    writeln!(w, ",\"prev\":\"{}\",\"hash\":\"{}\"}}", hex(&e.prev), hex(&e.hash))
+    writeln!(
+        w,
+        ",\"prev\":\"{}\",\"hash\":\"{}\"}}",
+        hex(&e.prev),
+        hex(&e.hash)
+    )
 }
 
 #[derive(Deserialize)]
@@ -149,7 +179,8 @@ fn unhex(s: &str) -> Result<[u8; 32], String> {
     }
     let mut out = [0u8; 32];
     for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| format!("hash {s:?} is not hex"))?;
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16)
+            .map_err(|_| format!("hash {s:?} is not hex"))?;
     }
     Ok(out)
 }
@@ -160,10 +191,17 @@ pub fn read_line(line: &str) -> Result<Envelope, String> {
     if l.payload_text.is_some() {
         return Err("this line comes from a redacted export and cannot be imported".into());
     }
-    let cause = || l.cause.ok_or_else(|| format!("kind {} needs a cause", l.kind));
+    let cause = || {
+        l.cause
+            .ok_or_else(|| format!("kind {} needs a cause", l.kind))
+    };
     let kind = match l.kind.as_str() {
-        "Hook" => Kind::Hook { name: l.name.clone().ok_or("Hook without name")? },
-        "Malformed" => Kind::Malformed { reason: l.reason.clone().unwrap_or_default() },
+        "Hook" => Kind::Hook {
+            name: l.name.clone().ok_or("Hook without name")?,
+        },
+        "Malformed" => Kind::Malformed {
+            reason: l.reason.clone().unwrap_or_default(),
+        },
         "UsageObserved" => Kind::UsageObserved { cause: cause()? },
         "ContextObserved" => Kind::ContextObserved { cause: cause()? },
         "SessionMetrics" => Kind::SessionMetrics { cause: cause()? },
@@ -174,7 +212,10 @@ pub fn read_line(line: &str) -> Result<Envelope, String> {
         "Checkpoint" => Kind::Checkpoint { cause: cause()? },
         "TaskCommand" => Kind::TaskCommand,
         "Rewound" => Kind::Rewound {
-            session: l.rewind_session.clone().ok_or("Rewound without rewind_session")?,
+            session: l
+                .rewind_session
+                .clone()
+                .ok_or("Rewound without rewind_session")?,
             to_seq: l.rewind_to.ok_or("Rewound without rewind_to")?,
         },
         other => return Err(format!("unknown kind {other:?}")),
@@ -185,7 +226,10 @@ pub fn read_line(line: &str) -> Result<Envelope, String> {
         (None, None) => return Err("no payload".into()),
     };
     let truncated = match l.truncated {
-        Some(t) => Some(Truncation { original_len: t.original_len, blake3: unhex(&t.blake3)? }),
+        Some(t) => Some(Truncation {
+            original_len: t.original_len,
+            blake3: unhex(&t.blake3)?,
+        }),
         None => None,
     };
     Ok(Envelope {
@@ -210,7 +254,16 @@ mod tests {
 
     fn env(payload: &[u8], kind: Kind) -> Envelope {
         Envelope::seal(
-            NewEvent { recorded_at_us: 1_700_000_000_123_456, host: "claude".into(), kind, session_id: Some("s".into()), agent_id: None, payload: payload.to_vec(), truncated: None, spooled: false },
+            NewEvent {
+                recorded_at_us: 1_700_000_000_123_456,
+                host: "claude".into(),
+                kind,
+                session_id: Some("s".into()),
+                agent_id: None,
+                payload: payload.to_vec(),
+                truncated: None,
+                spooled: false,
+            },
             1,
             ZERO_HASH,
         )
@@ -218,8 +271,25 @@ mod tests {
 
     #[test]
     fn lines_round_trip_byte_for_byte() {
-        for p in [&b"{\"a\": 1}"[..], b"{\n \"pretty\": true\n}", b"\xff\x00 not utf8", b"", b" {\"ws\":1}", b"[1,2]"] {
-            for k in [Kind::Hook { name: "Stop".into() }, Kind::Malformed { reason: "x".into() }, Kind::UsageObserved { cause: 9 }, Kind::Rewound { session: "s".into(), to_seq: 3 }] {
+        for p in [
+            &b"{\"a\": 1}"[..],
+            b"{\n \"pretty\": true\n}",
+            b"\xff\x00 not utf8",
+            b"",
+            b" {\"ws\":1}",
+            b"[1,2]",
+        ] {
+            for k in [
+                Kind::Hook {
+                    name: "Stop".into(),
+                },
+                Kind::Malformed { reason: "x".into() },
+                Kind::UsageObserved { cause: 9 },
+                Kind::Rewound {
+                    session: "s".into(),
+                    to_seq: 3,
+                },
+            ] {
                 let e = env(p, k);
                 let mut out = Vec::new();
                 write_line(&mut out, &e, None).unwrap();

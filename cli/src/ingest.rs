@@ -49,7 +49,10 @@ pub fn transcript_events(
     if !acceptable(path) {
         return Vec::new();
     }
-    let offset = session.and_then(|s| s.transcript_offsets.get(path)).copied().unwrap_or(0);
+    let offset = session
+        .and_then(|s| s.transcript_offsets.get(path))
+        .copied()
+        .unwrap_or(0);
     let Some((bytes, start)) = read_new(Path::new(path), offset, max) else {
         return Vec::new();
     };
@@ -69,11 +72,20 @@ pub fn transcript_events(
         }
         out.push(Observation {
             kind: |cause| Kind::UsageObserved { cause },
-            body: derived::body(&UsageObserved { path: path.to_string(), offset: end, agent_id: agent_id.map(str::to_string), record }),
+            body: derived::body(&UsageObserved {
+                path: path.to_string(),
+                offset: end,
+                agent_id: agent_id.map(str::to_string),
+                record,
+            }),
         });
     }
     if end != offset || agent_id.is_none() && scan.context.is_some() {
-        let ctx = if agent_id.is_none() { scan.context } else { None };
+        let ctx = if agent_id.is_none() {
+            scan.context
+        } else {
+            None
+        };
         out.push(Observation {
             kind: |cause| Kind::ContextObserved { cause },
             body: derived::body(&ContextObserved {
@@ -90,17 +102,28 @@ pub fn transcript_events(
 /// `git rev-parse --abbrev-ref HEAD`, run directly (no shell), killed after `timeout`.
 pub fn git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
     let mut cmd = Command::new("git");
-    cmd.args(["rev-parse", "--abbrev-ref", "HEAD"]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    cmd.args(["rev-parse", "--abbrev-ref", "HEAD"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     // The session's own directory; when it is gone, no branch (never the handler's own cwd).
     if let Some(dir) = cwd {
         if !Path::new(dir).is_dir() {
-            return GitObserved { branch: None, error: Some("the session's cwd does not exist here".into()) };
+            return GitObserved {
+                branch: None,
+                error: Some("the session's cwd does not exist here".into()),
+            };
         }
         cmd.current_dir(dir);
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return GitObserved { branch: None, error: Some(format!("git: {e}")) },
+        Err(e) => {
+            return GitObserved {
+                branch: None,
+                error: Some(format!("git: {e}")),
+            }
+        }
     };
     let deadline = Instant::now() + timeout;
     loop {
@@ -112,23 +135,44 @@ pub fn git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
                 }
                 let branch = out.trim().to_string();
                 return if status.success() && !branch.is_empty() {
-                    GitObserved { branch: Some(branch), error: None }
+                    GitObserved {
+                        branch: Some(branch),
+                        error: None,
+                    }
                 } else {
-                    GitObserved { branch: None, error: Some(format!("git exited with {status}")) }
+                    GitObserved {
+                        branch: None,
+                        error: Some(format!("git exited with {status}")),
+                    }
                 };
             }
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return GitObserved { branch: None, error: Some(format!("git timed out after {} ms", timeout.as_millis())) };
+                return GitObserved {
+                    branch: None,
+                    error: Some(format!("git timed out after {} ms", timeout.as_millis())),
+                };
             }
-            Err(e) => return GitObserved { branch: None, error: Some(format!("git: {e}")) },
+            Err(e) => {
+                return GitObserved {
+                    branch: None,
+                    error: Some(format!("git: {e}")),
+                }
+            }
         }
     }
 }
 
-pub fn event(now_us: i64, host: &str, session: Option<&str>, agent: Option<&str>, kind: Kind, body: Vec<u8>) -> NewEvent {
+pub fn event(
+    now_us: i64,
+    host: &str,
+    session: Option<&str>,
+    agent: Option<&str>,
+    kind: Kind,
+    body: Vec<u8>,
+) -> NewEvent {
     NewEvent {
         recorded_at_us: now_us,
         host: host.to_string(),

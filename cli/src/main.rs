@@ -15,7 +15,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "hookjournal", version, about = "An event-sourced journal for AI coding agent hooks")]
+#[command(
+    name = "hookjournal",
+    version,
+    about = "An event-sourced journal for AI coding agent hooks"
+)]
 pub struct Cli {
     /// Journal directory (default: $HOOKJOURNAL_DIR, then $CLAUDE_PROJECT_DIR/.hookjournal in hook
     /// mode, then the nearest ancestor holding .hookjournal/, then ./.hookjournal).
@@ -108,12 +112,18 @@ fn floor(path: Option<&std::ffi::OsString>) -> ExitCode {
     use std::io::{Read, Write};
     let mut buf = Vec::new();
     let _ = std::io::stdin().read_to_end(&mut buf);
-    let Some(path) = path else { return ExitCode::from(2) };
-    let ok = std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| {
-        f.write_all(&buf)?;
-        f.write_all(b"\n")?;
-        f.sync_data()
-    });
+    let Some(path) = path else {
+        return ExitCode::from(2);
+    };
+    let ok = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| {
+            f.write_all(&buf)?;
+            f.write_all(b"\n")?;
+            f.sync_data()
+        });
     if ok.is_ok() {
         ExitCode::SUCCESS
     } else {

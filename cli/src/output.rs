@@ -5,13 +5,20 @@ use std::io::IsTerminal;
 
 /// Collapses a message to one line.
 pub fn one_line(s: &str) -> String {
-    s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ")
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 /// Escapes terminal control characters (ESC, BEL, CR, …) so payload text cannot drive the
 /// terminal. Newlines and tabs become visible escapes too: table cells are one line.
 pub fn escape(s: &str) -> String {
-    if !s.chars().any(|c| c.is_control() || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c)) {
+    if !s
+        .chars()
+        .any(|c| c.is_control() || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c))
+    {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -83,10 +90,15 @@ pub struct Table {
 
 impl Table {
     pub fn new(headers: &[(&str, Align)]) -> Table {
-        Table { headers: headers.iter().map(|(h, a)| (h.to_string(), *a)).collect(), rows: Vec::new(), footer: None }
+        Table {
+            headers: headers.iter().map(|(h, a)| (h.to_string(), *a)).collect(),
+            rows: Vec::new(),
+            footer: None,
+        }
     }
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells.into_iter().map(|c| escape(&c)).collect());
+        self.rows
+            .push(cells.into_iter().map(|c| escape(&c)).collect());
     }
     pub fn footer(&mut self, cells: Vec<String>) {
         self.footer = Some(cells.into_iter().map(|c| escape(&c)).collect());
@@ -96,7 +108,11 @@ impl Table {
     }
     pub fn render(&self) -> String {
         let n = self.headers.len();
-        let mut w: Vec<usize> = self.headers.iter().map(|(h, _)| h.chars().count()).collect();
+        let mut w: Vec<usize> = self
+            .headers
+            .iter()
+            .map(|(h, _)| h.chars().count())
+            .collect();
         for r in self.rows.iter().chain(self.footer.iter()) {
             for (i, c) in r.iter().enumerate().take(n) {
                 w[i] = w[i].max(c.chars().count());
@@ -184,9 +200,11 @@ pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(
+            "{msg:>10} [{bar:30}] {pos}/{len} ({per_sec}, {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
     );
     bar.set_message(what.to_string());
     bar

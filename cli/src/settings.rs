@@ -52,7 +52,11 @@ impl Default for HookLimits {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { policy: PolicyConfig::default(), hook: HookLimits::default(), pricing: BTreeMap::new() }
+        Settings {
+            policy: PolicyConfig::default(),
+            hook: HookLimits::default(),
+            pricing: BTreeMap::new(),
+        }
     }
 }
 
@@ -62,8 +66,18 @@ impl Settings {
         let path = dir.join("config.toml");
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Settings::default(), None),
-            Err(e) => return (Settings::default(), Some(format!("cannot read {}: {e}; using defaults", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (Settings::default(), None)
+            }
+            Err(e) => {
+                return (
+                    Settings::default(),
+                    Some(format!(
+                        "cannot read {}: {e}; using defaults",
+                        path.display()
+                    )),
+                )
+            }
         };
         match toml::from_str::<Settings>(&text) {
             Ok(mut s) => {
@@ -72,7 +86,11 @@ impl Settings {
             }
             Err(e) => (
                 Settings::default(),
-                Some(format!("{} is not valid: {}; using defaults", path.display(), crate::output::one_line(&e.to_string()))),
+                Some(format!(
+                    "{} is not valid: {}; using defaults",
+                    path.display(),
+                    crate::output::one_line(&e.to_string())
+                )),
             ),
         }
     }
@@ -92,5 +110,8 @@ pub fn default_toml() -> String {
     struct Out<'a> {
         policy: &'a PolicyConfig,
     }
-    toml::to_string_pretty(&Out { policy: &PolicyConfig::default() }).unwrap_or_default()
+    toml::to_string_pretty(&Out {
+        policy: &PolicyConfig::default(),
+    })
+    .unwrap_or_default()
 }

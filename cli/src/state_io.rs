@@ -18,20 +18,32 @@ pub struct Loaded {
 
 impl Loaded {
     pub fn new(j: &Journal) -> Result<Loaded> {
-        let mut l = Loaded { state: State::default(), original: BTreeMap::new(), warnings: Vec::new() };
+        let mut l = Loaded {
+            state: State::default(),
+            original: BTreeMap::new(),
+            warnings: Vec::new(),
+        };
         if let Some(b) = j.get_state(fold::GLOBAL_KEY)? {
             match fold::decode(&b) {
                 Some(g) => l.state.global = g,
-                None => l.warnings.push("checkpoint partition `global` does not decode; run `hookjournal verify`".into()),
+                None => l.warnings.push(
+                    "checkpoint partition `global` does not decode; run `hookjournal verify`"
+                        .into(),
+                ),
             }
             l.original.insert(fold::GLOBAL_KEY.to_vec(), b);
         }
         if let Some(b) = j.get_state(fold::TASKS_KEY)? {
             match fold::decode(&b) {
                 Some(t) => l.state.tasks = t,
-                None => l.warnings.push("checkpoint partition `tasks` does not decode; run `hookjournal verify`".into()),
+                None => l.warnings.push(
+                    "checkpoint partition `tasks` does not decode; run `hookjournal verify`".into(),
+                ),
             }
-            l.original.insert(fold::TASKS_KEY.to_vec(), b);
+            // A journal-wide partition that went cold is written back, so it is hot again.
+            if j.is_hot(fold::TASKS_KEY)? {
+                l.original.insert(fold::TASKS_KEY.to_vec(), b);
+            }
         }
         Ok(l)
     }
@@ -47,7 +59,9 @@ impl Loaded {
                 Some(s) => {
                     self.state.sessions.insert(id.to_string(), s);
                 }
-                None => self.warnings.push(format!("checkpoint of session {id} does not decode; run `hookjournal verify`")),
+                None => self.warnings.push(format!(
+                    "checkpoint of session {id} does not decode; run `hookjournal verify`"
+                )),
             }
             self.original.insert(key, b);
         }
@@ -80,12 +94,17 @@ impl Loaded {
 /// The whole checkpoint (every partition), as the CLI reads it.
 pub fn checkpoint(j: &Journal) -> Result<State> {
     let parts = j.scan_state(b"")?;
-    State::from_partitions(&parts).map_err(|e| anyhow::anyhow!("checkpoint: {e}; run `hookjournal verify`"))
+    State::from_partitions(&parts)
+        .map_err(|e| anyhow::anyhow!("checkpoint: {e}; run `hookjournal verify`"))
 }
 
 /// Folds every event of a snapshot. With `exact_rewinds`, a first pass collects the rewinds
 /// (verify's way); otherwise the checkpoint's list of rewinds is trusted.
-pub fn full_replay(snap: &ReadSnapshot, rewinds: Rewinds, mut progress: impl FnMut(u64)) -> Result<Full> {
+pub fn full_replay(
+    snap: &ReadSnapshot,
+    rewinds: Rewinds,
+    mut progress: impl FnMut(u64),
+) -> Result<Full> {
     let mut full = Full::with_rewinds(rewinds);
     let mut n = 0u64;
     snap.for_each(|env| {
@@ -149,9 +168,23 @@ pub fn open_read(dir: &Path) -> Result<Journal> {
 
 /// Opens (with `create`, creates) a journal for a CLI command and drains its spool first.
 pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
-    let mut j = Journal::open(dir, &journal::OpenOptions { wait: Duration::from_secs(10), create, ..Default::default() }).map_err(|e| match e {
-        journal::Error::NotFound(p) => anyhow::anyhow!("no journal at {} (run `hookjournal install`, or pass --journal DIR)", p.display()),
-        journal::Error::Busy => anyhow::anyhow!("journal {} is busy (another process held its lock for 10 s)", dir.display()),
+    let mut j = Journal::open(
+        dir,
+        &journal::OpenOptions {
+            wait: Duration::from_secs(10),
+            create,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| match e {
+        journal::Error::NotFound(p) => anyhow::anyhow!(
+            "no journal at {} (run `hookjournal install`, or pass --journal DIR)",
+            p.display()
+        ),
+        journal::Error::Busy => anyhow::anyhow!(
+            "journal {} is busy (another process held its lock for 10 s)",
+            dir.display()
+        ),
         other => anyhow::anyhow!("opening journal {}: {other}", dir.display()),
     })?;
     drain_all(&mut j)?;
@@ -161,12 +194,21 @@ pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
 impl View {
     /// The full fold (cost, notifications), using the checkpoint's rewinds.
     pub fn full(&self, progress: impl FnMut(u64)) -> Result<Full> {
-        full_replay(&self.snap, Rewinds::from_list(&self.state.global.rewinds), progress)
+        full_replay(
+            &self.snap,
+            Rewinds::from_list(&self.state.global.rewinds),
+            progress,
+        )
     }
 }
 
 /// Ingests spooled events in arrival order into `tx`. Returns the files to remove after commit.
-pub fn drain(j: &Journal, loaded: &mut Loaded, tx: &mut journal::Tx, max: usize) -> anyhow::Result<Vec<spool::SpoolEntry>> {
+pub fn drain(
+    j: &Journal,
+    loaded: &mut Loaded,
+    tx: &mut journal::Tx,
+    max: usize,
+) -> anyhow::Result<Vec<spool::SpoolEntry>> {
     let entries = spool::list(j.dir())?;
     if entries.is_empty() {
         return Ok(Vec::new());
@@ -186,7 +228,9 @@ pub fn drain(j: &Journal, loaded: &mut Loaded, tx: &mut journal::Tx, max: usize)
                 NewEvent {
                     recorded_at_us: chrono::Utc::now().timestamp_micros(),
                     host: "unknown".into(),
-                    kind: Kind::Malformed { reason: format!("unreadable spool file: {e}") },
+                    kind: Kind::Malformed {
+                        reason: format!("unreadable spool file: {e}"),
+                    },
                     session_id: None,
                     agent_id: None,
                     payload: bytes,
@@ -204,4 +248,3 @@ pub fn drain(j: &Journal, loaded: &mut Loaded, tx: &mut journal::Tx, max: usize)
     }
     Ok(done)
 }
-

@@ -206,7 +206,9 @@ mod tests {
         NewEvent {
             recorded_at_us: 1,
             host: "claude".into(),
-            kind: Kind::Hook { name: "Stop".into() },
+            kind: Kind::Hook {
+                name: "Stop".into(),
+            },
             session_id: Some("s".into()),
             agent_id: None,
             payload: payload.to_vec(),

@@ -5,6 +5,7 @@
 //! the active store small is what makes the hook's open cost independent of the journal's size.
 //! This crate knows nothing about agents: payloads are bytes, kinds are labels.
 
+mod archive;
 mod envelope;
 mod error;
 mod lock;
@@ -16,7 +17,9 @@ mod verify;
 pub use envelope::{hex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
 pub use error::{Error, Result};
 pub use segment::SegmentInfo;
-pub use store::{ensure_dir, Journal, OpenOptions, ReadSnapshot, Status, Tx, DEFAULT_SEGMENT_EVENTS};
+pub use store::{
+    ensure_dir, Journal, OpenOptions, ReadSnapshot, Status, Tx, DEFAULT_SEGMENT_EVENTS,
+};
 pub use verify::{verify, Damage, VerifyReport};
 
 /// Directory and file modes: the journal holds prompts and tool output, so only its owner reads it.

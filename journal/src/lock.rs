@@ -36,7 +36,9 @@ impl DirLock {
                 return Ok(DirLock { _file: file });
             }
             let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) && err.kind() != std::io::ErrorKind::Interrupted {
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK)
+                && err.kind() != std::io::ErrorKind::Interrupted
+            {
                 return Err(Error::Io {
                     context: format!("locking {}", path.display()),
                     source: err,

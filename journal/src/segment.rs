@@ -67,7 +67,10 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentInfo>> {
 
 /// Writes a segment atomically (temp file, fsync, rename, fsync of the directory).
 pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
-    let first = events.first().map(|e| e.seq).ok_or_else(|| Error::Invalid("empty segment".into()))?;
+    let first = events
+        .first()
+        .map(|e| e.seq)
+        .ok_or_else(|| Error::Invalid("empty segment".into()))?;
     let last = events.last().map(|e| e.seq).unwrap_or(first);
     let name = file_name(first, last);
     let tmp = dir.join(format!(".{name}.tmp"));
@@ -88,7 +91,8 @@ pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
     put(&mut w, MAGIC).ctx(|| format!("writing {}", tmp.display()))?;
     for e in events {
         let rec = e.encode();
-        put(&mut w, &(rec.len() as u32).to_le_bytes()).ctx(|| format!("writing {}", tmp.display()))?;
+        put(&mut w, &(rec.len() as u32).to_le_bytes())
+            .ctx(|| format!("writing {}", tmp.display()))?;
         put(&mut w, &rec).ctx(|| format!("writing {}", tmp.display()))?;
     }
     let digest = hasher.finalize();
@@ -98,12 +102,14 @@ pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
     footer.extend_from_slice(&(events.len() as u64).to_le_bytes());
     footer.extend_from_slice(digest.as_bytes());
     footer.extend_from_slice(END);
-    w.write_all(&footer).ctx(|| format!("writing {}", tmp.display()))?;
+    w.write_all(&footer)
+        .ctx(|| format!("writing {}", tmp.display()))?;
     let file = w.into_inner().map_err(|e| Error::Io {
         context: format!("writing {}", tmp.display()),
         source: e.into_error(),
     })?;
-    file.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
+    file.sync_all()
+        .ctx(|| format!("syncing {}", tmp.display()))?;
     drop(file);
     fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
     crate::store::sync_dir(dir)?;
@@ -132,7 +138,11 @@ pub(crate) fn for_each(
     check_digest: bool,
     mut f: impl FnMut(Envelope) -> Result<()>,
 ) -> Result<()> {
-    let name = seg.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = seg
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let bytes = fs::read(&seg.path).ctx(|| format!("reading segment {name}"))?;
     let corrupt = |what: String| Error::Corrupt(format!("segment {name}: {what}"));
     if bytes.len() < MAGIC.len() + FOOTER_LEN || &bytes[..8] != MAGIC {
@@ -152,7 +162,9 @@ pub(crate) fn for_each(
         )));
     }
     if check_digest && blake3::hash(&bytes[..body_end]).as_bytes() != &footer[24..56] {
-        return Err(corrupt("content digest mismatch (the file was changed or damaged)".into()));
+        return Err(corrupt(
+            "content digest mismatch (the file was changed or damaged)".into(),
+        ));
     }
     let mut pos = 8;
     let mut n = 0u64;
@@ -165,7 +177,8 @@ pub(crate) fn for_each(
         if pos + len > body_end {
             return Err(corrupt(format!("record {n} cut short")));
         }
-        let env = Envelope::decode(&bytes[pos..pos + len]).map_err(|e| corrupt(format!("record {n}: {e}")))?;
+        let env = Envelope::decode(&bytes[pos..pos + len])
+            .map_err(|e| corrupt(format!("record {n}: {e}")))?;
         pos += len;
         n += 1;
         f(env)?;
@@ -178,7 +191,11 @@ pub(crate) fn for_each(
 
 /// Streams a segment's envelopes from a reader without loading it whole (for large exports).
 pub(crate) fn stream(seg: &SegmentInfo, mut f: impl FnMut(Envelope) -> Result<()>) -> Result<()> {
-    let name = seg.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = seg
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let file = File::open(&seg.path).ctx(|| format!("opening segment {name}"))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let corrupt = |what: String| Error::Corrupt(format!("segment {name}: {what}"));
@@ -188,7 +205,8 @@ pub(crate) fn stream(seg: &SegmentInfo, mut f: impl FnMut(Envelope) -> Result<()
     let body_end = len - FOOTER_LEN as u64;
     let mut r = BufReader::with_capacity(1 << 20, file);
     let mut magic = [0u8; 8];
-    r.read_exact(&mut magic).ctx(|| format!("reading segment {name}"))?;
+    r.read_exact(&mut magic)
+        .ctx(|| format!("reading segment {name}"))?;
     if &magic != MAGIC {
         return Err(corrupt("bad header".into()));
     }
@@ -196,13 +214,15 @@ pub(crate) fn stream(seg: &SegmentInfo, mut f: impl FnMut(Envelope) -> Result<()
     let mut buf = Vec::new();
     while pos < body_end {
         let mut lb = [0u8; 4];
-        r.read_exact(&mut lb).ctx(|| format!("reading segment {name}"))?;
+        r.read_exact(&mut lb)
+            .ctx(|| format!("reading segment {name}"))?;
         let l = u32::from_le_bytes(lb) as usize;
         if pos + 4 + l as u64 > body_end {
             return Err(corrupt("record cut short".into()));
         }
         buf.resize(l, 0);
-        r.read_exact(&mut buf).ctx(|| format!("reading segment {name}"))?;
+        r.read_exact(&mut buf)
+            .ctx(|| format!("reading segment {name}"))?;
         pos += 4 + l as u64;
         f(Envelope::decode(&buf).map_err(|e| corrupt(e))?)?;
     }

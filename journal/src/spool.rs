@@ -41,14 +41,16 @@ pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
     );
     let tmp = spool.join(format!(".{id}.tmp"));
     let path = spool.join(format!("{id}{SUFFIX}"));
-    let bytes = bincode::serde::encode_to_vec(ev, bincode_config()).map_err(|e| Error::Invalid(e.to_string()))?;
+    let bytes = bincode::serde::encode_to_vec(ev, bincode_config())
+        .map_err(|e| Error::Invalid(e.to_string()))?;
     let mut f = fs::OpenOptions::new()
         .create_new(true)
         .write(true)
         .mode(crate::FILE_MODE)
         .open(&tmp)
         .ctx(|| format!("creating {}", tmp.display()))?;
-    f.write_all(&bytes).ctx(|| format!("writing {}", tmp.display()))?;
+    f.write_all(&bytes)
+        .ctx(|| format!("writing {}", tmp.display()))?;
     f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
     drop(f);
     fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
@@ -115,7 +117,11 @@ pub fn sweep_temps(dir: &Path, age: std::time::Duration) {
     };
     let now = std::time::SystemTime::now();
     for entry in rd.flatten() {
-        let is_tmp = entry.file_name().to_str().map(|n| n.ends_with(".tmp")).unwrap_or(false);
+        let is_tmp = entry
+            .file_name()
+            .to_str()
+            .map(|n| n.ends_with(".tmp"))
+            .unwrap_or(false);
         let old = entry
             .metadata()
             .and_then(|m| m.modified())

@@ -7,11 +7,13 @@
 //! When the active store holds `segment_events` events, they are sealed into a segment file and a
 //! fresh active store takes over (the `CURRENT` file names it), carrying the checkpoint along.
 
+use crate::archive;
 use crate::envelope::{bincode_config, Envelope, Hash, NewEvent, Seq, ZERO_HASH};
 use crate::error::{IoContext, Result};
 use crate::lock::DirLock;
 use crate::segment::{self, SegmentInfo};
 use crate::{spool, Error};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -22,6 +24,8 @@ pub const DEFAULT_SEGMENT_EVENTS: u64 = 4096;
 const HEAD_KEY: &[u8] = b"m:head";
 const STATE: &[u8] = b"s:";
 const DRAINED: &[u8] = b"d:";
+/// Marks a partition written since the last seal (hot: it stays in the active store).
+const TOUCHED: &[u8] = b"t:";
 const SEGMENTS: &str = "segments";
 const CURRENT: &str = "CURRENT";
 const ROTATING: &str = "ROTATING";
@@ -80,13 +84,22 @@ impl Tx {
     /// Appends an already sealed envelope (import), checking it continues the chain exactly.
     pub fn push_sealed(&mut self, env: Envelope) -> Result<Seq> {
         if env.seq != self.next_seq {
-            return Err(Error::Invalid(format!("expected seq {}, got {}", self.next_seq, env.seq)));
+            return Err(Error::Invalid(format!(
+                "expected seq {}, got {}",
+                self.next_seq, env.seq
+            )));
         }
         if env.prev != self.prev {
-            return Err(Error::Invalid(format!("seq {}: prev hash does not continue the chain", env.seq)));
+            return Err(Error::Invalid(format!(
+                "seq {}: prev hash does not continue the chain",
+                env.seq
+            )));
         }
         if env.compute_hash() != env.hash {
-            return Err(Error::Invalid(format!("seq {}: hash does not match its content", env.seq)));
+            return Err(Error::Invalid(format!(
+                "seq {}: hash does not match its content",
+                env.seq
+            )));
         }
         let seq = env.seq;
         self.prev = env.hash;
@@ -150,7 +163,8 @@ fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
         .mode(crate::FILE_MODE)
         .open(&tmp)
         .ctx(|| format!("creating {}", tmp.display()))?;
-    f.write_all(bytes).ctx(|| format!("writing {}", tmp.display()))?;
+    f.write_all(bytes)
+        .ctx(|| format!("writing {}", tmp.display()))?;
     f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
     fs::rename(&tmp, dir.join(name)).ctx(|| format!("renaming {}", tmp.display()))?;
     sync_dir(dir)
@@ -240,10 +254,16 @@ impl Journal {
         };
         let db = open_sled(&dir.join(&active))?;
         let (head_seq, head_hash, base) = match db.get(HEAD_KEY)? {
-            Some(v) => bincode::serde::decode_from_slice::<(Seq, Hash, Seq), _>(&v, bincode_config())
-                .map(|(h, _)| h)
-                .map_err(|e| Error::Corrupt(format!("active store head: {e}")))?,
-            None => return Err(Error::Corrupt(format!("active store {active} has no head record"))),
+            Some(v) => {
+                bincode::serde::decode_from_slice::<(Seq, Hash, Seq), _>(&v, bincode_config())
+                    .map(|(h, _)| h)
+                    .map_err(|e| Error::Corrupt(format!("active store head: {e}")))?
+            }
+            None => {
+                return Err(Error::Corrupt(format!(
+                    "active store {active} has no head record"
+                )))
+            }
         };
         let mut j = Journal {
             dir: dir.to_path_buf(),
@@ -263,7 +283,10 @@ impl Journal {
 
     /// Finishes or undoes a rotation that a crash interrupted: whatever `CURRENT` names is the truth.
     fn recover_rotation(&mut self) -> Result<()> {
-        for entry in fs::read_dir(&self.dir).ctx(|| format!("listing {}", self.dir.display()))?.flatten() {
+        for entry in fs::read_dir(&self.dir)
+            .ctx(|| format!("listing {}", self.dir.display()))?
+            .flatten()
+        {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with("active-") && name != self.active {
                 let _ = fs::remove_dir_all(entry.path());
@@ -280,6 +303,11 @@ impl Journal {
                 if entry.file_name().to_string_lossy().ends_with(".tmp") {
                     let _ = fs::remove_file(entry.path());
                 }
+            }
+        }
+        for (seq, path) in archive::list(&self.dir)? {
+            if seq > self.base {
+                fs::remove_file(&path).ctx(|| format!("removing {}", path.display()))?;
             }
         }
         let _ = fs::remove_file(self.dir.join(ROTATING));
@@ -321,18 +349,18 @@ impl Journal {
             return Ok(());
         }
         if tx.next_seq - tx.events.len() as u64 != self.head_seq + 1 {
-            return Err(Error::Invalid("transaction began before another commit".into()));
+            return Err(Error::Invalid(
+                "transaction began before another commit".into(),
+            ));
         }
         let mut batch = sled::Batch::default();
         for e in &tx.events {
             batch.insert(&event_key(e.seq), e.encode());
         }
         for (k, v) in tx.state {
-            let key = prefixed(STATE, &k);
-            match v {
-                Some(v) => batch.insert(key, v),
-                None => batch.remove(key),
-            }
+            // A delete is an empty value: it must shadow an archived copy of the partition.
+            batch.insert(prefixed(STATE, &k), v.unwrap_or_default());
+            batch.insert(prefixed(TOUCHED, &k), &[] as &[u8]);
         }
         for id in &tx.drained {
             batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
@@ -359,33 +387,46 @@ impl Journal {
         Ok(())
     }
 
+    /// A checkpoint partition: from the active store, else from the archives, newest first.
     pub fn get_state(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get(prefixed(STATE, key))?.map(|v| v.to_vec()))
+        if let Some(v) = self.db.get(prefixed(STATE, key))? {
+            return Ok((!v.is_empty()).then(|| v.to_vec()));
+        }
+        for (_, path) in archive::list(&self.dir)?.iter().rev() {
+            if let Some(v) = archive::get(path, key)? {
+                return Ok((!v.is_empty()).then_some(v));
+            }
+        }
+        Ok(None)
     }
 
-    /// Every checkpoint partition whose key starts with `prefix`.
+    /// Whether a partition was written since the last seal (it will stay in the active store).
+    pub fn is_hot(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.db.contains_key(prefixed(TOUCHED, key))?)
+    }
+
+    /// Every checkpoint partition whose key starts with `prefix` (archives and active store).
     pub fn scan_state(&self, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut out = Vec::new();
+        let mut all: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        for (_, path) in archive::list(&self.dir)? {
+            for (k, v) in archive::read_all(&path)? {
+                if k.starts_with(prefix) {
+                    all.insert(k, v);
+                }
+            }
+        }
         for kv in self.db.scan_prefix(prefixed(STATE, prefix)) {
             let (k, v) = kv?;
-            out.push((k[STATE.len()..].to_vec(), v.to_vec()));
+            all.insert(k[STATE.len()..].to_vec(), v.to_vec());
         }
-        Ok(out)
-    }
-
-    /// Removes every checkpoint partition (before a rebuild from a full replay).
-    pub fn clear_state(&mut self) -> Result<()> {
-        let mut batch = sled::Batch::default();
-        for kv in self.db.scan_prefix(STATE) {
-            batch.remove(kv?.0);
-        }
-        self.db.apply_batch(batch)?;
-        Ok(())
+        Ok(all.into_iter().filter(|(_, v)| !v.is_empty()).collect())
     }
 
     /// Whether a spool file was already ingested (its unlink may not have happened).
     pub fn was_drained(&self, spool_id: &str) -> Result<bool> {
-        Ok(self.db.contains_key(prefixed(DRAINED, spool_id.as_bytes()))?)
+        Ok(self
+            .db
+            .contains_key(prefixed(DRAINED, spool_id.as_bytes()))?)
     }
 
     pub fn needs_seal(&self) -> bool {
@@ -421,12 +462,26 @@ impl Journal {
         }
         let db = open_sled(&new_path)?;
         let mut batch = sled::Batch::default();
+        let mut cold: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for kv in self.db.scan_prefix(STATE) {
             let (k, v) = kv?;
-            batch.insert(k, v);
+            let bare = &k[STATE.len()..];
+            if self.db.contains_key(prefixed(TOUCHED, bare))? {
+                batch.insert(k, v);
+            } else {
+                cold.insert(bare.to_vec(), v.to_vec());
+            }
         }
-        let head = bincode::serde::encode_to_vec((self.head_seq, self.head_hash, new_base), bincode_config())
-            .map_err(|e| Error::Invalid(e.to_string()))?;
+        // Partitions untouched for a whole segment move to an archive named by the new base:
+        // written before `CURRENT` switches, removed by recovery if the switch never happens.
+        if !cold.is_empty() {
+            archive::write(&self.dir, new_base, &cold)?;
+        }
+        let head = bincode::serde::encode_to_vec(
+            (self.head_seq, self.head_hash, new_base),
+            bincode_config(),
+        )
+        .map_err(|e| Error::Invalid(e.to_string()))?;
         batch.insert(HEAD_KEY, head);
         db.apply_batch(batch)?;
         db.flush()?;
@@ -449,7 +504,31 @@ impl Journal {
         let _ = fs::remove_dir_all(&old_path);
         self.base = new_base;
         let _ = fs::remove_file(self.dir.join(ROTATING));
-        sync_dir(&self.dir)
+        sync_dir(&self.dir)?;
+        self.merge_archives()
+    }
+
+    /// More than `MAX_ARCHIVES` archives: merge them into the newest one's name (newest value of
+    /// each key wins), then remove the older files. A crash in between leaves duplicates whose
+    /// newest copy wins, which is what lookups read anyway.
+    fn merge_archives(&mut self) -> Result<()> {
+        let list = archive::list(&self.dir)?;
+        if list.len() <= archive::MAX_ARCHIVES {
+            return Ok(());
+        }
+        let mut merged = BTreeMap::new();
+        for (_, path) in &list {
+            merged.extend(archive::read_all(path)?);
+        }
+        merged.retain(|_, v: &mut Vec<u8>| !v.is_empty());
+        let (newest, _) = *list.last().expect("non-empty");
+        archive::write(&self.dir, newest, &merged)?;
+        for (seq, path) in &list {
+            if *seq != newest {
+                fs::remove_file(path).ctx(|| format!("removing {}", path.display()))?;
+            }
+        }
+        Ok(())
     }
 
     fn active_events(&self) -> Result<Vec<Envelope>> {
@@ -457,7 +536,10 @@ impl Journal {
         for kv in self.db.scan_prefix(b"e") {
             let (k, v) = kv?;
             let env = Envelope::decode(&v).map_err(|e| {
-                let seq = k.get(1..9).map(|b| u64::from_be_bytes(b.try_into().unwrap())).unwrap_or(0);
+                let seq = k
+                    .get(1..9)
+                    .map(|b| u64::from_be_bytes(b.try_into().unwrap()))
+                    .unwrap_or(0);
                 Error::Corrupt(format!("active store, seq {seq}: {e}"))
             })?;
             out.push(env);
@@ -559,12 +641,23 @@ impl ReadSnapshot {
     }
 
     /// Events with `from <= seq <= to`, skipping whole segments outside the range.
-    pub fn for_each_in(&self, from: Seq, to: Seq, mut f: impl FnMut(Envelope) -> Result<()>) -> Result<()> {
+    pub fn for_each_in(
+        &self,
+        from: Seq,
+        to: Seq,
+        mut f: impl FnMut(Envelope) -> Result<()>,
+    ) -> Result<()> {
         for seg in &self.segments {
             if seg.last < from || seg.first > to {
                 continue;
             }
-            segment::stream(seg, |e| if e.seq >= from && e.seq <= to { f(e) } else { Ok(()) })?;
+            segment::stream(seg, |e| {
+                if e.seq >= from && e.seq <= to {
+                    f(e)
+                } else {
+                    Ok(())
+                }
+            })?;
         }
         for e in &self.active {
             if e.seq >= from && e.seq <= to {
@@ -576,6 +669,10 @@ impl ReadSnapshot {
 
     pub fn total_bytes(&self) -> u64 {
         self.segments.iter().map(|s| s.bytes).sum::<u64>()
-            + self.active.iter().map(|e| e.payload.len() as u64 + 100).sum::<u64>()
+            + self
+                .active
+                .iter()
+                .map(|e| e.payload.len() as u64 + 100)
+                .sum::<u64>()
     }
 }

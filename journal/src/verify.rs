@@ -44,9 +44,16 @@ impl Chain {
             })
         };
         let out = if e.seq != self.expect_seq {
-            dmg(format!("expected seq {}, found seq {} (an event was deleted, reordered or duplicated)", self.expect_seq, e.seq))
+            dmg(format!(
+                "expected seq {}, found seq {} (an event was deleted, reordered or duplicated)",
+                self.expect_seq, e.seq
+            ))
         } else if e.prev != self.prev {
-            dmg(format!("prev hash {} does not match the hash of seq {} (broken chain)", &hex(&e.prev)[..16], e.seq.saturating_sub(1)))
+            dmg(format!(
+                "prev hash {} does not match the hash of seq {} (broken chain)",
+                &hex(&e.prev)[..16],
+                e.seq.saturating_sub(1)
+            ))
         } else if e.compute_hash() != e.hash {
             dmg("content does not match its hash (the event was altered)".into())
         } else {
@@ -61,7 +68,13 @@ impl Chain {
 /// Checks the whole journal. Damage is collected (first per place), never panicked on.
 pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
-    let j = match Journal::open(dir, &OpenOptions { wait, ..OpenOptions::default() }) {
+    let j = match Journal::open(
+        dir,
+        &OpenOptions {
+            wait,
+            ..OpenOptions::default()
+        },
+    ) {
         Ok(j) => j,
         Err(e @ (Error::Busy | Error::NotFound(_))) => return Err(e),
         Err(e) => {
@@ -92,12 +105,19 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         prev: ZERO_HASH,
     };
     for seg in &snap.segments {
-        let place = seg.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let place = seg
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if seg.first != chain.expect_seq {
             report.damage.push(Damage {
                 seq: Some(chain.expect_seq),
                 place: place.clone(),
-                what: format!("segments leave a gap: expected seq {}, segment starts at {}", chain.expect_seq, seg.first),
+                what: format!(
+                    "segments leave a gap: expected seq {}, segment starts at {}",
+                    chain.expect_seq, seg.first
+                ),
             });
         }
         match segment::read_all(seg) {
@@ -131,13 +151,174 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     }
     report.events += snap.active.len() as u64;
     report.damage.extend(first_bad);
-    if report.damage.is_empty() && (chain.expect_seq - 1 != snap.head_seq || chain.prev != snap.head_hash) {
+    if report.damage.is_empty()
+        && (chain.expect_seq - 1 != snap.head_seq || chain.prev != snap.head_hash)
+    {
         report.damage.push(Damage {
             seq: Some(chain.expect_seq),
             place: "active store".into(),
-            what: format!("head record says seq {} but the log ends at seq {}", snap.head_seq, chain.expect_seq - 1),
+            what: format!(
+                "head record says seq {} but the log ends at seq {}",
+                snap.head_seq,
+                chain.expect_seq - 1
+            ),
         });
+    }
+    for (_, path) in crate::archive::list(dir)? {
+        if let Err(e) = crate::archive::read_all(&path) {
+            report.damage.push(Damage {
+                seq: None,
+                place: path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                what: e.to_string(),
+            });
+        }
     }
     progress(report.events);
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::{Kind, NewEvent};
+    use crate::segment;
+    use std::time::Duration;
+
+    fn ev(i: u64) -> NewEvent {
+        NewEvent {
+            recorded_at_us: i as i64,
+            host: "claude".into(),
+            kind: Kind::Hook {
+                name: "PreToolUse".into(),
+            },
+            session_id: Some(format!("s{}", i % 3)),
+            agent_id: None,
+            payload: format!("{{\"i\":{i}}}").into_bytes(),
+            truncated: None,
+            spooled: false,
+        }
+    }
+
+    /// 35 events in segments of 10: three sealed segments and 5 in the active store.
+    fn journal() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(
+            dir.path(),
+            &OpenOptions {
+                create: true,
+                segment_events: 10,
+                ..OpenOptions::default()
+            },
+        )
+        .unwrap();
+        for i in 1..=35 {
+            let mut tx = j.begin();
+            tx.push(ev(i));
+            j.commit(tx).unwrap();
+            j.seal_if_full().unwrap();
+        }
+        dir
+    }
+
+    fn segs(dir: &Path) -> Vec<segment::SegmentInfo> {
+        segment::list(&dir.join("segments")).unwrap()
+    }
+
+    fn check(dir: &Path) -> VerifyReport {
+        verify(dir, Duration::from_secs(1), |_| {}).unwrap()
+    }
+
+    #[test]
+    fn a_sound_journal_verifies() {
+        let dir = journal();
+        assert_eq!(segs(dir.path()).len(), 3);
+        let r = check(dir.path());
+        assert!(r.ok(), "{:?}", r.damage);
+        assert_eq!(r.events, 35);
+    }
+
+    #[test]
+    fn a_flipped_byte_in_a_segment_is_named() {
+        let dir = journal();
+        let s = &segs(dir.path())[1];
+        let mut bytes = std::fs::read(&s.path).unwrap();
+        bytes[40] ^= 0x01;
+        std::fs::write(&s.path, bytes).unwrap();
+        let r = check(dir.path());
+        assert!(!r.ok());
+        let name = s.path.file_name().unwrap().to_string_lossy();
+        assert!(
+            r.damage
+                .iter()
+                .any(|d| d.place.contains(name.as_ref()) || d.what.contains(name.as_ref())),
+            "{:?}",
+            r.damage
+        );
+    }
+
+    #[test]
+    fn reordered_events_with_a_forged_digest_break_the_chain_where_they_are() {
+        let dir = journal();
+        let s = segs(dir.path())[1].clone();
+        let mut events = segment::read_all(&s).unwrap();
+        events.swap(3, 4);
+        std::fs::remove_file(&s.path).unwrap();
+        // Written with a valid footer and the same name: only the chain can tell.
+        let tmp = tempfile::tempdir().unwrap();
+        let forged = segment::write(tmp.path(), &events);
+        // `write` names the file by its first/last seq; here those are unchanged.
+        std::fs::rename(forged.unwrap().path, &s.path).unwrap();
+        let r = check(dir.path());
+        assert!(!r.ok());
+        assert_eq!(r.damage[0].seq, Some(15), "{:?}", r.damage);
+        assert!(
+            r.damage[0].what.contains("expected seq 14"),
+            "{:?}",
+            r.damage
+        );
+    }
+
+    #[test]
+    fn a_deleted_event_in_the_active_store_is_a_gap() {
+        let dir = journal();
+        {
+            let j = Journal::open(dir.path(), &OpenOptions::default()).unwrap();
+            drop(j);
+        }
+        let current = std::fs::read_to_string(dir.path().join("CURRENT")).unwrap();
+        let db = sled::Config::new()
+            .path(dir.path().join(current.trim()))
+            .open()
+            .unwrap();
+        let mut key = vec![b'e'];
+        key.extend_from_slice(&33u64.to_be_bytes());
+        assert!(db.remove(key).unwrap().is_some());
+        db.flush().unwrap();
+        drop(db);
+        let r = check(dir.path());
+        assert_eq!(r.damage.len(), 1, "{:?}", r.damage);
+        assert_eq!(r.damage[0].place, "active store");
+        assert!(
+            r.damage[0].what.contains("expected seq 33"),
+            "{:?}",
+            r.damage
+        );
+    }
+
+    #[test]
+    fn an_edited_payload_is_caught_by_its_hash() {
+        let dir = journal();
+        let s = segs(dir.path())[0].clone();
+        let mut events = segment::read_all(&s).unwrap();
+        events[2].payload = b"{\"i\":999}".to_vec();
+        std::fs::remove_file(&s.path).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::rename(segment::write(tmp.path(), &events).unwrap().path, &s.path).unwrap();
+        let r = check(dir.path());
+        assert_eq!(r.damage[0].seq, Some(3));
+        assert!(r.damage[0].what.contains("altered"), "{:?}", r.damage);
+    }
 }

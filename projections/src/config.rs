@@ -45,12 +45,66 @@ fn role(priorities: &[&str], reread: &[&str]) -> RoleConfig {
 impl Default for PolicyConfig {
     fn default() -> Self {
         let mut roles = BTreeMap::new();
-        roles.insert("scout".into(), role(&["Map the code before changing it", "Report findings with file:line references"], &[]));
-        roles.insert("dev".into(), role(&["Finish the in-progress task before starting another", "Keep the build and tests green"], &["files edited this session"]));
-        roles.insert("qa".into(), role(&["Re-run the failing tests first", "Report each failure with its command and output"], &["test files edited this session"]));
-        roles.insert("lead".into(), role(&["Keep the task board current", "Unblock the agent with the oldest in-progress task"], &[]));
-        roles.insert("architect".into(), role(&["Keep decisions and their reasons written down", "Check changes against the agreed design"], &["design documents"]));
-        roles.insert("debugger".into(), role(&["Reproduce the failure before changing code", "Record the root cause when found"], &["files read while reproducing"]));
+        roles.insert(
+            "scout".into(),
+            role(
+                &[
+                    "Map the code before changing it",
+                    "Report findings with file:line references",
+                ],
+                &[],
+            ),
+        );
+        roles.insert(
+            "dev".into(),
+            role(
+                &[
+                    "Finish the in-progress task before starting another",
+                    "Keep the build and tests green",
+                ],
+                &["files edited this session"],
+            ),
+        );
+        roles.insert(
+            "qa".into(),
+            role(
+                &[
+                    "Re-run the failing tests first",
+                    "Report each failure with its command and output",
+                ],
+                &["test files edited this session"],
+            ),
+        );
+        roles.insert(
+            "lead".into(),
+            role(
+                &[
+                    "Keep the task board current",
+                    "Unblock the agent with the oldest in-progress task",
+                ],
+                &[],
+            ),
+        );
+        roles.insert(
+            "architect".into(),
+            role(
+                &[
+                    "Keep decisions and their reasons written down",
+                    "Check changes against the agreed design",
+                ],
+                &["design documents"],
+            ),
+        );
+        roles.insert(
+            "debugger".into(),
+            role(
+                &[
+                    "Reproduce the failure before changing code",
+                    "Record the root cause when found",
+                ],
+                &["files read while reproducing"],
+            ),
+        );
         PolicyConfig {
             reminder_threshold: 10,
             reminder_cooldown: 10,

@@ -9,21 +9,68 @@ use std::borrow::Cow;
 /// The canonical meaning of one hook invocation, whatever host sent it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Canonical {
-    SessionStart { source: String },
-    SessionEnd { reason: String },
-    Prompt { text: String },
-    ToolPre { tool: String, input: Option<serde_json::Value> },
-    ToolPost { tool: String, input: Option<serde_json::Value>, response: Option<serde_json::Value> },
-    ToolFailure { tool: String, input: Option<serde_json::Value>, error: String },
-    Notification { kind: String, title: Option<String>, message: String },
-    Stop { active: bool, last_message: Option<String> },
-    StopFailure { error: String },
-    SubagentStart { agent_id: String, agent_type: Option<String> },
-    SubagentStop { agent_id: String, agent_type: Option<String>, transcript: Option<String>, last_message: Option<String> },
-    PreCompact { trigger: String, instructions: Option<String> },
-    PostCompact { trigger: String, summary: Option<String> },
-    TaskCreated { task_id: String, subject: Option<String>, description: Option<String> },
-    TaskCompleted { task_id: String, subject: Option<String> },
+    SessionStart {
+        source: String,
+    },
+    SessionEnd {
+        reason: String,
+    },
+    Prompt {
+        text: String,
+    },
+    ToolPre {
+        tool: String,
+        input: Option<serde_json::Value>,
+    },
+    ToolPost {
+        tool: String,
+        input: Option<serde_json::Value>,
+        response: Option<serde_json::Value>,
+    },
+    ToolFailure {
+        tool: String,
+        input: Option<serde_json::Value>,
+        error: String,
+    },
+    Notification {
+        kind: String,
+        title: Option<String>,
+        message: String,
+    },
+    Stop {
+        active: bool,
+        last_message: Option<String>,
+    },
+    StopFailure {
+        error: String,
+    },
+    SubagentStart {
+        agent_id: String,
+        agent_type: Option<String>,
+    },
+    SubagentStop {
+        agent_id: String,
+        agent_type: Option<String>,
+        transcript: Option<String>,
+        last_message: Option<String>,
+    },
+    PreCompact {
+        trigger: String,
+        instructions: Option<String>,
+    },
+    PostCompact {
+        trigger: String,
+        summary: Option<String>,
+    },
+    TaskCreated {
+        task_id: String,
+        subject: Option<String>,
+        description: Option<String>,
+    },
+    TaskCompleted {
+        task_id: String,
+        subject: Option<String>,
+    },
     Other,
 }
 
@@ -146,7 +193,9 @@ struct Raw<'a> {
 
 fn s(v: Option<&RawValue>) -> Option<String> {
     let v = v?;
-    serde_json::from_str::<Cow<str>>(v.get()).ok().map(Cow::into_owned)
+    serde_json::from_str::<Cow<str>>(v.get())
+        .ok()
+        .map(Cow::into_owned)
 }
 
 fn b(v: Option<&RawValue>) -> Option<bool> {
@@ -167,7 +216,9 @@ fn u(v: Option<&RawValue>) -> Option<u64> {
 
 fn val(v: Option<&RawValue>) -> Option<serde_json::Value> {
     let v = v?;
-    serde_json::from_str::<serde_json::Value>(v.get()).ok().filter(|v| !v.is_null())
+    serde_json::from_str::<serde_json::Value>(v.get())
+        .ok()
+        .filter(|v| !v.is_null())
 }
 
 /// A string field or, for an object/array, its compact JSON text.
@@ -234,7 +285,8 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> String {
         return "claude".into();
     };
     let name = s(shape.hook_event_name).unwrap_or_default();
-    if shape.cursor_version.is_some() || name.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+    if shape.cursor_version.is_some() || name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+    {
         return "cursor".into();
     }
     const GEMINI: &[&str] = &[
@@ -250,7 +302,10 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> String {
     if GEMINI.contains(&name.as_str()) || shape.timestamp.is_some() {
         return "gemini".into();
     }
-    if shape.turn_id.is_some() || name == "Interrupt" || (shape.model.is_some() && name != "SessionStart") {
+    if shape.turn_id.is_some()
+        || name == "Interrupt"
+        || (shape.model.is_some() && name != "SessionStart")
+    {
         return "codex".into();
     }
     "claude".into()
@@ -269,18 +324,24 @@ pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
         (_, "SessionEnd") | ("cursor", "sessionEnd") => Canonical::SessionEnd {
             reason: s(raw.reason).unwrap_or_else(|| "other".into()),
         },
-        (_, "UserPromptSubmit") | ("gemini", "BeforeAgent") | ("cursor", "beforeSubmitPrompt") => Canonical::Prompt {
-            text: s(raw.prompt).unwrap_or_default(),
-        },
-        (_, "PreToolUse") | ("gemini", "BeforeTool") | ("cursor", "preToolUse") => Canonical::ToolPre {
-            tool: tool(),
-            input: val(raw.tool_input),
-        },
-        (_, "PostToolUse") | ("gemini", "AfterTool") | ("cursor", "postToolUse") => Canonical::ToolPost {
-            tool: tool(),
-            input: val(raw.tool_input),
-            response: val(raw.tool_response),
-        },
+        (_, "UserPromptSubmit") | ("gemini", "BeforeAgent") | ("cursor", "beforeSubmitPrompt") => {
+            Canonical::Prompt {
+                text: s(raw.prompt).unwrap_or_default(),
+            }
+        }
+        (_, "PreToolUse") | ("gemini", "BeforeTool") | ("cursor", "preToolUse") => {
+            Canonical::ToolPre {
+                tool: tool(),
+                input: val(raw.tool_input),
+            }
+        }
+        (_, "PostToolUse") | ("gemini", "AfterTool") | ("cursor", "postToolUse") => {
+            Canonical::ToolPost {
+                tool: tool(),
+                input: val(raw.tool_input),
+                response: val(raw.tool_response),
+            }
+        }
         (_, "PostToolUseFailure") => Canonical::ToolFailure {
             tool: tool(),
             input: val(raw.tool_input),
@@ -297,7 +358,8 @@ pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
         },
         ("cursor", "afterFileEdit") => Canonical::ToolPost {
             tool: "Edit".into(),
-            input: s(raw.file_path).map(|p| serde_json::json!({ "file_path": p, "edits": val(raw.edits) })),
+            input: s(raw.file_path)
+                .map(|p| serde_json::json!({ "file_path": p, "edits": val(raw.edits) })),
             response: None,
         },
         ("cursor", "beforeReadFile") => Canonical::ToolPre {
@@ -326,10 +388,12 @@ pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
             transcript: s(raw.agent_transcript_path),
             last_message: s(raw.last_assistant_message),
         },
-        (_, "PreCompact") | ("gemini", "PreCompress") | ("cursor", "preCompact") => Canonical::PreCompact {
-            trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
-            instructions: s(raw.custom_instructions).filter(|s| !s.is_empty()),
-        },
+        (_, "PreCompact") | ("gemini", "PreCompress") | ("cursor", "preCompact") => {
+            Canonical::PreCompact {
+                trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
+                instructions: s(raw.custom_instructions).filter(|s| !s.is_empty()),
+            }
+        }
         (_, "PostCompact") => Canonical::PostCompact {
             trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
             summary: s(raw.compact_summary),
@@ -363,7 +427,9 @@ pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
     Some(HookEvent {
         name,
         host: host.to_string(),
-        session_id: s(raw.session_id).or_else(|| s(raw.conversation_id)).filter(|s| !s.is_empty()),
+        session_id: s(raw.session_id)
+            .or_else(|| s(raw.conversation_id))
+            .filter(|s| !s.is_empty()),
         cwd,
         transcript_path: s(raw.transcript_path).filter(|p| !p.is_empty()),
         agent_id: s(raw.agent_id).filter(|s| !s.is_empty()),
@@ -392,33 +458,71 @@ mod tests {
         assert_eq!(malformed_reason(b"  \n").unwrap(), "empty input");
         assert!(malformed_reason(b"[1]").unwrap().contains("array"));
         assert!(malformed_reason(b"\"x\"").unwrap().contains("string"));
-        assert!(malformed_reason(b"{\"a\":1}").unwrap().contains("no hook_event_name"));
-        assert!(malformed_reason(b"{\"hook_event_name\":3}").unwrap().contains("not a string"));
-        assert!(malformed_reason(b"{\"hook_event_name\":\"Stop\"").unwrap().starts_with("not JSON"));
-        assert!(malformed_reason(b"{\"hook_event_name\":\"Stop\"}{}").unwrap().starts_with("not JSON"));
-        assert_eq!(malformed_reason(b"{\"hook_event_name\":\"Stop\",\"session_id\":7}"), None);
+        assert!(malformed_reason(b"{\"a\":1}")
+            .unwrap()
+            .contains("no hook_event_name"));
+        assert!(malformed_reason(b"{\"hook_event_name\":3}")
+            .unwrap()
+            .contains("not a string"));
+        assert!(malformed_reason(b"{\"hook_event_name\":\"Stop\"")
+            .unwrap()
+            .starts_with("not JSON"));
+        assert!(malformed_reason(b"{\"hook_event_name\":\"Stop\"}{}")
+            .unwrap()
+            .starts_with("not JSON"));
+        assert_eq!(
+            malformed_reason(b"{\"hook_event_name\":\"Stop\",\"session_id\":7}"),
+            None
+        );
     }
 
     #[test]
     fn wrong_field_types_are_treated_as_absent() {
-        let e = parse("claude", br#"{"hook_event_name":"Stop","session_id":7,"stop_hook_active":"yes"}"#).unwrap();
+        let e = parse(
+            "claude",
+            br#"{"hook_event_name":"Stop","session_id":7,"stop_hook_active":"yes"}"#,
+        )
+        .unwrap();
         assert_eq!(e.session_id, None);
-        assert_eq!(e.canonical, Canonical::Stop { active: false, last_message: None });
+        assert_eq!(
+            e.canonical,
+            Canonical::Stop {
+                active: false,
+                last_message: None
+            }
+        );
     }
 
     #[test]
     fn hosts_are_told_apart_by_shape() {
-        assert_eq!(detect_host(br#"{"hook_event_name":"PreToolUse","turn_id":"t"}"#, None), "codex");
-        assert_eq!(detect_host(br#"{"hook_event_name":"SessionStart","model":"m"}"#, None), "claude");
-        assert_eq!(detect_host(br#"{"hook_event_name":"AfterTool"}"#, None), "gemini");
-        assert_eq!(detect_host(br#"{"hook_event_name":"stop","cursor_version":"1"}"#, None), "cursor");
-        assert_eq!(detect_host(br#"{"hook_event_name":"Stop"}"#, Some("gemini")), "gemini");
+        assert_eq!(
+            detect_host(br#"{"hook_event_name":"PreToolUse","turn_id":"t"}"#, None),
+            "codex"
+        );
+        assert_eq!(
+            detect_host(br#"{"hook_event_name":"SessionStart","model":"m"}"#, None),
+            "claude"
+        );
+        assert_eq!(
+            detect_host(br#"{"hook_event_name":"AfterTool"}"#, None),
+            "gemini"
+        );
+        assert_eq!(
+            detect_host(br#"{"hook_event_name":"stop","cursor_version":"1"}"#, None),
+            "cursor"
+        );
+        assert_eq!(
+            detect_host(br#"{"hook_event_name":"Stop"}"#, Some("gemini")),
+            "gemini"
+        );
     }
 
     #[test]
     fn gemini_and_cursor_map_to_canonical_events() {
         let g = parse("gemini", br#"{"hook_event_name":"BeforeTool","session_id":"g","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#).unwrap();
-        assert!(matches!(g.canonical, Canonical::ToolPre { ref tool, .. } if tool == "run_shell_command"));
+        assert!(
+            matches!(g.canonical, Canonical::ToolPre { ref tool, .. } if tool == "run_shell_command")
+        );
         let c = parse("cursor", br#"{"hook_event_name":"afterFileEdit","conversation_id":"c","file_path":"/a.ts","workspace_roots":["/w"]}"#).unwrap();
         assert_eq!(c.session_id.as_deref(), Some("c"));
         assert_eq!(c.cwd.as_deref(), Some("/w"));

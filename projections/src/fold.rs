@@ -33,7 +33,10 @@ pub struct Rewinds {
 
 impl Rewinds {
     pub fn add(&mut self, session: &str, to_seq: Seq, at_seq: Seq) {
-        self.ranges.entry(session.to_string()).or_default().push((to_seq, at_seq));
+        self.ranges
+            .entry(session.to_string())
+            .or_default()
+            .push((to_seq, at_seq));
     }
     pub fn from_list(list: &[(String, Seq, Seq)]) -> Rewinds {
         let mut r = Rewinds::default();
@@ -47,7 +50,9 @@ impl Rewinds {
     }
     /// Whether `env` falls in a rewound range of its session.
     pub fn hides(&self, env: &Envelope) -> bool {
-        let Some(s) = &env.session_id else { return false };
+        let Some(s) = &env.session_id else {
+            return false;
+        };
         self.ranges
             .get(s)
             .is_some_and(|rs| rs.iter().any(|(to, at)| env.seq > *to && env.seq < *at))
@@ -75,7 +80,9 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 }
 
 pub fn decode<T: for<'de> Deserialize<'de>>(b: &[u8]) -> Option<T> {
-    bincode::serde::decode_from_slice(b, bincode::config::standard()).ok().map(|(v, _)| v)
+    bincode::serde::decode_from_slice(b, bincode::config::standard())
+        .ok()
+        .map(|(v, _)| v)
 }
 
 impl State {
@@ -99,7 +106,9 @@ impl State {
     }
 
     pub fn session_mut(&mut self, id: &str) -> &mut SessionState {
-        self.sessions.entry(id.to_string()).or_insert_with(|| SessionState::new(id))
+        self.sessions
+            .entry(id.to_string())
+            .or_insert_with(|| SessionState::new(id))
     }
 
     /// Applies one event. Rewound ranges are the caller's to skip (see `Full::apply`).
@@ -107,8 +116,12 @@ impl State {
         self.global.last_seq = env.seq;
         match &env.kind {
             Kind::Hook { .. } => {
-                let Some(ev) = event::parse(&env.host, &env.payload) else { return };
-                let Some(sid) = ev.session_id.clone() else { return };
+                let Some(ev) = event::parse(&env.host, &env.payload) else {
+                    return;
+                };
+                let Some(sid) = ev.session_id.clone() else {
+                    return;
+                };
                 let last_cmd = self.global.last_task_command;
                 let s = self.session_mut(&sid);
                 s.apply_hook(env, &ev, last_cmd);
@@ -121,7 +134,9 @@ impl State {
                     }
                     Canonical::SessionStart { source } if source == "clear" => {
                         let cwd = s.cwd.clone();
-                        let prev = cwd.and_then(|c| self.global.last_ended.get(&c).cloned()).filter(|p| *p != sid);
+                        let prev = cwd
+                            .and_then(|c| self.global.last_ended.get(&c).cloned())
+                            .filter(|p| *p != sid);
                         self.session_mut(&sid).continues = prev;
                     }
                     _ => {}
@@ -129,13 +144,21 @@ impl State {
             }
             Kind::Malformed { .. } => {}
             Kind::TaskCommand => {
-                let Some(c) = derived::parse::<TaskCommand>(&env.payload) else { return };
+                let Some(c) = derived::parse::<TaskCommand>(&env.payload) else {
+                    return;
+                };
                 self.apply_task_command(env, &c);
                 self.global.last_task_command = env.seq;
             }
             Kind::TaskReleased { .. } => {
-                let Some(r) = derived::parse::<TaskReleased>(&env.payload) else { return };
-                let o = Origin { seq: env.seq, at_us: env.recorded_at_us, by: "release" };
+                let Some(r) = derived::parse::<TaskReleased>(&env.payload) else {
+                    return;
+                };
+                let o = Origin {
+                    seq: env.seq,
+                    at_us: env.recorded_at_us,
+                    by: "release",
+                };
                 let list = match &r.task.session {
                     Some(s) => &mut self.session_mut(s).tasks,
                     None => &mut self.tasks,
@@ -143,7 +166,9 @@ impl State {
                 list.fail(&r.task.id, &r.reason, o);
             }
             Kind::Rewound { session, to_seq } => {
-                self.global.rewinds.push((session.clone(), *to_seq, env.seq));
+                self.global
+                    .rewinds
+                    .push((session.clone(), *to_seq, env.seq));
             }
             _ => {
                 if let Some(sid) = &env.session_id {
@@ -154,7 +179,11 @@ impl State {
     }
 
     fn apply_task_command(&mut self, env: &Envelope, c: &TaskCommand) {
-        let o = Origin { seq: env.seq, at_us: env.recorded_at_us, by: "cli" };
+        let o = Origin {
+            seq: env.seq,
+            at_us: env.recorded_at_us,
+            by: "cli",
+        };
         let sess = c.task.session.clone();
         let list = match &sess {
             Some(s) => &mut self.session_mut(s).tasks,
@@ -162,7 +191,15 @@ impl State {
         };
         let id = c.task.id.as_str();
         match c.op.as_str() {
-            "add" => list.create(sess.as_deref(), id, c.subject.as_deref(), c.description.as_deref(), None, c.agent.as_deref(), o),
+            "add" => list.create(
+                sess.as_deref(),
+                id,
+                c.subject.as_deref(),
+                c.description.as_deref(),
+                None,
+                c.agent.as_deref(),
+                o,
+            ),
             "start" => {
                 if list.get(id).is_some_and(|t| !t.status.is_open()) {
                     return;
@@ -173,22 +210,46 @@ impl State {
                 }
             }
             "done" => {
-                if list.get(id).is_some_and(|t| t.status == TaskStatus::Deleted) {
+                if list
+                    .get(id)
+                    .is_some_and(|t| t.status == TaskStatus::Deleted)
+                {
                     return;
                 }
-                list.set_status(sess.as_deref(), id, TaskStatus::Completed, o, c.reason.as_deref());
+                list.set_status(
+                    sess.as_deref(),
+                    id,
+                    TaskStatus::Completed,
+                    o,
+                    c.reason.as_deref(),
+                );
             }
             "fail" => {
                 list.fail(id, c.reason.as_deref().unwrap_or("failed"), o);
             }
             "reopen" => {
-                if list.get(id).is_some_and(|t| t.status != TaskStatus::Pending) {
-                    list.set_status(sess.as_deref(), id, TaskStatus::Pending, o, c.reason.as_deref());
+                if list
+                    .get(id)
+                    .is_some_and(|t| t.status != TaskStatus::Pending)
+                {
+                    list.set_status(
+                        sess.as_deref(),
+                        id,
+                        TaskStatus::Pending,
+                        o,
+                        c.reason.as_deref(),
+                    );
                     list.set_owner(id, None, o);
                 }
             }
             "delete" => {
-                list.set_status(sess.as_deref(), id, TaskStatus::Deleted, o, c.reason.as_deref());
+                list.set_status(
+                    sess.as_deref(),
+                    id,
+                    TaskStatus::Deleted,
+                    o,
+                    c.reason.as_deref(),
+                );
             }
             _ => {}
         }
@@ -196,7 +257,10 @@ impl State {
 
     /// Every partition, encoded (deterministic: the same state gives the same bytes).
     pub fn partitions(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut out = vec![(GLOBAL_KEY.to_vec(), encode(&self.global)), (TASKS_KEY.to_vec(), encode(&self.tasks))];
+        let mut out = vec![
+            (GLOBAL_KEY.to_vec(), encode(&self.global)),
+            (TASKS_KEY.to_vec(), encode(&self.tasks)),
+        ];
         for (id, s) in &self.sessions {
             out.push((session_key(id), encode(s)));
         }
@@ -223,7 +287,8 @@ impl State {
                 st.tasks = decode(v).ok_or("tasks partition does not decode")?;
             } else if let Some(id) = k.strip_prefix(b"sess:") {
                 let id = String::from_utf8_lossy(id).into_owned();
-                let s: SessionState = decode(v).ok_or_else(|| format!("session partition {id} does not decode"))?;
+                let s: SessionState =
+                    decode(v).ok_or_else(|| format!("session partition {id} does not decode"))?;
                 st.sessions.insert(id, s);
             }
         }
@@ -263,7 +328,9 @@ impl CostSummary {
     pub fn apply(&mut self, env: &Envelope) {
         match &env.kind {
             Kind::UsageObserved { .. } => {
-                let Some(u) = derived::parse::<derived::UsageObserved>(&env.payload) else { return };
+                let Some(u) = derived::parse::<derived::UsageObserved>(&env.payload) else {
+                    return;
+                };
                 let key = format!("{}:{}", u.record.message_id, u.record.request_id);
                 let session = env.session_id.clone().unwrap_or_default();
                 match self.by_key.get_mut(&key) {
@@ -275,13 +342,22 @@ impl CostSummary {
                     None => {
                         self.by_key.insert(
                             key,
-                            CostRecord { session, agent_id: u.agent_id, model: u.record.model, timestamp: u.record.timestamp, usage: u.record.usage },
+                            CostRecord {
+                                session,
+                                agent_id: u.agent_id,
+                                model: u.record.model,
+                                timestamp: u.record.timestamp,
+                                usage: u.record.usage,
+                            },
                         );
                     }
                 }
             }
             Kind::SessionMetrics { .. } => {
-                if let (Some(s), Some(m)) = (&env.session_id, derived::parse::<derived::SessionMetrics>(&env.payload)) {
+                if let (Some(s), Some(m)) = (
+                    &env.session_id,
+                    derived::parse::<derived::SessionMetrics>(&env.payload),
+                ) {
                     if !m.payload.is_empty() {
                         self.reported.insert(s.clone(), m);
                     }
@@ -316,7 +392,10 @@ pub struct Full {
 impl Full {
     /// A fold that knows the rewinds in advance (collect them first with `collect_rewind`).
     pub fn with_rewinds(rewinds: Rewinds) -> Full {
-        Full { rewinds, ..Full::default() }
+        Full {
+            rewinds,
+            ..Full::default()
+        }
     }
 
     pub fn apply(&mut self, env: &Envelope) {
@@ -329,8 +408,20 @@ impl Full {
         if let Kind::Hook { name } = &env.kind {
             if name == "Notification" {
                 if let Some(ev) = event::parse(&env.host, &env.payload) {
-                    if let Canonical::Notification { kind, title, message } = ev.canonical {
-                        self.notifications.push(NotificationEntry { seq: env.seq, at_us: env.recorded_at_us, session: ev.session_id, kind, title, message });
+                    if let Canonical::Notification {
+                        kind,
+                        title,
+                        message,
+                    } = ev.canonical
+                    {
+                        self.notifications.push(NotificationEntry {
+                            seq: env.seq,
+                            at_us: env.recorded_at_us,
+                            session: ev.session_id,
+                            kind,
+                            title,
+                            message,
+                        });
                     }
                 }
             }

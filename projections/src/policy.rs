@@ -30,7 +30,10 @@ pub struct Decision {
 
 impl Decision {
     pub fn output_text(&self) -> String {
-        self.output.as_ref().map(|v| v.to_string()).unwrap_or_default()
+        self.output
+            .as_ref()
+            .map(|v| v.to_string())
+            .unwrap_or_default()
     }
 }
 
@@ -38,7 +41,9 @@ fn context_output(host: &str, event: &str, text: String) -> Option<Value> {
     match host {
         // Cursor has no context injection for these events.
         "cursor" => None,
-        _ => Some(json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } })),
+        _ => Some(
+            json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }),
+        ),
     }
 }
 
@@ -57,11 +62,21 @@ fn release(st: &State, s: Option<&SessionState>, agent: &str, reason: &str) -> V
         .tasks
         .active_for(agent)
         .into_iter()
-        .map(|t| TaskReleased { task: TaskRef { session: None, id: t.id.clone() }, reason: reason.into(), agent: Some(agent.into()) })
+        .map(|t| TaskReleased {
+            task: TaskRef {
+                session: None,
+                id: t.id.clone(),
+            },
+            reason: reason.into(),
+            agent: Some(agent.into()),
+        })
         .collect();
     if let Some(s) = s {
         out.extend(s.tasks.active_for(agent).into_iter().map(|t| TaskReleased {
-            task: TaskRef { session: Some(s.id.clone()), id: t.id.clone() },
+            task: TaskRef {
+                session: Some(s.id.clone()),
+                id: t.id.clone(),
+            },
             reason: reason.into(),
             agent: Some(agent.into()),
         }));
@@ -69,7 +84,11 @@ fn release(st: &State, s: Option<&SessionState>, agent: &str, reason: &str) -> V
     out
 }
 
-fn reminder_due(st: &State, s: &SessionState, cfg: &PolicyConfig) -> Option<(ReminderIssued, String)> {
+fn reminder_due(
+    st: &State,
+    s: &SessionState,
+    cfg: &PolicyConfig,
+) -> Option<(ReminderIssued, String)> {
     let r = &s.reminder;
     if r.since_task_use < cfg.reminder_threshold {
         return None;
@@ -84,7 +103,13 @@ fn reminder_due(st: &State, s: &SessionState, cfg: &PolicyConfig) -> Option<(Rem
         return None;
     }
     let text = views::reminder_text(&open, r.since_task_use);
-    Some((ReminderIssued { open_tasks: open.iter().map(|t| t.task_ref().display()).collect(), since_task_use: r.since_task_use }, text))
+    Some((
+        ReminderIssued {
+            open_tasks: open.iter().map(|t| t.task_ref().display()).collect(),
+            since_task_use: r.since_task_use,
+        },
+        text,
+    ))
 }
 
 /// The answer to hook event `env` (already folded into `st`, with its observations).
@@ -96,10 +121,16 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
         Canonical::SessionStart { source } => {
             let Some(s) = session else { return d };
             let text = match source.as_str() {
-                "compact" | "resume" => views::has_facts(s).then(|| views::restore_text(st, s, cfg, Purpose::Restore { source })),
+                "compact" | "resume" => views::has_facts(s)
+                    .then(|| views::restore_text(st, s, cfg, Purpose::Restore { source })),
                 "clear" => {
-                    let from = s.continues.as_ref().and_then(|p| st.sessions.get(p)).unwrap_or(s);
-                    views::has_facts(from).then(|| views::restore_text(st, from, cfg, Purpose::Restore { source }))
+                    let from = s
+                        .continues
+                        .as_ref()
+                        .and_then(|p| st.sessions.get(p))
+                        .unwrap_or(s);
+                    views::has_facts(from)
+                        .then(|| views::restore_text(st, from, cfg, Purpose::Restore { source }))
                 }
                 _ => views::startup_text(st, s, cfg),
             };
@@ -116,15 +147,23 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
             }
             let agent = loop_agent(env, cfg);
             if cfg.loop_mode || agent.is_some() {
-                let released = agent.map(|a| release(st, session, a, "context limit reached")).unwrap_or_default();
+                let released = agent
+                    .map(|a| release(st, session, a, "context limit reached"))
+                    .unwrap_or_default();
                 let names: Vec<String> = released.iter().map(|r| r.task.display()).collect();
                 d.stderr = Some(format!(
                     "hookjournal: agent {} reached the context limit; {} and stopping the agent",
                     agent.unwrap_or("(loop mode)"),
-                    if names.is_empty() { "no active task to release".to_string() } else { format!("failed and released task {}", names.join(", ")) }
+                    if names.is_empty() {
+                        "no active task to release".to_string()
+                    } else {
+                        format!("failed and released task {}", names.join(", "))
+                    }
                 ));
-                d.events.extend(released.into_iter().map(DecisionEvent::TaskReleased));
-                d.output = Some(json!({ "continue": false, "stopReason": "Context Limit Reached" }));
+                d.events
+                    .extend(released.into_iter().map(DecisionEvent::TaskReleased));
+                d.output =
+                    Some(json!({ "continue": false, "stopReason": "Context Limit Reached" }));
             }
         }
         Canonical::Prompt { .. } => {
@@ -152,8 +191,14 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
             let Some(s) = session else { return d };
             let (tier, _) = views::pressure(s, cfg);
             let can_block = matches!(host, "claude" | "codex") && ev.agent_id.is_none();
-            if tier == Tier::Emergency && !*active && !s.pressure.emergency_blocked && cfg.block_stop_at_emergency && can_block {
-                d.output = Some(json!({ "decision": "block", "reason": views::emergency_reason(s, cfg) }));
+            if tier == Tier::Emergency
+                && !*active
+                && !s.pressure.emergency_blocked
+                && cfg.block_stop_at_emergency
+                && can_block
+            {
+                d.output =
+                    Some(json!({ "decision": "block", "reason": views::emergency_reason(s, cfg) }));
             }
         }
         Canonical::SessionEnd { .. } => {
@@ -161,9 +206,13 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                 let released = release(st, session, agent, "session ended unexpectedly");
                 if !released.is_empty() {
                     let names: Vec<String> = released.iter().map(|r| r.task.display()).collect();
-                    d.stderr = Some(format!("hookjournal: session of agent {agent} ended; failed and released task {}", names.join(", ")));
+                    d.stderr = Some(format!(
+                        "hookjournal: session of agent {agent} ended; failed and released task {}",
+                        names.join(", ")
+                    ));
                 }
-                d.events.extend(released.into_iter().map(DecisionEvent::TaskReleased));
+                d.events
+                    .extend(released.into_iter().map(DecisionEvent::TaskReleased));
             }
         }
         _ => {}

@@ -59,12 +59,25 @@ fn day_of(ts: &str) -> &str {
 
 /// Cost rows grouped `by`, keeping records whose day is within [since, until] (inclusive, as
 /// `YYYY-MM-DD`), and the total row.
-pub fn cost_rows(c: &CostSummary, pricing: &PricingTable, by: CostBy, since: Option<&str>, until: Option<&str>, session: Option<&str>) -> (Vec<CostRow>, CostRow) {
+pub fn cost_rows(
+    c: &CostSummary,
+    pricing: &PricingTable,
+    by: CostBy,
+    since: Option<&str>,
+    until: Option<&str>,
+    session: Option<&str>,
+) -> (Vec<CostRow>, CostRow) {
     let mut rows: BTreeMap<String, CostRow> = BTreeMap::new();
-    let mut total = CostRow { key: "total".into(), ..CostRow::default() };
+    let mut total = CostRow {
+        key: "total".into(),
+        ..CostRow::default()
+    };
     for r in c.by_key.values() {
         let day = day_of(&r.timestamp);
-        if since.is_some_and(|s| day < s) || until.is_some_and(|u| day > u) || session.is_some_and(|s| r.session != s) {
+        if since.is_some_and(|s| day < s)
+            || until.is_some_and(|u| day > u)
+            || session.is_some_and(|s| r.session != s)
+        {
             continue;
         }
         let key = match by {
@@ -74,7 +87,12 @@ pub fn cost_rows(c: &CostSummary, pricing: &PricingTable, by: CostBy, since: Opt
             CostBy::Model => r.model.clone(),
         };
         let usd = pricing.cost(&r.model, &r.usage);
-        rows.entry(key.clone()).or_insert_with(|| CostRow { key, ..CostRow::default() }).add(r, usd);
+        rows.entry(key.clone())
+            .or_insert_with(|| CostRow {
+                key,
+                ..CostRow::default()
+            })
+            .add(r, usd);
         total.add(r, usd);
     }
     // Sessions that reported their own cost in payloads (no transcript usage).
@@ -89,7 +107,8 @@ pub fn cost_rows(c: &CostSummary, pricing: &PricingTable, by: CostBy, since: Opt
                     usd,
                     input_tokens: m.payload.tokens_in.unwrap_or(0),
                     output_tokens: m.payload.tokens_out.unwrap_or(0),
-                    total_tokens: m.payload.tokens_in.unwrap_or(0) + m.payload.tokens_out.unwrap_or(0),
+                    total_tokens: m.payload.tokens_in.unwrap_or(0)
+                        + m.payload.tokens_out.unwrap_or(0),
                     models: m.payload.model.iter().cloned().collect(),
                     ..CostRow::default()
                 };
@@ -103,7 +122,12 @@ pub fn cost_rows(c: &CostSummary, pricing: &PricingTable, by: CostBy, since: Opt
     }
     let mut rows: Vec<CostRow> = rows.into_values().collect();
     if by == CostBy::Session || by == CostBy::Model {
-        rows.sort_by(|a, b| b.usd.partial_cmp(&a.usd).unwrap_or(std::cmp::Ordering::Equal).then(a.key.cmp(&b.key)));
+        rows.sort_by(|a, b| {
+            b.usd
+                .partial_cmp(&a.usd)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.key.cmp(&b.key))
+        });
     }
     (rows, total)
 }
@@ -118,10 +142,21 @@ pub fn session_usd(s: &SessionState, pricing: &PricingTable) -> (f64, Usage) {
 }
 
 /// One row of `sessions` / `export --report sessions`.
-pub fn session_row(s: &SessionState, pricing: &PricingTable, cfg: &PolicyConfig) -> serde_json::Value {
+pub fn session_row(
+    s: &SessionState,
+    pricing: &PricingTable,
+    cfg: &PolicyConfig,
+) -> serde_json::Value {
     let (usd, usage) = session_usd(s, pricing);
     let (tier, used) = views::pressure(s, cfg);
-    let usd = if s.usage_by_key.is_empty() { s.metrics.as_ref().and_then(|m| m.payload.cost_usd).unwrap_or(0.0) } else { usd };
+    let usd = if s.usage_by_key.is_empty() {
+        s.metrics
+            .as_ref()
+            .and_then(|m| m.payload.cost_usd)
+            .unwrap_or(0.0)
+    } else {
+        usd
+    };
     serde_json::json!({
         "session_id": s.id,
         "host": s.host,
@@ -150,7 +185,11 @@ pub fn session_row(s: &SessionState, pricing: &PricingTable, cfg: &PolicyConfig)
 }
 
 /// The execution snapshot of a session as data (`show --json`, `export --report snapshots`).
-pub fn snapshot_json(s: &SessionState, pricing: &PricingTable, cfg: &PolicyConfig) -> serde_json::Value {
+pub fn snapshot_json(
+    s: &SessionState,
+    pricing: &PricingTable,
+    cfg: &PolicyConfig,
+) -> serde_json::Value {
     let mut v = session_row(s, pricing, cfg);
     let tasks: Vec<&crate::tasks::Task> = s.tasks.tasks.values().collect();
     let extra = serde_json::json!({

@@ -158,12 +158,18 @@ fn id_at(v: &Value, keys: &[&str]) -> Option<String> {
 
 /// Tools that read and edit files, and the input field naming the file.
 fn file_of(tool: &str, input: &Value) -> Option<(bool, String)> {
-    let edit = matches!(tool, "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace" | "edit_file");
+    let edit = matches!(
+        tool,
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace" | "edit_file"
+    );
     let read = matches!(tool, "Read" | "read_file" | "NotebookRead");
     if !edit && !read {
         return None;
     }
-    let path = str_at(input, &["file_path", "notebook_path", "path", "absolute_path"])?;
+    let path = str_at(
+        input,
+        &["file_path", "notebook_path", "path", "absolute_path"],
+    )?;
     Some((edit, path.to_string()))
 }
 
@@ -171,8 +177,12 @@ fn file_of(tool: &str, input: &Value) -> Option<(bool, String)> {
 pub fn parse_commit(output: &str) -> Option<(String, String)> {
     for line in output.lines() {
         let line = line.trim();
-        let Some(rest) = line.strip_prefix('[') else { continue };
-        let Some((inside, msg)) = rest.split_once("] ") else { continue };
+        let Some(rest) = line.strip_prefix('[') else {
+            continue;
+        };
+        let Some((inside, msg)) = rest.split_once("] ") else {
+            continue;
+        };
         let hash = inside.split_whitespace().last()?;
         if hash.len() >= 7 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
             return Some((hash.to_string(), msg.trim().to_string()));
@@ -182,12 +192,18 @@ pub fn parse_commit(output: &str) -> Option<(String, String)> {
 }
 
 fn is_task_tool(tool: &str) -> bool {
-    matches!(tool, "TaskCreate" | "TaskUpdate" | "TodoWrite" | "TaskList" | "TaskGet" | "write_todos")
+    matches!(
+        tool,
+        "TaskCreate" | "TaskUpdate" | "TodoWrite" | "TaskList" | "TaskGet" | "write_todos"
+    )
 }
 
 impl SessionState {
     pub fn new(id: &str) -> SessionState {
-        SessionState { id: id.to_string(), ..SessionState::default() }
+        SessionState {
+            id: id.to_string(),
+            ..SessionState::default()
+        }
     }
 
     pub fn usage_total(&self) -> Usage {
@@ -199,7 +215,11 @@ impl SessionState {
     }
 
     pub fn in_progress(&self) -> Vec<&crate::tasks::Task> {
-        self.tasks.tasks.values().filter(|t| t.status == TaskStatus::InProgress).collect()
+        self.tasks
+            .tasks
+            .values()
+            .filter(|t| t.status == TaskStatus::InProgress)
+            .collect()
     }
 
     fn touch(&mut self, env: &Envelope) {
@@ -249,7 +269,11 @@ impl SessionState {
             self.status = Status::Active;
             self.end_reason = None;
         }
-        let o = Origin { seq: env.seq, at_us: env.recorded_at_us, by: &ev.name };
+        let o = Origin {
+            seq: env.seq,
+            at_us: env.recorded_at_us,
+            by: &ev.name,
+        };
         let sid = self.id.clone();
         match &ev.canonical {
             Canonical::SessionStart { source } => {
@@ -273,7 +297,11 @@ impl SessionState {
             Canonical::ToolPre { .. } => {
                 self.status = Status::Active;
             }
-            Canonical::ToolPost { tool, input, response } => {
+            Canonical::ToolPost {
+                tool,
+                input,
+                response,
+            } => {
                 self.tool_calls += 1;
                 let input = input.as_ref().unwrap_or(&Value::Null);
                 let response = response.as_ref().unwrap_or(&Value::Null);
@@ -294,14 +322,23 @@ impl SessionState {
                 }
                 if tool == "Bash" || tool == "run_shell_command" {
                     let cmd = str_at(input, &["command"]).unwrap_or_default();
-                    if cmd.contains("git commit") || cmd.contains("git -c") && cmd.contains(" commit") {
+                    if cmd.contains("git commit")
+                        || cmd.contains("git -c") && cmd.contains(" commit")
+                    {
                         let out = str_at(response, &["stdout", "output", "llmContent"])
                             .map(str::to_string)
                             .or_else(|| response.as_str().map(str::to_string))
                             .unwrap_or_default();
                         if let Some((hash, message)) = parse_commit(&out) {
                             self.commits.retain(|c| c.hash != hash);
-                            self.commits.insert(0, Commit { hash, message: clip(&message, 200), seq: env.seq });
+                            self.commits.insert(
+                                0,
+                                Commit {
+                                    hash,
+                                    message: clip(&message, 200),
+                                    seq: env.seq,
+                                },
+                            );
                             self.commits.truncate(MAX_COMMITS);
                         }
                     }
@@ -316,9 +353,24 @@ impl SessionState {
                 self.tool_calls += 1;
                 self.activity(last_task_command);
                 let first = error.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                let detail = error.lines().filter(|l| !l.trim().is_empty()).nth(1).unwrap_or("");
-                let text = if detail.is_empty() { first.to_string() } else { format!("{first} — {detail}") };
-                self.failed_tools.insert(0, FailedTool { tool: tool.clone(), error: clip(&text, 200), seq: env.seq });
+                let detail = error
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .nth(1)
+                    .unwrap_or("");
+                let text = if detail.is_empty() {
+                    first.to_string()
+                } else {
+                    format!("{first} — {detail}")
+                };
+                self.failed_tools.insert(
+                    0,
+                    FailedTool {
+                        tool: tool.clone(),
+                        error: clip(&text, 200),
+                        seq: env.seq,
+                    },
+                );
                 self.failed_tools.truncate(MAX_FAILURES);
             }
             Canonical::Notification { kind, .. } => {
@@ -334,21 +386,34 @@ impl SessionState {
             }
             Canonical::StopFailure { error } => {
                 self.status = Status::Idle;
-                self.failed_tools.insert(0, FailedTool { tool: "(turn)".into(), error: clip(error, 200), seq: env.seq });
+                self.failed_tools.insert(
+                    0,
+                    FailedTool {
+                        tool: "(turn)".into(),
+                        error: clip(error, 200),
+                        seq: env.seq,
+                    },
+                );
                 self.failed_tools.truncate(MAX_FAILURES);
             }
-            Canonical::SubagentStart { agent_id, agent_type } => {
-                match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
-                    Some(s) => s.running = true,
-                    None => self.subagents.push(Subagent {
-                        agent_id: agent_id.clone(),
-                        agent_type: agent_type.clone(),
-                        running: true,
-                        last_message: None,
-                    }),
-                }
-            }
-            Canonical::SubagentStop { agent_id, agent_type, last_message, transcript } => {
+            Canonical::SubagentStart {
+                agent_id,
+                agent_type,
+            } => match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
+                Some(s) => s.running = true,
+                None => self.subagents.push(Subagent {
+                    agent_id: agent_id.clone(),
+                    agent_type: agent_type.clone(),
+                    running: true,
+                    last_message: None,
+                }),
+            },
+            Canonical::SubagentStop {
+                agent_id,
+                agent_type,
+                last_message,
+                transcript,
+            } => {
                 let known = self.subagents.iter().any(|s| &s.agent_id == agent_id);
                 // Claude Code runs /compact as a forked agent: a SubagentStop with no start and
                 // no type. It is journaled, but it is not a subagent of the session.
@@ -356,7 +421,8 @@ impl SessionState {
                     return;
                 }
                 if let Some(path) = transcript {
-                    self.subagent_transcripts.insert(path.clone(), agent_id.clone());
+                    self.subagent_transcripts
+                        .insert(path.clone(), agent_id.clone());
                 }
                 match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
                     Some(s) => {
@@ -386,24 +452,48 @@ impl SessionState {
                     self.last_compact_summary = Some(clip(s, 1500));
                 }
             }
-            Canonical::TaskCreated { task_id, subject, description } => {
+            Canonical::TaskCreated {
+                task_id,
+                subject,
+                description,
+            } => {
                 if !task_id.is_empty() {
-                    self.tasks.create(Some(&sid), task_id, subject.as_deref(), description.as_deref(), None, None, o);
+                    self.tasks.create(
+                        Some(&sid),
+                        task_id,
+                        subject.as_deref(),
+                        description.as_deref(),
+                        None,
+                        None,
+                        o,
+                    );
                 }
             }
             Canonical::TaskCompleted { task_id, subject } => {
                 if !task_id.is_empty() {
-                    self.tasks.create(Some(&sid), task_id, subject.as_deref(), None, None, None, o);
-                    self.tasks.set_status(Some(&sid), task_id, TaskStatus::Completed, o, None);
+                    self.tasks
+                        .create(Some(&sid), task_id, subject.as_deref(), None, None, None, o);
+                    self.tasks
+                        .set_status(Some(&sid), task_id, TaskStatus::Completed, o, None);
                 }
             }
             Canonical::Other => {}
         }
         if let Some(t) = &ev.agent_type {
-            if ev.agent_id.is_some() && !self.subagents.iter().any(|s| s.agent_type.as_ref() == Some(t)) {
+            if ev.agent_id.is_some()
+                && !self
+                    .subagents
+                    .iter()
+                    .any(|s| s.agent_type.as_ref() == Some(t))
+            {
                 // A subagent event before its SubagentStart (or without one).
                 if let Some(id) = &ev.agent_id {
-                    self.subagents.push(Subagent { agent_id: id.clone(), agent_type: Some(t.clone()), running: true, last_message: None });
+                    self.subagents.push(Subagent {
+                        agent_id: id.clone(),
+                        agent_type: Some(t.clone()),
+                        running: true,
+                        last_message: None,
+                    });
                 }
             }
         }
@@ -419,17 +509,41 @@ impl SessionState {
                     .and_then(|t| id_at(t, &["id", "taskId", "task_id"]))
                     .or_else(|| id_at(response, &["taskId", "id", "task_id"]));
                 let Some(id) = id else { return };
-                let subject = str_at(input, &["subject"]).or_else(|| response.get("task").and_then(|t| str_at(t, &["subject"])));
-                self.tasks.create(sid, &id, subject, str_at(input, &["description"]), str_at(input, &["activeForm"]), str_at(input, &["owner"]), o);
+                let subject = str_at(input, &["subject"])
+                    .or_else(|| response.get("task").and_then(|t| str_at(t, &["subject"])));
+                self.tasks.create(
+                    sid,
+                    &id,
+                    subject,
+                    str_at(input, &["description"]),
+                    str_at(input, &["activeForm"]),
+                    str_at(input, &["owner"]),
+                    o,
+                );
             }
             "TaskUpdate" => {
-                let Some(id) = id_at(input, &["taskId", "id", "task_id"]).or_else(|| id_at(response, &["taskId", "id", "task_id"])) else {
+                let Some(id) = id_at(input, &["taskId", "id", "task_id"])
+                    .or_else(|| id_at(response, &["taskId", "id", "task_id"]))
+                else {
                     return;
                 };
                 if !self.tasks.tasks.contains_key(&id) {
-                    self.tasks.create(sid, &id, str_at(input, &["subject"]), str_at(input, &["description"]), None, None, o);
+                    self.tasks.create(
+                        sid,
+                        &id,
+                        str_at(input, &["subject"]),
+                        str_at(input, &["description"]),
+                        None,
+                        None,
+                        o,
+                    );
                 }
-                self.tasks.edit(&id, str_at(input, &["subject"]), str_at(input, &["description"]), o);
+                self.tasks.edit(
+                    &id,
+                    str_at(input, &["subject"]),
+                    str_at(input, &["description"]),
+                    o,
+                );
                 if let Some(owner) = str_at(input, &["owner"]) {
                     self.tasks.set_owner(&id, Some(owner), o);
                 }
@@ -438,13 +552,26 @@ impl SessionState {
                 }
             }
             "TodoWrite" | "write_todos" => {
-                let Some(todos) = input.get("todos").and_then(Value::as_array) else { return };
+                let Some(todos) = input.get("todos").and_then(Value::as_array) else {
+                    return;
+                };
                 let mut seen = Vec::new();
                 for (i, todo) in todos.iter().enumerate() {
-                    let id = format!("todo-{}", id_at(todo, &["id"]).unwrap_or_else(|| (i + 1).to_string()));
+                    let id = format!(
+                        "todo-{}",
+                        id_at(todo, &["id"]).unwrap_or_else(|| (i + 1).to_string())
+                    );
                     let subject = str_at(todo, &["content", "subject", "description"]);
                     if !self.tasks.tasks.contains_key(&id) {
-                        self.tasks.create(sid, &id, subject, None, str_at(todo, &["activeForm"]), None, o);
+                        self.tasks.create(
+                            sid,
+                            &id,
+                            subject,
+                            None,
+                            str_at(todo, &["activeForm"]),
+                            None,
+                            o,
+                        );
                     } else {
                         self.tasks.edit(&id, subject, None, o);
                     }
@@ -461,7 +588,13 @@ impl SessionState {
                     .cloned()
                     .collect();
                 for id in gone {
-                    self.tasks.set_status(sid, &id, TaskStatus::Deleted, o, Some("no longer in the todo list"));
+                    self.tasks.set_status(
+                        sid,
+                        &id,
+                        TaskStatus::Deleted,
+                        o,
+                        Some("no longer in the todo list"),
+                    );
                 }
             }
             _ => {}
@@ -473,7 +606,9 @@ impl SessionState {
         self.touch(env);
         match &env.kind {
             Kind::UsageObserved { .. } => {
-                let Some(u) = derived::parse::<UsageObserved>(&env.payload) else { return };
+                let Some(u) = derived::parse::<UsageObserved>(&env.payload) else {
+                    return;
+                };
                 self.transcript_offsets.insert(u.path.clone(), u.offset);
                 let key = format!("{}:{}", u.record.message_id, u.record.request_id);
                 let replace = match self.usage_by_key.get(&key) {
@@ -481,14 +616,17 @@ impl SessionState {
                     None => true,
                 };
                 if replace {
-                    self.usage_by_key.insert(key, (u.record.model.clone(), u.record.usage));
+                    self.usage_by_key
+                        .insert(key, (u.record.model.clone(), u.record.usage));
                 }
                 if u.agent_id.is_none() && self.model.is_none() {
                     self.model = Some(u.record.model.clone());
                 }
             }
             Kind::ContextObserved { .. } => {
-                let Some(c) = derived::parse::<ContextObserved>(&env.payload) else { return };
+                let Some(c) = derived::parse::<ContextObserved>(&env.payload) else {
+                    return;
+                };
                 self.transcript_offsets.insert(c.path, c.offset);
                 if let Some(tokens) = c.tokens {
                     self.pressure.tokens = tokens;
@@ -536,7 +674,10 @@ mod tests {
             parse_commit("[main 3f2a9c1] Add token-bucket rate limiter\n 2 files changed"),
             Some(("3f2a9c1".into(), "Add token-bucket rate limiter".into()))
         );
-        assert_eq!(parse_commit("[main (root-commit) abcdef0] init"), Some(("abcdef0".into(), "init".into())));
+        assert_eq!(
+            parse_commit("[main (root-commit) abcdef0] init"),
+            Some(("abcdef0".into(), "init".into()))
+        );
         assert_eq!(parse_commit("[warn] nothing"), None);
     }
 }

@@ -15,7 +15,10 @@ pub struct TaskRef {
 
 impl TaskRef {
     pub fn global(id: &str) -> TaskRef {
-        TaskRef { session: None, id: id.to_string() }
+        TaskRef {
+            session: None,
+            id: id.to_string(),
+        }
     }
     /// `ID` for journal-wide tasks, `SESSION8:ID` for a session's own.
     pub fn display(&self) -> String {
@@ -38,14 +41,16 @@ pub enum TaskStatus {
 
 impl TaskStatus {
     pub fn parse(s: &str) -> Option<TaskStatus> {
-        Some(match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-            "pending" | "todo" | "open" => TaskStatus::Pending,
-            "in_progress" | "active" | "started" => TaskStatus::InProgress,
-            "completed" | "done" | "complete" => TaskStatus::Completed,
-            "failed" => TaskStatus::Failed,
-            "deleted" | "cancelled" | "canceled" => TaskStatus::Deleted,
-            _ => return None,
-        })
+        Some(
+            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+                "pending" | "todo" | "open" => TaskStatus::Pending,
+                "in_progress" | "active" | "started" => TaskStatus::InProgress,
+                "completed" | "done" | "complete" => TaskStatus::Completed,
+                "failed" => TaskStatus::Failed,
+                "deleted" | "cancelled" | "canceled" => TaskStatus::Deleted,
+                _ => return None,
+            },
+        )
     }
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -58,7 +63,10 @@ impl TaskStatus {
     }
     /// Open tasks still need work: a failed task is released for retry.
     pub fn is_open(&self) -> bool {
-        matches!(self, TaskStatus::Pending | TaskStatus::InProgress | TaskStatus::Failed)
+        matches!(
+            self,
+            TaskStatus::Pending | TaskStatus::InProgress | TaskStatus::Failed
+        )
     }
 }
 
@@ -90,7 +98,10 @@ pub struct Task {
 
 impl Task {
     pub fn task_ref(&self) -> TaskRef {
-        TaskRef { session: self.session.clone(), id: self.id.clone() }
+        TaskRef {
+            session: self.session.clone(),
+            id: self.id.clone(),
+        }
     }
 }
 
@@ -161,14 +172,27 @@ impl TaskList {
                 fail_reason: None,
                 created_seq: o.seq,
                 updated_seq: o.seq,
-                history: vec![TaskChange { seq: o.seq, at_us: o.at_us, status: TaskStatus::Pending, by: o.by.to_string(), note: None }],
+                history: vec![TaskChange {
+                    seq: o.seq,
+                    at_us: o.at_us,
+                    status: TaskStatus::Pending,
+                    by: o.by.to_string(),
+                    note: None,
+                }],
             },
         );
     }
 
     /// Moves a task to `to`. Returns whether anything changed. Unknown ids are created (a
     /// TaskUpdate can arrive for a task whose TaskCreate was not seen).
-    pub fn set_status(&mut self, session: Option<&str>, id: &str, to: TaskStatus, o: Origin, note: Option<&str>) -> bool {
+    pub fn set_status(
+        &mut self,
+        session: Option<&str>,
+        id: &str,
+        to: TaskStatus,
+        o: Origin,
+        note: Option<&str>,
+    ) -> bool {
         if !self.tasks.contains_key(id) {
             self.create(session, id, None, None, None, None, o);
         }
@@ -181,7 +205,13 @@ impl TaskList {
             t.fail_reason = None;
         }
         t.updated_seq = o.seq;
-        t.history.push(TaskChange { seq: o.seq, at_us: o.at_us, status: to, by: o.by.to_string(), note: note.map(str::to_string) });
+        t.history.push(TaskChange {
+            seq: o.seq,
+            at_us: o.at_us,
+            status: to,
+            by: o.by.to_string(),
+            note: note.map(str::to_string),
+        });
         if t.history.len() > MAX_HISTORY {
             t.history.remove(1);
         }
@@ -206,7 +236,13 @@ impl TaskList {
             Some(a) => format!("{reason} (was owned by {a})"),
             None => reason.to_string(),
         };
-        t.history.push(TaskChange { seq: o.seq, at_us: o.at_us, status: TaskStatus::Failed, by: o.by.to_string(), note: Some(note) });
+        t.history.push(TaskChange {
+            seq: o.seq,
+            at_us: o.at_us,
+            status: TaskStatus::Failed,
+            by: o.by.to_string(),
+            note: Some(note),
+        });
         true
     }
 
@@ -246,7 +282,11 @@ mod tests {
     use super::*;
 
     fn o(seq: Seq) -> Origin<'static> {
-        Origin { seq, at_us: 0, by: "test" }
+        Origin {
+            seq,
+            at_us: 0,
+            by: "test",
+        }
     }
 
     #[test]
@@ -267,7 +307,10 @@ mod tests {
         assert!(l.fail("T1", "context limit reached", o(3)));
         assert!(!l.fail("T1", "session ended unexpectedly", o(4)));
         let t = l.get("T1").unwrap();
-        assert_eq!((t.status, t.retry_count, t.owner.as_deref()), (TaskStatus::Failed, 1, None));
+        assert_eq!(
+            (t.status, t.retry_count, t.owner.as_deref()),
+            (TaskStatus::Failed, 1, None)
+        );
         assert_eq!(t.fail_reason.as_deref(), Some("context limit reached"));
         assert!(t.status.is_open());
     }

@@ -286,7 +286,12 @@ impl RawUsage {
     fn to_usage(&self) -> Option<Usage> {
         // Claude Code writes an all-zero breakdown when the API gave none (gateways, older API
         // versions): then, like Claude Code's own cost and ccusage, the flat total is 5-minute.
-        let breakdown = self.cache_creation.as_ref().map(|b| (b.ephemeral_5m_input_tokens.unwrap_or(0), b.ephemeral_1h_input_tokens.unwrap_or(0)));
+        let breakdown = self.cache_creation.as_ref().map(|b| {
+            (
+                b.ephemeral_5m_input_tokens.unwrap_or(0),
+                b.ephemeral_1h_input_tokens.unwrap_or(0),
+            )
+        });
         let (cache_write_5m, cache_write_1h) = match breakdown {
             Some((m5, h1)) if m5 + h1 > 0 => (m5, h1),
             _ => (self.cache_creation_input_tokens.unwrap_or(0), 0),

@@ -50,9 +50,15 @@ pub fn pressure(s: &SessionState, cfg: &PolicyConfig) -> (Tier, f64) {
 }
 
 /// The role config matching an agent name or type (`dev-1` → `dev`).
-pub fn role_for<'a>(name: Option<&str>, cfg: &'a PolicyConfig) -> Option<(&'a str, &'a RoleConfig)> {
+pub fn role_for<'a>(
+    name: Option<&str>,
+    cfg: &'a PolicyConfig,
+) -> Option<(&'a str, &'a RoleConfig)> {
     let name = name?.to_ascii_lowercase();
-    cfg.roles.iter().find(|(k, _)| name.contains(k.as_str())).map(|(k, v)| (k.as_str(), v))
+    cfg.roles
+        .iter()
+        .find(|(k, _)| name.contains(k.as_str()))
+        .map(|(k, v)| (k.as_str(), v))
 }
 
 fn task_line(t: &Task) -> String {
@@ -61,7 +67,11 @@ fn task_line(t: &Task) -> String {
         s.push_str(&format!(" (owner {o})"));
     }
     if t.status == TaskStatus::Failed {
-        s.push_str(&format!(" (failed: {}; retry {})", t.fail_reason.as_deref().unwrap_or("?"), t.retry_count));
+        s.push_str(&format!(
+            " (failed: {}; retry {})",
+            t.fail_reason.as_deref().unwrap_or("?"),
+            t.retry_count
+        ));
     }
     s
 }
@@ -83,7 +93,11 @@ struct Budgeted {
 
 impl Budgeted {
     fn new(budget: usize) -> Self {
-        Budgeted { out: String::new(), budget, full: false }
+        Budgeted {
+            out: String::new(),
+            budget,
+            full: false,
+        }
     }
     fn line(&mut self, line: &str) {
         if self.full {
@@ -118,7 +132,12 @@ pub enum Purpose<'a> {
 
 /// Whether a session holds anything worth restoring.
 pub fn has_facts(s: &SessionState) -> bool {
-    !s.tasks.tasks.is_empty() || !s.files_edited.is_empty() || !s.files_read.is_empty() || !s.prompts.is_empty() || !s.commits.is_empty() || s.last_compact_summary.is_some()
+    !s.tasks.tasks.is_empty()
+        || !s.files_edited.is_empty()
+        || !s.files_read.is_empty()
+        || !s.prompts.is_empty()
+        || !s.commits.is_empty()
+        || s.last_compact_summary.is_some()
 }
 
 /// The restore text: what the agent was doing, most useful facts first, within the budget.
@@ -133,24 +152,46 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
                 "resume" => "on resume",
                 _ => "at session start",
             };
-            b.line(&format!("hookjournal: state of session {sid} {what}, from its event journal."));
+            b.line(&format!(
+                "hookjournal: state of session {sid} {what}, from its event journal."
+            ));
         }
         Purpose::Compact { trigger } => {
-            b.line(&format!("hookjournal checkpoint of session {sid} before {trigger} compaction."));
+            b.line(&format!(
+                "hookjournal checkpoint of session {sid} before {trigger} compaction."
+            ));
         }
     }
     let role = role_for(s.agent_role.as_deref().or(s.loop_agent.as_deref()), cfg);
-    let in_progress: Vec<&Task> = s.tasks.tasks.values().filter(|t| t.status == TaskStatus::InProgress).collect();
-    let mut next: Vec<&Task> = s.tasks.tasks.values().filter(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::Failed)).collect();
+    let in_progress: Vec<&Task> = s
+        .tasks
+        .tasks
+        .values()
+        .filter(|t| t.status == TaskStatus::InProgress)
+        .collect();
+    let mut next: Vec<&Task> = s
+        .tasks
+        .tasks
+        .values()
+        .filter(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::Failed))
+        .collect();
     next.sort_by_key(|t| t.created_seq);
-    let mut done: Vec<&Task> = s.tasks.tasks.values().filter(|t| t.status == TaskStatus::Completed).collect();
+    let mut done: Vec<&Task> = s
+        .tasks
+        .tasks
+        .values()
+        .filter(|t| t.status == TaskStatus::Completed)
+        .collect();
     done.sort_by_key(|t| std::cmp::Reverse(t.updated_seq));
     // Journal-wide tasks owned by this session's agent.
     let agent = s.loop_agent.as_deref();
     let shared: Vec<&Task> = st
         .tasks
         .open()
-        .filter(|t| agent.is_some() && t.owner.as_deref() == agent || t.owner.is_none() && t.status != TaskStatus::InProgress)
+        .filter(|t| {
+            agent.is_some() && t.owner.as_deref() == agent
+                || t.owner.is_none() && t.status != TaskStatus::InProgress
+        })
         .collect();
 
     for t in &in_progress {
@@ -169,18 +210,29 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
         let rest: Vec<String> = next[1..].iter().map(|t| task_line(t)).collect();
         b.line(&format!("Also open: {}", rest.join("; ")));
     }
-    let shared_open: Vec<String> = shared.iter().filter(|t| t.status != TaskStatus::InProgress).map(|t| task_line(t)).collect();
+    let shared_open: Vec<String> = shared
+        .iter()
+        .filter(|t| t.status != TaskStatus::InProgress)
+        .map(|t| task_line(t))
+        .collect();
     if !shared_open.is_empty() {
         b.line(&format!("Open journal tasks: {}", shared_open.join("; ")));
     }
     if let Some((name, rc)) = role {
         if !rc.priorities.is_empty() {
-            b.line(&format!("Role {name}: priorities: {}.", rc.priorities.join("; ")));
+            b.line(&format!(
+                "Role {name}: priorities: {}.",
+                rc.priorities.join("; ")
+            ));
         }
         let mut reread: Vec<String> = rc.reread.clone();
         if name == "dev" || name == "qa" || name == "debugger" {
             reread.retain(|r| !r.contains("this session"));
-            let files = if name == "debugger" { &s.files_read } else { &s.files_edited };
+            let files = if name == "debugger" {
+                &s.files_read
+            } else {
+                &s.files_edited
+            };
             reread.extend(files.iter().take(8).cloned());
         }
         if !reread.is_empty() {
@@ -188,33 +240,67 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
         }
     }
     if !s.commits.is_empty() {
-        let c: Vec<String> = s.commits.iter().take(5).map(|c| format!("{} {}", c.hash, one_line(&c.message))).collect();
+        let c: Vec<String> = s
+            .commits
+            .iter()
+            .take(5)
+            .map(|c| format!("{} {}", c.hash, one_line(&c.message)))
+            .collect();
         b.line(&format!("Recent commits: {}", c.join("; ")));
     }
     if !s.files_edited.is_empty() {
-        b.line(&format!("Files edited (recent first): {}", s.files_edited.iter().take(12).cloned().collect::<Vec<_>>().join(", ")));
+        b.line(&format!(
+            "Files edited (recent first): {}",
+            s.files_edited
+                .iter()
+                .take(12)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if let Some(p) = s.prompts.first() {
         b.line(&format!("Last user prompt: \"{}\"", one_line(p)));
     }
-    let trig = if s.compact_triggers.is_empty() { String::new() } else { format!(" (triggers: {})", s.compact_triggers.join(", ")) };
+    let trig = if s.compact_triggers.is_empty() {
+        String::new()
+    } else {
+        format!(" (triggers: {})", s.compact_triggers.join(", "))
+    };
     b.line(&format!("Compactions so far: {}{trig}.", s.compactions));
     if let Some(sum) = &s.last_compact_summary {
         b.line(&format!("Last compact summary: {}", one_line(sum)));
     }
     if !s.failed_tools.is_empty() {
-        let f: Vec<String> = s.failed_tools.iter().take(3).map(|f| format!("{}: {}", f.tool, one_line(&f.error))).collect();
+        let f: Vec<String> = s
+            .failed_tools
+            .iter()
+            .take(3)
+            .map(|f| format!("{}: {}", f.tool, one_line(&f.error)))
+            .collect();
         b.line(&format!("Recent failed tool calls: {}", f.join("; ")));
     }
     if !s.files_read.is_empty() {
-        b.line(&format!("Files read (recent first): {}", s.files_read.iter().take(10).cloned().collect::<Vec<_>>().join(", ")));
+        b.line(&format!(
+            "Files read (recent first): {}",
+            s.files_read
+                .iter()
+                .take(10)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if !s.subagents.is_empty() {
         let a: Vec<String> = s
             .subagents
             .iter()
             .map(|a| {
-                let mut x = format!("{} ({})", a.agent_type.as_deref().unwrap_or("agent"), crate::short_id(&a.agent_id));
+                let mut x = format!(
+                    "{} ({})",
+                    a.agent_type.as_deref().unwrap_or("agent"),
+                    crate::short_id(&a.agent_id)
+                );
                 if let Some(m) = &a.last_message {
                     x.push_str(&format!(": \"{}\"", one_line(m)));
                 }
@@ -238,17 +324,30 @@ pub fn startup_text(st: &State, s: &SessionState, cfg: &PolicyConfig) -> Option<
     for t in st.tasks.open() {
         lines.push(format!("- {} [{}]", task_line(t), t.status.as_str()));
     }
-    let prev = s.cwd.as_ref().and_then(|c| st.global.last_ended.get(c)).filter(|p| **p != s.id).and_then(|p| st.sessions.get(p));
+    let prev = s
+        .cwd
+        .as_ref()
+        .and_then(|c| st.global.last_ended.get(c))
+        .filter(|p| **p != s.id)
+        .and_then(|p| st.sessions.get(p));
     if let Some(p) = prev {
         for t in p.tasks.open() {
-            lines.push(format!("- {} [{}] (from session {})", task_line(t), t.status.as_str(), crate::short_id(&p.id)));
+            lines.push(format!(
+                "- {} [{}] (from session {})",
+                task_line(t),
+                t.status.as_str(),
+                crate::short_id(&p.id)
+            ));
         }
     }
     if lines.is_empty() {
         return None;
     }
     let mut b = Budgeted::new(cfg.restore_budget.min(2_000));
-    b.line(&format!("hookjournal: {} open task(s) in this project:", lines.len()));
+    b.line(&format!(
+        "hookjournal: {} open task(s) in this project:",
+        lines.len()
+    ));
     for l in lines.iter().take(15) {
         b.line(l);
     }
@@ -259,13 +358,19 @@ pub fn startup_text(st: &State, s: &SessionState, cfg: &PolicyConfig) -> Option<
 pub fn open_tasks_for<'a>(st: &'a State, s: &'a SessionState) -> Vec<&'a Task> {
     let agent = s.loop_agent.as_deref();
     let mut v: Vec<&Task> = s.tasks.open().collect();
-    v.extend(st.tasks.open().filter(|t| t.owner.is_none() || t.owner.as_deref() == agent));
+    v.extend(
+        st.tasks
+            .open()
+            .filter(|t| t.owner.is_none() || t.owner.as_deref() == agent),
+    );
     v
 }
 
 pub fn reminder_text(tasks: &[&Task], since: u64) -> String {
     let mut b = Budgeted::new(1_500);
-    b.line(&format!("hookjournal: no task tool used in the last {since} tool calls and prompts. Open tasks:"));
+    b.line(&format!(
+        "hookjournal: no task tool used in the last {since} tool calls and prompts. Open tasks:"
+    ));
     for t in tasks.iter().take(10) {
         b.line(&format!("- {} [{}]", task_line(t), t.status.as_str()));
     }

@@ -14,14 +14,20 @@ pub fn fixtures() -> PathBuf {
 pub fn cmd(journal: &Path) -> Command {
     let mut c = Command::new(BIN);
     c.arg("--journal").arg(journal);
-    c.env_remove("RALPH_AGENT_ID").env_remove("HOOKJOURNAL_DIR").env_remove("CLAUDE_PROJECT_DIR").env("NO_COLOR", "1");
+    c.env_remove("RALPH_AGENT_ID")
+        .env_remove("HOOKJOURNAL_DIR")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env("NO_COLOR", "1");
     c
 }
 
 /// Runs `hookjournal --journal J hook` with `payload` on stdin and `env` set.
 pub fn hook(journal: &Path, payload: &[u8], env: &[(&str, &str)]) -> Output {
     let mut c = cmd(journal);
-    c.arg("hook").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, v) in env {
         c.env(k, v);
     }
@@ -33,7 +39,12 @@ pub fn hook(journal: &Path, payload: &[u8], env: &[(&str, &str)]) -> Output {
 /// Runs a CLI command, asserting success, returning stdout.
 pub fn run(journal: &Path, args: &[&str]) -> String {
     let out = cmd(journal).args(args).output().unwrap();
-    assert!(out.status.success(), "hookjournal {args:?} failed: {}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "hookjournal {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -87,30 +98,61 @@ pub fn play_session(env: &[(&str, &str)]) -> Played {
     let tr = "transcripts/projects/-home-dev-acme-api";
     let sid = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
     let main_src = std::fs::read_to_string(src.join(format!("{tr}/{sid}.jsonl"))).unwrap();
-    let sub_src = std::fs::read_to_string(src.join(format!("{tr}/{sid}/subagents/agent-a41536363f6724ba0.jsonl"))).unwrap();
+    let sub_src = std::fs::read_to_string(src.join(format!(
+        "{tr}/{sid}/subagents/agent-a41536363f6724ba0.jsonl"
+    )))
+    .unwrap();
     let main = fx.join(format!("{tr}/{sid}.jsonl"));
-    let sub = fx.join(format!("{tr}/{sid}/subagents/agent-a41536363f6724ba0.jsonl"));
+    let sub = fx.join(format!(
+        "{tr}/{sid}/subagents/agent-a41536363f6724ba0.jsonl"
+    ));
     std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
     let journal = root.path().join("journal");
     let mut outputs = Vec::new();
     let steps = std::fs::read_to_string(src.join("session.steps.jsonl")).unwrap();
     for (i, line) in steps.lines().enumerate() {
         let step: serde_json::Value = serde_json::from_str(line).unwrap();
-        let take = |text: &str, n: u64| text.split_inclusive('\n').take(n as usize).collect::<String>();
-        std::fs::write(&main, take(&main_src, step["transcript_lines"].as_u64().unwrap())).unwrap();
-        std::fs::write(&sub, take(&sub_src, step["subagent_lines"].as_u64().unwrap())).unwrap();
-        let payload = step["hook"].to_string().replace("__FIXTURES__", &fx.to_string_lossy());
-        let mut e: Vec<(String, String)> = step["env"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
+        let take = |text: &str, n: u64| {
+            text.split_inclusive('\n')
+                .take(n as usize)
+                .collect::<String>()
+        };
+        std::fs::write(
+            &main,
+            take(&main_src, step["transcript_lines"].as_u64().unwrap()),
+        )
+        .unwrap();
+        std::fs::write(
+            &sub,
+            take(&sub_src, step["subagent_lines"].as_u64().unwrap()),
+        )
+        .unwrap();
+        let payload = step["hook"]
+            .to_string()
+            .replace("__FIXTURES__", &fx.to_string_lossy());
+        let mut e: Vec<(String, String)> = step["env"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .collect();
         e.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let e: Vec<(&str, &str)> = e.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let out = hook(&journal, payload.as_bytes(), &e);
         assert!(out.status.success(), "step {i} exited {:?}", out.status);
         outputs.push((
             i,
-            step["hook"]["hook_event_name"].as_str().unwrap().to_string(),
+            step["hook"]["hook_event_name"]
+                .as_str()
+                .unwrap()
+                .to_string(),
             String::from_utf8(out.stdout).unwrap(),
             String::from_utf8(out.stderr).unwrap(),
         ));
     }
-    Played { root, journal, outputs }
+    Played {
+        root,
+        journal,
+        outputs,
+    }
 }

@@ -34,8 +34,12 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
     let purpose = match args.purpose {
-        For::Restore => Purpose::Restore { source: &args.source },
-        For::Compact => Purpose::Compact { trigger: &args.trigger },
+        For::Restore => Purpose::Restore {
+            source: &args.source,
+        },
+        For::Compact => Purpose::Compact {
+            trigger: &args.trigger,
+        },
     };
     let text = views::restore_text(&state, s, &settings.policy, purpose);
     println!("{}", crate::output::escape_text(&text));

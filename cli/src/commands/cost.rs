@@ -41,9 +41,18 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         By::Model => CostBy::Model,
     };
     let (since, until) = range.days();
-    let (rows, total) = report::cost_rows(&full.cost, &settings.pricing(), by, since.as_deref(), until.as_deref(), None);
+    let (rows, total) = report::cost_rows(
+        &full.cost,
+        &settings.pricing(),
+        by,
+        since.as_deref(),
+        until.as_deref(),
+        None,
+    );
     if args.json {
-        output::print_json(&serde_json::json!({ "by": format!("{:?}", args.by).to_lowercase(), "rows": rows, "total": total }));
+        output::print_json(
+            &serde_json::json!({ "by": format!("{:?}", args.by).to_lowercase(), "rows": rows, "total": total }),
+        );
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", render(&rows, &total, args.by));
@@ -60,16 +69,36 @@ pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
         By::Month => "MONTH",
         By::Model => "MODEL",
     };
-    let mut t = Table::new(&[(key, Align::Left), ("INPUT", Align::Right), ("OUTPUT", Align::Right), ("CACHE WRITE", Align::Right), ("CACHE READ", Align::Right), ("TOTAL TOKENS", Align::Right), ("COST", Align::Right)]);
+    let mut t = Table::new(&[
+        (key, Align::Left),
+        ("INPUT", Align::Right),
+        ("OUTPUT", Align::Right),
+        ("CACHE WRITE", Align::Right),
+        ("CACHE READ", Align::Right),
+        ("TOTAL TOKENS", Align::Right),
+        ("COST", Align::Right),
+    ]);
     let cells = |r: &CostRow, key: String| {
         let mut usd = output::usd(r.usd);
         if r.unpriced_responses > 0 {
             usd.push_str(&format!(" (+{} unpriced)", r.unpriced_responses));
         }
-        vec![key, output::tokens(r.input_tokens), output::tokens(r.output_tokens), output::tokens(r.cache_write_tokens), output::tokens(r.cache_read_tokens), output::tokens(r.total_tokens), usd]
+        vec![
+            key,
+            output::tokens(r.input_tokens),
+            output::tokens(r.output_tokens),
+            output::tokens(r.cache_write_tokens),
+            output::tokens(r.cache_read_tokens),
+            output::tokens(r.total_tokens),
+            usd,
+        ]
     };
     for r in rows {
-        let k = if matches!(by, By::Session) { projections::short_id(&r.key).to_string() } else { r.key.clone() };
+        let k = if matches!(by, By::Session) {
+            projections::short_id(&r.key).to_string()
+        } else {
+            r.key.clone()
+        };
         t.row(cells(r, k));
     }
     t.footer(cells(total, "total".into()));

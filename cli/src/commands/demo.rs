@@ -20,13 +20,17 @@ pub struct Args {
     pub keep: Option<PathBuf>,
 }
 
-const STEPS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude-session/session.steps.jsonl"));
+const STEPS: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/claude-session/session.steps.jsonl"
+));
 const MAIN: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl"));
 const SUB: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl"
 ));
-const MAIN_REL: &str = "transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl";
+const MAIN_REL: &str =
+    "transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl";
 const SUB_REL: &str = "transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl";
 
 fn first_lines(text: &str, n: usize) -> String {
@@ -41,19 +45,40 @@ pub fn play(exe: &Path, root: &Path, dir: &Path) -> Result<usize> {
     let mut n = 0;
     for line in STEPS.lines().filter(|l| !l.trim().is_empty()) {
         let step: serde_json::Value = serde_json::from_str(line).context("bundled sample")?;
-        std::fs::write(&main, first_lines(MAIN, step["transcript_lines"].as_u64().unwrap_or(0) as usize))?;
-        std::fs::write(&sub, first_lines(SUB, step["subagent_lines"].as_u64().unwrap_or(0) as usize))?;
-        let payload = step["hook"].to_string().replace("__FIXTURES__", &root.to_string_lossy());
+        std::fs::write(
+            &main,
+            first_lines(
+                MAIN,
+                step["transcript_lines"].as_u64().unwrap_or(0) as usize,
+            ),
+        )?;
+        std::fs::write(
+            &sub,
+            first_lines(SUB, step["subagent_lines"].as_u64().unwrap_or(0) as usize),
+        )?;
+        let payload = step["hook"]
+            .to_string()
+            .replace("__FIXTURES__", &root.to_string_lossy());
         let mut cmd = Command::new(exe);
-        cmd.arg("--journal").arg(dir).arg("hook").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
-        cmd.env_remove("RALPH_AGENT_ID").env_remove("HOOKJOURNAL_DIR");
+        cmd.arg("--journal")
+            .arg(dir)
+            .arg("hook")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd.env_remove("RALPH_AGENT_ID")
+            .env_remove("HOOKJOURNAL_DIR");
         if let Some(env) = step["env"].as_object() {
             for (k, v) in env {
                 cmd.env(k, v.as_str().unwrap_or_default());
             }
         }
         let mut child = cmd.spawn().context("running the hook")?;
-        child.stdin.take().expect("piped").write_all(payload.as_bytes())?;
+        child
+            .stdin
+            .take()
+            .expect("piped")
+            .write_all(payload.as_bytes())?;
         child.wait()?;
         n += 1;
     }
@@ -87,19 +112,31 @@ pub fn run(args: Args, _journal: Option<PathBuf>) -> Result<ExitCode> {
     section("sessions");
     let mut sessions: Vec<_> = st.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);
-    let rows: Vec<serde_json::Value> = sessions.iter().map(|s| report::session_row(s, &pricing, &settings.policy)).collect();
+    let rows: Vec<serde_json::Value> = sessions
+        .iter()
+        .map(|s| report::session_row(s, &pricing, &settings.policy))
+        .collect();
     print!("{}", crate::commands::sessions::render(&rows));
 
     let s = sessions.first().context("the sample has a session")?;
-    section(&format!("snapshot (hookjournal show {})", projections::short_id(&s.id)));
-    print!("{}", crate::commands::show::render(s, &pricing, &settings.policy));
+    section(&format!(
+        "snapshot (hookjournal show {})",
+        projections::short_id(&s.id)
+    ));
+    print!(
+        "{}",
+        crate::commands::show::render(s, &pricing, &settings.policy)
+    );
 
     section("task board (hookjournal tasks)");
     print!("{}", crate::commands::tasks::render(&st.all_tasks()));
 
     section("cost (hookjournal cost --by session)");
     let (crows, total) = report::cost_rows(&full.cost, &pricing, CostBy::Session, None, None, None);
-    print!("{}", crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session));
+    print!(
+        "{}",
+        crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session)
+    );
 
     section("restore text injected at SessionStart(compact)");
     let mut restore = None;
@@ -108,7 +145,10 @@ pub fn run(args: Args, _journal: Option<PathBuf>) -> Result<ExitCode> {
         if let Kind::ResponseEmitted { cause } = e.kind {
             if let Some(r) = derived::parse::<ResponseEmitted>(&e.payload) {
                 let v: serde_json::Value = serde_json::from_str(&r.output).unwrap_or_default();
-                let text = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or("").to_string();
+                let text = v["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
                 if text.contains("after context compaction") {
                     restore = Some(text.clone());
                 }
@@ -117,7 +157,10 @@ pub fn run(args: Args, _journal: Option<PathBuf>) -> Result<ExitCode> {
         }
         Ok(())
     })?;
-    println!("{}", output::escape_text(restore.as_deref().unwrap_or("(none)")));
+    println!(
+        "{}",
+        output::escape_text(restore.as_deref().unwrap_or("(none)"))
+    );
 
     section("notifications (hookjournal notifications)");
     let items: Vec<_> = full.notifications.iter().collect();
@@ -131,10 +174,20 @@ pub fn run(args: Args, _journal: Option<PathBuf>) -> Result<ExitCode> {
             Ok(())
         })?;
         if let Some(h) = hook {
-            println!("{:>5}  {}  {}", h.seq, bold(&h.kind.label()), output::escape(&crate::commands::replay::summary(&h)));
+            println!(
+                "{:>5}  {}  {}",
+                h.seq,
+                bold(&h.kind.label()),
+                output::escape(&crate::commands::replay::summary(&h))
+            );
         }
         let first = text.lines().next().unwrap_or("");
-        println!("{:>5}  {}  {}", seq, bold("ResponseEmitted"), output::escape(first));
+        println!(
+            "{:>5}  {}  {}",
+            seq,
+            bold("ResponseEmitted"),
+            output::escape(first)
+        );
     }
     println!(
         "\n{}",
@@ -142,7 +195,8 @@ pub fn run(args: Args, _journal: Option<PathBuf>) -> Result<ExitCode> {
     );
     if args.keep.is_none() {
         drop(view);
-        tmp.close().context("removing the demo's temporary directory")?;
+        tmp.close()
+            .context("removing the demo's temporary directory")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -46,14 +46,19 @@ pub struct Args {
 
 /// Resolves a session argument (a prefix is enough when it is unambiguous).
 pub fn resolve_session<'a>(ids: impl Iterator<Item = &'a String>, want: &str) -> Result<String> {
-    let matches: Vec<&String> = ids.filter(|id| id.as_str() == want || id.starts_with(want)).collect();
+    let matches: Vec<&String> = ids
+        .filter(|id| id.as_str() == want || id.starts_with(want))
+        .collect();
     if let Some(exact) = matches.iter().find(|id| id.as_str() == want) {
         return Ok((*exact).clone());
     }
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
         [] => anyhow::bail!("no session {want:?} in this journal (see `hookjournal sessions`)"),
-        many => anyhow::bail!("{want:?} matches {} sessions; give more characters", many.len()),
+        many => anyhow::bail!(
+            "{want:?} matches {} sessions; give more characters",
+            many.len()
+        ),
     }
 }
 
@@ -86,27 +91,35 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     };
     let (mut sink, tmp): (Box<dyn Write>, Option<tempfile::NamedTempFile>) = match &args.out {
         Some(path) => {
-            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-            let tmp = tempfile::NamedTempFile::new_in(parent).with_context(|| format!("creating a temp file in {}", parent.display()))?;
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let tmp = tempfile::NamedTempFile::new_in(parent)
+                .with_context(|| format!("creating a temp file in {}", parent.display()))?;
             let f = tmp.reopen().context("opening the temp file")?;
             (Box::new(BufWriter::with_capacity(1 << 20, f)), Some(tmp))
         }
-        None => (Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())), None),
+        None => (
+            Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())),
+            None,
+        ),
     };
     let mut masked = 0usize;
     let mut lines = 0u64;
     let pricing = settings.pricing();
     let cfg = &settings.policy;
     let keep_session = |s: Option<&str>| session.as_deref().is_none_or(|want| s == Some(want));
-    let mut emit = |w: &mut dyn Write, mut v: serde_json::Value, masked: &mut usize| -> Result<()> {
-        if args.redact {
-            redact_value(&mut v, masked);
-        }
-        serde_json::to_writer(&mut *w, &v)?;
-        w.write_all(b"\n")?;
-        lines += 1;
-        Ok(())
-    };
+    let mut emit =
+        |w: &mut dyn Write, mut v: serde_json::Value, masked: &mut usize| -> Result<()> {
+            if args.redact {
+                redact_value(&mut v, masked);
+            }
+            serde_json::to_writer(&mut *w, &v)?;
+            w.write_all(b"\n")?;
+            lines += 1;
+            Ok(())
+        };
     match args.report {
         Report::Events => {
             let bar = crate::output::progress(view.snap.head_seq, "export");
@@ -117,8 +130,12 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                     bar.set_position(n);
                 }
                 if keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
-                    let r = eventjson::write_line(&mut sink, &e, args.redact.then_some(&mut masked));
-                    r.map_err(|e| journal::Error::Io { context: "writing the report".into(), source: e })?;
+                    let r =
+                        eventjson::write_line(&mut sink, &e, args.redact.then_some(&mut masked));
+                    r.map_err(|e| journal::Error::Io {
+                        context: "writing the report".into(),
+                        source: e,
+                    })?;
                     lines += 1;
                 }
                 Ok(())
@@ -126,10 +143,19 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             bar.finish_and_clear();
         }
         Report::Sessions | Report::Snapshots => {
-            let mut sessions: Vec<_> = view.state.sessions.values().filter(|s| keep_session(Some(&s.id)) && range.contains(s.last_at_us)).collect();
+            let mut sessions: Vec<_> = view
+                .state
+                .sessions
+                .values()
+                .filter(|s| keep_session(Some(&s.id)) && range.contains(s.last_at_us))
+                .collect();
             sessions.sort_by_key(|s| s.first_seq);
             for s in sessions {
-                let mut v = if args.report == Report::Sessions { report::session_row(s, &pricing, cfg) } else { report::snapshot_json(s, &pricing, cfg) };
+                let mut v = if args.report == Report::Sessions {
+                    report::session_row(s, &pricing, cfg)
+                } else {
+                    report::snapshot_json(s, &pricing, cfg)
+                };
                 v["start"] = crate::output::timestamp(s.first_at_us).into();
                 v["last"] = crate::output::timestamp(s.last_at_us).into();
                 emit(&mut sink, v, &mut masked)?;
@@ -177,7 +203,10 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         Report::SessionLog => {
             let mut rows = Vec::new();
             view.snap.for_each(|e| {
-                if matches!(e.kind, Kind::SessionMetrics { .. }) && keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
+                if matches!(e.kind, Kind::SessionMetrics { .. })
+                    && keep_session(e.session_id.as_deref())
+                    && range.contains(e.recorded_at_us)
+                {
                     if let Some(m) = derived::parse::<derived::SessionMetrics>(&e.payload) {
                         rows.push((e.recorded_at_us, e.session_id.clone(), m, e.seq));
                     }
@@ -200,7 +229,8 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     drop(sink);
     if let (Some(tmp), Some(path)) = (tmp, &args.out) {
         tmp.as_file().sync_all().ok();
-        tmp.persist(path).with_context(|| format!("writing {}", path.display()))?;
+        tmp.persist(path)
+            .with_context(|| format!("writing {}", path.display()))?;
         eprintln!("hookjournal: wrote {lines} lines to {}", path.display());
     }
     if args.redact {

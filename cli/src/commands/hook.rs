@@ -32,8 +32,16 @@ struct Flags {
 }
 
 fn parse_flags(argv: &[OsString]) -> Flags {
-    let mut f = Flags { journal: None, host: None, last_arg: None };
-    let args: Vec<String> = argv.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut f = Flags {
+        journal: None,
+        host: None,
+        last_arg: None,
+    };
+    let args: Vec<String> = argv
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -50,7 +58,10 @@ fn parse_flags(argv: &[OsString]) -> Flags {
         }
         i += 1;
     }
-    f.last_arg = args.last().filter(|a| a.trim_start().starts_with('{')).cloned();
+    f.last_arg = args
+        .last()
+        .filter(|a| a.trim_start().starts_with('{'))
+        .cloned();
     f
 }
 
@@ -62,12 +73,21 @@ pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        let loc = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("hookjournal: internal error{loc}: {}", crate::output::one_line(&msg));
+        let loc = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "hookjournal: internal error{loc}: {}",
+            crate::output::one_line(&msg)
+        );
     }));
     match std::panic::catch_unwind(|| run(&argv)) {
         Ok(Ok(())) | Err(_) => {}
-        Ok(Err(e)) => eprintln!("hookjournal: {}", crate::output::one_line(&format!("{e:#}"))),
+        Ok(Err(e)) => eprintln!(
+            "hookjournal: {}",
+            crate::output::one_line(&format!("{e:#}"))
+        ),
     }
     ExitCode::SUCCESS
 }
@@ -94,7 +114,10 @@ fn read_stdin(cap: usize) -> (Vec<u8>, Option<journal::Truncation>) {
             Err(_) => break,
         }
     }
-    let truncated = (total > kept.len() as u64).then(|| journal::Truncation { original_len: total, blake3: *hasher.finalize().as_bytes() });
+    let truncated = (total > kept.len() as u64).then(|| journal::Truncation {
+        original_len: total,
+        blake3: *hasher.finalize().as_bytes(),
+    });
     (kept, truncated)
 }
 
@@ -107,7 +130,9 @@ struct Trace(Option<(std::time::Instant, Vec<(&'static str, std::time::Duration)
 
 impl Trace {
     fn new() -> Trace {
-        Trace(std::env::var_os("HOOKJOURNAL_TRACE").map(|_| (std::time::Instant::now(), Vec::new())))
+        Trace(
+            std::env::var_os("HOOKJOURNAL_TRACE").map(|_| (std::time::Instant::now(), Vec::new())),
+        )
     }
     fn mark(&mut self, what: &'static str) {
         if let Some((t0, v)) = &mut self.0 {
@@ -119,7 +144,10 @@ impl Trace {
 impl Drop for Trace {
     fn drop(&mut self) {
         if let Some((_, v)) = &self.0 {
-            let parts: Vec<String> = v.iter().map(|(w, d)| format!("{w} {:.2}", d.as_secs_f64() * 1000.0)).collect();
+            let parts: Vec<String> = v
+                .iter()
+                .map(|(w, d)| format!("{w} {:.2}", d.as_secs_f64() * 1000.0))
+                .collect();
             eprintln!("hookjournal trace (ms since start): {}", parts.join(", "));
         }
     }
@@ -139,10 +167,21 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     // Codex's legacy `notify` passes its JSON as the last argument, with empty stdin.
     let mut notify: Option<(String, Option<String>)> = None;
     if payload.iter().all(u8::is_ascii_whitespace) {
-        if let Some(arg) = flags.last_arg.as_deref().and_then(event::codex_notify_payload) {
+        if let Some(arg) = flags
+            .last_arg
+            .as_deref()
+            .and_then(event::codex_notify_payload)
+        {
             let v: serde_json::Value = serde_json::from_slice(&arg).unwrap_or_default();
-            let name = v.get("type").and_then(|t| t.as_str()).unwrap_or("notify").to_string();
-            let thread = v.get("thread-id").and_then(|t| t.as_str()).map(str::to_string);
+            let name = v
+                .get("type")
+                .and_then(|t| t.as_str())
+                .unwrap_or("notify")
+                .to_string();
+            let thread = v
+                .get("thread-id")
+                .and_then(|t| t.as_str())
+                .map(str::to_string);
             notify = Some((name, thread));
             payload = arg;
             truncated = None;
@@ -152,10 +191,19 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         (Some(_), None | Some("auto")) => "codex".to_string(),
         (_, hint) => event::detect_host(&payload, hint),
     };
-    let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() { event::parse(&host, &payload) } else { None };
+    let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
+        event::parse(&host, &payload)
+    } else {
+        None
+    };
     let (kind, session_id) = match (&notify, &parsed) {
         (Some((name, thread)), _) => (Kind::Hook { name: name.clone() }, thread.clone()),
-        (None, Some(ev)) => (Kind::Hook { name: ev.name.clone() }, ev.session_id.clone()),
+        (None, Some(ev)) => (
+            Kind::Hook {
+                name: ev.name.clone(),
+            },
+            ev.session_id.clone(),
+        ),
         (None, None) => {
             let reason = if truncated.is_some() {
                 match event::event_name(&payload) {
@@ -168,8 +216,19 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
             (Kind::Malformed { reason }, None)
         }
     };
-    let agent_id = std::env::var(&settings.policy.loop_agent_env).ok().filter(|a| !a.trim().is_empty());
-    let ev = NewEvent { recorded_at_us, host: host.clone(), kind, session_id, agent_id, payload, truncated, spooled: false };
+    let agent_id = std::env::var(&settings.policy.loop_agent_env)
+        .ok()
+        .filter(|a| !a.trim().is_empty());
+    let ev = NewEvent {
+        recorded_at_us,
+        host: host.clone(),
+        kind,
+        session_id,
+        agent_id,
+        payload,
+        truncated,
+        spooled: false,
+    };
 
     // Events that are only recorded (never answered, nothing to read from outside) skip the
     // journal's store entirely: an atomic spool write, drained in order by the next process
@@ -177,7 +236,10 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     if settings.hook.fast_path && record_only(parsed.as_ref()) {
         let mut spooled = ev.clone();
         spooled.spooled = true;
-        if journal::ensure_dir(&dir).and_then(|_| spool::write(&dir, &spooled)).is_ok() {
+        if journal::ensure_dir(&dir)
+            .and_then(|_| spool::write(&dir, &spooled))
+            .is_ok()
+        {
             trace.mark("spooled");
             return Ok(());
         }
@@ -192,9 +254,20 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         _ => None,
     };
 
-    let session_end = matches!(parsed.as_ref().map(|p| &p.canonical), Some(Canonical::SessionEnd { .. }));
-    let wait = if session_end { settings.hook.lock_wait_ms.min(400) } else { settings.hook.lock_wait_ms };
-    let opts = OpenOptions { wait: Duration::from_millis(wait), create: true, segment_events: settings.hook.segment_events };
+    let session_end = matches!(
+        parsed.as_ref().map(|p| &p.canonical),
+        Some(Canonical::SessionEnd { .. })
+    );
+    let wait = if session_end {
+        settings.hook.lock_wait_ms.min(400)
+    } else {
+        settings.hook.lock_wait_ms
+    };
+    let opts = OpenOptions {
+        wait: Duration::from_millis(wait),
+        create: true,
+        segment_events: settings.hook.segment_events,
+    };
     trace.mark("read");
     let mut j = match Journal::open(&dir, &opts) {
         Ok(j) => j,
@@ -224,7 +297,12 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     loaded.for_event(&j, &env)?;
     if let Some(p) = &parsed {
         if matches!(p.canonical, Canonical::SessionStart { .. }) {
-            if let Some(prev) = p.cwd.as_ref().and_then(|c| loaded.state.global.last_ended.get(c)).cloned() {
+            if let Some(prev) = p
+                .cwd
+                .as_ref()
+                .and_then(|c| loaded.state.global.last_ended.get(c))
+                .cloned()
+            {
                 loaded.session(&j, &prev)?;
             }
         }
@@ -241,8 +319,12 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
         for d in &decision.events {
             let (kind, body) = match d {
-                DecisionEvent::ReminderIssued(r) => (Kind::ReminderIssued { cause: seq }, derived::body(r)),
-                DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause: seq }, derived::body(r)),
+                DecisionEvent::ReminderIssued(r) => {
+                    (Kind::ReminderIssued { cause: seq }, derived::body(r))
+                }
+                DecisionEvent::TaskReleased(r) => {
+                    (Kind::TaskReleased { cause: seq }, derived::body(r))
+                }
                 DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause: seq }, derived::body(c)),
             };
             push_apply(&mut tx, &mut loaded, &env, kind, body);
@@ -250,8 +332,18 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         output = decision.output_text();
         stderr = decision.stderr.clone();
         if !output.is_empty() || stderr.is_some() {
-            let body = derived::body(&ResponseEmitted { output: output.clone(), stderr: stderr.clone(), policy: settings.policy.clone() });
-            push_apply(&mut tx, &mut loaded, &env, Kind::ResponseEmitted { cause: seq }, body);
+            let body = derived::body(&ResponseEmitted {
+                output: output.clone(),
+                stderr: stderr.clone(),
+                policy: settings.policy.clone(),
+            });
+            push_apply(
+                &mut tx,
+                &mut loaded,
+                &env,
+                Kind::ResponseEmitted { cause: seq },
+                body,
+            );
         }
     }
     for w in &loaded.warnings {
@@ -302,43 +394,84 @@ fn record_only(parsed: Option<&HookEvent>) -> bool {
     }
 }
 
-fn push_apply(tx: &mut journal::Tx, loaded: &mut Loaded, cause: &journal::Envelope, kind: Kind, body: Vec<u8>) {
-    let ev = ingest::event(cause.recorded_at_us, &cause.host, cause.session_id.as_deref(), cause.agent_id.as_deref(), kind, body);
+fn push_apply(
+    tx: &mut journal::Tx,
+    loaded: &mut Loaded,
+    cause: &journal::Envelope,
+    kind: Kind,
+    body: Vec<u8>,
+) {
+    let ev = ingest::event(
+        cause.recorded_at_us,
+        &cause.host,
+        cause.session_id.as_deref(),
+        cause.agent_id.as_deref(),
+        kind,
+        body,
+    );
     tx.push(ev);
     let env = tx.events().last().expect("just pushed");
     loaded.state.apply(env);
 }
 
 /// Transcript usage, context, git and metrics, as events (Stop, SubagentStop, PreCompact, SessionEnd).
-fn observe(loaded: &Loaded, p: &HookEvent, sid: &str, settings: &Settings, git: Option<projections::derived::GitObserved>) -> Vec<Observation> {
+fn observe(
+    loaded: &Loaded,
+    p: &HookEvent,
+    sid: &str,
+    settings: &Settings,
+    git: Option<projections::derived::GitObserved>,
+) -> Vec<Observation> {
     let session = loaded.state.sessions.get(sid);
     let max = settings.hook.transcript_read_max;
     let mut out = Vec::new();
     match &p.canonical {
         Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
-            let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) { max * 4 } else { max };
+            let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) {
+                max * 4
+            } else {
+                max
+            };
             if let Some(path) = p.transcript_path.as_deref() {
                 // A subagent's own Stop still names the main transcript.
                 out.extend(ingest::transcript_events(session, path, None, max));
             }
             // Subagent transcripts lag their SubagentStop: catch up on what they wrote since.
-            for (path, agent) in session.map(|s| &s.subagent_transcripts).into_iter().flatten() {
+            for (path, agent) in session
+                .map(|s| &s.subagent_transcripts)
+                .into_iter()
+                .flatten()
+            {
                 out.extend(ingest::transcript_events(session, path, Some(agent), max));
             }
         }
-        Canonical::SubagentStop { agent_id, transcript, .. } => {
+        Canonical::SubagentStop {
+            agent_id,
+            transcript,
+            ..
+        } => {
             if let Some(path) = transcript.as_deref() {
-                out.extend(ingest::transcript_events(session, path, Some(agent_id), max));
+                out.extend(ingest::transcript_events(
+                    session,
+                    path,
+                    Some(agent_id),
+                    max,
+                ));
             }
         }
         _ => {}
     }
     if let Some(g) = git {
         let branch = g.branch.clone();
-        out.push(Observation { kind: |cause| Kind::GitObserved { cause }, body: derived::body(&g) });
+        out.push(Observation {
+            kind: |cause| Kind::GitObserved { cause },
+            body: derived::body(&g),
+        });
         // Metrics: the session's usage after this read (recomputed from state + new usage).
         let mut usage = session.map(|s| s.usage_total()).unwrap_or_default();
-        let mut model = session.and_then(|s| s.model.clone()).or_else(|| p.model.clone());
+        let mut model = session
+            .and_then(|s| s.model.clone())
+            .or_else(|| p.model.clone());
         for o in &out {
             if let Some(u) = derived::parse::<derived::UsageObserved>(&o.body) {
                 let key = format!("{}:{}", u.record.message_id, u.record.request_id);
@@ -361,7 +494,10 @@ fn observe(loaded: &Loaded, p: &HookEvent, sid: &str, settings: &Settings, git: 
             let mut by_key = s.usage_by_key.clone();
             for o in &out {
                 if let Some(u) = derived::parse::<derived::UsageObserved>(&o.body) {
-                    by_key.insert(format!("{}:{}", u.record.message_id, u.record.request_id), (u.record.model, u.record.usage));
+                    by_key.insert(
+                        format!("{}:{}", u.record.message_id, u.record.request_id),
+                        (u.record.model, u.record.usage),
+                    );
                 }
             }
             for (m, u) in by_key.values() {
@@ -370,7 +506,11 @@ fn observe(loaded: &Loaded, p: &HookEvent, sid: &str, settings: &Settings, git: 
             total
         });
         let metrics = SessionMetrics {
-            at: if matches!(p.canonical, Canonical::SessionEnd { .. }) { "session_end".into() } else { "stop".into() },
+            at: if matches!(p.canonical, Canonical::SessionEnd { .. }) {
+                "session_end".into()
+            } else {
+                "stop".into()
+            },
             payload: p.metrics.clone(),
             usage,
             usd,
@@ -378,8 +518,10 @@ fn observe(loaded: &Loaded, p: &HookEvent, sid: &str, settings: &Settings, git: 
             branch,
             duration_ms: p.metrics.duration_ms,
         };
-        out.push(Observation { kind: |cause| Kind::SessionMetrics { cause }, body: derived::body(&metrics) });
+        out.push(Observation {
+            kind: |cause| Kind::SessionMetrics { cause },
+            body: derived::body(&metrics),
+        });
     }
     out
 }
-

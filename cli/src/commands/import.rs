@@ -28,8 +28,13 @@ pub struct Args {
 pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     let (settings, _) = Settings::load(&dir);
-    let opts = OpenOptions { wait: Duration::from_secs(10), create: true, segment_events: settings.hook.segment_events };
-    let mut j = Journal::open(&dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
+    let opts = OpenOptions {
+        wait: Duration::from_secs(10),
+        create: true,
+        segment_events: settings.hook.segment_events,
+    };
+    let mut j =
+        Journal::open(&dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
     if let Some(file) = &args.events {
         import_events(&mut j, file)?;
     } else if let Some(folder) = &args.transcripts {
@@ -42,7 +47,11 @@ const BATCH: usize = 4096;
 
 fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
     if j.head_seq() != 0 {
-        bail!("journal {} already holds {} events; import --events needs an empty journal", j.dir().display(), j.head_seq());
+        bail!(
+            "journal {} already holds {} events; import --events needs an empty journal",
+            j.dir().display(),
+            j.head_seq()
+        );
     }
     let reader: Box<dyn BufRead> = if file == Path::new("-") {
         Box::new(std::io::BufReader::new(std::io::stdin()))
@@ -61,10 +70,12 @@ fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
         if line.trim().is_empty() {
             continue;
         }
-        let env = eventjson::read_line(&line).map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
+        let env = eventjson::read_line(&line)
+            .map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
         saw_rewind |= matches!(env.kind, Kind::Rewound { .. });
         full.apply(&env);
-        tx.push_sealed(env).map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
+        tx.push_sealed(env)
+            .map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
         if tx.events().len() >= BATCH {
             j.commit_unflushed(std::mem::replace(&mut tx, j.begin()))?;
             tx = j.begin();
@@ -85,7 +96,11 @@ fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
     j.commit(tx)?;
     j.seal_if_full()?;
     bar.finish_and_clear();
-    eprintln!("hookjournal: imported {} events; chain head {}", j.head_seq(), &journal::hex(&j.head_hash())[..16]);
+    eprintln!(
+        "hookjournal: imported {} events; chain head {}",
+        j.head_seq(),
+        &journal::hex(&j.head_hash())[..16]
+    );
     Ok(())
 }
 
@@ -101,11 +116,26 @@ fn transcripts(folder: &Path) -> Result<Vec<(String, Option<String>, PathBuf)>> 
             if ft.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|e| e == "jsonl") {
-                let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                let parent = p.parent().and_then(|x| x.file_name()).map(|s| s.to_string_lossy().into_owned());
+                let stem = p
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let parent = p
+                    .parent()
+                    .and_then(|x| x.file_name())
+                    .map(|s| s.to_string_lossy().into_owned());
                 if parent.as_deref() == Some("subagents") {
-                    let session = p.parent().and_then(|x| x.parent()).and_then(|x| x.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                    out.push((session, Some(stem.trim_start_matches("agent-").to_string()), p));
+                    let session = p
+                        .parent()
+                        .and_then(|x| x.parent())
+                        .and_then(|x| x.file_name())
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    out.push((
+                        session,
+                        Some(stem.trim_start_matches("agent-").to_string()),
+                        p,
+                    ));
                 } else {
                     out.push((stem, None, p));
                 }
@@ -130,12 +160,24 @@ fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
         bar.inc(1);
         loaded.session(j, session)?;
         let path_str = path.to_string_lossy().into_owned();
-        let obs = ingest::transcript_events(loaded.state.sessions.get(session), &path_str, agent.as_deref(), usize::MAX >> 1);
+        let obs = ingest::transcript_events(
+            loaded.state.sessions.get(session),
+            &path_str,
+            agent.as_deref(),
+            usize::MAX >> 1,
+        );
         for o in obs {
             // Backfilled events have no hook invocation as their cause: cause 0.
             let kind = (o.kind)(0);
             usage_events += matches!(kind, Kind::UsageObserved { .. }) as usize;
-            tx.push(ingest::event(now, "claude", Some(session), None, kind, o.body));
+            tx.push(ingest::event(
+                now,
+                "claude",
+                Some(session),
+                None,
+                kind,
+                o.body,
+            ));
             let env = tx.events().last().expect("pushed");
             loaded.state.apply(env);
         }
@@ -144,7 +186,10 @@ fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
     j.commit(tx)?;
     j.seal_if_full()?;
     bar.finish_and_clear();
-    eprintln!("hookjournal: imported {usage_events} responses' usage from {} transcripts", files.len());
+    eprintln!(
+        "hookjournal: imported {usage_events} responses' usage from {} transcripts",
+        files.len()
+    );
     let _ = Rewinds::default();
     Ok(())
 }

@@ -17,11 +17,18 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     let view = state_io::open_view(&dir)?;
     let session = match &args.session {
-        Some(s) => Some(crate::commands::export::resolve_session(view.state.sessions.keys(), s)?),
+        Some(s) => Some(crate::commands::export::resolve_session(
+            view.state.sessions.keys(),
+            s,
+        )?),
         None => None,
     };
     let full = view.full(|_| {})?;
-    let items: Vec<_> = full.notifications.iter().filter(|n| session.is_none() || n.session == session).collect();
+    let items: Vec<_> = full
+        .notifications
+        .iter()
+        .filter(|n| session.is_none() || n.session == session)
+        .collect();
     if args.json {
         let v: Vec<serde_json::Value> = items
             .iter()
@@ -38,7 +45,13 @@ pub fn render(items: &[&projections::fold::NotificationEntry]) -> String {
     if items.is_empty() {
         return "no notifications\n".into();
     }
-    let mut t = Table::new(&[("TIME", Align::Left), ("SESSION", Align::Left), ("TYPE", Align::Left), ("TITLE", Align::Left), ("MESSAGE", Align::Left)]);
+    let mut t = Table::new(&[
+        ("TIME", Align::Left),
+        ("SESSION", Align::Left),
+        ("TYPE", Align::Left),
+        ("TITLE", Align::Left),
+        ("MESSAGE", Align::Left),
+    ]);
     for n in items {
         t.row(vec![
             output::timestamp(n.at_us)[..19].replace('T', " "),

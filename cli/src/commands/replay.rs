@@ -42,7 +42,13 @@ struct Group {
 }
 
 fn is_decision(k: &Kind) -> bool {
-    matches!(k, Kind::ReminderIssued { .. } | Kind::TaskReleased { .. } | Kind::Checkpoint { .. } | Kind::ResponseEmitted { .. })
+    matches!(
+        k,
+        Kind::ReminderIssued { .. }
+            | Kind::TaskReleased { .. }
+            | Kind::Checkpoint { .. }
+            | Kind::ResponseEmitted { .. }
+    )
 }
 
 fn decision_kind_body(seq: Seq, d: &DecisionEvent) -> (Kind, Vec<u8>) {
@@ -71,10 +77,21 @@ pub struct Replayer<'a> {
 
 impl<'a> Replayer<'a> {
     pub fn new(snap: &'a ReadSnapshot, verify: Option<&'a PolicyConfig>) -> Self {
-        Replayer { snap, full: Full::default(), seen_rewinds: Vec::new(), verify, differences: Vec::new(), verified: 0 }
+        Replayer {
+            snap,
+            full: Full::default(),
+            seen_rewinds: Vec::new(),
+            verify,
+            differences: Vec::new(),
+            verified: 0,
+        }
     }
 
-    fn apply(&mut self, env: &Envelope, on_event: &mut dyn FnMut(&Envelope, &Full, &Full)) -> Result<()> {
+    fn apply(
+        &mut self,
+        env: &Envelope,
+        on_event: &mut dyn FnMut(&Envelope, &Full, &Full),
+    ) -> Result<()> {
         let before = self.full.clone();
         if let Kind::Rewound { session, to_seq } = &env.kind {
             self.seen_rewinds.push((session.clone(), *to_seq, env.seq));
@@ -94,27 +111,66 @@ impl<'a> Replayer<'a> {
     fn group(&mut self, g: Group, on_event: &mut dyn FnMut(&Envelope, &Full, &Full)) -> Result<()> {
         let hook = &g.events[0];
         let parsed = match &hook.kind {
-            Kind::Hook { .. } if !hook.spooled && !self.full.rewinds.hides(hook) => event::parse(&hook.host, &hook.payload),
+            Kind::Hook { .. } if !hook.spooled && !self.full.rewinds.hides(hook) => {
+                event::parse(&hook.host, &hook.payload)
+            }
             _ => None,
         };
-        let split = g.events.iter().position(|e| is_decision(&e.kind)).unwrap_or(g.events.len());
+        let split = g
+            .events
+            .iter()
+            .position(|e| is_decision(&e.kind))
+            .unwrap_or(g.events.len());
         for e in &g.events[..split] {
             self.apply(e, on_event)?;
         }
         if let (Some(cfg), Some(ev)) = (self.verify, parsed.filter(|p| p.session_id.is_some())) {
-            let recorded_resp = g.events[split..].iter().find(|e| matches!(e.kind, Kind::ResponseEmitted { .. })).and_then(|e| derived::parse::<ResponseEmitted>(&e.payload));
+            let recorded_resp = g.events[split..]
+                .iter()
+                .find(|e| matches!(e.kind, Kind::ResponseEmitted { .. }))
+                .and_then(|e| derived::parse::<ResponseEmitted>(&e.payload));
             let cfg = recorded_resp.as_ref().map(|r| &r.policy).unwrap_or(cfg);
             let d = policy::decide(&self.full.state, hook, &ev, cfg);
             self.verified += 1;
-            let recorded_out = recorded_resp.as_ref().map(|r| r.output.clone()).unwrap_or_default();
+            let recorded_out = recorded_resp
+                .as_ref()
+                .map(|r| r.output.clone())
+                .unwrap_or_default();
             if recorded_out != d.output_text() {
-                self.differences.push(Difference { seq: hook.seq, what: format!("answer differs: recorded {:?}, recomputed {:?}", clip(&recorded_out), clip(&d.output_text())) });
+                self.differences.push(Difference {
+                    seq: hook.seq,
+                    what: format!(
+                        "answer differs: recorded {:?}, recomputed {:?}",
+                        clip(&recorded_out),
+                        clip(&d.output_text())
+                    ),
+                });
             }
-            let recorded: Vec<(Kind, Vec<u8>)> = g.events[split..].iter().filter(|e| !matches!(e.kind, Kind::ResponseEmitted { .. })).map(|e| (e.kind.clone(), e.payload.clone())).collect();
-            let recomputed: Vec<(Kind, Vec<u8>)> = d.events.iter().map(|x| decision_kind_body(hook.seq, x)).collect();
+            let recorded: Vec<(Kind, Vec<u8>)> = g.events[split..]
+                .iter()
+                .filter(|e| !matches!(e.kind, Kind::ResponseEmitted { .. }))
+                .map(|e| (e.kind.clone(), e.payload.clone()))
+                .collect();
+            let recomputed: Vec<(Kind, Vec<u8>)> = d
+                .events
+                .iter()
+                .map(|x| decision_kind_body(hook.seq, x))
+                .collect();
             if recorded != recomputed {
-                let names = |v: &[(Kind, Vec<u8>)]| v.iter().map(|(k, _)| k.name()).collect::<Vec<_>>().join(", ");
-                self.differences.push(Difference { seq: hook.seq, what: format!("decision events differ: recorded [{}], recomputed [{}]", names(&recorded), names(&recomputed)) });
+                let names = |v: &[(Kind, Vec<u8>)]| {
+                    v.iter()
+                        .map(|(k, _)| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                self.differences.push(Difference {
+                    seq: hook.seq,
+                    what: format!(
+                        "decision events differ: recorded [{}], recomputed [{}]",
+                        names(&recorded),
+                        names(&recomputed)
+                    ),
+                });
             }
         }
         for e in &g.events[split..] {
@@ -129,7 +185,9 @@ impl<'a> Replayer<'a> {
         let snap = self.snap;
         let mut err = None;
         snap.for_each(|e| {
-            let belongs = current.as_ref().is_some_and(|g| e.kind.cause() == Some(g.events[0].seq));
+            let belongs = current
+                .as_ref()
+                .is_some_and(|g| e.kind.cause() == Some(g.events[0].seq));
             if belongs {
                 current.as_mut().expect("checked").events.push(e);
                 return Ok(());
@@ -167,18 +225,31 @@ pub fn summary(e: &Envelope) -> String {
             let v: Value = serde_json::from_slice(&e.payload).unwrap_or(Value::Null);
             let tool = v.get("tool_name").and_then(Value::as_str);
             let detail = match name.as_str() {
-                "UserPromptSubmit" => v.get("prompt").and_then(Value::as_str).map(|p| format!("\"{}\"", clip(p))),
+                "UserPromptSubmit" => v
+                    .get("prompt")
+                    .and_then(Value::as_str)
+                    .map(|p| format!("\"{}\"", clip(p))),
                 "SessionStart" => v.get("source").and_then(Value::as_str).map(str::to_string),
                 "SessionEnd" => v.get("reason").and_then(Value::as_str).map(str::to_string),
-                "PreCompact" | "PostCompact" => v.get("trigger").and_then(Value::as_str).map(str::to_string),
+                "PreCompact" | "PostCompact" => {
+                    v.get("trigger").and_then(Value::as_str).map(str::to_string)
+                }
                 "Notification" => v.get("message").and_then(Value::as_str).map(clip),
                 _ => tool.map(|t| {
                     let input = v.get("tool_input");
                     let arg = input
-                        .and_then(|i| ["file_path", "command", "pattern", "subject", "taskId"].iter().find_map(|k| i.get(*k).and_then(|x| x.as_str())))
+                        .and_then(|i| {
+                            ["file_path", "command", "pattern", "subject", "taskId"]
+                                .iter()
+                                .find_map(|k| i.get(*k).and_then(|x| x.as_str()))
+                        })
                         .map(clip)
                         .unwrap_or_default();
-                    let status = input.and_then(|i| i.get("status")).and_then(Value::as_str).map(|s| format!(" → {s}")).unwrap_or_default();
+                    let status = input
+                        .and_then(|i| i.get("status"))
+                        .and_then(Value::as_str)
+                        .map(|s| format!(" → {s}"))
+                        .unwrap_or_default();
                     format!("{t} {arg}{status}")
                 }),
             };
@@ -186,16 +257,45 @@ pub fn summary(e: &Envelope) -> String {
         }
         Kind::Malformed { reason } => format!("{reason} ({} bytes)", e.payload.len()),
         Kind::UsageObserved { .. } => derived::parse::<derived::UsageObserved>(&e.payload)
-            .map(|u| format!("{} in={} out={} cache_w={} cache_r={}", u.record.model, u.record.usage.input_tokens, u.record.usage.output_tokens, u.record.usage.cache_write(), u.record.usage.cache_read))
+            .map(|u| {
+                format!(
+                    "{} in={} out={} cache_w={} cache_r={}",
+                    u.record.model,
+                    u.record.usage.input_tokens,
+                    u.record.usage.output_tokens,
+                    u.record.usage.cache_write(),
+                    u.record.usage.cache_read
+                )
+            })
             .unwrap_or_default(),
-        Kind::ContextObserved { .. } => derived::parse::<derived::ContextObserved>(&e.payload).map(|c| format!("context {} tokens", c.tokens.map(|t| t.to_string()).unwrap_or("-".into()))).unwrap_or_default(),
-        Kind::ResponseEmitted { .. } => derived::parse::<ResponseEmitted>(&e.payload).map(|r| clip(&r.output)).unwrap_or_default(),
-        Kind::Rewound { session, to_seq } => format!("session {} to seq {to_seq}", projections::short_id(session)),
+        Kind::ContextObserved { .. } => derived::parse::<derived::ContextObserved>(&e.payload)
+            .map(|c| {
+                format!(
+                    "context {} tokens",
+                    c.tokens.map(|t| t.to_string()).unwrap_or("-".into())
+                )
+            })
+            .unwrap_or_default(),
+        Kind::ResponseEmitted { .. } => derived::parse::<ResponseEmitted>(&e.payload)
+            .map(|r| clip(&r.output))
+            .unwrap_or_default(),
+        Kind::Rewound { session, to_seq } => {
+            format!("session {} to seq {to_seq}", projections::short_id(session))
+        }
         _ => clip(&String::from_utf8_lossy(&e.payload)),
     }
 }
 
-const QUIET: &[&str] = &["last_seq", "last_at_us", "hook_events", "first_seq", "first_at_us", "usage_by_key", "transcript_offsets", "updated_seq"];
+const QUIET: &[&str] = &[
+    "last_seq",
+    "last_at_us",
+    "hook_events",
+    "first_seq",
+    "first_at_us",
+    "usage_by_key",
+    "transcript_offsets",
+    "updated_seq",
+];
 
 fn diff_values(prefix: &str, a: &Value, b: &Value, out: &mut Vec<(String, Value, Value)>) {
     match (a, b) {
@@ -206,7 +306,11 @@ fn diff_values(prefix: &str, a: &Value, b: &Value, out: &mut Vec<(String, Value,
                 }
                 let va = x.get(k).unwrap_or(&Value::Null);
                 if va != vb {
-                    let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
                     if prefix.split('.').count() < 3 && va.is_object() && vb.is_object() {
                         diff_values(&p, va, vb, out);
                     } else {
@@ -223,25 +327,54 @@ fn diff_values(prefix: &str, a: &Value, b: &Value, out: &mut Vec<(String, Value,
 pub fn changes(e: &Envelope, before: &Full, after: &Full) -> Vec<(String, Value, Value)> {
     let mut out = Vec::new();
     for sid in projections::fold::State::sessions_touched(e) {
-        let Some(a) = before.state.sessions.get(&sid).map(|s| serde_json::to_value(s).unwrap_or_default()) else {
+        let Some(a) = before
+            .state
+            .sessions
+            .get(&sid)
+            .map(|s| serde_json::to_value(s).unwrap_or_default())
+        else {
             if after.state.sessions.contains_key(&sid) {
-                out.push((format!("session {}", projections::short_id(&sid)), Value::Null, json!("created")));
+                out.push((
+                    format!("session {}", projections::short_id(&sid)),
+                    Value::Null,
+                    json!("created"),
+                ));
             }
             continue;
         };
-        let b = after.state.sessions.get(&sid).map(|s| serde_json::to_value(s).unwrap_or_default()).unwrap_or(json!({}));
-        diff_values(&format!("session {}", projections::short_id(&sid)), &a, &b, &mut out);
+        let b = after
+            .state
+            .sessions
+            .get(&sid)
+            .map(|s| serde_json::to_value(s).unwrap_or_default())
+            .unwrap_or(json!({}));
+        diff_values(
+            &format!("session {}", projections::short_id(&sid)),
+            &a,
+            &b,
+            &mut out,
+        );
     }
     if before.state.tasks != after.state.tasks {
         let a = serde_json::to_value(&before.state.tasks).unwrap_or_default();
         let b = serde_json::to_value(&after.state.tasks).unwrap_or_default();
         diff_values("journal tasks", &a, &b, &mut out);
     }
-    if before.cost.by_key.len() != after.cost.by_key.len() || before.cost.by_key != after.cost.by_key {
-        out.push(("cost".into(), json!(before.cost.by_key.len()), json!(after.cost.by_key.len())));
+    if before.cost.by_key.len() != after.cost.by_key.len()
+        || before.cost.by_key != after.cost.by_key
+    {
+        out.push((
+            "cost".into(),
+            json!(before.cost.by_key.len()),
+            json!(after.cost.by_key.len()),
+        ));
     }
     if before.notifications.len() != after.notifications.len() {
-        out.push(("notifications".into(), json!(before.notifications.len()), json!(after.notifications.len())));
+        out.push((
+            "notifications".into(),
+            json!(before.notifications.len()),
+            json!(after.notifications.len()),
+        ));
     }
     out
 }
@@ -259,7 +392,10 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let (settings, _) = Settings::load(&dir);
     let view = state_io::open_view(&dir)?;
     let session = match &args.session {
-        Some(s) => Some(crate::commands::export::resolve_session(view.state.sessions.keys(), s)?),
+        Some(s) => Some(crate::commands::export::resolve_session(
+            view.state.sessions.keys(),
+            s,
+        )?),
         None => None,
     };
     let from = args.from.unwrap_or(1);
@@ -306,12 +442,19 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     bar.finish_and_clear();
     if args.verify {
         if json {
-            println!("{}", json!({"verified_answers": rep.verified, "differences": rep.differences.iter().map(|d| json!({"seq": d.seq, "what": d.what})).collect::<Vec<_>>()}));
+            println!(
+                "{}",
+                json!({"verified_answers": rep.verified, "differences": rep.differences.iter().map(|d| json!({"seq": d.seq, "what": d.what})).collect::<Vec<_>>()})
+            );
         } else {
             for d in &rep.differences {
                 println!("difference at seq {}: {}", d.seq, escape(&d.what));
             }
-            println!("replay --verify: {} answers recomputed from replayed state, {} difference(s)", rep.verified, rep.differences.len());
+            println!(
+                "replay --verify: {} answers recomputed from replayed state, {} difference(s)",
+                rep.verified,
+                rep.differences.len()
+            );
         }
         if !rep.differences.is_empty() {
             return Ok(ExitCode::from(3));

@@ -22,14 +22,33 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
     if args.to >= j.head_seq() {
-        bail!("--to {} is not before the journal's last event ({})", args.to, j.head_seq());
+        bail!(
+            "--to {} is not before the journal's last event ({})",
+            args.to,
+            j.head_seq()
+        );
     }
     if args.to < s.first_seq.saturating_sub(1) {
-        bail!("session {} starts at seq {}; --to must be at least {}", projections::short_id(&id), s.first_seq, s.first_seq.saturating_sub(1));
+        bail!(
+            "session {} starts at seq {}; --to must be at least {}",
+            projections::short_id(&id),
+            s.first_seq,
+            s.first_seq.saturating_sub(1)
+        );
     }
     let mut tx = j.begin();
     let now = chrono::Utc::now().timestamp_micros();
-    tx.push(crate::ingest::event(now, "cli", Some(&id), None, Kind::Rewound { session: id.clone(), to_seq: args.to }, b"{}".to_vec()));
+    tx.push(crate::ingest::event(
+        now,
+        "cli",
+        Some(&id),
+        None,
+        Kind::Rewound {
+            session: id.clone(),
+            to_seq: args.to,
+        },
+        b"{}".to_vec(),
+    ));
     j.commit(tx)?;
     // Rebuild the checkpoint: the rewind changes the past of the session's projections.
     let snap = j.read_snapshot()?;
@@ -46,6 +65,12 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         tx.put_state(&k, v);
     }
     j.commit(tx)?;
-    println!("session {} rewound to seq {} (events {}..{} of it are now ignored by every projection)", projections::short_id(&id), args.to, args.to + 1, j.head_seq() - 1);
+    println!(
+        "session {} rewound to seq {} (events {}..{} of it are now ignored by every projection)",
+        projections::short_id(&id),
+        args.to,
+        args.to + 1,
+        j.head_seq() - 1
+    );
     Ok(ExitCode::SUCCESS)
 }

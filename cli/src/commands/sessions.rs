@@ -21,7 +21,10 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let pricing = settings.pricing();
     let mut sessions: Vec<_> = state.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);
-    let rows: Vec<serde_json::Value> = sessions.iter().map(|s| projections::report::session_row(s, &pricing, &settings.policy)).collect();
+    let rows: Vec<serde_json::Value> = sessions
+        .iter()
+        .map(|s| projections::report::session_row(s, &pricing, &settings.policy))
+        .collect();
     if args.json {
         output::print_json(&serde_json::Value::Array(rows));
         return Ok(ExitCode::SUCCESS);
@@ -64,6 +67,16 @@ pub fn render(rows: &[serde_json::Value]) -> String {
     if t.is_empty() {
         return "no sessions yet\n".into();
     }
-    t.footer(vec![format!("{} sessions", rows.len()), String::new(), String::new(), String::new(), events.to_string(), String::new(), String::new(), String::new(), output::usd(total)]);
+    t.footer(vec![
+        format!("{} sessions", rows.len()),
+        String::new(),
+        String::new(),
+        String::new(),
+        events.to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+        output::usd(total),
+    ]);
     t.render()
 }

@@ -25,18 +25,27 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let s = &state.sessions[&id];
     let pricing = settings.pricing();
     if args.json {
-        output::print_json(&projections::report::snapshot_json(s, &pricing, &settings.policy));
+        output::print_json(&projections::report::snapshot_json(
+            s,
+            &pricing,
+            &settings.policy,
+        ));
     } else {
         print!("{}", render(s, &pricing, &settings.policy));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn render(s: &SessionState, pricing: &projections::pricing::PricingTable, cfg: &projections::config::PolicyConfig) -> String {
+pub fn render(
+    s: &SessionState,
+    pricing: &projections::pricing::PricingTable,
+    cfg: &projections::config::PolicyConfig,
+) -> String {
     let mut o = String::new();
     let (usd, usage) = projections::report::session_usd(s, pricing);
     let (tier, used) = projections::views::pressure(s, cfg);
-    let line = |o: &mut String, k: &str, v: String| o.push_str(&format!("{:<16}{}\n", output::bold(k), v));
+    let line =
+        |o: &mut String, k: &str, v: String| o.push_str(&format!("{:<16}{}\n", output::bold(k), v));
     line(&mut o, "session", escape(&s.id));
     line(&mut o, "host", escape(&s.host));
     line(&mut o, "status", output::tint(s.status.as_str()));
@@ -49,17 +58,56 @@ pub fn render(s: &SessionState, pricing: &projections::pricing::PricingTable, cf
     if let Some(b) = &s.branch {
         line(&mut o, "branch", escape(b));
     }
-    line(&mut o, "events", format!("{} hook events, seq {}..{}", s.hook_events, s.first_seq, s.last_seq));
-    line(&mut o, "context", format!("{} tokens ({:.0}%, {})", output::tokens(s.pressure.tokens), used * 100.0, output::tint(tier.as_str())));
-    line(&mut o, "cost", format!("{} ({} in, {} out, {} cache write, {} cache read)", output::usd(usd), output::tokens(usage.input_tokens), output::tokens(usage.output_tokens), output::tokens(usage.cache_write()), output::tokens(usage.cache_read)));
-    line(&mut o, "activity", format!("{} prompts, {} tool calls, {} compactions", s.prompt_count, s.tool_calls, s.compactions));
+    line(
+        &mut o,
+        "events",
+        format!(
+            "{} hook events, seq {}..{}",
+            s.hook_events, s.first_seq, s.last_seq
+        ),
+    );
+    line(
+        &mut o,
+        "context",
+        format!(
+            "{} tokens ({:.0}%, {})",
+            output::tokens(s.pressure.tokens),
+            used * 100.0,
+            output::tint(tier.as_str())
+        ),
+    );
+    line(
+        &mut o,
+        "cost",
+        format!(
+            "{} ({} in, {} out, {} cache write, {} cache read)",
+            output::usd(usd),
+            output::tokens(usage.input_tokens),
+            output::tokens(usage.output_tokens),
+            output::tokens(usage.cache_write()),
+            output::tokens(usage.cache_read)
+        ),
+    );
+    line(
+        &mut o,
+        "activity",
+        format!(
+            "{} prompts, {} tool calls, {} compactions",
+            s.prompt_count, s.tool_calls, s.compactions
+        ),
+    );
     if let Some(p) = s.prompts.first() {
         line(&mut o, "last prompt", escape(p));
     }
     if !s.tasks.tasks.is_empty() {
         o.push_str(&format!("{}\n", output::bold("tasks")));
         for t in s.tasks.tasks.values() {
-            o.push_str(&format!("  {:<4} {:<12} {}\n", escape(&t.id), output::tint(t.status.as_str()), escape(&t.subject)));
+            o.push_str(&format!(
+                "  {:<4} {:<12} {}\n",
+                escape(&t.id),
+                output::tint(t.status.as_str()),
+                escape(&t.subject)
+            ));
         }
     }
     let list = |o: &mut String, k: &str, items: Vec<String>| {
@@ -72,9 +120,37 @@ pub fn render(s: &SessionState, pricing: &projections::pricing::PricingTable, cf
     };
     list(&mut o, "files edited", s.files_edited.clone());
     list(&mut o, "files read", s.files_read.clone());
-    list(&mut o, "commits", s.commits.iter().map(|c| format!("{} {}", c.hash, c.message)).collect());
-    list(&mut o, "failed tool calls", s.failed_tools.iter().map(|f| format!("{}: {}", f.tool, f.error)).collect());
-    list(&mut o, "subagents", s.subagents.iter().map(|a| format!("{} {} {}", a.agent_type.as_deref().unwrap_or("agent"), a.agent_id, if a.running { "running" } else { "done" })).collect());
+    list(
+        &mut o,
+        "commits",
+        s.commits
+            .iter()
+            .map(|c| format!("{} {}", c.hash, c.message))
+            .collect(),
+    );
+    list(
+        &mut o,
+        "failed tool calls",
+        s.failed_tools
+            .iter()
+            .map(|f| format!("{}: {}", f.tool, f.error))
+            .collect(),
+    );
+    list(
+        &mut o,
+        "subagents",
+        s.subagents
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {} {}",
+                    a.agent_type.as_deref().unwrap_or("agent"),
+                    a.agent_id,
+                    if a.running { "running" } else { "done" }
+                )
+            })
+            .collect(),
+    );
     if let Some(sum) = &s.last_compact_summary {
         line(&mut o, "compact summary", escape(sum));
     }

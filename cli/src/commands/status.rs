@@ -27,10 +27,16 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let now = chrono::Utc::now().timestamp_micros();
-    println!("journal    {}", crate::output::escape(&st.dir.display().to_string()));
+    println!(
+        "journal    {}",
+        crate::output::escape(&st.dir.display().to_string())
+    );
     println!("events     {}", crate::output::tokens(st.events));
     println!("sessions   {sessions}");
-    println!("segments   {} sealed + {} events in the active store", st.segments, st.active_events);
+    println!(
+        "segments   {} sealed + {} events in the active store",
+        st.segments, st.active_events
+    );
     println!("size       {:.1} MiB", st.bytes as f64 / (1 << 20) as f64);
     if st.spooled > 0 {
         println!("spooled    {} (ingested by the next hook)", st.spooled);
@@ -40,6 +46,9 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         None => println!("last event none"),
     }
     println!("chain head {}", &hex(&st.head_hash)[..16]);
-    println!("{}", crate::output::dim("run `hookjournal verify` to check the chain and the projections"));
+    println!(
+        "{}",
+        crate::output::dim("run `hookjournal verify` to check the chain and the projections")
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -56,18 +56,35 @@ fn resolve(state: &State, id: &str) -> Result<TaskRef> {
     if let Some((s, tid)) = id.split_once(':') {
         let session = crate::commands::export::resolve_session(state.sessions.keys(), s)?;
         if !state.sessions[&session].tasks.tasks.contains_key(tid) {
-            bail!("session {} has no task {tid:?}", projections::short_id(&session));
+            bail!(
+                "session {} has no task {tid:?}",
+                projections::short_id(&session)
+            );
         }
-        return Ok(TaskRef { session: Some(session), id: tid.to_string() });
+        return Ok(TaskRef {
+            session: Some(session),
+            id: tid.to_string(),
+        });
     }
     if state.tasks.tasks.contains_key(id) {
         return Ok(TaskRef::global(id));
     }
-    let owners: Vec<&String> = state.sessions.iter().filter(|(_, s)| s.tasks.tasks.contains_key(id)).map(|(k, _)| k).collect();
+    let owners: Vec<&String> = state
+        .sessions
+        .iter()
+        .filter(|(_, s)| s.tasks.tasks.contains_key(id))
+        .map(|(k, _)| k)
+        .collect();
     match owners.as_slice() {
-        [one] => Ok(TaskRef { session: Some((*one).clone()), id: id.to_string() }),
+        [one] => Ok(TaskRef {
+            session: Some((*one).clone()),
+            id: id.to_string(),
+        }),
         [] => bail!("no task {id:?} (see `hookjournal tasks`)"),
-        _ => bail!("task id {id:?} exists in {} sessions; write it as SESSION:{id}", owners.len()),
+        _ => bail!(
+            "task id {id:?} exists in {} sessions; write it as SESSION:{id}",
+            owners.len()
+        ),
     }
 }
 
@@ -109,7 +126,12 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             if args.json {
                 output::print_json(&task_json(t));
             } else {
-                println!("{} {}  {}", output::bold(&escape(&r.display())), output::tint(t.status.as_str()), escape(&t.subject));
+                println!(
+                    "{} {}  {}",
+                    output::bold(&escape(&r.display())),
+                    output::tint(t.status.as_str()),
+                    escape(&t.subject)
+                );
                 if let Some(d) = &t.description {
                     println!("  {}", escape(d));
                 }
@@ -117,33 +139,86 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                     println!("  owner {}", escape(o));
                 }
                 if t.retry_count > 0 || t.fail_reason.is_some() {
-                    println!("  retries {}; last failure: {}", t.retry_count, escape(t.fail_reason.as_deref().unwrap_or("-")));
+                    println!(
+                        "  retries {}; last failure: {}",
+                        t.retry_count,
+                        escape(t.fail_reason.as_deref().unwrap_or("-"))
+                    );
                 }
                 for h in &t.history {
-                    println!("  {}  seq {:<6} {:<12} by {}{}", output::timestamp(h.at_us), h.seq, h.status.as_str(), escape(&h.by), h.note.as_deref().map(|n| format!(" — {}", escape(n))).unwrap_or_default());
+                    println!(
+                        "  {}  seq {:<6} {:<12} by {}{}",
+                        output::timestamp(h.at_us),
+                        h.seq,
+                        h.status.as_str(),
+                        escape(&h.by),
+                        h.note
+                            .as_deref()
+                            .map(|n| format!(" — {}", escape(n)))
+                            .unwrap_or_default()
+                    );
                 }
             }
         }
-        Cmd::Add { subject, description } => {
+        Cmd::Add {
+            subject,
+            description,
+        } => {
             change(&dir, args.json, |state| {
                 let id = format!("T{}", state.tasks.next_number + 1);
-                Ok(TaskCommand { op: "add".into(), task: TaskRef::global(&id), subject: Some(subject.clone()), description: description.clone(), agent: args.agent.clone(), reason: None })
+                Ok(TaskCommand {
+                    op: "add".into(),
+                    task: TaskRef::global(&id),
+                    subject: Some(subject.clone()),
+                    description: description.clone(),
+                    agent: args.agent.clone(),
+                    reason: None,
+                })
             })?;
         }
-        Cmd::Start { id } => change(&dir, args.json, |st| Ok(command("start", resolve(st, &id)?, args.agent.clone(), None)))?,
-        Cmd::Done { id } => change(&dir, args.json, |st| Ok(command("done", resolve(st, &id)?, None, None)))?,
-        Cmd::Fail { id, reason } => change(&dir, args.json, |st| Ok(command("fail", resolve(st, &id)?, None, Some(reason.clone()))))?,
-        Cmd::Reopen { id } => change(&dir, args.json, |st| Ok(command("reopen", resolve(st, &id)?, None, None)))?,
+        Cmd::Start { id } => change(&dir, args.json, |st| {
+            Ok(command(
+                "start",
+                resolve(st, &id)?,
+                args.agent.clone(),
+                None,
+            ))
+        })?,
+        Cmd::Done { id } => change(&dir, args.json, |st| {
+            Ok(command("done", resolve(st, &id)?, None, None))
+        })?,
+        Cmd::Fail { id, reason } => change(&dir, args.json, |st| {
+            Ok(command(
+                "fail",
+                resolve(st, &id)?,
+                None,
+                Some(reason.clone()),
+            ))
+        })?,
+        Cmd::Reopen { id } => change(&dir, args.json, |st| {
+            Ok(command("reopen", resolve(st, &id)?, None, None))
+        })?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn command(op: &str, task: TaskRef, agent: Option<String>, reason: Option<String>) -> TaskCommand {
-    TaskCommand { op: op.into(), task, subject: None, description: None, agent, reason }
+    TaskCommand {
+        op: op.into(),
+        task,
+        subject: None,
+        description: None,
+        agent,
+        reason,
+    }
 }
 
 /// Applies a task command under the journal's lock: records it only if it changes the task.
-fn change(dir: &std::path::Path, json: bool, make: impl FnOnce(&State) -> Result<TaskCommand>) -> Result<()> {
+fn change(
+    dir: &std::path::Path,
+    json: bool,
+    make: impl FnOnce(&State) -> Result<TaskCommand>,
+) -> Result<()> {
     let mut j: Journal = state_io::open_and_drain(dir, true)?;
     // Task references may name any session: the checkpoint is read whole here (CLI path).
     let full_state = state_io::checkpoint(&j)?;
@@ -155,7 +230,14 @@ fn change(dir: &std::path::Path, json: bool, make: impl FnOnce(&State) -> Result
     }
     let mut tx = j.begin();
     let now = chrono::Utc::now().timestamp_micros();
-    tx.push(crate::ingest::event(now, "cli", None, c.agent.as_deref(), Kind::TaskCommand, derived::body(&c)));
+    tx.push(crate::ingest::event(
+        now,
+        "cli",
+        None,
+        c.agent.as_deref(),
+        Kind::TaskCommand,
+        derived::body(&c),
+    ));
     let env = tx.events().last().expect("pushed").clone();
     let mut trial = loaded.state.clone();
     trial.apply(&env);
@@ -169,7 +251,9 @@ fn change(dir: &std::path::Path, json: bool, make: impl FnOnce(&State) -> Result
     if !changed {
         let status = before.map(|t| t.status.as_str()).unwrap_or("unknown");
         if json {
-            output::print_json(&serde_json::json!({ "task": label, "changed": false, "status": status }));
+            output::print_json(
+                &serde_json::json!({ "task": label, "changed": false, "status": status }),
+            );
         } else {
             println!("{label} unchanged (it is {status})");
         }
@@ -201,13 +285,25 @@ pub fn render(tasks: &[&Task]) -> String {
     if tasks.is_empty() {
         return "no tasks\n".into();
     }
-    let mut t = Table::new(&[("ID", Align::Left), ("STATUS", Align::Left), ("OWNER", Align::Left), ("RETRIES", Align::Right), ("SUBJECT", Align::Left)]);
+    let mut t = Table::new(&[
+        ("ID", Align::Left),
+        ("STATUS", Align::Left),
+        ("OWNER", Align::Left),
+        ("RETRIES", Align::Right),
+        ("SUBJECT", Align::Left),
+    ]);
     for task in tasks {
         let mut subject = task.subject.clone();
         if let Some(r) = &task.fail_reason {
             subject.push_str(&format!(" (failed: {r})"));
         }
-        t.row(vec![task.task_ref().display(), task.status.as_str().into(), task.owner.clone().unwrap_or_else(|| "-".into()), task.retry_count.to_string(), subject]);
+        t.row(vec![
+            task.task_ref().display(),
+            task.status.as_str().into(),
+            task.owner.clone().unwrap_or_else(|| "-".into()),
+            task.retry_count.to_string(),
+            subject,
+        ]);
     }
     t.render()
 }

@@ -26,7 +26,10 @@ pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
     }
     for k in a.keys() {
         if !b.contains_key(k) {
-            out.push(format!("{} (not in the replay)", String::from_utf8_lossy(k)));
+            out.push(format!(
+                "{} (not in the replay)",
+                String::from_utf8_lossy(k)
+            ));
         }
     }
     out
@@ -88,11 +91,27 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             &hex(&report.head_hash)[..16]
         );
     } else {
-        println!("{}: {} problem(s)", crate::output::tint("damaged"), damage.len());
+        println!(
+            "{}: {} problem(s)",
+            crate::output::tint("damaged"),
+            damage.len()
+        );
         for d in &damage {
-            let seq = d["seq"].as_u64().map(|s| format!("seq {s} ")).unwrap_or_default();
-            println!("  {}{}: {}", seq, d["place"].as_str().unwrap_or(""), crate::output::escape(d["what"].as_str().unwrap_or("")));
+            let seq = d["seq"]
+                .as_u64()
+                .map(|s| format!("seq {s} "))
+                .unwrap_or_default();
+            println!(
+                "  {}{}: {}",
+                seq,
+                d["place"].as_str().unwrap_or(""),
+                crate::output::escape(d["what"].as_str().unwrap_or(""))
+            );
         }
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
+    })
 }

@@ -1,0 +1,253 @@
+//! Cold checkpoint partitions: at each seal, partitions not written since the previous seal move
+//! out of the active sled store into an immutable archive file, so the store the hook opens stays
+//! small however many sessions the journal has seen. Lookups that miss the active store search
+//! the archives newest first through a hashed index (a few `pread`s each); archives are merged
+//! when there are more than `MAX_ARCHIVES`.
+//!
+//! Layout of `state/<seq:020>.cold`: `HJCOLD01`, entries `[u32 klen][key][u32 vlen][value]` in key
+//! order, an index of `[u64 key hash][u64 entry offset]` sorted by hash, and a footer
+//! `[u64 index offset][u64 count][32-byte blake3 of everything before the footer]HJCOLDEN`.
+
+use crate::error::{IoContext, Result};
+use crate::Error;
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+pub(crate) const DIR: &str = "state";
+const MAGIC: &[u8; 8] = b"HJCOLD01";
+const END: &[u8; 8] = b"HJCOLDEN";
+const FOOTER: usize = 8 + 8 + 32 + 8;
+pub(crate) const MAX_ARCHIVES: usize = 8;
+
+fn key_hash(key: &[u8]) -> u64 {
+    u64::from_le_bytes(
+        blake3::hash(key).as_bytes()[..8]
+            .try_into()
+            .expect("8 bytes"),
+    )
+}
+
+/// Archive files, oldest first (by the seq in their name).
+pub(crate) fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let d = dir.join(DIR);
+    let rd = match fs::read_dir(&d) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::Io {
+                context: format!("listing {}", d.display()),
+                source: e,
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(seq) = name
+            .strip_suffix(".cold")
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push((seq, e.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Writes `entries` as archive `state/<seq>.cold`, atomically (replacing a file of that name).
+pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) -> Result<PathBuf> {
+    let d = dir.join(DIR);
+    crate::store::create_dir(&d)?;
+    let path = d.join(format!("{seq:020}.cold"));
+    let tmp = d.join(format!(".{seq:020}.cold.tmp"));
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(crate::FILE_MODE)
+        .open(&tmp)
+        .ctx(|| format!("creating {}", tmp.display()))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let mut hasher = blake3::Hasher::new();
+    let mut pos = 0u64;
+    let mut index: Vec<(u64, u64)> = Vec::with_capacity(entries.len());
+    let mut put = |w: &mut BufWriter<File>, b: &[u8], pos: &mut u64| -> std::io::Result<()> {
+        hasher.update(b);
+        *pos += b.len() as u64;
+        w.write_all(b)
+    };
+    let io = |e| Error::Io {
+        context: format!("writing {}", tmp.display()),
+        source: e,
+    };
+    put(&mut w, MAGIC, &mut pos).map_err(io)?;
+    for (k, v) in entries {
+        index.push((key_hash(k), pos));
+        put(&mut w, &(k.len() as u32).to_le_bytes(), &mut pos).map_err(io)?;
+        put(&mut w, k, &mut pos).map_err(io)?;
+        put(&mut w, &(v.len() as u32).to_le_bytes(), &mut pos).map_err(io)?;
+        put(&mut w, v, &mut pos).map_err(io)?;
+    }
+    index.sort_unstable();
+    let index_off = pos;
+    for (h, off) in &index {
+        put(&mut w, &h.to_le_bytes(), &mut pos).map_err(io)?;
+        put(&mut w, &off.to_le_bytes(), &mut pos).map_err(io)?;
+    }
+    let digest = hasher.finalize();
+    let mut footer = Vec::with_capacity(FOOTER);
+    footer.extend_from_slice(&index_off.to_le_bytes());
+    footer.extend_from_slice(&(index.len() as u64).to_le_bytes());
+    footer.extend_from_slice(digest.as_bytes());
+    footer.extend_from_slice(END);
+    w.write_all(&footer).map_err(io)?;
+    let f = w.into_inner().map_err(|e| Error::Io {
+        context: format!("writing {}", tmp.display()),
+        source: e.into_error(),
+    })?;
+    f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
+    fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
+    crate::store::sync_dir(&d)?;
+    Ok(path)
+}
+
+/// Looks `key` up in one archive. Errors name the file.
+pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let name = path.display();
+    let f = File::open(path).ctx(|| format!("opening {name}"))?;
+    let len = f.metadata().ctx(|| format!("reading {name}"))?.len();
+    let corrupt = |w: &str| Error::Corrupt(format!("archive {name}: {w}"));
+    if len < (MAGIC.len() + FOOTER) as u64 {
+        return Err(corrupt("too short"));
+    }
+    let mut footer = [0u8; FOOTER];
+    f.read_exact_at(&mut footer, len - FOOTER as u64)
+        .ctx(|| format!("reading {name}"))?;
+    if &footer[48..56] != END {
+        return Err(corrupt("bad footer"));
+    }
+    let index_off = u64::from_le_bytes(footer[0..8].try_into().unwrap());
+    let n = u64::from_le_bytes(footer[8..16].try_into().unwrap());
+    if index_off + n * 16 + FOOTER as u64 != len {
+        return Err(corrupt("index does not fit"));
+    }
+    let h = key_hash(key);
+    let at = |i: u64| -> Result<(u64, u64)> {
+        let mut b = [0u8; 16];
+        f.read_exact_at(&mut b, index_off + i * 16)
+            .ctx(|| format!("reading {name}"))?;
+        Ok((
+            u64::from_le_bytes(b[..8].try_into().unwrap()),
+            u64::from_le_bytes(b[8..].try_into().unwrap()),
+        ))
+    };
+    // First index entry with hash >= h.
+    let (mut lo, mut hi) = (0u64, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if at(mid)?.0 < h {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut i = lo;
+    while i < n {
+        let (eh, off) = at(i)?;
+        if eh != h {
+            break;
+        }
+        let mut lb = [0u8; 4];
+        f.read_exact_at(&mut lb, off)
+            .ctx(|| format!("reading {name}"))?;
+        let kl = u32::from_le_bytes(lb) as u64;
+        let mut k = vec![0u8; kl as usize];
+        f.read_exact_at(&mut k, off + 4)
+            .ctx(|| format!("reading {name}"))?;
+        if k == key {
+            f.read_exact_at(&mut lb, off + 4 + kl)
+                .ctx(|| format!("reading {name}"))?;
+            let vl = u32::from_le_bytes(lb) as usize;
+            let mut v = vec![0u8; vl];
+            f.read_exact_at(&mut v, off + 8 + kl)
+                .ctx(|| format!("reading {name}"))?;
+            return Ok(Some(v));
+        }
+        i += 1;
+    }
+    Ok(None)
+}
+
+/// Every entry of an archive, checking its digest.
+pub(crate) fn read_all(path: &Path) -> Result<BTreeMap<Vec<u8>, Vec<u8>>> {
+    let name = path.display();
+    let bytes = fs::read(path).ctx(|| format!("reading {name}"))?;
+    let corrupt = |w: &str| Error::Corrupt(format!("archive {name}: {w}"));
+    if bytes.len() < MAGIC.len() + FOOTER || &bytes[..8] != MAGIC {
+        return Err(corrupt("bad header or too short"));
+    }
+    let body = bytes.len() - FOOTER;
+    let footer = &bytes[body..];
+    if &footer[48..56] != END {
+        return Err(corrupt("bad footer"));
+    }
+    if blake3::hash(&bytes[..body]).as_bytes() != &footer[16..48] {
+        return Err(corrupt(
+            "content digest mismatch (the file was changed or damaged)",
+        ));
+    }
+    let index_off = u64::from_le_bytes(footer[0..8].try_into().unwrap()) as usize;
+    let mut out = BTreeMap::new();
+    let mut pos = 8;
+    while pos < index_off {
+        let rd = |p: usize| -> Result<usize> {
+            bytes
+                .get(p..p + 4)
+                .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
+                .ok_or_else(|| corrupt("entry cut short"))
+        };
+        let kl = rd(pos)?;
+        let k = bytes
+            .get(pos + 4..pos + 4 + kl)
+            .ok_or_else(|| corrupt("entry cut short"))?
+            .to_vec();
+        let vl = rd(pos + 4 + kl)?;
+        let v = bytes
+            .get(pos + 8 + kl..pos + 8 + kl + vl)
+            .ok_or_else(|| corrupt("entry cut short"))?
+            .to_vec();
+        pos += 8 + kl + vl;
+        out.insert(k, v);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_find_every_key_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = BTreeMap::new();
+        for i in 0..500u32 {
+            m.insert(
+                format!("sess:{i}").into_bytes(),
+                vec![i as u8; (i % 40) as usize],
+            );
+        }
+        let p = write(dir.path(), 7, &m).unwrap();
+        for (k, v) in &m {
+            assert_eq!(get(&p, k).unwrap().as_ref(), Some(v));
+        }
+        assert_eq!(get(&p, b"sess:nope").unwrap(), None);
+        assert_eq!(read_all(&p).unwrap(), m);
+        let mut bytes = fs::read(&p).unwrap();
+        bytes[20] ^= 1;
+        fs::write(&p, bytes).unwrap();
+        assert!(read_all(&p).is_err());
+    }
+}
