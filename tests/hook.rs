@@ -195,7 +195,7 @@ fn journal_is_private_and_ignored_by_git() {
 /// A unique payload: PreToolUse (record-only, the spool fast path) for even `i`, PostToolUse
 /// (through the store, under the lock) for odd `i`, so both paths race each other.
 fn marker_payload(worker: usize, i: usize) -> String {
-    let event = if i % 2 == 0 {
+    let event = if i.is_multiple_of(2) {
         "PreToolUse"
     } else {
         "PostToolUse"

@@ -106,6 +106,7 @@ impl Table {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+    #[allow(clippy::needless_range_loop)] // `i` indexes widths, headers and cells alike
     pub fn render(&self) -> String {
         let n = self.headers.len();
         let mut w: Vec<usize> = self

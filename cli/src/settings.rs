@@ -7,7 +7,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     pub policy: PolicyConfig,
@@ -46,16 +46,6 @@ impl Default for HookLimits {
             git_timeout_ms: 400,
             segment_events: journal::DEFAULT_SEGMENT_EVENTS,
             fast_path: true,
-        }
-    }
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            policy: PolicyConfig::default(),
-            hook: HookLimits::default(),
-            pricing: BTreeMap::new(),
         }
     }
 }
@@ -102,16 +92,4 @@ impl Settings {
         }
         t
     }
-}
-
-/// The documented defaults, as a config file (`hookjournal install` writes nothing; docs show it).
-pub fn default_toml() -> String {
-    #[derive(serde::Serialize)]
-    struct Out<'a> {
-        policy: &'a PolicyConfig,
-    }
-    toml::to_string_pretty(&Out {
-        policy: &PolicyConfig::default(),
-    })
-    .unwrap_or_default()
 }

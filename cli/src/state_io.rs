@@ -110,7 +110,7 @@ pub fn full_replay(
     snap.for_each(|env| {
         full.apply(&env);
         n += 1;
-        if n % 65_536 == 0 {
+        if n.is_multiple_of(65_536) {
             progress(n);
         }
         Ok(())
@@ -138,6 +138,22 @@ pub fn open_view(dir: &Path) -> Result<View> {
     let j = open_read(dir)?;
     let snap = j.read_snapshot().context("reading the journal")?;
     let state = checkpoint(&j)?;
+    Ok(View { snap, state })
+}
+
+/// Like `open_view` for commands that fold the whole log anyway (cost, notifications): only the
+/// small global partition (for the rewinds) is read from the checkpoint.
+pub fn open_log(dir: &Path) -> Result<View> {
+    let j = open_read(dir)?;
+    let snap = j.read_snapshot().context("reading the journal")?;
+    let mut state = State::default();
+    if let Some(b) = j.get_state(fold::GLOBAL_KEY)? {
+        state.global = fold::decode(&b).ok_or_else(|| {
+            anyhow::anyhow!(
+                "checkpoint partition `global` does not decode; run `hookjournal verify`"
+            )
+        })?;
+    }
     Ok(View { snap, state })
 }
 

@@ -224,7 +224,7 @@ pub(crate) fn stream(seg: &SegmentInfo, mut f: impl FnMut(Envelope) -> Result<()
         r.read_exact(&mut buf)
             .ctx(|| format!("reading segment {name}"))?;
         pos += 4 + l as u64;
-        f(Envelope::decode(&buf).map_err(|e| corrupt(e))?)?;
+        f(Envelope::decode(&buf).map_err(corrupt)?)?;
     }
     Ok(())
 }

@@ -227,20 +227,19 @@ impl State {
             "fail" => {
                 list.fail(id, c.reason.as_deref().unwrap_or("failed"), o);
             }
-            "reopen" => {
+            "reopen"
                 if list
                     .get(id)
-                    .is_some_and(|t| t.status != TaskStatus::Pending)
-                {
-                    list.set_status(
-                        sess.as_deref(),
-                        id,
-                        TaskStatus::Pending,
-                        o,
-                        c.reason.as_deref(),
-                    );
-                    list.set_owner(id, None, o);
-                }
+                    .is_some_and(|t| t.status != TaskStatus::Pending) =>
+            {
+                list.set_status(
+                    sess.as_deref(),
+                    id,
+                    TaskStatus::Pending,
+                    o,
+                    c.reason.as_deref(),
+                );
+                list.set_owner(id, None, o);
             }
             "delete" => {
                 list.set_status(

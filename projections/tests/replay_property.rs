@@ -58,7 +58,7 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 fn hook_payload(sid: &str, what: u8, arg: u8) -> String {
-    let cwd = if arg % 2 == 0 { "/p0" } else { "/p1" };
+    let cwd = if arg.is_multiple_of(2) { "/p0" } else { "/p1" };
     let body = match what {
         0 => format!(r#""hook_event_name":"SessionStart","source":"{}""#, ["startup", "compact", "clear", "resume"][arg as usize % 4]),
         1 => format!(r#""hook_event_name":"UserPromptSubmit","prompt":"do thing {arg}""#),

@@ -126,7 +126,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             let mut n = 0u64;
             view.snap.for_each(|e| {
                 n += 1;
-                if n % 8192 == 0 {
+                if n.is_multiple_of(8192) {
                     bar.set_position(n);
                 }
                 if keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
