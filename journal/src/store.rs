@@ -198,6 +198,23 @@ fn open_sled(path: &Path) -> Result<sled::Db> {
         .open()?)
 }
 
+/// Opens the active store. sled's own file lock can outlive the previous holder's handle by a
+/// moment (its background threads close the file last), so `WouldBlock` is retried until the
+/// deadline and then reported as busy.
+fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Result<sled::Db> {
+    loop {
+        match open_sled(path) {
+            Err(Error::Sled(sled::Error::Io(e))) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(Error::Busy);
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Creates the journal directory (0700) with a `.gitignore` of `*`, if missing.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
     if !dir.exists() {
@@ -222,6 +239,7 @@ impl Journal {
             }
             ensure_dir(dir)?;
         }
+        let deadline = std::time::Instant::now() + opts.wait;
         let lock = DirLock::acquire(dir, opts.wait)?;
         let current = match fs::read_to_string(dir.join(CURRENT)) {
             Ok(s) => Some(s.trim().to_string()),
@@ -252,7 +270,7 @@ impl Journal {
                 name
             }
         };
-        let db = open_sled(&dir.join(&active))?;
+        let db = open_sled_waiting(&dir.join(&active), deadline)?;
         let (head_seq, head_hash, base) = match db.get(HEAD_KEY)? {
             Some(v) => {
                 bincode::serde::decode_from_slice::<(Seq, Hash, Seq), _>(&v, bincode_config())
