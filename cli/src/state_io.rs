@@ -189,7 +189,8 @@ pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
         &journal::OpenOptions {
             wait: Duration::from_secs(10),
             create,
-            ..Default::default()
+            segment_events: crate::settings::Settings::load(dir).0.hook.segment_events,
+            priority: true,
         },
     )
     .map_err(|e| match e {

@@ -11,13 +11,29 @@ use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+const WANTED: &str = "lock.wanted";
+
+/// Whether a reader has asked hooks to step aside (a marker younger than 5 s).
+fn reader_waiting(wanted: &Path) -> bool {
+    std::fs::metadata(wanted)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < Duration::from_secs(5))
+}
+
 pub(crate) struct DirLock {
     _file: File,
 }
 
 impl DirLock {
     /// Takes the lock, waiting at most `wait`. `Error::Busy` when the budget runs out.
-    pub(crate) fn acquire(dir: &Path, wait: Duration) -> Result<DirLock> {
+    ///
+    /// The lock is not fair: many hooks polling it could starve a reader. So a `priority` taker
+    /// (a CLI command) that has waited a little leaves a `lock.wanted` marker, and hooks that
+    /// see a fresh marker stop competing and spool at once; the marker goes when the reader
+    /// has the lock (a stale one, from a killed reader, is ignored after a few seconds).
+    pub(crate) fn acquire(dir: &Path, wait: Duration, priority: bool) -> Result<DirLock> {
         let path = dir.join("lock");
         let file = OpenOptions::new()
             .create(true)
@@ -27,12 +43,18 @@ impl DirLock {
             .mode(crate::FILE_MODE)
             .open(&path)
             .ctx(|| format!("opening {}", path.display()))?;
-        let deadline = Instant::now() + wait;
+        let start = Instant::now();
+        let deadline = start + wait;
+        let wanted = dir.join(WANTED);
+        let mut marked = false;
         let mut pause = Duration::from_micros(200);
         loop {
             // SAFETY: flock on a file descriptor we own; no memory is touched.
             let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
             if rc == 0 {
+                if marked {
+                    let _ = std::fs::remove_file(&wanted);
+                }
                 return Ok(DirLock { _file: file });
             }
             let err = std::io::Error::last_os_error();
@@ -46,6 +68,15 @@ impl DirLock {
             }
             let now = Instant::now();
             if now >= deadline {
+                if marked {
+                    let _ = std::fs::remove_file(&wanted);
+                }
+                return Err(Error::Busy);
+            }
+            if priority && !marked && now - start > Duration::from_millis(20) {
+                marked = std::fs::write(&wanted, std::process::id().to_string()).is_ok();
+            }
+            if !priority && reader_waiting(&wanted) {
                 return Err(Error::Busy);
             }
             std::thread::sleep(pause.min(deadline - now));

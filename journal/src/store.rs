@@ -38,6 +38,8 @@ pub struct OpenOptions {
     pub create: bool,
     /// Events per sealed segment (the active store's size bound).
     pub segment_events: u64,
+    /// A reader that must not be starved by a crowd of hooks (see `lock.rs`).
+    pub priority: bool,
 }
 
 impl Default for OpenOptions {
@@ -46,6 +48,7 @@ impl Default for OpenOptions {
             wait: Duration::from_secs(10),
             create: false,
             segment_events: DEFAULT_SEGMENT_EVENTS,
+            priority: false,
         }
     }
 }
@@ -240,7 +243,7 @@ impl Journal {
             ensure_dir(dir)?;
         }
         let deadline = std::time::Instant::now() + opts.wait;
-        let lock = DirLock::acquire(dir, opts.wait)?;
+        let lock = DirLock::acquire(dir, opts.wait, opts.priority)?;
         let current = match fs::read_to_string(dir.join(CURRENT)) {
             Ok(s) => Some(s.trim().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -260,7 +263,7 @@ impl Journal {
                 }
                 ensure_dir(dir)?;
                 let name = active_name(1);
-                let db = open_sled(&dir.join(&name))?;
+                let db = open_sled_waiting(&dir.join(&name), deadline)?;
                 let head = bincode::serde::encode_to_vec((0u64, ZERO_HASH, 1u64), bincode_config())
                     .map_err(|e| Error::Invalid(e.to_string()))?;
                 db.insert(HEAD_KEY, head)?;
@@ -478,7 +481,10 @@ impl Journal {
         if new_path.exists() {
             fs::remove_dir_all(&new_path).ctx(|| format!("removing {}", new_path.display()))?;
         }
-        let db = open_sled(&new_path)?;
+        let db = open_sled_waiting(
+            &new_path,
+            std::time::Instant::now() + Duration::from_secs(5),
+        )?;
         let mut batch = sled::Batch::default();
         let mut cold: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for kv in self.db.scan_prefix(STATE) {
@@ -640,6 +646,7 @@ impl ReadSnapshot {
             dir,
             &OpenOptions {
                 wait,
+                priority: true,
                 ..OpenOptions::default()
             },
         )?;

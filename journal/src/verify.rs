@@ -72,6 +72,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         dir,
         &OpenOptions {
             wait,
+            priority: true,
             ..OpenOptions::default()
         },
     ) {

@@ -267,6 +267,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         wait: Duration::from_millis(wait),
         create: true,
         segment_events: settings.hook.segment_events,
+        priority: false,
     };
     trace.mark("read");
     let mut j = match Journal::open(&dir, &opts) {

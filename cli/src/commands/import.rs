@@ -32,6 +32,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         wait: Duration::from_secs(10),
         create: true,
         segment_events: settings.hook.segment_events,
+        priority: true,
     };
     let mut j =
         Journal::open(&dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
