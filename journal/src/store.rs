@@ -29,6 +29,10 @@ const TOUCHED: &[u8] = b"t:";
 const SEGMENTS: &str = "segments";
 const CURRENT: &str = "CURRENT";
 const ROTATING: &str = "ROTATING";
+/// Written by a seal: "the active store `<name>` holds no events; the head is `<seq> <hash>`".
+/// Readers that find it (and an empty spool) read the sealed segments without opening sled.
+/// The first append after a seal removes it durably before committing.
+const EMPTY: &str = "ACTIVE_EMPTY";
 
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
@@ -374,6 +378,11 @@ impl Journal {
                 "transaction began before another commit".into(),
             ));
         }
+        if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
+            fs::remove_file(self.dir.join(EMPTY))
+                .ctx(|| format!("removing {}", self.dir.join(EMPTY).display()))?;
+            sync_dir(&self.dir)?;
+        }
         let mut batch = sled::Batch::default();
         for e in &tx.events {
             batch.insert(&event_key(e.seq), e.encode());
@@ -528,7 +537,13 @@ impl Journal {
         let _ = fs::remove_dir_all(&old_path);
         self.base = new_base;
         let _ = fs::remove_file(self.dir.join(ROTATING));
-        sync_dir(&self.dir)?;
+        let marker = format!(
+            "{} {} {}",
+            self.active,
+            self.head_seq,
+            crate::envelope::hex(&self.head_hash)
+        );
+        write_atomic(&self.dir, EMPTY, marker.as_bytes())?;
         self.merge_archives()
     }
 
@@ -653,6 +668,48 @@ impl ReadSnapshot {
         j.read_snapshot()
     }
 
+    /// Like `take`, but when the active store is known to be empty (a seal wrote `ACTIVE_EMPTY`
+    /// and nothing was appended or spooled since), only the lock file is touched: the sealed
+    /// segments are the whole journal. `None` means: use `take`.
+    pub fn take_sealed(dir: &Path, wait: Duration) -> Result<Option<ReadSnapshot>> {
+        if !dir.join(EMPTY).exists() {
+            return Ok(None);
+        }
+        let _lock = DirLock::acquire(dir, wait, true)?;
+        if !spool::list(dir)?.is_empty() {
+            return Ok(None);
+        }
+        let (Ok(marker), Ok(current)) = (
+            fs::read_to_string(dir.join(EMPTY)),
+            fs::read_to_string(dir.join(CURRENT)),
+        ) else {
+            return Ok(None);
+        };
+        let parts: Vec<&str> = marker.split_whitespace().collect();
+        let [name, seq, hash] = parts.as_slice() else {
+            return Ok(None);
+        };
+        if *name != current.trim() {
+            return Ok(None);
+        }
+        let (Ok(head_seq), Some(head_hash)) = (seq.parse::<Seq>(), unhex(hash)) else {
+            return Ok(None);
+        };
+        let segments: Vec<SegmentInfo> = segment::list(&dir.join(SEGMENTS))?
+            .into_iter()
+            .filter(|s| s.first <= head_seq)
+            .collect();
+        if segments.last().map(|s| s.last).unwrap_or(0) != head_seq {
+            return Ok(None);
+        }
+        Ok(Some(ReadSnapshot {
+            segments,
+            active: Vec::new(),
+            head_seq,
+            head_hash,
+        }))
+    }
+
     /// Every event in seq order. Segments are streamed; their digests are not checked here
     /// (that is `verify`'s job), but each record must decode.
     pub fn for_each(&self, mut f: impl FnMut(Envelope) -> Result<()>) -> Result<()> {
@@ -700,4 +757,15 @@ impl ReadSnapshot {
                 .map(|e| e.payload.len() as u64 + 100)
                 .sum::<u64>()
     }
+}
+
+fn unhex(s: &str) -> Option<Hash> {
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
 }

@@ -323,3 +323,77 @@ mod tests {
         assert!(r.damage[0].what.contains("altered"), "{:?}", r.damage);
     }
 }
+
+#[cfg(test)]
+mod sealed_reads {
+    use super::tests_support::*;
+    use crate::store::ReadSnapshot;
+    use std::time::Duration;
+
+    #[test]
+    fn a_fully_sealed_journal_is_read_without_the_store_until_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = open(dir.path(), 1000);
+        for i in 1..=25 {
+            append(&mut j, i);
+        }
+        j.seal().unwrap();
+        drop(j);
+        let snap = ReadSnapshot::take_sealed(dir.path(), Duration::from_secs(1))
+            .unwrap()
+            .expect("sealed read");
+        let mut n = 0;
+        snap.for_each(|_| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((n, snap.head_seq), (25, 25));
+        let mut j = open(dir.path(), 1000);
+        append(&mut j, 26);
+        drop(j);
+        assert!(
+            ReadSnapshot::take_sealed(dir.path(), Duration::from_secs(1))
+                .unwrap()
+                .is_none()
+        );
+        let full = ReadSnapshot::take(dir.path(), Duration::from_secs(1)).unwrap();
+        assert_eq!(full.head_seq, 26);
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use crate::envelope::{Kind, NewEvent};
+    use crate::store::{Journal, OpenOptions};
+    use std::path::Path;
+
+    pub fn open(dir: &Path, segment_events: u64) -> Journal {
+        Journal::open(
+            dir,
+            &OpenOptions {
+                create: true,
+                segment_events,
+                ..OpenOptions::default()
+            },
+        )
+        .unwrap()
+    }
+
+    pub fn append(j: &mut Journal, i: u64) {
+        let mut tx = j.begin();
+        tx.push(NewEvent {
+            recorded_at_us: i as i64,
+            host: "claude".into(),
+            kind: Kind::Hook {
+                name: "Stop".into(),
+            },
+            session_id: None,
+            agent_id: None,
+            payload: format!("{{\"i\":{i}}}").into_bytes(),
+            truncated: None,
+            spooled: false,
+        });
+        j.commit(tx).unwrap();
+    }
+}

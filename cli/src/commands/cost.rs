@@ -32,7 +32,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     let (settings, _) = Settings::load(&dir);
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let view = state_io::open_log(&dir)?;
+    let view = state_io::open_log(&dir, false)?;
     let full = view.full(|_| {})?;
     let by = match args.by {
         By::Session => CostBy::Session,

@@ -8,7 +8,7 @@ use crate::settings::Settings;
 use crate::state_io::{self, Loaded};
 use anyhow::{bail, Context, Result};
 use journal::{Journal, Kind, OpenOptions};
-use projections::fold::{Full, Rewinds};
+use projections::fold::Full;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -185,12 +185,12 @@ fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
     }
     loaded.write_back(&mut tx);
     j.commit(tx)?;
-    j.seal_if_full()?;
+    // A bulk import is history: seal it, so readers stream it from segments.
+    j.seal()?;
     bar.finish_and_clear();
     eprintln!(
         "hookjournal: imported {usage_events} responses' usage from {} transcripts",
         files.len()
     );
-    let _ = Rewinds::default();
     Ok(())
 }

@@ -15,7 +15,7 @@ pub struct Args {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let view = state_io::open_log(&dir)?;
+    let view = state_io::open_log(&dir, true)?;
     let full = view.full(|_| {})?;
     let session = match &args.session {
         Some(s) => Some(crate::commands::export::resolve_session(
