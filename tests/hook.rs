@@ -446,3 +446,55 @@ fn record_only_events_skip_the_store_and_are_ingested_before_any_answer() {
         .collect();
     assert_eq!(names, ["PreToolUse", "TaskCreated", "SessionStart"]);
 }
+
+#[test]
+fn a_bad_config_is_reported_and_the_hook_still_answers_with_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(
+        j.join("config.toml"),
+        "[policy]\nreminder_threshold = \"ten\"\n",
+    )
+    .unwrap();
+    let p = br#"{"hook_event_name":"UserPromptSubmit","session_id":"s","cwd":"/p","prompt":"hi"}"#;
+    hook(&j, p, &[]);
+    hook(
+        &j,
+        br#"{"hook_event_name":"SessionEnd","session_id":"s","cwd":"/p","reason":"clear"}"#,
+        &[],
+    );
+    let out = hook(
+        &j,
+        br#"{"hook_event_name":"SessionStart","session_id":"t","cwd":"/p","source":"clear"}"#,
+        &[],
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config.toml") && err.contains("using defaults"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("still answers");
+    assert!(v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("hi"));
+}
+
+#[test]
+fn gemini_environment_breaks_a_tie_but_never_overrides_the_payload_or_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let plain = br#"{"hook_event_name":"Stop","session_id":"g1"}"#;
+    hook(&j, plain, &[("GEMINI_SESSION_ID", "g1")]);
+    let codex = br#"{"hook_event_name":"Stop","session_id":"c1","turn_id":"t"}"#;
+    hook(&j, codex, &[("GEMINI_SESSION_ID", "g1")]);
+    let hosts: Vec<String> = events(&j)
+        .iter()
+        .filter(|e| e["kind"] == "Hook")
+        .map(|e| e["host"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(hosts, ["gemini", "codex"]);
+}

@@ -17,6 +17,8 @@ pub fn cmd(journal: &Path) -> Command {
     c.env_remove("RALPH_AGENT_ID")
         .env_remove("HOOKJOURNAL_DIR")
         .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("GEMINI_SESSION_ID")
         .env("NO_COLOR", "1");
     c
 }

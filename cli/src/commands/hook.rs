@@ -189,7 +189,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     }
     let host = match (&notify, flags.host.as_deref()) {
         (Some(_), None | Some("auto")) => "codex".to_string(),
-        (_, hint) => event::detect_host(&payload, hint),
+        (_, hint) => tie_break(event::detect_host(&payload, hint), hint),
     };
     let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
         event::parse(&host, &payload)
@@ -374,6 +374,21 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     drop(j);
     trace.mark("close");
     Ok(())
+}
+
+/// The payload looked like Claude Code's (the default): the environment breaks the tie. Gemini
+/// CLI sets `GEMINI_SESSION_ID`; Claude Code sets `CLAUDE_CODE_SESSION_ID` (which also leaks
+/// into child processes, so it only counts against Gemini's).
+fn tie_break(detected: String, hint: Option<&str>) -> String {
+    let explicit = hint.is_some_and(|h| h != "auto");
+    if !explicit
+        && detected == "claude"
+        && std::env::var_os("GEMINI_SESSION_ID").is_some()
+        && std::env::var_os("CLAUDE_CODE_SESSION_ID").is_none()
+    {
+        return "gemini".into();
+    }
+    detected
 }
 
 /// Whether the policy can never answer this event and it needs no outside-world reads.
