@@ -34,7 +34,9 @@ fn templates() -> Vec<String> {
         .collect()
 }
 
-/// Builds a journal of `n` hook events (the fixture mix, one session per 73 events).
+/// Builds a journal of `n` hook events (the fixture mix, one session per 73 events). Like the
+/// hook, each commit writes the checkpoint partitions its events touched, so seals move cold
+/// sessions to archives exactly as in real use.
 fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
     let t0 = Instant::now();
     let mut j = Journal::open(
@@ -50,7 +52,8 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
     let base_us = 1_790_000_000_000_000i64;
     while i < n {
         let mut tx = j.begin();
-        for _ in 0..4096 {
+        let mut touched = std::collections::BTreeSet::new();
+        for _ in 0..1024 {
             if i >= n {
                 break;
             }
@@ -58,6 +61,7 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
             let t = &templates[(i % templates.len() as u64) as usize];
             let payload = t.replace("__SID__", &session).into_bytes();
             let name = projections::event::event_name(&payload).unwrap_or_default();
+            touched.insert(session.clone());
             tx.push(NewEvent {
                 recorded_at_us: base_us + i as i64 * 1000,
                 host: "claude".into(),
@@ -71,14 +75,16 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
             full.apply(tx.events().last().unwrap());
             i += 1;
         }
+        tx.put_state(projections::fold::GLOBAL_KEY, full.state.encode_global());
+        tx.put_state(projections::fold::TASKS_KEY, full.state.encode_tasks());
+        for s in &touched {
+            let part = projections::fold::State::encode_session(&full.state.sessions[s]);
+            tx.put_state(&projections::fold::session_key(s), part);
+        }
         j.commit_unflushed(tx).unwrap();
         j.seal_if_full().unwrap();
     }
-    let mut tx = j.begin();
-    for (k, v) in full.state.partitions() {
-        tx.put_state(&k, v);
-    }
-    j.commit(tx).unwrap();
+    j.flush().unwrap();
     t0.elapsed()
 }
 

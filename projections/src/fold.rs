@@ -105,6 +105,14 @@ impl State {
         out
     }
 
+    /// A session's own tasks, or the journal-wide store.
+    fn task_list(&mut self, session: Option<&str>) -> &mut TaskList {
+        match session {
+            Some(s) => &mut self.session_mut(s).tasks,
+            None => &mut self.tasks,
+        }
+    }
+
     pub fn session_mut(&mut self, id: &str) -> &mut SessionState {
         self.sessions
             .entry(id.to_string())
@@ -159,11 +167,8 @@ impl State {
                     at_us: env.recorded_at_us,
                     by: "release",
                 };
-                let list = match &r.task.session {
-                    Some(s) => &mut self.session_mut(s).tasks,
-                    None => &mut self.tasks,
-                };
-                list.fail(&r.task.id, &r.reason, o);
+                self.task_list(r.task.session.as_deref())
+                    .fail(&r.task.id, &r.reason, o);
             }
             Kind::Rewound { session, to_seq } => {
                 self.global
@@ -185,10 +190,7 @@ impl State {
             by: "cli",
         };
         let sess = c.task.session.clone();
-        let list = match &sess {
-            Some(s) => &mut self.session_mut(s).tasks,
-            None => &mut self.tasks,
-        };
+        let list = self.task_list(sess.as_deref());
         let id = c.task.id.as_str();
         match c.op.as_str() {
             "add" => list.create(

@@ -47,13 +47,9 @@ fn context_output(host: &str, event: &str, text: String) -> Option<Value> {
     }
 }
 
-/// Whether loop mode applies: configured, or the looping agent's id was in the environment.
-fn loop_agent<'a>(env: &'a Envelope, cfg: &PolicyConfig) -> Option<&'a str> {
-    match env.agent_id.as_deref() {
-        Some(a) => Some(a),
-        None if cfg.loop_mode => None,
-        None => None,
-    }
+/// The looping agent, from the agent-id variable captured in the envelope at ingestion.
+fn loop_agent(env: &Envelope) -> Option<&str> {
+    env.agent_id.as_deref()
 }
 
 /// Fails the agent's in-progress tasks (journal-wide, and the session's own that it owns).
@@ -145,7 +141,7 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                     text: views::restore_text(st, s, cfg, Purpose::Compact { trigger }),
                 }));
             }
-            let agent = loop_agent(env, cfg);
+            let agent = loop_agent(env);
             if cfg.loop_mode || agent.is_some() {
                 let released = agent
                     .map(|a| release(st, session, a, "context limit reached"))
@@ -202,7 +198,7 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
             }
         }
         Canonical::SessionEnd { .. } => {
-            if let Some(agent) = loop_agent(env, cfg) {
+            if let Some(agent) = loop_agent(env) {
                 let released = release(st, session, agent, "session ended unexpectedly");
                 if !released.is_empty() {
                     let names: Vec<String> = released.iter().map(|r| r.task.display()).collect();

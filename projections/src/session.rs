@@ -323,7 +323,7 @@ impl SessionState {
                 if tool == "Bash" || tool == "run_shell_command" {
                     let cmd = str_at(input, &["command"]).unwrap_or_default();
                     if cmd.contains("git commit")
-                        || cmd.contains("git -c") && cmd.contains(" commit")
+                        || (cmd.contains("git -c") && cmd.contains(" commit"))
                     {
                         let out = str_at(response, &["stdout", "output", "llmContent"])
                             .map(str::to_string)

@@ -206,10 +206,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         ),
         (None, None) => {
             let reason = if truncated.is_some() {
-                match event::event_name(&payload) {
-                    Some(_) => "payload over the size cap (truncated)".to_string(),
-                    None => "payload over the size cap (truncated)".to_string(),
-                }
+                "payload over the size cap (truncated)".to_string()
             } else {
                 event::malformed_reason(&payload).unwrap_or_else(|| "unreadable payload".into())
             };
@@ -313,9 +310,36 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let mut output = String::new();
     let mut stderr = None;
     if let (Some(p), Some(sid)) = (&parsed, env.session_id.clone()) {
-        let observations = observe(&loaded, p, &sid, &settings, git);
-        for o in observations {
+        let with_metrics = git.is_some();
+        for o in observe(&loaded, p, &sid, &settings, git) {
             push_apply(&mut tx, &mut loaded, &env, (o.kind)(seq), o.body);
+        }
+        // Stop and SessionEnd: the session's metrics, from its state after this read.
+        if with_metrics {
+            if let Some(s) = loaded.state.sessions.get(&sid) {
+                let (usd, usage) = projections::report::session_usd(s, &settings.pricing());
+                let metrics = SessionMetrics {
+                    at: if matches!(p.canonical, Canonical::SessionEnd { .. }) {
+                        "session_end"
+                    } else {
+                        "stop"
+                    }
+                    .into(),
+                    payload: p.metrics.clone(),
+                    usage,
+                    usd: Some(usd),
+                    model: s.model.clone(),
+                    branch: s.branch.clone(),
+                    duration_ms: p.metrics.duration_ms,
+                };
+                push_apply(
+                    &mut tx,
+                    &mut loaded,
+                    &env,
+                    Kind::SessionMetrics { cause: seq },
+                    derived::body(&metrics),
+                );
+            }
         }
         let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
         for d in &decision.events {
@@ -478,65 +502,9 @@ fn observe(
         _ => {}
     }
     if let Some(g) = git {
-        let branch = g.branch.clone();
         out.push(Observation {
             kind: |cause| Kind::GitObserved { cause },
             body: derived::body(&g),
-        });
-        // Metrics: the session's usage after this read (recomputed from state + new usage).
-        let mut usage = session.map(|s| s.usage_total()).unwrap_or_default();
-        let mut model = session
-            .and_then(|s| s.model.clone())
-            .or_else(|| p.model.clone());
-        for o in &out {
-            if let Some(u) = derived::parse::<derived::UsageObserved>(&o.body) {
-                let key = format!("{}:{}", u.record.message_id, u.record.request_id);
-                if let Some((_, old)) = session.and_then(|s| s.usage_by_key.get(&key)) {
-                    usage.input_tokens -= old.input_tokens.min(usage.input_tokens);
-                    usage.output_tokens -= old.output_tokens.min(usage.output_tokens);
-                    usage.cache_write_5m -= old.cache_write_5m.min(usage.cache_write_5m);
-                    usage.cache_write_1h -= old.cache_write_1h.min(usage.cache_write_1h);
-                    usage.cache_read -= old.cache_read.min(usage.cache_read);
-                }
-                usage.add(&u.record.usage);
-                if u.agent_id.is_none() {
-                    model = Some(u.record.model.clone());
-                }
-            }
-        }
-        let pricing = settings.pricing();
-        let usd = session.map(|s| {
-            let mut total = 0.0;
-            let mut by_key = s.usage_by_key.clone();
-            for o in &out {
-                if let Some(u) = derived::parse::<derived::UsageObserved>(&o.body) {
-                    by_key.insert(
-                        format!("{}:{}", u.record.message_id, u.record.request_id),
-                        (u.record.model, u.record.usage),
-                    );
-                }
-            }
-            for (m, u) in by_key.values() {
-                total += pricing.cost(m, u).unwrap_or(0.0);
-            }
-            total
-        });
-        let metrics = SessionMetrics {
-            at: if matches!(p.canonical, Canonical::SessionEnd { .. }) {
-                "session_end".into()
-            } else {
-                "stop".into()
-            },
-            payload: p.metrics.clone(),
-            usage,
-            usd,
-            model,
-            branch,
-            duration_ms: p.metrics.duration_ms,
-        };
-        out.push(Observation {
-            kind: |cause| Kind::SessionMetrics { cause },
-            body: derived::body(&metrics),
         });
     }
     out
