@@ -498,3 +498,61 @@ fn gemini_environment_breaks_a_tie_but_never_overrides_the_payload_or_flag() {
         .collect();
     assert_eq!(hosts, ["gemini", "codex"]);
 }
+
+#[test]
+fn a_panic_under_the_lock_spools_the_event_and_still_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let p = br#"{"hook_event_name":"UserPromptSubmit","session_id":"s","prompt":"survive"}"#;
+    let out = hook(&j, p, &[("HOOKJOURNAL_FAILPOINT", "locked")]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("internal error") && err.contains("spooled"),
+        "{err}"
+    );
+    let evs = events(&j);
+    assert_eq!(evs.len(), 1);
+    assert_eq!(payload_bytes(&evs[0]), p.to_vec());
+    assert_eq!(evs[0]["spooled"], true);
+}
+
+#[test]
+fn hook_help_prints_help_and_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["hook", "--help"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--host"));
+    assert!(!dir.path().join(".hookjournal").exists());
+}
+
+#[test]
+fn cli_output_into_a_closed_pipe_ends_quietly() {
+    let (_dir, p) = play_session_for_pipe();
+    let mut child = cmd(&p)
+        .args(["replay"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101));
+}
+
+fn play_session_for_pipe() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    for i in 0..200 {
+        hook(&j, marker_payload(0, i).as_bytes(), &[]);
+    }
+    (dir, j)
+}

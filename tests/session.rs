@@ -757,3 +757,62 @@ fn cold_sessions_move_to_archives_and_still_restore_on_resume() {
     assert_eq!(v["ok"], true, "{v}");
     assert!(v["segments"].as_u64().unwrap() >= 5);
 }
+
+#[test]
+fn each_host_gets_only_the_fields_it_honours() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    run(&j, &["tasks", "add", "Ship the parser"]);
+    // Gemini: AfterTool reminders carry the Gemini event name.
+    let mut gemini_answers = Vec::new();
+    for i in 0..12 {
+        let p = format!(
+            r#"{{"hook_event_name":"AfterTool","session_id":"g","timestamp":"2026-11-03T14:05:0{}Z","tool_name":"run_shell_command","tool_input":{{"command":"ls"}},"tool_response":{{"llmContent":"x"}}}}"#,
+            i % 10
+        );
+        let out = hook(&j, p.as_bytes(), &[]);
+        if !out.stdout.is_empty() {
+            gemini_answers.push(serde_json::from_slice::<Value>(&out.stdout).unwrap());
+        }
+    }
+    assert_eq!(gemini_answers.len(), 1, "{gemini_answers:?}");
+    let g = &gemini_answers[0];
+    assert_eq!(
+        g.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["hookSpecificOutput"]
+    );
+    assert_eq!(g["hookSpecificOutput"]["hookEventName"], "AfterTool");
+    assert!(g["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("Ship the parser"));
+    // Cursor: never answered, and no reminder is spent on it.
+    for _ in 0..12 {
+        let p = br#"{"hook_event_name":"afterFileEdit","conversation_id":"c","cursor_version":"2.0.34","file_path":"/a.ts","workspace_roots":["/w"]}"#;
+        let out = hook(&j, p, &[]);
+        assert!(out.stdout.is_empty());
+    }
+    let reminders: Vec<Value> = events(&j)
+        .into_iter()
+        .filter(|e| e["kind"] == "ReminderIssued")
+        .collect();
+    assert!(
+        reminders.iter().all(|r| r["session_id"] == "g"),
+        "{reminders:?}"
+    );
+    // Codex: strict schema, only documented fields.
+    let codex_prompt = br#"{"hook_event_name":"UserPromptSubmit","session_id":"x","turn_id":"t1","model":"gpt-5.1-codex","prompt":"fix it"}"#;
+    hook(&j, codex_prompt, &[]);
+    let out = hook(&j, br#"{"hook_event_name":"SessionStart","session_id":"x","model":"gpt-5.1-codex","turn_id":"t2","source":"resume"}"#, &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("codex restore");
+    assert_eq!(
+        v.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["hookSpecificOutput"]
+    );
+    let hso = v["hookSpecificOutput"].as_object().unwrap();
+    let mut keys: Vec<&String> = hso.keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["additionalContext", "hookEventName"]);
+    let stop = hook(&j, br#"{"hook_event_name":"Stop","session_id":"x","turn_id":"t2","model":"gpt-5.1-codex","stop_hook_active":false}"#, &[]);
+    assert!(stop.stdout.is_empty(), "codex Stop: JSON or nothing");
+}

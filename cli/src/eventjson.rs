@@ -163,6 +163,8 @@ struct Line<'a> {
     payload: Option<&'a RawValue>,
     payload_b64: Option<String>,
     payload_text: Option<String>,
+    #[serde(default)]
+    redacted: bool,
     prev: String,
     hash: String,
 }
@@ -188,7 +190,7 @@ fn unhex(s: &str) -> Result<[u8; 32], String> {
 /// Parses a line of the events report back into its envelope (hash as recorded, not recomputed).
 pub fn read_line(line: &str) -> Result<Envelope, String> {
     let l: Line = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    if l.payload_text.is_some() {
+    if l.payload_text.is_some() || l.redacted {
         return Err("this line comes from a redacted export and cannot be imported".into());
     }
     let cause = || {

@@ -106,7 +106,8 @@ pub fn git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    // The session's own directory; when it is gone, no branch (never the handler's own cwd).
+    // The session's own directory; when it is gone here, no branch rather than a wrong one.
+    // (No cwd in the payload: the hook runs in the project directory, as hosts start it.)
     if let Some(dir) = cwd {
         if !Path::new(dir).is_dir() {
             return GitObserved {

@@ -74,6 +74,10 @@ fn main() -> ExitCode {
     if is_hook(&argv) {
         return commands::hook::main_guarded(argv);
     }
+    // Commands printing to a closed pipe (`| head`) end quietly, like other Unix tools, instead
+    // of failing on the write. (The hook keeps Rust's default: a write error is ignored there.)
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread is started.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match Cli::try_parse_from(&argv) {
         Ok(c) => c,
         Err(e) => {

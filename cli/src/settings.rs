@@ -93,3 +93,13 @@ impl Settings {
         t
     }
 }
+
+/// `Settings::load` for CLI commands: a bad file is reported (one line on stderr) and the
+/// defaults are used.
+pub fn load_reporting(dir: &Path) -> Settings {
+    let (settings, warning) = Settings::load(dir);
+    if let Some(w) = warning {
+        eprintln!("hookjournal: {w}");
+    }
+    settings
+}

@@ -171,7 +171,7 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
     loop {
         let mut loaded = Loaded::new(j)?;
         let mut tx = j.begin();
-        let done = drain(j, &mut loaded, &mut tx, 4096)?;
+        let Drained { done, .. } = drain(j, &mut loaded, &mut tx, 4096)?;
         if done.is_empty() {
             return Ok(());
         }
@@ -234,11 +234,15 @@ pub fn drain(
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     max: usize,
-) -> anyhow::Result<Vec<spool::SpoolEntry>> {
+) -> anyhow::Result<Drained> {
     let entries = spool::list(j.dir())?;
     if entries.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Drained {
+            done: Vec::new(),
+            more: false,
+        });
     }
+    let more = entries.len() > max;
     spool::sweep_temps(j.dir(), Duration::from_secs(600));
     let mut done = Vec::new();
     for entry in entries.into_iter().take(max) {
@@ -272,5 +276,11 @@ pub fn drain(
         tx.drained(&entry.id);
         done.push(entry);
     }
-    Ok(done)
+    Ok(Drained { done, more })
+}
+
+/// What a drain took: the files to remove after the commit, and whether more are waiting.
+pub struct Drained {
+    pub done: Vec<spool::SpoolEntry>,
+    pub more: bool,
 }

@@ -34,6 +34,9 @@ impl DirLock {
     /// see a fresh marker stop competing and spool at once; the marker goes when the reader
     /// has the lock (a stale one, from a killed reader, is ignored after a few seconds).
     pub(crate) fn acquire(dir: &Path, wait: Duration, priority: bool) -> Result<DirLock> {
+        // Everything the journal writes is private to its owner.
+        // SAFETY: umask only changes this process's file creation mask.
+        unsafe { libc::umask(0o077) };
         let path = dir.join("lock");
         let file = OpenOptions::new()
             .create(true)

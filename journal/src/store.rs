@@ -2,10 +2,12 @@
 //!
 //! Keys of the active store (one sled tree, so a batch is atomic across all of them):
 //! `e` + seq (big-endian) → envelope; `m:head` → (head seq, head hash, base seq);
-//! `s:` + key → projection checkpoint partition; `d:` + spool id → drained marker.
+//! `s:` + key → projection checkpoint partition (empty value: deleted); `t:` + key → the partition
+//! was written since the last seal; `d:` + spool id → drained marker.
 //!
 //! When the active store holds `segment_events` events, they are sealed into a segment file and a
-//! fresh active store takes over (the `CURRENT` file names it), carrying the checkpoint along.
+//! fresh active store takes over (the `CURRENT` file names it), carrying the partitions written
+//! since the last seal; the others move to an archive (see `archive.rs`).
 
 use crate::archive;
 use crate::envelope::{bincode_config, Envelope, Hash, NewEvent, Seq, ZERO_HASH};

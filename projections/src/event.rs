@@ -422,7 +422,7 @@ pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
         duration_ms: f(raw.duration_ms).or_else(|| f(raw.duration)),
         tokens_in: u(raw.tokens_in).or_else(|| u(raw.input_tokens)),
         tokens_out: u(raw.tokens_out).or_else(|| u(raw.output_tokens)),
-        model: None,
+        model: s(raw.model),
     };
     Some(HookEvent {
         name,

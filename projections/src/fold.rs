@@ -336,8 +336,11 @@ impl CostSummary {
                 let session = env.session_id.clone().unwrap_or_default();
                 match self.by_key.get_mut(&key) {
                     Some(old) => {
+                        // Like ccusage: the larger reading replaces the whole record.
                         if crate::transcript::larger(&u.record.usage, &old.usage) {
                             old.usage = u.record.usage;
+                            old.model = u.record.model;
+                            old.timestamp = u.record.timestamp;
                         }
                     }
                     None => {
@@ -404,6 +407,16 @@ impl Full {
         self.cost.apply(env);
         if self.rewinds.hides(env) {
             self.state.global.last_seq = env.seq;
+            // A rewind changes what the agent did, not what was measured: usage and context
+            // readings (and the transcript positions they carry) stay, like the cost summary.
+            if matches!(
+                env.kind,
+                Kind::UsageObserved { .. } | Kind::ContextObserved { .. }
+            ) {
+                if let Some(sid) = &env.session_id {
+                    self.state.session_mut(sid).apply_derived(env);
+                }
+            }
             return;
         }
         if let Kind::Hook { name } = &env.kind {

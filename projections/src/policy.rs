@@ -142,7 +142,7 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                 }));
             }
             let agent = loop_agent(env);
-            if cfg.loop_mode || agent.is_some() {
+            if (cfg.loop_mode || agent.is_some()) && host != "cursor" {
                 let released = agent
                     .map(|a| release(st, session, a, "context limit reached"))
                     .unwrap_or_default();
@@ -162,6 +162,8 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                     Some(json!({ "continue": false, "stopReason": "Context Limit Reached" }));
             }
         }
+        // Cursor takes no injected context: nothing to say, and no reminder spent on it.
+        Canonical::Prompt { .. } | Canonical::ToolPost { .. } if host == "cursor" => {}
         Canonical::Prompt { .. } => {
             let Some(s) = session else { return d };
             let mut parts = Vec::new();

@@ -95,7 +95,7 @@ pub struct SessionState {
     pub status: Status,
     pub end_reason: Option<String>,
     pub model: Option<String>,
-    /// The agent role (subagent type or looping agent name) that shapes the restore text.
+    /// The agent role that shapes the restore text: the looping agent's name (`dev-3` → dev).
     pub agent_role: Option<String>,
     /// The looping agent driving this session (from the agent-id environment variable).
     pub loop_agent: Option<String>,

@@ -75,7 +75,8 @@ pub struct TaskChange {
     pub seq: Seq,
     pub at_us: i64,
     pub status: TaskStatus,
-    /// What made the change: `TaskUpdate`, `TodoWrite`, `cli`, `PreCompact`, …
+    /// What made the change: the hook event (`PostToolUse`, `TaskCompleted`, …), `cli`, or
+    /// `release` (a looping agent's task failed at PreCompact or SessionEnd).
     pub by: String,
     pub note: Option<String>,
 }

@@ -10,7 +10,7 @@
 //!
 //! The reference is `ccusage claude session --offline --json`; the rules below were checked
 //! against its output for the fixtures in `tests/fixtures/transcripts-corpus/` and
-//! `tests/fixtures/claude-session/` (see `tests/ccusage_agreement.rs`, which matches it to the
+//! `tests/fixtures/claude-session/` (see `projections/tests/ccusage_agreement.rs`, which matches it to the
 //! token):
 //!
 //! * A line counts when it has a `message.usage` object carrying `input_tokens` and

@@ -1,6 +1,5 @@
 //! `context SESSION --for restore|compact`: exactly the text the hooks would inject.
 
-use crate::settings::Settings;
 use crate::state_io;
 use projections::views::{self, Purpose};
 use std::path::PathBuf;
@@ -27,12 +26,25 @@ pub struct Args {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let (settings, _) = Settings::load(&dir);
+    let settings = crate::settings::load_reporting(&dir);
     let j = state_io::open_read(&dir)?;
     let state = state_io::checkpoint(&j)?;
     drop(j);
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
-    let s = &state.sessions[&id];
+    let mut s = &state.sessions[&id];
+    // After /clear the hook restores from the session that ended before this one.
+    if matches!(args.purpose, For::Restore) && args.source == "clear" {
+        if let Some(prev) = s.continues.as_ref().and_then(|p| state.sessions.get(p)) {
+            s = prev;
+        }
+    }
+    if matches!(args.purpose, For::Restore) && !views::has_facts(s) {
+        eprintln!(
+            "hookjournal: session {} has nothing to restore yet; the hook would inject nothing",
+            projections::short_id(&s.id)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let purpose = match args.purpose {
         For::Restore => Purpose::Restore {
             source: &args.source,

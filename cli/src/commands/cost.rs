@@ -2,7 +2,6 @@
 
 use crate::dates::Range;
 use crate::output::{self, Align, Table};
-use crate::settings::Settings;
 use crate::state_io;
 use projections::report::{self, CostBy, CostRow};
 use std::path::PathBuf;
@@ -30,7 +29,7 @@ pub struct Args {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let (settings, _) = Settings::load(&dir);
+    let settings = crate::settings::load_reporting(&dir);
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
     let view = state_io::open_log(&dir, false)?;
     let full = view.full(|_| {})?;

@@ -2,7 +2,6 @@
 
 use crate::dates::Range;
 use crate::eventjson;
-use crate::settings::Settings;
 use crate::state_io;
 use anyhow::{Context, Result};
 use journal::Kind;
@@ -79,10 +78,7 @@ fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let (settings, warning) = Settings::load(&dir);
-    if let Some(w) = warning {
-        eprintln!("hookjournal: {w}");
-    }
+    let settings = crate::settings::load_reporting(&dir);
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
     let view = state_io::open_view(&dir)?;
     let session = match &args.session {

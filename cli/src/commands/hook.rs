@@ -65,7 +65,16 @@ fn parse_flags(argv: &[OsString]) -> Flags {
     f
 }
 
+static PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
+    if argv.iter().skip(2).any(|a| a == "--help" || a == "-h") {
+        let _ = <crate::Cli as clap::CommandFactory>::command()
+            .find_subcommand_mut("hook")
+            .map(|c| c.print_help());
+        return ExitCode::SUCCESS;
+    }
+    // A panic is caught, reported as one line, and the invocation spooled (see `run`).
     std::panic::set_hook(Box::new(|info| {
         let msg = info
             .payload()
@@ -77,19 +86,28 @@ pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
-            "hookjournal: internal error{loc}: {}",
-            crate::output::one_line(&msg)
-        );
+        if let Ok(mut p) = PANIC.lock() {
+            *p = Some(format!("internal error{loc}: {msg}"));
+        }
     }));
     match std::panic::catch_unwind(|| run(&argv)) {
-        Ok(Ok(())) | Err(_) => {}
+        Ok(Ok(())) => {}
         Ok(Err(e)) => eprintln!(
             "hookjournal: {}",
             crate::output::one_line(&format!("{e:#}"))
         ),
+        Err(_) => eprintln!("hookjournal: {}", panic_message()),
     }
     ExitCode::SUCCESS
+}
+
+fn panic_message() -> String {
+    PANIC
+        .lock()
+        .ok()
+        .and_then(|mut p| p.take())
+        .map(|m| crate::output::one_line(&m))
+        .unwrap_or_else(|| "internal error".into())
 }
 
 /// Reads stdin to EOF, keeping at most `cap` bytes but hashing all of them.
@@ -267,120 +285,24 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         priority: false,
     };
     trace.mark("read");
-    let mut j = match Journal::open(&dir, &opts) {
-        Ok(j) => j,
-        Err(e) => {
-            let why = match &e {
-                journal::Error::Busy => "journal busy".to_string(),
-                other => format!("cannot open journal {}: {other}", dir.display()),
-            };
-            let mut spooled = ev;
-            spooled.spooled = true;
-            match spool::write(&dir, &spooled) {
-                Ok(_) => eprintln!("hookjournal: {why}; event spooled for the next hook to ingest"),
-                Err(e2) => eprintln!("hookjournal: {why}; spooling failed too ({e2}); event lost"),
-            }
+    // Everything under the lock is guarded: an error or a panic before the commit spools the
+    // invocation instead, so it is never lost.
+    let backup = ev.clone();
+    let locked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        locked(&dir, &opts, &settings, ev, parsed.as_ref(), git, &mut trace)
+    }));
+    let (mut j, output, stderr) = match locked {
+        Ok(Ok(Some(done))) => done,
+        Ok(Ok(None)) => return Ok(()),
+        Ok(Err(e)) => {
+            spool_instead(&dir, backup, &format!("{e:#}"));
+            return Ok(());
+        }
+        Err(_) => {
+            spool_instead(&dir, backup, &panic_message());
             return Ok(());
         }
     };
-
-    trace.mark("open");
-    let mut loaded = Loaded::new(&j)?;
-    let mut tx = j.begin();
-    let drained = crate::state_io::drain(&j, &mut loaded, &mut tx, settings.hook.drain_max)?;
-
-    // The invocation itself.
-    let seq = tx.push(ev);
-    let env = tx.events().last().expect("just pushed").clone();
-    loaded.for_event(&j, &env)?;
-    if let Some(p) = &parsed {
-        if matches!(p.canonical, Canonical::SessionStart { .. }) {
-            if let Some(prev) = p
-                .cwd
-                .as_ref()
-                .and_then(|c| loaded.state.global.last_ended.get(c))
-                .cloned()
-            {
-                loaded.session(&j, &prev)?;
-            }
-        }
-    }
-    loaded.state.apply(&env);
-
-    let mut output = String::new();
-    let mut stderr = None;
-    if let (Some(p), Some(sid)) = (&parsed, env.session_id.clone()) {
-        let with_metrics = git.is_some();
-        for o in observe(&loaded, p, &sid, &settings, git) {
-            push_apply(&mut tx, &mut loaded, &env, (o.kind)(seq), o.body);
-        }
-        // Stop and SessionEnd: the session's metrics, from its state after this read.
-        if with_metrics {
-            if let Some(s) = loaded.state.sessions.get(&sid) {
-                let (usd, usage) = projections::report::session_usd(s, &settings.pricing());
-                let metrics = SessionMetrics {
-                    at: if matches!(p.canonical, Canonical::SessionEnd { .. }) {
-                        "session_end"
-                    } else {
-                        "stop"
-                    }
-                    .into(),
-                    payload: p.metrics.clone(),
-                    usage,
-                    usd: Some(usd),
-                    model: s.model.clone(),
-                    branch: s.branch.clone(),
-                    duration_ms: p.metrics.duration_ms,
-                };
-                push_apply(
-                    &mut tx,
-                    &mut loaded,
-                    &env,
-                    Kind::SessionMetrics { cause: seq },
-                    derived::body(&metrics),
-                );
-            }
-        }
-        let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
-        for d in &decision.events {
-            let (kind, body) = match d {
-                DecisionEvent::ReminderIssued(r) => {
-                    (Kind::ReminderIssued { cause: seq }, derived::body(r))
-                }
-                DecisionEvent::TaskReleased(r) => {
-                    (Kind::TaskReleased { cause: seq }, derived::body(r))
-                }
-                DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause: seq }, derived::body(c)),
-            };
-            push_apply(&mut tx, &mut loaded, &env, kind, body);
-        }
-        output = decision.output_text();
-        stderr = decision.stderr.clone();
-        if !output.is_empty() || stderr.is_some() {
-            let body = derived::body(&ResponseEmitted {
-                output: output.clone(),
-                stderr: stderr.clone(),
-                policy: settings.policy.clone(),
-            });
-            push_apply(
-                &mut tx,
-                &mut loaded,
-                &env,
-                Kind::ResponseEmitted { cause: seq },
-                body,
-            );
-        }
-    }
-    for w in &loaded.warnings {
-        eprintln!("hookjournal: {w}");
-    }
-    trace.mark("fold");
-    loaded.write_back(&mut tx);
-    j.commit(tx)?;
-    trace.mark("commit");
-    for entry in drained {
-        let _ = spool::remove(&entry);
-    }
 
     if !output.is_empty() {
         let mut out = std::io::stdout().lock();
@@ -508,4 +430,153 @@ fn observe(
         });
     }
     out
+}
+
+/// Spools an invocation the store could not take (busy, an error, a panic).
+fn spool_instead(dir: &std::path::Path, mut ev: NewEvent, why: &str) {
+    ev.spooled = true;
+    let why = crate::output::one_line(why);
+    match spool::write(dir, &ev) {
+        Ok(_) => eprintln!("hookjournal: {why}; event spooled for the next hook to ingest"),
+        Err(e) => eprintln!("hookjournal: {why}; spooling failed too ({e}); event lost"),
+    }
+}
+
+type Answered = (Journal, String, Option<String>);
+
+/// The part under the journal's lock: drain, append, fold, observe, decide, commit.
+/// `Ok(None)`: the event was spooled instead (busy, or older spooled events still wait).
+fn locked(
+    dir: &std::path::Path,
+    opts: &OpenOptions,
+    settings: &Settings,
+    ev: NewEvent,
+    parsed: Option<&HookEvent>,
+    git: Option<projections::derived::GitObserved>,
+    trace: &mut Trace,
+) -> anyhow::Result<Option<Answered>> {
+    let mut j = match Journal::open(dir, opts) {
+        Ok(j) => j,
+        Err(e) => {
+            let why = match &e {
+                journal::Error::Busy => "journal busy".to_string(),
+                other => format!("cannot open journal {}: {other}", dir.display()),
+            };
+            spool_instead(dir, ev, &why);
+            return Ok(None);
+        }
+    };
+    trace.mark("open");
+    // Fault injection for the tests: a panic while the lock is held.
+    if std::env::var_os("HOOKJOURNAL_FAILPOINT").is_some_and(|v| v == "locked") {
+        panic!("failpoint: locked");
+    }
+    let mut loaded = Loaded::new(&j)?;
+    let mut tx = j.begin();
+    let drained = crate::state_io::drain(&j, &mut loaded, &mut tx, settings.hook.drain_max)?;
+    if drained.more {
+        // Older spooled events still wait: this one queues behind them, keeping arrival order.
+        loaded.write_back(&mut tx);
+        j.commit(tx)?;
+        for entry in &drained.done {
+            let _ = spool::remove(entry);
+        }
+        spool_instead(dir, ev, "a backlog of spooled events is being ingested");
+        return Ok(None);
+    }
+    let drained = drained.done;
+
+    // The invocation itself.
+    let seq = tx.push(ev);
+    let env = tx.events().last().expect("just pushed").clone();
+    loaded.for_event(&j, &env)?;
+    if let Some(p) = parsed {
+        if matches!(p.canonical, Canonical::SessionStart { .. }) {
+            if let Some(prev) = p
+                .cwd
+                .as_ref()
+                .and_then(|c| loaded.state.global.last_ended.get(c))
+                .cloned()
+            {
+                loaded.session(&j, &prev)?;
+            }
+        }
+    }
+    loaded.state.apply(&env);
+
+    let mut output = String::new();
+    let mut stderr = None;
+    if let (Some(p), Some(sid)) = (parsed, env.session_id.clone()) {
+        let with_metrics = git.is_some();
+        for o in observe(&loaded, p, &sid, settings, git) {
+            push_apply(&mut tx, &mut loaded, &env, (o.kind)(seq), o.body);
+        }
+        // Stop and SessionEnd: the session's metrics, from its state after this read.
+        if with_metrics {
+            if let Some(s) = loaded.state.sessions.get(&sid) {
+                let (usd, usage) = projections::report::session_usd(s, &settings.pricing());
+                let metrics = SessionMetrics {
+                    at: if matches!(p.canonical, Canonical::SessionEnd { .. }) {
+                        "session_end"
+                    } else {
+                        "stop"
+                    }
+                    .into(),
+                    payload: p.metrics.clone(),
+                    usage,
+                    usd: Some(usd),
+                    model: s.model.clone(),
+                    branch: s.branch.clone(),
+                    duration_ms: p.metrics.duration_ms,
+                };
+                push_apply(
+                    &mut tx,
+                    &mut loaded,
+                    &env,
+                    Kind::SessionMetrics { cause: seq },
+                    derived::body(&metrics),
+                );
+            }
+        }
+        let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
+        for d in &decision.events {
+            let (kind, body) = match d {
+                DecisionEvent::ReminderIssued(r) => {
+                    (Kind::ReminderIssued { cause: seq }, derived::body(r))
+                }
+                DecisionEvent::TaskReleased(r) => {
+                    (Kind::TaskReleased { cause: seq }, derived::body(r))
+                }
+                DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause: seq }, derived::body(c)),
+            };
+            push_apply(&mut tx, &mut loaded, &env, kind, body);
+        }
+        output = decision.output_text();
+        stderr = decision.stderr.clone();
+        if !output.is_empty() || stderr.is_some() {
+            let body = derived::body(&ResponseEmitted {
+                output: output.clone(),
+                stderr: stderr.clone(),
+                policy: settings.policy.clone(),
+            });
+            push_apply(
+                &mut tx,
+                &mut loaded,
+                &env,
+                Kind::ResponseEmitted { cause: seq },
+                body,
+            );
+        }
+    }
+    for w in &loaded.warnings {
+        eprintln!("hookjournal: {w}");
+    }
+    trace.mark("fold");
+    loaded.write_back(&mut tx);
+    j.commit(tx)?;
+    trace.mark("commit");
+    for entry in drained {
+        let _ = spool::remove(&entry);
+    }
+    Ok(Some((j, output, stderr)))
 }

@@ -4,7 +4,6 @@
 
 use crate::eventjson;
 use crate::ingest;
-use crate::settings::Settings;
 use crate::state_io::{self, Loaded};
 use anyhow::{bail, Context, Result};
 use journal::{Journal, Kind, OpenOptions};
@@ -27,19 +26,28 @@ pub struct Args {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let (settings, _) = Settings::load(&dir);
+    let settings = crate::settings::load_reporting(&dir);
     let opts = OpenOptions {
         wait: Duration::from_secs(10),
         create: true,
         segment_events: settings.hook.segment_events,
         priority: true,
     };
+    let existed = dir.exists();
     let mut j =
         Journal::open(&dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
-    if let Some(file) = &args.events {
-        import_events(&mut j, file)?;
-    } else if let Some(folder) = &args.transcripts {
-        import_transcripts(&mut j, folder)?;
+    let result = match (&args.events, &args.transcripts) {
+        (Some(file), _) => import_events(&mut j, file),
+        (None, Some(folder)) => import_transcripts(&mut j, folder),
+        (None, None) => unreachable!("clap requires one source"),
+    };
+    if let Err(e) = result {
+        // A journal this import created is removed again: a retry starts from nothing.
+        drop(j);
+        if !existed {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        return Err(e);
     }
     Ok(ExitCode::SUCCESS)
 }

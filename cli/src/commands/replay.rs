@@ -5,7 +5,6 @@
 //! exactly as the hook saw it, so recomputed answers are comparable with what was printed.
 
 use crate::output::{self, escape};
-use crate::settings::Settings;
 use crate::state_io;
 use anyhow::Result;
 use journal::{Envelope, Kind, ReadSnapshot, Seq};
@@ -71,6 +70,9 @@ pub struct Replayer<'a> {
     pub full: Full,
     seen_rewinds: Vec<(String, Seq, Seq)>,
     verify: Option<&'a PolicyConfig>,
+    /// The policy settings of the latest recorded answer: the best evidence of the settings in
+    /// force for events that were answered with nothing (which record none).
+    last_policy: Option<PolicyConfig>,
     pub differences: Vec<Difference>,
     pub verified: u64,
 }
@@ -82,6 +84,7 @@ impl<'a> Replayer<'a> {
             full: Full::default(),
             seen_rewinds: Vec::new(),
             verify,
+            last_policy: None,
             differences: Vec::new(),
             verified: 0,
         }
@@ -129,7 +132,10 @@ impl<'a> Replayer<'a> {
                 .iter()
                 .find(|e| matches!(e.kind, Kind::ResponseEmitted { .. }))
                 .and_then(|e| derived::parse::<ResponseEmitted>(&e.payload));
-            let cfg = recorded_resp.as_ref().map(|r| &r.policy).unwrap_or(cfg);
+            if let Some(r) = &recorded_resp {
+                self.last_policy = Some(r.policy.clone());
+            }
+            let cfg = self.last_policy.as_ref().unwrap_or(cfg);
             let d = policy::decide(&self.full.state, hook, &ev, cfg);
             self.verified += 1;
             let recorded_out = recorded_resp
@@ -389,7 +395,7 @@ fn short_value(v: &Value) -> String {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let (settings, _) = Settings::load(&dir);
+    let settings = crate::settings::load_reporting(&dir);
     let view = state_io::open_view(&dir)?;
     let session = match &args.session {
         Some(s) => Some(crate::commands::export::resolve_session(
@@ -402,6 +408,9 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let to = args.to.unwrap_or(u64::MAX);
     let kind = args.kind.clone();
     let bar = crate::output::progress(view.snap.head_seq, "replay");
+    // For display only: which events a later rewind hides (the fold itself learns of a rewind
+    // when it happens, as the hook did).
+    let all_rewinds = state_io::collect_rewinds(&view.snap)?;
     let mut rep = Replayer::new(&view.snap, args.verify.then_some(&settings.policy));
     let json = args.json;
     let mut shown = 0u64;
@@ -419,7 +428,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             }
         }
         shown += 1;
-        let hidden = after.rewinds.hides(e);
+        let hidden = all_rewinds.hides(e);
         let ch = changes(e, before, after);
         if json {
             let v = json!({

@@ -1,7 +1,6 @@
 //! `sessions`: one row per session.
 
 use crate::output::{self, Align, Table};
-use crate::settings::Settings;
 use crate::state_io;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,7 +13,7 @@ pub struct Args {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let (settings, _) = Settings::load(&dir);
+    let settings = crate::settings::load_reporting(&dir);
     let j = state_io::open_read(&dir)?;
     let state = state_io::checkpoint(&j)?;
     drop(j);

@@ -1,7 +1,6 @@
 //! `show SESSION`: the execution snapshot.
 
 use crate::output::{self, escape};
-use crate::settings::Settings;
 use crate::state_io;
 use projections::session::SessionState;
 use std::path::PathBuf;
@@ -17,7 +16,7 @@ pub struct Args {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let (settings, _) = Settings::load(&dir);
+    let settings = crate::settings::load_reporting(&dir);
     let j = state_io::open_read(&dir)?;
     let state = state_io::checkpoint(&j)?;
     drop(j);

@@ -14,8 +14,11 @@ pub struct Args {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
+    // Counted before opening: reading the journal ingests the spool.
+    let waiting = journal::spool::list(&dir).map(|l| l.len()).unwrap_or(0);
     let j = state_io::open_read(&dir)?;
-    let st = j.status()?;
+    let mut st = j.status()?;
+    st.spooled = waiting;
     let sessions = j.scan_state(b"sess:")?.len();
     drop(j);
     if args.json {
@@ -39,7 +42,10 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     );
     println!("size       {:.1} MiB", st.bytes as f64 / (1 << 20) as f64);
     if st.spooled > 0 {
-        println!("spooled    {} (ingested by the next hook)", st.spooled);
+        println!(
+            "spooled    {} (just ingested: the fast path or a busy lock put them there)",
+            st.spooled
+        );
     }
     match st.last_recorded_at_us {
         Some(t) => println!("last event {} ({})", timestamp(t), relative(t, now)),
