@@ -88,6 +88,18 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
     t0.elapsed()
 }
 
+fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        match e.metadata() {
+            Ok(m) if m.is_dir() => total += dir_bytes(&e.path()),
+            Ok(m) => total += m.len(),
+            Err(_) => {}
+        }
+    }
+    total
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx]
@@ -276,14 +288,16 @@ fn main() {
     for &n in &sizes {
         let dir = work.path().join(format!("j{n}"));
         let built = build(&dir, n, &templates);
+        let raw: u64 = (0..n).map(|i| templates[(i % templates.len() as u64) as usize].len() as u64).sum();
+        let space = dir_bytes(&dir) as f64 / raw as f64;
         let lat = hook_latency(&dir, &templates, rounds);
         let (events, eps) = replay_throughput(&dir);
         let (bytes, mbps) = export_throughput(&dir, &work.path().join("export.jsonl"));
         let verify_s = replay_cli(&dir);
         eprintln!("built {n} events in {:.1} s", built.as_secs_f64());
         rows.push(format!(
-            "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB) | verify {:.2} s",
-            n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, verify_s
+            "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB) | verify {:.2} s | disk {:.2}x payload bytes",
+            n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, verify_s, space
         ));
         json.insert(format!("hook_p50_ms_{n}"), lat.p50.into());
         json.insert(format!("hook_p99_ms_{n}"), lat.p99.into());
@@ -291,6 +305,7 @@ fn main() {
         json.insert(format!("replay_events_per_s_{n}"), eps.into());
         json.insert(format!("export_mb_per_s_{n}"), mbps.into());
         json.insert(format!("verify_s_{n}"), verify_s.into());
+        json.insert(format!("disk_per_payload_byte_{n}"), space.into());
         json.insert(format!("events_{n}"), events.into());
         p50s.push(lat.p50);
         std::fs::remove_dir_all(&dir).ok();
