@@ -288,7 +288,9 @@ fn main() {
     for &n in &sizes {
         let dir = work.path().join(format!("j{n}"));
         let built = build(&dir, n, &templates);
-        let raw: u64 = (0..n).map(|i| templates[(i % templates.len() as u64) as usize].len() as u64).sum();
+        let raw: u64 = (0..n)
+            .map(|i| templates[(i % templates.len() as u64) as usize].len() as u64)
+            .sum();
         let space = dir_bytes(&dir) as f64 / raw as f64;
         let lat = hook_latency(&dir, &templates, rounds);
         let (events, eps) = replay_throughput(&dir);

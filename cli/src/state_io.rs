@@ -91,6 +91,12 @@ impl Loaded {
     }
 }
 
+/// The checkpoint of the journal in `dir`, read under a short lock (the spool drained first).
+pub fn read_checkpoint(dir: &Path) -> Result<State> {
+    let j = open_read(dir)?;
+    checkpoint(&j)
+}
+
 /// The whole checkpoint (every partition), as the CLI reads it.
 pub fn checkpoint(j: &Journal) -> Result<State> {
     let parts = j.scan_state(b"")?;

@@ -17,9 +17,7 @@ pub struct Args {
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     let settings = crate::settings::load_reporting(&dir);
-    let j = state_io::open_read(&dir)?;
-    let state = state_io::checkpoint(&j)?;
-    drop(j);
+    let state = state_io::read_checkpoint(&dir)?;
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
     let pricing = settings.pricing();

@@ -100,9 +100,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let sub = args.cmd.unwrap_or(Cmd::List);
     match sub {
         Cmd::List => {
-            let j = state_io::open_read(&dir)?;
-            let state = state_io::checkpoint(&j)?;
-            drop(j);
+            let state = state_io::read_checkpoint(&dir)?;
             let status = args.status.as_deref().map(|s| TaskStatus::parse(s).ok_or_else(|| anyhow::anyhow!("unknown status {s:?} (pending, in_progress, completed, failed, deleted)"))).transpose()?;
             let tasks: Vec<&Task> = state
                 .all_tasks()
@@ -118,9 +116,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             }
         }
         Cmd::Show { id } => {
-            let j = state_io::open_read(&dir)?;
-            let state = state_io::checkpoint(&j)?;
-            drop(j);
+            let state = state_io::read_checkpoint(&dir)?;
             let r = resolve(&state, &id)?;
             let t = find(&state, &r).expect("resolved");
             if args.json {
