@@ -556,3 +556,61 @@ fn play_session_for_pipe() -> (tempfile::TempDir, std::path::PathBuf) {
     }
     (dir, j)
 }
+
+#[test]
+fn flipped_bytes_in_a_segment_or_the_active_store_make_verify_exit_3_naming_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(j.join("config.toml"), "[hook]\nsegment_events = 20\n").unwrap();
+    for i in 0..50 {
+        hook(&j, marker_payload(3, 2 * i + 1).as_bytes(), &[]);
+    }
+    assert_eq!(
+        cmd(&j).arg("verify").output().unwrap().status.code(),
+        Some(0)
+    );
+    let flip = |path: &std::path::Path| {
+        let mut b = std::fs::read(path).unwrap();
+        let nonzero: Vec<usize> = (0..b.len()).filter(|&i| b[i] != 0).collect();
+        let at = nonzero[nonzero.len() / 2];
+        b[at] ^= 0xff;
+        std::fs::write(path, b).unwrap();
+    };
+    // A sealed segment.
+    let copy = dir.path().join("copy");
+    let _ = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&j)
+        .arg(&copy)
+        .status();
+    let seg = std::fs::read_dir(copy.join("segments"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "seg"))
+        .unwrap();
+    flip(&seg);
+    let out = cmd(&copy).arg("verify").output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&*seg.file_name().unwrap().to_string_lossy()),
+        "{text}"
+    );
+    // The active sled store.
+    let current = std::fs::read_to_string(j.join("CURRENT")).unwrap();
+    flip(&j.join(current.trim()).join("db"));
+    let out = cmd(&j).arg("verify").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("active store"));
+    // The hook still exits 0 and keeps the event (spooled) on a damaged store.
+    let out = hook(&j, marker_payload(3, 999).as_bytes(), &[]);
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("spooled"));
+}
