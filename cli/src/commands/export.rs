@@ -159,7 +159,9 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         }
         Report::Tasks => {
             for t in view.state.all_tasks() {
-                if !keep_session(t.session.as_deref()) && session.is_some() {
+                // A task is in the range when it last changed within it.
+                let changed = t.history.last().map(|h| h.at_us).unwrap_or(0);
+                if !keep_session(t.session.as_deref()) || !range.contains(changed) {
                     continue;
                 }
                 let mut v = serde_json::to_value(t)?;
