@@ -13,7 +13,7 @@ use crate::Error;
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 pub(crate) const DIR: &str = "state";
@@ -63,13 +63,7 @@ pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) 
     crate::store::create_dir(&d)?;
     let path = d.join(format!("{seq:020}.cold"));
     let tmp = d.join(format!(".{seq:020}.cold.tmp"));
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(crate::FILE_MODE)
-        .open(&tmp)
-        .ctx(|| format!("creating {}", tmp.display()))?;
+    let f = crate::store::create_private(&tmp)?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     let mut hasher = blake3::Hasher::new();
     let mut pos = 0u64;

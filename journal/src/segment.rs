@@ -9,7 +9,6 @@ use crate::error::{IoContext, Result};
 use crate::Error;
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"HJSEG001";
@@ -75,13 +74,7 @@ pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
     let name = file_name(first, last);
     let tmp = dir.join(format!(".{name}.tmp"));
     let path = dir.join(&name);
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(crate::FILE_MODE)
-        .open(&tmp)
-        .ctx(|| format!("creating {}", tmp.display()))?;
+    let file = crate::store::create_private(&tmp)?;
     let mut hasher = blake3::Hasher::new();
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let mut put = |w: &mut BufWriter<File>, bytes: &[u8]| -> std::io::Result<()> {

@@ -157,6 +157,17 @@ pub(crate) fn create_dir(path: &Path) -> Result<()> {
         .ctx(|| format!("creating {}", path.display()))
 }
 
+/// Creates (or truncates) a file only its owner can read: the journal holds prompts and output.
+pub(crate) fn create_private(path: &Path) -> Result<fs::File> {
+    fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(crate::FILE_MODE)
+        .open(path)
+        .ctx(|| format!("creating {}", path.display()))
+}
+
 pub(crate) fn sync_dir(path: &Path) -> Result<()> {
     fs::File::open(path)
         .and_then(|d| d.sync_all())
@@ -165,13 +176,7 @@ pub(crate) fn sync_dir(path: &Path) -> Result<()> {
 
 fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(crate::FILE_MODE)
-        .open(&tmp)
-        .ctx(|| format!("creating {}", tmp.display()))?;
+    let mut f = crate::store::create_private(&tmp)?;
     f.write_all(bytes)
         .ctx(|| format!("writing {}", tmp.display()))?;
     f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
