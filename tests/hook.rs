@@ -613,4 +613,40 @@ fn flipped_bytes_in_a_segment_or_the_active_store_make_verify_exit_3_naming_the_
     let out = hook(&j, marker_payload(3, 999).as_bytes(), &[]);
     assert!(out.status.success() && out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("spooled"));
+    // `recover` continues from the last sealed segment and ingests the spooled event.
+    let sealed_head = std::fs::read_dir(j.join("segments"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .strip_suffix(".seg")
+                .and_then(|n| n.split('-').nth(1))
+                .and_then(|n| n.parse::<u64>().ok())
+        })
+        .max()
+        .unwrap();
+    let out = run(&j, &["recover"]);
+    assert!(
+        out.contains(&format!("continues from seq {sealed_head}")),
+        "{out}"
+    );
+    assert_eq!(run_json(&j, &["verify", "--json"])["ok"], true);
+    let counts = payload_counts(&j);
+    assert_eq!(
+        counts.get(marker_payload(3, 999).as_bytes()).copied(),
+        Some(1)
+    );
+    assert!(std::fs::read_dir(&j)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("damaged-")));
+    // And hooks answer from the store again.
+    let out = hook(&j, marker_payload(3, 1001).as_bytes(), &[]);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(run(&j, &["recover"]).lines().count(), 1);
 }

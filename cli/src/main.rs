@@ -61,6 +61,8 @@ pub enum Command {
     Rewind(commands::rewind::Args),
     /// Check the hash chain, segments and projections.
     Verify(commands::verify::Args),
+    /// Replace an active store that cannot be opened, continuing from the last sealed segment.
+    Recover(commands::recover::Args),
     /// Play a bundled sample session into a temporary journal and show every view.
     Demo(commands::demo::Args),
 }
@@ -86,12 +88,30 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match commands::run(cli) {
-        Ok(code) => code,
-        Err(e) => {
+    // A panic is a bug, but still one line on stderr and exit 1, never a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let loc = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "hookjournal: internal error{loc}: {}",
+            output::one_line(&msg)
+        );
+    }));
+    match std::panic::catch_unwind(|| commands::run(cli)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
             eprintln!("hookjournal: {}", output::one_line(&format!("{e:#}")));
             ExitCode::from(1)
         }
+        Err(_) => ExitCode::from(1),
     }
 }
 

@@ -18,7 +18,7 @@ pub use envelope::{hex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HA
 pub use error::{Error, Result};
 pub use segment::SegmentInfo;
 pub use store::{
-    ensure_dir, Journal, OpenOptions, ReadSnapshot, Status, Tx, DEFAULT_SEGMENT_EVENTS,
+    ensure_dir, Journal, OpenOptions, ReadSnapshot, Recovered, Status, Tx, DEFAULT_SEGMENT_EVENTS,
 };
 pub use verify::{verify, Damage, VerifyReport};
 

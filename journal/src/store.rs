@@ -137,6 +137,15 @@ impl Tx {
     }
 }
 
+/// What `Journal::recover` did.
+#[derive(Clone, Debug)]
+pub struct Recovered {
+    /// Where the damaged active store now is.
+    pub moved_aside: PathBuf,
+    /// The journal continues after this seq (the end of the last sealed segment).
+    pub head_seq: Seq,
+}
+
 #[derive(Clone, Debug)]
 pub struct Status {
     pub dir: PathBuf,
@@ -205,11 +214,18 @@ fn prefixed(prefix: &[u8], key: &[u8]) -> Vec<u8> {
 fn open_sled(path: &Path) -> Result<sled::Db> {
     // No background flusher: we flush explicitly before answering, and its thread would be
     // joined on drop (a few ms per hook).
-    Ok(sled::Config::new()
+    let config = sled::Config::new()
         .path(path)
         .flush_every_ms(None)
-        .cache_capacity(8 << 20)
-        .open()?)
+        .cache_capacity(8 << 20);
+    // Some damage makes sled panic rather than fail: that is damage all the same.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| config.open())) {
+        Ok(db) => Ok(db?),
+        Err(_) => Err(Error::Corrupt(format!(
+            "the store {} cannot be read (sled panicked)",
+            path.display()
+        ))),
+    }
 }
 
 /// Opens the active store. sled's own file lock can outlive the previous holder's handle by a
@@ -311,6 +327,58 @@ impl Journal {
             j.recover_rotation()?;
         }
         Ok(j)
+    }
+
+    /// Replaces an active store that cannot be opened (storage damage) with a fresh one that
+    /// continues the chain from the last sealed segment. The damaged store is moved aside, not
+    /// deleted; its events are not recovered. `Ok(None)`: the store opens, nothing to do.
+    /// The caller must rebuild the checkpoint (its hot partitions were in the damaged store).
+    pub fn recover(dir: &Path, wait: Duration) -> Result<Option<Recovered>> {
+        let deadline = std::time::Instant::now() + wait;
+        let _lock = DirLock::acquire(dir, wait, true)?;
+        let current = fs::read_to_string(dir.join(CURRENT))
+            .ctx(|| format!("reading {}", dir.join(CURRENT).display()))?;
+        let current = current.trim().to_string();
+        let healthy = match open_sled_waiting(&dir.join(&current), deadline) {
+            Ok(db) => db.get(HEAD_KEY).ok().flatten().is_some(),
+            Err(Error::Busy) => return Err(Error::Busy),
+            Err(_) => false,
+        };
+        if healthy {
+            return Ok(None);
+        }
+        let segments = segment::list(&dir.join(SEGMENTS))?;
+        let (head_seq, head_hash) = match segments.last() {
+            Some(seg) => {
+                let events = segment::read_all(seg)?;
+                let last = events
+                    .last()
+                    .ok_or_else(|| Error::Corrupt("empty segment".into()))?;
+                (last.seq, last.hash)
+            }
+            None => (0, ZERO_HASH),
+        };
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let aside = format!("damaged-{current}-{stamp}");
+        fs::rename(dir.join(&current), dir.join(&aside))
+            .ctx(|| format!("moving {current} aside"))?;
+        let base = head_seq + 1;
+        let name = active_name(base);
+        let db = open_sled(&dir.join(&name))?;
+        let head = bincode::serde::encode_to_vec((head_seq, head_hash, base), bincode_config())
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        db.insert(HEAD_KEY, head)?;
+        db.flush()?;
+        drop(db);
+        let _ = fs::remove_file(dir.join(EMPTY));
+        write_atomic(dir, CURRENT, name.as_bytes())?;
+        Ok(Some(Recovered {
+            moved_aside: dir.join(aside),
+            head_seq,
+        }))
     }
 
     /// Finishes or undoes a rotation that a crash interrupted: whatever `CURRENT` names is the truth.

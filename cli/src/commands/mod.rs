@@ -8,6 +8,7 @@ pub mod hook;
 pub mod import;
 pub mod install;
 pub mod notifications;
+pub mod recover;
 pub mod replay;
 pub mod rewind;
 pub mod sessions;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Context(a) => context::run(a, j),
         Command::Rewind(a) => rewind::run(a, j),
         Command::Verify(a) => verify::run(a, j),
+        Command::Recover(a) => recover::run(a, j),
         Command::Demo(a) => demo::run(a, j),
     }
 }
