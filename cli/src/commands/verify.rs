@@ -108,6 +108,13 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                 crate::output::escape(d["what"].as_str().unwrap_or(""))
             );
         }
+        let unreadable = report
+            .damage
+            .iter()
+            .any(|d| d.place == "active store" && d.what.contains("cannot be opened"));
+        if unreadable {
+            println!("  the active store cannot be opened: `hookjournal recover` continues the journal from the last sealed segment (hooks keep spooling until then)");
+        }
     }
     Ok(if ok {
         ExitCode::SUCCESS
