@@ -234,7 +234,11 @@ fn open_sled(path: &Path) -> Result<sled::Db> {
 fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Result<sled::Db> {
     loop {
         match open_sled(path) {
-            Err(Error::Sled(sled::Error::Io(e))) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            // sled reports its lock as `Other` with this message (fs2's WouldBlock inside).
+            Err(Error::Sled(sled::Error::Io(e)))
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.to_string().contains("could not acquire lock") =>
+            {
                 if std::time::Instant::now() >= deadline {
                     return Err(Error::Busy);
                 }
