@@ -176,15 +176,7 @@ struct TruncLine {
 }
 
 fn unhex(s: &str) -> Result<[u8; 32], String> {
-    if s.len() != 64 {
-        return Err(format!("hash {s:?} is not 64 hex digits"));
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16)
-            .map_err(|_| format!("hash {s:?} is not hex"))?;
-    }
-    Ok(out)
+    journal::unhex(s).ok_or_else(|| format!("hash {s:?} is not 64 hex digits"))
 }
 
 /// Parses a line of the events report back into its envelope (hash as recorded, not recomputed).

@@ -90,20 +90,7 @@ fn main() -> ExitCode {
     };
     // A panic is a bug, but still one line on stderr and exit 1, never a backtrace.
     std::panic::set_hook(Box::new(|info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        let loc = info
-            .location()
-            .map(|l| format!(" at {}:{}", l.file(), l.line()))
-            .unwrap_or_default();
-        eprintln!(
-            "hookjournal: internal error{loc}: {}",
-            output::one_line(&msg)
-        );
+        eprintln!("hookjournal: {}", output::panic_text(info));
     }));
     match std::panic::catch_unwind(|| commands::run(cli)) {
         Ok(Ok(code)) => code,

@@ -12,6 +12,21 @@ pub fn one_line(s: &str) -> String {
         .join(": ")
 }
 
+/// A panic as one line: `internal error at FILE:LINE: MESSAGE`.
+pub fn panic_text(info: &std::panic::PanicHookInfo) -> String {
+    let msg = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    let loc = info
+        .location()
+        .map(|l| format!(" at {}:{}", l.file(), l.line()))
+        .unwrap_or_default();
+    one_line(&format!("internal error{loc}: {msg}"))
+}
+
 /// Escapes terminal control characters (ESC, BEL, CR, …) so payload text cannot drive the
 /// terminal. Newlines and tabs become visible escapes too: table cells are one line.
 pub fn escape(s: &str) -> String {

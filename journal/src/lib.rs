@@ -14,7 +14,7 @@ pub mod spool;
 mod store;
 mod verify;
 
-pub use envelope::{hex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
+pub use envelope::{hex, unhex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
 pub use error::{Error, Result};
 pub use segment::SegmentInfo;
 pub use store::{

@@ -10,7 +10,7 @@
 //! since the last seal; the others move to an archive (see `archive.rs`).
 
 use crate::archive;
-use crate::envelope::{bincode_config, Envelope, Hash, NewEvent, Seq, ZERO_HASH};
+use crate::envelope::{bincode_config, unhex, Envelope, Hash, NewEvent, Seq, ZERO_HASH};
 use crate::error::{IoContext, Result};
 use crate::lock::DirLock;
 use crate::segment::{self, SegmentInfo};
@@ -827,24 +827,4 @@ impl ReadSnapshot {
         }
         Ok(())
     }
-
-    pub fn total_bytes(&self) -> u64 {
-        self.segments.iter().map(|s| s.bytes).sum::<u64>()
-            + self
-                .active
-                .iter()
-                .map(|e| e.payload.len() as u64 + 100)
-                .sum::<u64>()
-    }
-}
-
-fn unhex(s: &str) -> Option<Hash> {
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }

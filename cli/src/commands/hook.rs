@@ -76,18 +76,8 @@ pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
     }
     // A panic is caught, reported as one line, and the invocation spooled (see `run`).
     std::panic::set_hook(Box::new(|info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        let loc = info
-            .location()
-            .map(|l| format!(" at {}:{}", l.file(), l.line()))
-            .unwrap_or_default();
         if let Ok(mut p) = PANIC.lock() {
-            *p = Some(format!("internal error{loc}: {msg}"));
+            *p = Some(crate::output::panic_text(info));
         }
     }));
     match std::panic::catch_unwind(|| run(&argv)) {
