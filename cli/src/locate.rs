@@ -1,6 +1,6 @@
 //! Where the journal is: `--journal DIR` > `$HOOKJOURNAL_DIR` > `$CLAUDE_PROJECT_DIR/.hookjournal`
 //! (hook mode only: the variable leaks into child processes) > the nearest ancestor of the cwd
-//! holding `.hookjournal/` > `./.hookjournal`.
+//! holding `.hookjournal/` > `./.hookjournal`. And where `install` finds the project it edits.
 
 use std::path::{Path, PathBuf};
 
@@ -15,9 +15,26 @@ pub fn journal_dir(flag: Option<&Path>, hook_mode: bool) -> PathBuf {
     }
     if hook_mode {
         if let Some(p) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|v| !v.is_empty()) {
-            return PathBuf::from(p).join(DIR_NAME);
+            let project = PathBuf::from(p);
+            // A project directory that does not exist is not created (with every parent) just to
+            // hold a journal: the event goes where the readers look from the cwd, so nothing is lost.
+            if project.is_dir() {
+                return project.join(DIR_NAME);
+            }
+            let dir = nearest_from_cwd();
+            eprintln!(
+                "hookjournal: $CLAUDE_PROJECT_DIR {} is not a directory; journaling in {}",
+                project.display(),
+                dir.display()
+            );
+            return dir;
         }
     }
+    nearest_from_cwd()
+}
+
+/// The nearest ancestor of the cwd holding `.hookjournal/`, else `./.hookjournal`.
+fn nearest_from_cwd() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     for dir in cwd.ancestors() {
         let candidate = dir.join(DIR_NAME);
@@ -26,4 +43,51 @@ pub fn journal_dir(flag: Option<&Path>, hook_mode: bool) -> PathBuf {
         }
     }
     cwd.join(DIR_NAME)
+}
+
+/// What marks a project's root for `install`, in the order they are reported.
+const PROJECT_MARKERS: &[&str] = &[DIR_NAME, ".claude", ".codex", ".gemini", ".git"];
+
+/// The project `install` edits when run in `cwd`: the nearest directory, `cwd` itself or above,
+/// holding `.hookjournal/`, an agent's `.claude`/`.codex`/`.gemini`, or `.git` (with the marker
+/// found); `cwd` itself when none does. The walk stops below `home`: `~/.claude` and its kin are
+/// the user's own settings, never a project's.
+pub fn project_root(cwd: &Path, home: Option<&Path>) -> (PathBuf, Option<&'static str>) {
+    for dir in cwd.ancestors() {
+        if home.is_some_and(|h| h == dir) {
+            break;
+        }
+        if let Some(m) = PROJECT_MARKERS.iter().find(|m| dir.join(m).exists()) {
+            return (dir.to_path_buf(), Some(m));
+        }
+    }
+    (cwd.to_path_buf(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_root_is_the_nearest_marked_ancestor_below_home() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        let proj = home.join("proj");
+        let sub = proj.join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        // Nothing marks the project: the cwd itself (never ~, whose .claude is the user's).
+        assert_eq!(project_root(&sub, Some(&home)), (sub.clone(), None));
+        std::fs::create_dir(proj.join(".git")).unwrap();
+        assert_eq!(
+            project_root(&sub, Some(&home)),
+            (proj.clone(), Some(".git"))
+        );
+        std::fs::create_dir(proj.join("src/.claude")).unwrap();
+        assert_eq!(
+            project_root(&sub, Some(&home)),
+            (proj.join("src"), Some(".claude"))
+        );
+        assert_eq!(project_root(&home, Some(&home)), (home.clone(), None));
+    }
 }

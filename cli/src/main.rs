@@ -1,6 +1,7 @@
 //! `hookjournal`: the binary. Parses the command line, resolves the journal, dispatches to one
 //! module per command under `commands/`. Every error leaves as one line on stderr.
 
+mod clock;
 mod commands;
 mod dates;
 mod eventjson;

@@ -56,6 +56,13 @@ pub fn escape_text(s: &str) -> String {
     s.split('\n').map(escape).collect::<Vec<_>>().join("\n")
 }
 
+/// `hookjournal hook` typed at a terminal would wait silently: say what it waits for.
+pub fn hook_waiting_notice() {
+    if std::io::stdin().is_terminal() {
+        eprintln!("hookjournal hook: waiting for a hook payload (JSON) on stdin, as Claude Code, Codex or Gemini send it when they run this command; end input with Ctrl-D, quit with Ctrl-C");
+    }
+}
+
 pub fn color_enabled() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
@@ -197,6 +204,15 @@ pub fn timestamp(at_us: i64) -> String {
         .unwrap_or_else(|| at_us.to_string())
 }
 
+/// "1 session", "2 sessions", "0 sessions": a count with its noun (regular plurals only).
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 pub fn usd(x: f64) -> String {
     if x.abs() < 10.0 {
         format!("${x:.4}")
@@ -239,5 +255,12 @@ mod tests {
         assert_eq!(escape("a\x1b[31mred\x07"), "a\\x1b[31mred\\x07");
         assert_eq!(escape("plain ünïcode"), "plain ünïcode");
         assert_eq!(escape("x\u{9b}2J"), "x\\x9b2J");
+    }
+
+    #[test]
+    fn counts_take_the_plural_except_for_one() {
+        assert_eq!(count(0, "session"), "0 sessions");
+        assert_eq!(count(1, "session"), "1 session");
+        assert_eq!(count(2, "compaction"), "2 compactions");
     }
 }

@@ -13,7 +13,10 @@ pub enum For {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Session id (or its first characters).
     pub session: String,
+    /// restore: what SessionStart injects after a compaction, /clear or resume; compact: what
+    /// PreCompact hands to the compaction.
     #[arg(long = "for", value_enum, default_value = "restore")]
     pub purpose: For,
     /// The compaction trigger (with --for compact).

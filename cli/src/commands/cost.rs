@@ -17,12 +17,16 @@ pub enum By {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// How to group the rows.
     #[arg(long, value_enum, default_value = "session")]
     pub by: By,
+    /// From this day (YYYY-MM-DD, inclusive) or RFC 3339 time.
     #[arg(long)]
     pub since: Option<String>,
+    /// Up to this day (inclusive) or RFC 3339 time.
     #[arg(long)]
     pub until: Option<String>,
+    /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }

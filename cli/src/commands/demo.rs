@@ -15,8 +15,8 @@ use std::process::{Command, ExitCode, Stdio};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Keep the demo journal in this directory instead of a temporary one.
-    #[arg(long)]
+    /// Keep the demo journal in this directory (new or empty) instead of a temporary one.
+    #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
 }
 
@@ -89,7 +89,22 @@ fn section(title: &str) {
     println!("\n{}", bold(&format!("── {title} ")));
 }
 
-pub fn run(args: Args, _journal: Option<PathBuf>) -> Result<ExitCode> {
+pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+    // The demo always starts from an empty journal of its own: it never adds to a real one.
+    if journal.is_some() {
+        eprintln!("hookjournal: demo plays into a new journal of its own and ignores --journal; to keep it, use `demo --keep DIR`");
+        return Ok(ExitCode::from(2));
+    }
+    if let Some(dir) = &args.keep {
+        let used = std::fs::read_dir(dir).map(|mut d| d.next().is_some());
+        if used.unwrap_or(dir.exists()) {
+            eprintln!(
+                "hookjournal: {} is not a new or empty directory; demo --keep never adds to an existing journal",
+                dir.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
     let tmp = tempfile::tempdir().context("creating a temporary directory")?;
     let dir = match &args.keep {
         Some(d) => d.clone(),

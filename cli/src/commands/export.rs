@@ -13,17 +13,25 @@ use std::process::ExitCode;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Report {
+    /// Every event as recorded, hashes included (`import --events` restores it).
     Events,
+    /// One row per session (as `sessions --json`).
     Sessions,
+    /// One row per model response: tokens and USD.
     Cost,
+    /// The notification log.
     Notifications,
+    /// Every task, with its history.
     Tasks,
+    /// Each session's execution snapshot (as `show --json`).
     Snapshots,
+    /// Per-session metrics at each Stop and SessionEnd.
     SessionLog,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Which report to write, one JSON object per line.
     #[arg(long, value_enum)]
     pub report: Report,
     /// Only this session (full id or its first characters).
@@ -229,10 +237,17 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         tmp.as_file().sync_all().ok();
         tmp.persist(path)
             .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("hookjournal: wrote {lines} lines to {}", path.display());
+        eprintln!(
+            "hookjournal: wrote {} to {}",
+            crate::output::count(lines, "line"),
+            path.display()
+        );
     }
     if args.redact {
-        eprintln!("hookjournal: masked {masked} secret(s)");
+        eprintln!(
+            "hookjournal: masked {}",
+            crate::output::count(masked as u64, "secret")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

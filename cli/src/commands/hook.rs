@@ -69,9 +69,12 @@ static PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
     if argv.iter().skip(2).any(|a| a == "--help" || a == "-h") {
-        let _ = <crate::Cli as clap::CommandFactory>::command()
-            .find_subcommand_mut("hook")
-            .map(|c| c.print_help());
+        // Through the whole parser, so the usage line reads `hookjournal hook`.
+        if let Err(e) =
+            <crate::Cli as clap::Parser>::try_parse_from(["hookjournal", "hook", "--help"])
+        {
+            let _ = e.print();
+        }
         return ExitCode::SUCCESS;
     }
     // A panic is caught, reported as one line, and the invocation spooled (see `run`).
@@ -169,6 +172,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     if let Some(w) = warning {
         eprintln!("hookjournal: {w}");
     }
+    crate::output::hook_waiting_notice();
     let recorded_at_us = now_us();
     let (mut payload, mut truncated) = read_stdin(settings.hook.payload_cap);
 

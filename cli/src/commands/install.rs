@@ -216,7 +216,8 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
     let t = args.target;
     let facts = facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let Some(path) = settings_path_from_env(facts, t.scope, &cwd)? else {
+    let (project, marker) = project_root(&cwd);
+    let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
         return Ok(local_scope_usage_error(facts));
     };
     // An explicit --journal goes into the command, or the hook would look for the journal elsewhere.
@@ -235,9 +236,12 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
     let journal_dir = match (explicit_journal, t.scope) {
         (Some(j), _) => Some(j),
         (None, Scope::User) => None,
-        (None, _) => Some(cwd.join(crate::locate::DIR_NAME)),
+        (None, _) => Some(project.join(crate::locate::DIR_NAME)),
     };
 
+    if t.scope != Scope::User {
+        print!("{}", project_line(&project, marker, &cwd));
+    }
     if t.dry_run {
         print!("{}", unified_diff(&path, before_text, &after));
         if before_text == Some(after.as_str()) {
@@ -247,15 +251,16 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
             );
         }
         if let Some(dir) = journal_dir.filter(|d| !d.exists()) {
-            println!("Would create the journal directory {}.", dir.display());
+            println!("Would create the journal {}.", dir.display());
         }
         println!("Dry run: nothing written.");
         return Ok(ExitCode::SUCCESS);
     }
 
-    if let Some(dir) = &journal_dir {
-        ensure_journal_dir(dir)?;
-    }
+    let journal_note = match &journal_dir {
+        Some(dir) => create_journal(dir)?,
+        None => None,
+    };
     if before_text == Some(after.as_str()) {
         println!(
             "{} already registers hookjournal for {}; nothing changed.",
@@ -279,6 +284,9 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
         Some(dir) => println!("Journal: {}", dir.display()),
         None => println!("Journal: .hookjournal/ in each project, created by its first event."),
     }
+    if let Some(note) = journal_note {
+        println!("Note: {note}");
+    }
     for warning in warnings(facts, t.scope, &settings) {
         println!("Note: {warning}");
     }
@@ -290,9 +298,13 @@ pub fn run_uninstall(args: UninstallArgs, _journal: Option<PathBuf>) -> anyhow::
     let t = args.target;
     let facts = facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let Some(path) = settings_path_from_env(facts, t.scope, &cwd)? else {
+    let (project, marker) = project_root(&cwd);
+    let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
         return Ok(local_scope_usage_error(facts));
     };
+    if t.scope != Scope::User {
+        print!("{}", project_line(&project, marker, &cwd));
+    }
     let Some((before_text, mut settings)) = read_settings(&path)? else {
         println!("{} does not exist; nothing to remove.", path.display());
         return Ok(ExitCode::SUCCESS);
@@ -677,26 +689,46 @@ fn write_settings(path: &Path, text: &str, had_previous: bool) -> anyhow::Result
 }
 
 /// The journal directory, private to its owner, with a `.gitignore` of `*` so it is never committed.
-fn ensure_journal_dir(dir: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    if !dir.is_dir() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(journal::DIR_MODE)
-            .create(dir)
-            .with_context(|| format!("creating the journal directory {}", dir.display()))?;
+/// Creates the journal, store included, so that `status` and every reader work before the first
+/// event arrives. An existing journal is left as it is; one that does not open is reported, and
+/// the settings are still written (the hooks spool what they cannot append).
+fn create_journal(dir: &Path) -> anyhow::Result<Option<String>> {
+    let opts = |create| journal::OpenOptions {
+        create,
+        ..journal::OpenOptions::default()
+    };
+    match journal::Journal::open(dir, &opts(false)) {
+        Ok(_) => Ok(None),
+        Err(journal::Error::NotFound(_)) => {
+            journal::Journal::open(dir, &opts(true))
+                .with_context(|| format!("creating the journal {}", dir.display()))?;
+            Ok(None)
+        }
+        Err(e) => Ok(Some(format!(
+            "the journal {} exists but does not open ({e}); run `hookjournal verify`",
+            dir.display()
+        ))),
     }
-    let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(journal::FILE_MODE)
-            .open(&ignore)
-            .and_then(|mut f| f.write_all(b"*\n"))
-            .with_context(|| format!("writing {}", ignore.display()))?;
+}
+
+/// The project install edits (see `locate::project_root`), found from `$HOME` and the cwd.
+fn project_root(cwd: &Path) -> (PathBuf, Option<&'static str>) {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    crate::locate::project_root(cwd, home.as_deref())
+}
+
+/// "Project: DIR (it holds .git; you are in DIR/sub)" when install works above the cwd.
+fn project_line(project: &Path, marker: Option<&str>, cwd: &Path) -> String {
+    match marker {
+        Some(m) if project != cwd => format!(
+            "Project: {} (it holds {m}; you are in {})\n",
+            project.display(),
+            cwd.display()
+        ),
+        _ => String::new(),
     }
-    Ok(())
 }
 
 fn unified_diff(path: &Path, before: Option<&str>, after: &str) -> String {

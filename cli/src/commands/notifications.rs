@@ -7,8 +7,10 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Only this session's notifications (full id or its first characters).
     #[arg(long)]
     pub session: Option<String>,
+    /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }

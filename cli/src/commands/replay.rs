@@ -19,11 +19,14 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Only this session's events (full id or its first characters).
     #[arg(long)]
     pub session: Option<String>,
-    #[arg(long)]
+    /// Start at this seq (inclusive; default: the first event).
+    #[arg(long, value_name = "SEQ")]
     pub from: Option<u64>,
-    #[arg(long)]
+    /// Stop at this seq (inclusive; default: the last event).
+    #[arg(long, value_name = "SEQ")]
     pub to: Option<u64>,
     /// Only events of this kind (`Hook`, `Hook:Stop`, `ResponseEmitted`, …).
     #[arg(long)]
@@ -31,6 +34,7 @@ pub struct Args {
     /// Recompute every recorded answer and report differences (exit 3 if any).
     #[arg(long)]
     pub verify: bool,
+    /// Print one JSON object per event (JSONL) for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }
@@ -393,7 +397,39 @@ fn short_value(v: &Value) -> String {
     clip(&s)
 }
 
+/// Every event kind `--kind` can name (`Hook:<event>` names one hook event).
+const KINDS: &[&str] = &[
+    "Hook",
+    "Malformed",
+    "UsageObserved",
+    "ContextObserved",
+    "SessionMetrics",
+    "ResponseEmitted",
+    "ReminderIssued",
+    "TaskReleased",
+    "Rewound",
+    "TaskCommand",
+    "GitObserved",
+    "Checkpoint",
+];
+
+/// A typo in `--kind` must not pass for "no events match".
+fn check_kind(k: &str) -> std::result::Result<(), String> {
+    let hook_event = k.strip_prefix("Hook:").is_some_and(|n| !n.is_empty());
+    if hook_event || KINDS.contains(&k) {
+        return Ok(());
+    }
+    Err(format!(
+        "--kind {k:?} is not an event kind; valid: {}, or Hook:<event> (e.g. Hook:Stop)",
+        KINDS.join(", ")
+    ))
+}
+
 pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+    if let Some(Err(e)) = args.kind.as_deref().map(check_kind) {
+        eprintln!("hookjournal: {e}");
+        return Ok(ExitCode::from(2));
+    }
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     let settings = crate::settings::load_reporting(&dir);
     let view = state_io::open_view(&dir)?;
@@ -460,9 +496,9 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                 println!("difference at seq {}: {}", d.seq, escape(&d.what));
             }
             println!(
-                "replay --verify: {} answers recomputed from replayed state, {} difference(s)",
-                rep.verified,
-                rep.differences.len()
+                "replay --verify: {} recomputed from replayed state, {}",
+                output::count(rep.verified, "answer"),
+                output::count(rep.differences.len() as u64, "difference")
             );
         }
         if !rep.differences.is_empty() {
@@ -472,4 +508,61 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         println!("no events match");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One value of every kind; the match is exhaustive, so a new `Kind` variant stops this
+    /// test from compiling until it is listed here (and, through the assertion, in `KINDS`).
+    fn every_kind() -> Vec<Kind> {
+        let all = vec![
+            Kind::Hook {
+                name: "Stop".into(),
+            },
+            Kind::Malformed {
+                reason: String::new(),
+            },
+            Kind::UsageObserved { cause: 1 },
+            Kind::ContextObserved { cause: 1 },
+            Kind::SessionMetrics { cause: 1 },
+            Kind::ResponseEmitted { cause: 1 },
+            Kind::ReminderIssued { cause: 1 },
+            Kind::TaskReleased { cause: 1 },
+            Kind::Rewound {
+                session: String::new(),
+                to_seq: 1,
+            },
+            Kind::TaskCommand,
+            Kind::GitObserved { cause: 1 },
+            Kind::Checkpoint { cause: 1 },
+        ];
+        for k in &all {
+            match k {
+                Kind::Hook { .. }
+                | Kind::Malformed { .. }
+                | Kind::UsageObserved { .. }
+                | Kind::ContextObserved { .. }
+                | Kind::SessionMetrics { .. }
+                | Kind::ResponseEmitted { .. }
+                | Kind::ReminderIssued { .. }
+                | Kind::TaskReleased { .. }
+                | Kind::Rewound { .. }
+                | Kind::TaskCommand
+                | Kind::GitObserved { .. }
+                | Kind::Checkpoint { .. } => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn kinds_lists_every_event_kind() {
+        let names: Vec<&str> = every_kind().iter().map(Kind::name).collect();
+        assert_eq!(names, KINDS);
+        assert!(check_kind("Hook:PreToolUse").is_ok());
+        assert!(check_kind("Hook:").is_err());
+        assert!(check_kind("Bogus").is_err());
+    }
 }

@@ -4,14 +4,18 @@
 
 use crate::state_io;
 use anyhow::{bail, Result};
-use journal::{Journal, Kind};
+use journal::{Journal, Kind, Seq};
+use projections::fold::Rewinds;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Session id (or its first characters).
     pub session: String,
-    #[arg(long)]
+    /// The session's last event to keep: every projection ignores its later events. At least
+    /// the session's first seq (a rewind keeps the session itself).
+    #[arg(long, value_name = "SEQ")]
     pub to: u64,
 }
 
@@ -21,21 +25,41 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let state = state_io::checkpoint(&j)?;
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
-    if args.to >= j.head_seq() {
+    let short = projections::short_id(&id);
+    // Keeping the first event keeps the session itself (its host, start, first seq): a session
+    // rewound to nothing would be a row of blanks and 1970 dates.
+    if args.to < s.first_seq {
         bail!(
-            "--to {} is not before the journal's last event ({})",
-            args.to,
-            j.head_seq()
+            "session {short} starts at seq {first}; --to must be at least {first} (a rewind keeps the session's first event)",
+            first = s.first_seq
         );
     }
-    if args.to < s.first_seq.saturating_sub(1) {
-        bail!(
-            "session {} starts at seq {}; --to must be at least {}",
-            projections::short_id(&id),
-            s.first_seq,
-            s.first_seq.saturating_sub(1)
+    let earlier = earlier_rewinds(&state.global.rewinds, &id);
+    if args.to >= s.last_seq {
+        println!(
+            "session {short} has no events after seq {} (its last is seq {}): nothing to rewind, nothing recorded",
+            args.to, s.last_seq
         );
+        if let Some(e) = earlier {
+            println!("{e}");
+        }
+        return Ok(ExitCode::SUCCESS);
     }
+    // What this rewind newly hides: the session's events after SEQ that no earlier rewind hides.
+    let before = Rewinds::from_list(&state.global.rewinds);
+    let snap = j.read_snapshot()?;
+    let (mut hidden, mut last) = (0u64, 0);
+    snap.for_each_in(args.to + 1, snap.head_seq, |e| {
+        let counts = e.session_id.as_deref() == Some(id.as_str())
+            && !matches!(e.kind, Kind::Rewound { .. })
+            && !before.hides(&e);
+        if counts {
+            hidden += 1;
+            last = e.seq;
+        }
+        Ok(())
+    })?;
+    drop(snap);
     let mut tx = j.begin();
     let now = chrono::Utc::now().timestamp_micros();
     tx.push(crate::ingest::event(
@@ -66,11 +90,30 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     }
     j.commit(tx)?;
     println!(
-        "session {} rewound to seq {} (events {}..{} of it are now ignored by every projection)",
-        projections::short_id(&id),
+        "session {short} rewound to seq {}: {} of it (seq {}..{}) now ignored by every projection (recorded as seq {}; the log is not edited)",
         args.to,
+        crate::output::count(hidden, "event"),
         args.to + 1,
-        j.head_seq() - 1
+        last,
+        j.head_seq()
     );
+    if let Some(e) = earlier {
+        println!("{e}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// "Earlier rewinds of it still hold: …": a rewind adds to the earlier ones, never undoes them.
+fn earlier_rewinds(all: &[(String, Seq, Seq)], id: &str) -> Option<String> {
+    let mine: Vec<String> = all
+        .iter()
+        .filter(|(s, _, _)| s == id)
+        .map(|(_, to, at)| format!("--to {to} (recorded as seq {at})"))
+        .collect();
+    (!mine.is_empty()).then(|| {
+        format!(
+            "Earlier rewinds of this session still hold: {}. Each ignores the session's events between its --to and itself.",
+            mine.join(", ")
+        )
+    })
 }

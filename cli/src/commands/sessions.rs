@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }
@@ -31,7 +32,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 }
 
 pub fn render(rows: &[serde_json::Value]) -> String {
-    let now = chrono::Utc::now().timestamp_micros();
+    let now = crate::clock::now_us();
     let mut t = Table::new(&[
         ("SESSION", Align::Left),
         ("HOST", Align::Left),
@@ -65,7 +66,7 @@ pub fn render(rows: &[serde_json::Value]) -> String {
         return "no sessions yet\n".into();
     }
     t.footer(vec![
-        format!("{} sessions", rows.len()),
+        output::count(rows.len() as u64, "session"),
         String::new(),
         String::new(),
         String::new(),

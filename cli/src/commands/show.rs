@@ -10,6 +10,7 @@ use std::process::ExitCode;
 pub struct Args {
     /// Session id (or its first characters).
     pub session: String,
+    /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }
@@ -59,8 +60,10 @@ pub fn render(
         &mut o,
         "events",
         format!(
-            "{} hook events, seq {}..{}",
-            s.hook_events, s.first_seq, s.last_seq
+            "{}, seq {}..{}",
+            output::count(s.hook_events, "hook event"),
+            s.first_seq,
+            s.last_seq
         ),
     );
     line(
@@ -89,8 +92,10 @@ pub fn render(
         &mut o,
         "activity",
         format!(
-            "{} prompts, {} tool calls, {} compactions",
-            s.prompt_count, s.tool_calls, s.compactions
+            "{}, {}, {}",
+            output::count(s.prompt_count, "prompt"),
+            output::count(s.tool_calls, "tool call"),
+            output::count(s.compactions, "compaction")
         ),
     );
     if let Some(p) = s.prompts.first() {
@@ -98,11 +103,21 @@ pub fn render(
     }
     if !s.tasks.tasks.is_empty() {
         o.push_str(&format!("{}\n", output::bold("tasks")));
+        // Ids are the host's (`1`, `todo-1`, …): the column is as wide as the widest.
+        let w = s
+            .tasks
+            .tasks
+            .values()
+            .map(|t| escape(&t.id).chars().count())
+            .max()
+            .unwrap_or(0);
         for t in s.tasks.tasks.values() {
+            let status = t.status.as_str();
             o.push_str(&format!(
-                "  {:<4} {:<12} {}\n",
+                "  {:<w$} {}{} {}\n",
                 escape(&t.id),
-                output::tint(t.status.as_str()),
+                output::tint(status),
+                " ".repeat(12usize.saturating_sub(status.len())),
                 escape(&t.subject)
             ));
         }

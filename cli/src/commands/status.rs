@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }
@@ -29,7 +30,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         }));
         return Ok(ExitCode::SUCCESS);
     }
-    let now = chrono::Utc::now().timestamp_micros();
+    let now = crate::clock::now_us();
     println!(
         "journal    {}",
         crate::output::escape(&st.dir.display().to_string())
@@ -37,8 +38,9 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     println!("events     {}", crate::output::tokens(st.events));
     println!("sessions   {sessions}");
     println!(
-        "segments   {} sealed + {} events in the active store",
-        st.segments, st.active_events
+        "segments   {} sealed + {} in the active store",
+        st.segments,
+        crate::output::count(st.active_events, "event")
     );
     println!("size       {:.1} MiB", st.bytes as f64 / (1 << 20) as f64);
     if st.spooled > 0 {

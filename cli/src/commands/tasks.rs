@@ -21,6 +21,7 @@ pub struct Args {
     /// Only tasks owned by this agent (list), or the agent taking the task (add, start).
     #[arg(long, global = true)]
     pub agent: Option<String>,
+    /// Print JSON for tools instead of the human-readable output.
     #[arg(long, global = true)]
     pub json: bool,
 }
@@ -30,25 +31,41 @@ pub enum Cmd {
     /// List tasks (the default).
     List,
     /// One task with its history.
-    Show { id: String },
+    Show {
+        /// Task id: `T3` (journal-wide), or a session's task as `SESSION:ID` (or the id alone when one session has it).
+        id: String,
+    },
     /// Add a journal-wide task; prints its id.
     Add {
+        /// What the task is, in one line.
         subject: String,
+        /// Longer text shown by `tasks show`.
         #[arg(long)]
         description: Option<String>,
     },
     /// Mark a task in progress (with --agent, that agent owns it).
-    Start { id: String },
+    Start {
+        /// Task id: `T3` (journal-wide), or a session's task as `SESSION:ID` (or the id alone when one session has it).
+        id: String,
+    },
     /// Mark a task completed.
-    Done { id: String },
+    Done {
+        /// Task id: `T3` (journal-wide), or a session's task as `SESSION:ID` (or the id alone when one session has it).
+        id: String,
+    },
     /// Fail a task: released for retry, retry_count + 1.
     Fail {
+        /// Task id: `T3` (journal-wide), or a session's task as `SESSION:ID` (or the id alone when one session has it).
         id: String,
+        /// Why it failed (shown in the task list).
         #[arg(long, default_value = "failed")]
         reason: String,
     },
     /// Put a task back to pending.
-    Reopen { id: String },
+    Reopen {
+        /// Task id: `T3` (journal-wide), or a session's task as `SESSION:ID` (or the id alone when one session has it).
+        id: String,
+    },
 }
 
 /// `T3` (journal-wide) or `SESSION:ID` (a session's own task; a session prefix is enough).
