@@ -35,8 +35,14 @@ pub enum Command {
     /// The universal hook handler: stdin → journal → stdout. Always exits 0.
     Hook(commands::hook::Args),
     /// Register `hookjournal hook` in an agent's settings.
+    ///
+    /// Edits the project's settings at its root: the nearest directory from here up holding
+    /// .hookjournal/, .claude, .codex, .gemini or .git (your home directory never counts), else
+    /// this directory. Creates the project's journal there, so `hookjournal status` works at once.
     Install(commands::install::InstallArgs),
     /// Remove hookjournal's own entries from an agent's settings.
+    ///
+    /// Finds the project's settings as `install` does. The journal is left alone.
     Uninstall(commands::install::UninstallArgs),
     /// Events, sessions, segments, size, last event, chain state.
     Status(commands::status::Args),

@@ -158,3 +158,214 @@ pub fn play_session(env: &[(&str, &str)]) -> Played {
         outputs,
     }
 }
+
+/// A fresh user's world, for whole-output tests: an empty `$HOME` and an empty project
+/// directory under one temp root, a process environment cleared of everything but `PATH`, and
+/// output normalised so it can be compared as a whole (as jj's `TestEnvironment` does): the temp
+/// root reads `$TEST_ENV`, the binary `$BIN`, recorded times `[TIME]` / `[MINUTE]` / `[CLOCK]` /
+/// `[US]`, and any literal registered with `redact`. Recorded times come from the real clock (the
+/// hook's `recorded_at`); "now" for relative times is pinned with `set_env("HOOKJOURNAL_NOW", …)`.
+pub struct TestEnvironment {
+    root: tempfile::TempDir,
+    pub home: PathBuf,
+    pub project: PathBuf,
+    env: Vec<(String, String)>,
+    redactions: Vec<(String, String)>,
+}
+
+/// What one command printed, and how it exited.
+pub struct CommandOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: Option<i32>,
+}
+
+impl CommandOutput {
+    /// Stdout, then `[stderr]` and stderr when there is any, then `[exit status: N]` unless 0.
+    pub fn render(&self) -> String {
+        let mut s = self.stdout.clone();
+        if !self.stderr.is_empty() {
+            s.push_str("[stderr]\n");
+            s.push_str(&self.stderr);
+        }
+        if self.code != Some(0) {
+            s.push_str(&format!("[exit status: {:?}]\n", self.code));
+        }
+        s
+    }
+}
+
+impl Default for TestEnvironment {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestEnvironment {
+    pub fn new() -> TestEnvironment {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let project = root.path().join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        TestEnvironment {
+            root,
+            home,
+            project,
+            env: Vec::new(),
+            redactions: Vec::new(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// Sets a variable for every later command (e.g. `HOOKJOURNAL_NOW`).
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
+    }
+
+    /// Shows `literal` as `placeholder` in every normalised output.
+    pub fn redact(&mut self, literal: &str, placeholder: &str) {
+        self.redactions.push((literal.into(), placeholder.into()));
+    }
+
+    /// The binary with a cleared environment, run in `cwd`.
+    pub fn command(&self, cwd: &Path) -> Command {
+        let mut c = Command::new(BIN);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("NO_COLOR", "1")
+            .current_dir(cwd)
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Runs `hookjournal ARGS` in the project directory.
+    pub fn run(&self, args: &[&str]) -> CommandOutput {
+        self.run_in(&self.project.clone(), args)
+    }
+
+    pub fn run_in(&self, cwd: &Path, args: &[&str]) -> CommandOutput {
+        let out = self.command(cwd).args(args).output().unwrap();
+        self.output(out)
+    }
+
+    /// Runs `sh -c COMMAND` in `cwd` with `stdin`: a hook command exactly as an agent runs it.
+    pub fn run_shell(
+        &self,
+        command: &str,
+        cwd: &Path,
+        env: &[(&str, &str)],
+        stdin: &[u8],
+    ) -> CommandOutput {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(command)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("NO_COLOR", "1")
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let out = child.wait_with_output().unwrap();
+        self.output(out)
+    }
+
+    fn output(&self, out: Output) -> CommandOutput {
+        CommandOutput {
+            stdout: self.normalize(&String::from_utf8_lossy(&out.stdout)),
+            stderr: self.normalize(&String::from_utf8_lossy(&out.stderr)),
+            code: out.status.code(),
+        }
+    }
+
+    /// Replaces what differs between runs and machines with placeholders.
+    pub fn normalize(&self, text: &str) -> String {
+        let mut s = text.to_string();
+        for (lit, ph) in &self.redactions {
+            s = s.replace(lit.as_str(), ph);
+        }
+        s = s.replace(BIN, "$BIN");
+        let root = self.root.path();
+        if let Ok(canonical) = root.canonicalize() {
+            s = s.replace(canonical.to_str().unwrap(), "$TEST_ENV");
+        }
+        s = s.replace(root.to_str().unwrap(), "$TEST_ENV");
+        s = replace_pattern(&s, "dddd-dd-ddTdd:dd:dd.dddZ", "[TIME]");
+        s = replace_pattern(&s, "dddd-dd-dd dd:dd", "[MINUTE]");
+        // `replay`'s time of day, and microsecond fields of JSON output.
+        s = replace_pattern(&s, "  dd:dd:dd  ", "  [CLOCK]  ");
+        replace_pattern(&s, "_us\":dddddddddddddddd", "_us\":[US]")
+    }
+}
+
+/// Replaces every match of `pattern` (`d` = an ASCII digit, anything else itself) with `with`.
+pub fn replace_pattern(text: &str, pattern: &str, with: &str) -> String {
+    let p = pattern.as_bytes();
+    let t = text.as_bytes();
+    let matches_at = |i: usize| {
+        t.len() >= i + p.len()
+            && p.iter().zip(&t[i..]).all(|(pc, tc)| match pc {
+                b'd' => tc.is_ascii_digit(),
+                c => c == tc,
+            })
+    };
+    let mut out = Vec::with_capacity(t.len());
+    let mut i = 0;
+    while i < t.len() {
+        if matches_at(i) {
+            out.extend_from_slice(with.as_bytes());
+            i += p.len();
+        } else {
+            out.push(t[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("replaced ASCII within UTF-8")
+}
+
+/// Compares `actual` with `tests/expected/NAME` as a whole. `HOOKJOURNAL_BLESS=1 cargo test …`
+/// writes the file instead (review the diff before committing it).
+pub fn assert_expected(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/expected")
+        .join(name);
+    if std::env::var_os("HOOKJOURNAL_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "{} is missing; run with HOOKJOURNAL_BLESS=1 to write it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let diff = similar::TextDiff::from_lines(expected.as_str(), actual)
+            .unified_diff()
+            .header("expected", "actual")
+            .to_string();
+        panic!(
+            "output differs from {} (HOOKJOURNAL_BLESS=1 rewrites it):\n{diff}",
+            path.display()
+        );
+    }
+}

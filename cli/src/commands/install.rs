@@ -290,7 +290,15 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
     for warning in warnings(facts, t.scope, &settings) {
         println!("Note: {warning}");
     }
-    println!("Next: {}", facts.next_step);
+    // Hosts read project settings where they start: from a subdirectory, that is the project.
+    let next = if project != cwd && t.scope != Scope::User {
+        facts
+            .next_step
+            .replacen(" here", &format!(" in {}", project.display()), 1)
+    } else {
+        facts.next_step.to_string()
+    };
+    println!("Next: {next}");
     Ok(ExitCode::SUCCESS)
 }
 

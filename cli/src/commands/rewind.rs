@@ -4,8 +4,7 @@
 
 use crate::state_io;
 use anyhow::{bail, Result};
-use journal::{Journal, Kind, Seq};
-use projections::fold::Rewinds;
+use journal::{Journal, Kind};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,7 +33,20 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             first = s.first_seq
         );
     }
-    let earlier = earlier_rewinds(&state.global.rewinds, &id);
+    // Every rewind in the log (as the full replay below counts them; the checkpoint's own list
+    // leaves out a rewind that a later rewind's range covers).
+    let snap = j.read_snapshot()?;
+    let before = state_io::collect_rewinds(&snap)?;
+    let mut mine = Vec::new();
+    snap.for_each(|e| {
+        if let Kind::Rewound { session, to_seq } = &e.kind {
+            if *session == id {
+                mine.push(format!("--to {to_seq} (recorded as seq {})", e.seq));
+            }
+        }
+        Ok(())
+    })?;
+    let earlier = earlier_rewinds(&mine);
     if args.to >= s.last_seq {
         println!(
             "session {short} has no events after seq {} (its last is seq {}): nothing to rewind, nothing recorded",
@@ -46,8 +58,6 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // What this rewind newly hides: the session's events after SEQ that no earlier rewind hides.
-    let before = Rewinds::from_list(&state.global.rewinds);
-    let snap = j.read_snapshot()?;
     let (mut hidden, mut last) = (0u64, 0);
     snap.for_each_in(args.to + 1, snap.head_seq, |e| {
         let counts = e.session_id.as_deref() == Some(id.as_str())
@@ -104,12 +114,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
 }
 
 /// "Earlier rewinds of it still hold: …": a rewind adds to the earlier ones, never undoes them.
-fn earlier_rewinds(all: &[(String, Seq, Seq)], id: &str) -> Option<String> {
-    let mine: Vec<String> = all
-        .iter()
-        .filter(|(s, _, _)| s == id)
-        .map(|(_, to, at)| format!("--to {to} (recorded as seq {at})"))
-        .collect();
+fn earlier_rewinds(mine: &[String]) -> Option<String> {
     (!mine.is_empty()).then(|| {
         format!(
             "Earlier rewinds of this session still hold: {}. Each ignores the session's events between its --to and itself.",
