@@ -76,6 +76,7 @@ fn new_user_walkthrough_from_install_to_uninstall() {
         ("SessionStart", "SessionStart-startup.json"),
         ("UserPromptSubmit", "UserPromptSubmit.json"),
         ("PostToolUse", "PostToolUse-TodoWrite.json"),
+        ("PostToolUse", "PostToolUse-TaskCreate.json"),
     ] {
         let command = registered_command(&env, event);
         let project = env.project.clone();
