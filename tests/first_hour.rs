@@ -342,7 +342,7 @@ fn rewind_says_what_it_changes_and_what_still_holds() {
     }
     let mut t = String::new();
     for args in [
-        &["replay", "--session", "0b7c"][..],
+        &["replay", "--session", "0b7c", "--kind", "Hook"][..],
         &["rewind", "0b7c", "--to", "0"],
         &["rewind", "0b7c", "--to", "99"],
         &["rewind", "0b7c", "--to", "4"],

@@ -189,7 +189,10 @@ impl CommandOutput {
             s.push_str(&self.stderr);
         }
         if self.code != Some(0) {
-            s.push_str(&format!("[exit status: {:?}]\n", self.code));
+            let code = self
+                .code
+                .map_or("killed by a signal".into(), |c| c.to_string());
+            s.push_str(&format!("[exit status: {code}]\n"));
         }
         s
     }

@@ -33,42 +33,39 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             first = s.first_seq
         );
     }
-    // Every rewind in the log (as the full replay below counts them; the checkpoint's own list
-    // leaves out a rewind that a later rewind's range covers).
+    // One pass over the log: every rewind of the session (as the full replay below counts
+    // them; the checkpoint's own list leaves out a rewind that a later rewind's range covers),
+    // then what this rewind would newly hide: the session's events after SEQ still counted.
     let snap = j.read_snapshot()?;
     let before = state_io::collect_rewinds(&snap)?;
     let mut mine = Vec::new();
+    let (mut hidden, mut last_hidden, mut last_counted) = (0u64, 0, 0);
     snap.for_each(|e| {
-        if let Kind::Rewound { session, to_seq } = &e.kind {
-            if *session == id {
-                mine.push(format!("--to {to_seq} (recorded as seq {})", e.seq));
+        if e.session_id.as_deref() != Some(id.as_str()) {
+            return Ok(());
+        }
+        if let Kind::Rewound { to_seq, .. } = &e.kind {
+            mine.push(format!("--to {to_seq} (recorded as seq {})", e.seq));
+        } else if !before.hides(&e) {
+            last_counted = e.seq;
+            if e.seq > args.to {
+                hidden += 1;
+                last_hidden = e.seq;
             }
         }
         Ok(())
     })?;
     let earlier = earlier_rewinds(&mine);
-    if args.to >= s.last_seq {
+    if hidden == 0 {
         println!(
-            "session {short} has no events after seq {} (its last is seq {}): nothing to rewind, nothing recorded",
-            args.to, s.last_seq
+            "session {short} has no events after seq {} that still count (its last counted event is seq {last_counted}): nothing to rewind, nothing recorded",
+            args.to
         );
         if let Some(e) = earlier {
             println!("{e}");
         }
         return Ok(ExitCode::SUCCESS);
     }
-    // What this rewind newly hides: the session's events after SEQ that no earlier rewind hides.
-    let (mut hidden, mut last) = (0u64, 0);
-    snap.for_each_in(args.to + 1, snap.head_seq, |e| {
-        let counts = e.session_id.as_deref() == Some(id.as_str())
-            && !matches!(e.kind, Kind::Rewound { .. })
-            && !before.hides(&e);
-        if counts {
-            hidden += 1;
-            last = e.seq;
-        }
-        Ok(())
-    })?;
     drop(snap);
     let mut tx = j.begin();
     let now = chrono::Utc::now().timestamp_micros();
@@ -104,7 +101,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         args.to,
         crate::output::count(hidden, "event"),
         args.to + 1,
-        last,
+        last_hidden,
         j.head_seq()
     );
     if let Some(e) = earlier {
