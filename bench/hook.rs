@@ -135,20 +135,59 @@ fn time_process(args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
     t0.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Whether the hook records this payload without answering: the events the policy never
+/// answers take the spool fast path and never open the store. Mirrors `record_only` in
+/// `cli/src/commands/hook.rs` (the binary's modules are not reachable from here).
+fn record_only(payload: &str) -> bool {
+    use projections::event::Canonical;
+    match projections::event::parse("claude", payload.as_bytes()).map(|e| e.canonical) {
+        None => true,
+        Some(c) => matches!(
+            c,
+            Canonical::ToolPre { .. }
+                | Canonical::ToolFailure { .. }
+                | Canonical::Notification { .. }
+                | Canonical::SubagentStart { .. }
+                | Canonical::TaskCreated { .. }
+                | Canonical::TaskCompleted { .. }
+                | Canonical::PostCompact { .. }
+                | Canonical::StopFailure { .. }
+                | Canonical::Other
+        ),
+    }
+}
+
+/// Hook latency over the whole mix, and split by kind: record-only and answering events.
+struct HookLatency {
+    all: Latency,
+    record_only: (usize, Latency),
+    answering: (usize, Latency),
+}
+
 /// Plays a new session (the fixture mix, in order) `rounds` times against the journal.
-fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> Latency {
-    let mut samples = Vec::new();
+fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> HookLatency {
+    let (mut all, mut rec, mut ans) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..rounds {
         let sid = format!("measured-{r}");
         for t in templates {
             let p = t.replace("__SID__", &sid);
-            samples.push(time_process(
+            let ms = time_process(
                 &["--journal".as_ref(), dir.as_os_str(), "hook".as_ref()],
                 p.as_bytes(),
-            ));
+            );
+            all.push(ms);
+            if record_only(&p) {
+                rec.push(ms);
+            } else {
+                ans.push(ms);
+            }
         }
     }
-    stats(samples)
+    HookLatency {
+        all: stats(all),
+        record_only: (rec.len(), stats(rec)),
+        answering: (ans.len(), stats(ans)),
+    }
 }
 
 fn floor_latency(file: &Path, templates: &[String], rounds: usize) -> Latency {
@@ -292,7 +331,8 @@ fn main() {
             .map(|i| templates[(i % templates.len() as u64) as usize].len() as u64)
             .sum();
         let space = dir_bytes(&dir) as f64 / raw as f64;
-        let lat = hook_latency(&dir, &templates, rounds);
+        let by_kind = hook_latency(&dir, &templates, rounds);
+        let lat = &by_kind.all;
         let (events, eps) = replay_throughput(&dir);
         let (bytes, mbps) = export_throughput(&dir, &work.path().join("export.jsonl"));
         let verify_s = replay_cli(&dir);
@@ -301,6 +341,21 @@ fn main() {
             "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB) | verify {:.2} s | disk {:.2}x payload bytes",
             n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, verify_s, space
         ));
+        for (kind, (count, l)) in [
+            ("record_only", &by_kind.record_only),
+            ("answering", &by_kind.answering),
+        ] {
+            rows.push(format!(
+                "{:>16} {:<11} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({count} samples)",
+                "",
+                kind.replace('_', "-"),
+                l.p50,
+                l.p99,
+                l.max
+            ));
+            json.insert(format!("hook_{kind}_p50_ms_{n}"), l.p50.into());
+            json.insert(format!("hook_{kind}_p99_ms_{n}"), l.p99.into());
+        }
         json.insert(format!("hook_p50_ms_{n}"), lat.p50.into());
         json.insert(format!("hook_p99_ms_{n}"), lat.p99.into());
         json.insert(format!("hook_max_ms_{n}"), lat.max.into());
