@@ -5,18 +5,31 @@ use journal::{Kind, NewEvent, Seq};
 use projections::derived::{self, ContextObserved, GitObserved, UsageObserved};
 use projections::session::SessionState;
 use projections::transcript;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Reads up to `max` new bytes of a transcript from `offset`. Returns (bytes, start offset).
-/// A file shorter than the offset was rotated or rewritten: read it from the start (the usage
-/// dedupe keys keep that from counting twice).
-fn read_new(path: &Path, offset: u64, max: usize) -> Option<(Vec<u8>, u64)> {
-    let mut f = File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
+/// Reads up to `max` new bytes of a transcript from `offset`, until `deadline`. Returns (bytes,
+/// start offset). A file shorter than the offset was rotated or rewritten: read it from the start
+/// (the usage dedupe keys keep that from counting twice).
+///
+/// The path comes from a payload, so it may name anything: it is opened non-blocking (a FIFO
+/// nobody writes must not hold the hook, and the journal's lock, forever) and read only when it
+/// is a regular file. A read cut short by the deadline keeps what it has: only whole lines are
+/// consumed, and the next hook reads on from there.
+fn read_new(path: &Path, offset: u64, max: usize, deadline: Instant) -> Option<(Vec<u8>, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let len = meta.len();
     let start = if len < offset { 0 } else { offset };
     if len == start {
         return Some((Vec::new(), start));
@@ -24,7 +37,17 @@ fn read_new(path: &Path, offset: u64, max: usize) -> Option<(Vec<u8>, u64)> {
     f.seek(SeekFrom::Start(start)).ok()?;
     let want = ((len - start) as usize).min(max);
     let mut buf = vec![0; want];
-    f.read_exact(&mut buf).ok()?;
+    let mut got = 0;
+    while got < want && Instant::now() < deadline {
+        let end = (got + (1 << 20)).min(want);
+        match f.read(&mut buf[got..end]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    buf.truncate(got);
     Some((buf, start))
 }
 
@@ -45,6 +68,7 @@ pub fn transcript_events(
     path: &str,
     agent_id: Option<&str>,
     max: usize,
+    deadline: Instant,
 ) -> Vec<Observation> {
     if !acceptable(path) {
         return Vec::new();
@@ -53,7 +77,7 @@ pub fn transcript_events(
         .and_then(|s| s.transcript_offsets.get(path))
         .copied()
         .unwrap_or(0);
-    let Some((bytes, start)) = read_new(Path::new(path), offset, max) else {
+    let Some((bytes, start)) = read_new(Path::new(path), offset, max, deadline) else {
         return Vec::new();
     };
     if bytes.is_empty() {

@@ -27,6 +27,8 @@ pub struct HookLimits {
     pub transcript_read_max: usize,
     /// Spool files drained per invocation (the rest wait for the next one).
     pub drain_max: usize,
+    /// How long one invocation may spend draining the spool, in ms (SessionEnd: half of it).
+    pub drain_budget_ms: u64,
     /// Timeout of `git rev-parse`, in ms.
     pub git_timeout_ms: u64,
     /// Events per sealed segment.
@@ -43,10 +45,42 @@ impl Default for HookLimits {
             payload_cap: 16 << 20,
             transcript_read_max: 8 << 20,
             drain_max: 2_000,
+            drain_budget_ms: 250,
             git_timeout_ms: 400,
             segment_events: journal::DEFAULT_SEGMENT_EVENTS,
             fast_path: true,
         }
+    }
+}
+
+impl HookLimits {
+    /// Clamps every limit into its bounds; returns one phrase per value changed. A hook runs
+    /// inside a host's time budget (Claude Code gives SessionEnd hooks 1.5 s in all), so no
+    /// setting may make it wait or read without end.
+    pub fn clamp(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut bound = |name: &str, v: u64, lo: u64, hi: u64| -> u64 {
+            let c = v.clamp(lo, hi);
+            if c != v {
+                out.push(format!(
+                    "hook.{name} = {v} is out of range {lo}..={hi}, using {c}"
+                ));
+            }
+            c
+        };
+        self.lock_wait_ms = bound("lock_wait_ms", self.lock_wait_ms, 0, 2_000);
+        self.payload_cap = bound("payload_cap", self.payload_cap as u64, 256, 64 << 20) as usize;
+        self.transcript_read_max = bound(
+            "transcript_read_max",
+            self.transcript_read_max as u64,
+            64 << 10,
+            64 << 20,
+        ) as usize;
+        self.drain_max = bound("drain_max", self.drain_max as u64, 1, 100_000) as usize;
+        self.drain_budget_ms = bound("drain_budget_ms", self.drain_budget_ms, 10, 1_000);
+        self.git_timeout_ms = bound("git_timeout_ms", self.git_timeout_ms, 10, 2_000);
+        self.segment_events = bound("segment_events", self.segment_events, 16, 1 << 20);
+        out
     }
 }
 
@@ -72,7 +106,10 @@ impl Settings {
         match toml::from_str::<Settings>(&text) {
             Ok(mut s) => {
                 s.policy = s.policy.sanitized();
-                (s, None)
+                let clamped = s.hook.clamp();
+                let warning = (!clamped.is_empty())
+                    .then(|| format!("{}: {}", path.display(), clamped.join("; ")));
+                (s, warning)
             }
             Err(e) => (
                 Settings::default(),

@@ -2,7 +2,7 @@
 //! event touches and writes back only those that changed; the CLI folds the whole log.
 
 use anyhow::{Context, Result};
-use journal::{spool, Envelope, Journal, Kind, NewEvent, ReadSnapshot};
+use journal::{spool, Envelope, Journal, ReadSnapshot};
 use projections::fold::{self, Full, Rewinds, State};
 use projections::session::SessionState;
 use std::collections::BTreeMap;
@@ -10,10 +10,16 @@ use std::path::Path;
 use std::time::Duration;
 
 /// A partial state plus the bytes each partition had when loaded.
+///
+/// The checkpoint is derived state: when it is marked stale, or a partition or archive it needs
+/// cannot be read, the journal is marked stale and `stale` says why. Then events are still
+/// committed, but no partition is written back and nothing should be answered from `state`,
+/// until a reader or `recover` rebuilds the checkpoint from the log.
 pub struct Loaded {
     pub state: State,
     original: BTreeMap<Vec<u8>, Vec<u8>>,
     pub warnings: Vec<String>,
+    pub stale: Option<String>,
 }
 
 impl Loaded {
@@ -22,48 +28,71 @@ impl Loaded {
             state: State::default(),
             original: BTreeMap::new(),
             warnings: Vec::new(),
+            stale: journal::checkpoint::stale_reason(j.dir()),
         };
-        if let Some(b) = j.get_state(fold::GLOBAL_KEY)? {
-            match fold::decode(&b) {
-                Some(g) => l.state.global = g,
-                None => l.warnings.push(
-                    "checkpoint partition `global` does not decode; run `hookjournal verify`"
-                        .into(),
-                ),
-            }
-            l.original.insert(fold::GLOBAL_KEY.to_vec(), b);
+        if l.stale.is_some() {
+            return Ok(l);
         }
-        if let Some(b) = j.get_state(fold::TASKS_KEY)? {
-            match fold::decode(&b) {
-                Some(t) => l.state.tasks = t,
-                None => l.warnings.push(
-                    "checkpoint partition `tasks` does not decode; run `hookjournal verify`".into(),
-                ),
+        match j.get_state(fold::GLOBAL_KEY) {
+            Ok(Some(b)) => {
+                match fold::decode(&b) {
+                    Some(g) => l.state.global = g,
+                    None => l.damaged(j, "checkpoint partition `global` does not decode"),
+                }
+                l.original.insert(fold::GLOBAL_KEY.to_vec(), b);
             }
-            // A journal-wide partition that went cold is written back, so it is hot again.
-            if j.is_hot(fold::TASKS_KEY)? {
-                l.original.insert(fold::TASKS_KEY.to_vec(), b);
+            Ok(None) => {}
+            Err(e) => l.damaged(j, &format!("checkpoint partition `global`: {e}")),
+        }
+        match j.get_state(fold::TASKS_KEY) {
+            Ok(Some(b)) => {
+                match fold::decode(&b) {
+                    Some(t) => l.state.tasks = t,
+                    None => l.damaged(j, "checkpoint partition `tasks` does not decode"),
+                }
+                // A journal-wide partition that went cold is written back, so it is hot again.
+                if j.is_hot(fold::TASKS_KEY)? {
+                    l.original.insert(fold::TASKS_KEY.to_vec(), b);
+                }
             }
+            Ok(None) => {}
+            Err(e) => l.damaged(j, &format!("checkpoint partition `tasks`: {e}")),
         }
         Ok(l)
     }
 
+    /// A partition that cannot be trusted: the whole checkpoint is stale until rebuilt.
+    fn damaged(&mut self, j: &Journal, why: &str) {
+        if self.stale.is_none() {
+            let _ = journal::checkpoint::mark_stale(j.dir(), why);
+            self.warnings.push(format!(
+                "{why}; events are still recorded, and the checkpoint is rebuilt by the next read command (or `hookjournal recover`)"
+            ));
+            self.stale = Some(why.to_string());
+        }
+    }
+
     /// Loads a session's partition if it is not loaded yet.
     pub fn session(&mut self, j: &Journal, id: &str) -> Result<()> {
-        if self.state.sessions.contains_key(id) {
+        if self.stale.is_some() || self.state.sessions.contains_key(id) {
             return Ok(());
         }
         let key = fold::session_key(id);
-        if let Some(b) = j.get_state(&key)? {
-            match fold::decode::<SessionState>(&b) {
-                Some(s) => {
-                    self.state.sessions.insert(id.to_string(), s);
+        match j.get_state(&key) {
+            Ok(Some(b)) => {
+                match fold::decode::<SessionState>(&b) {
+                    Some(s) => {
+                        self.state.sessions.insert(id.to_string(), s);
+                    }
+                    None => self.damaged(
+                        j,
+                        &format!("the checkpoint of session {id} does not decode"),
+                    ),
                 }
-                None => self.warnings.push(format!(
-                    "checkpoint of session {id} does not decode; run `hookjournal verify`"
-                )),
+                self.original.insert(key, b);
             }
-            self.original.insert(key, b);
+            Ok(None) => {}
+            Err(e) => self.damaged(j, &format!("the checkpoint of session {id}: {e}")),
         }
         Ok(())
     }
@@ -76,8 +105,20 @@ impl Loaded {
         Ok(())
     }
 
-    /// Queues every changed partition into `tx`.
+    /// Loads what `env` touches and folds it in.
+    pub fn fold(&mut self, j: &Journal, env: &Envelope) -> Result<()> {
+        self.for_event(j, env)?;
+        if self.stale.is_none() {
+            self.state.apply(env);
+        }
+        Ok(())
+    }
+
+    /// Queues every changed partition into `tx` (nothing while the checkpoint is stale).
     pub fn write_back(&self, tx: &mut journal::Tx) {
+        if self.stale.is_some() {
+            return;
+        }
         let mut put = |key: Vec<u8>, bytes: Vec<u8>| {
             if self.original.get(&key) != Some(&bytes) {
                 tx.put_state(&key, bytes);
@@ -91,10 +132,48 @@ impl Loaded {
     }
 }
 
+/// Rebuilds every checkpoint partition by folding the whole log (a stale or damaged checkpoint).
+pub fn rebuild_checkpoint(j: &mut Journal) -> Result<()> {
+    let snap = j.read_snapshot().context("reading the journal")?;
+    let rewinds = collect_rewinds(&snap)?;
+    let full = full_replay(&snap, rewinds, |_| {})?;
+    let parts: BTreeMap<Vec<u8>, Vec<u8>> = full.state.partitions().into_iter().collect();
+    j.replace_checkpoint(&parts)
+        .context("writing the rebuilt checkpoint")?;
+    Ok(())
+}
+
+/// A read-only journal (this user cannot write it): the log read without the lock or sled, and
+/// the state by a full replay. Spooled events are not shown, and a line on stderr says so.
+fn readonly_view(dir: &Path) -> Result<View> {
+    let (snap, spooled) = ReadSnapshot::take_readonly(dir)
+        .map_err(|e| anyhow::anyhow!("reading journal {}: {e}", dir.display()))?;
+    if spooled > 0 {
+        eprintln!(
+            "hookjournal: journal {} is read-only here: {spooled} spooled event(s) are not shown until its owner runs a command",
+            dir.display()
+        );
+    }
+    let rewinds = collect_rewinds(&snap)?;
+    let full = full_replay(&snap, rewinds, |_| {})?;
+    Ok(View {
+        snap,
+        state: full.state,
+    })
+}
+
+fn is_readonly(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<journal::Error>()
+        .is_some_and(|e| matches!(e, journal::Error::ReadOnly(_)))
+}
+
 /// The checkpoint of the journal in `dir`, read under a short lock (the spool drained first).
 pub fn read_checkpoint(dir: &Path) -> Result<State> {
-    let j = open_read(dir)?;
-    checkpoint(&j)
+    match open_read(dir) {
+        Ok(j) => checkpoint(&j),
+        Err(e) if is_readonly(&e) => Ok(readonly_view(dir)?.state),
+        Err(e) => Err(e),
+    }
 }
 
 /// The whole checkpoint (every partition), as the CLI reads it.
@@ -141,7 +220,11 @@ pub struct View {
 }
 
 pub fn open_view(dir: &Path) -> Result<View> {
-    let j = open_read(dir)?;
+    let j = match open_read(dir) {
+        Ok(j) => j,
+        Err(e) if is_readonly(&e) => return readonly_view(dir),
+        Err(e) => return Err(e),
+    };
     let snap = j.read_snapshot().context("reading the journal")?;
     let state = checkpoint(&j)?;
     Ok(View { snap, state })
@@ -152,14 +235,18 @@ pub fn open_view(dir: &Path) -> Result<View> {
 pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
     if !need_rewinds {
         // A quiescent journal (everything sealed, nothing spooled) is read without sled.
-        if let Some(snap) = ReadSnapshot::take_sealed(dir, Duration::from_secs(10))? {
+        if let Ok(Some(snap)) = ReadSnapshot::take_sealed(dir, Duration::from_secs(10)) {
             return Ok(View {
                 snap,
                 state: State::default(),
             });
         }
     }
-    let j = open_read(dir)?;
+    let j = match open_read(dir) {
+        Ok(j) => j,
+        Err(e) if is_readonly(&e) => return readonly_view(dir),
+        Err(e) => return Err(e),
+    };
     let snap = j.read_snapshot().context("reading the journal")?;
     let mut state = State::default();
     if let Some(b) = j.get_state(fold::GLOBAL_KEY)? {
@@ -177,8 +264,15 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
     loop {
         let mut loaded = Loaded::new(j)?;
         let mut tx = j.begin();
-        let Drained { done, .. } = drain(j, &mut loaded, &mut tx, 4096)?;
-        if done.is_empty() {
+        let far = std::time::Instant::now() + Duration::from_secs(3600);
+        let Drained { done, .. } = drain(j, &mut loaded, &mut tx, 4096, far)?;
+        for w in &loaded.warnings {
+            eprintln!("hookjournal: {w}");
+        }
+        if tx.is_empty() {
+            if journal::checkpoint::stale_reason(j.dir()).is_some() {
+                rebuild_checkpoint(j)?;
+            }
             return Ok(());
         }
         loaded.write_back(&mut tx);
@@ -213,6 +307,7 @@ pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
             "no journal at {} (run `hookjournal install`, or pass --journal DIR)",
             p.display()
         ),
+        e @ journal::Error::ReadOnly(_) => anyhow::Error::new(e),
         journal::Error::Busy => anyhow::anyhow!(
             "journal {} is busy (another process held its lock for 10 s)",
             dir.display()
@@ -234,13 +329,24 @@ impl View {
     }
 }
 
-/// Ingests spooled events in arrival order into `tx`. Returns the files to remove after commit.
+/// Folds what the log holds beyond the checkpoint (copied from the write-ahead log at open),
+/// then ingests spooled events in arrival order into `tx`, until `max` files or the `deadline`.
+/// A damaged spool file is left where it is (`verify` names it, `recover` journals its bytes).
+/// Returns the files to remove after commit.
 pub fn drain(
     j: &Journal,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     max: usize,
+    deadline: std::time::Instant,
 ) -> anyhow::Result<Drained> {
+    let unfolded = j.unfolded()?;
+    if !unfolded.is_empty() {
+        for env in &unfolded {
+            loaded.fold(j, env)?;
+        }
+        tx.folded_unfolded();
+    }
     let entries = spool::list(j.dir())?;
     if entries.is_empty() {
         return Ok(Drained {
@@ -248,37 +354,35 @@ pub fn drain(
             more: false,
         });
     }
-    let more = entries.len() > max;
     spool::sweep_temps(j.dir(), Duration::from_secs(600));
     let mut done = Vec::new();
-    for entry in entries.into_iter().take(max) {
+    let mut more = false;
+    for (i, entry) in entries.into_iter().enumerate() {
+        if i >= max || (i > 0 && std::time::Instant::now() >= deadline) {
+            more = true;
+            break;
+        }
         if j.was_drained(&entry.id)? {
             let _ = spool::remove(&entry);
             continue;
         }
         let ev = match spool::read(&entry) {
             Ok(ev) => ev,
+            Err(journal::Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                continue
+            }
             Err(e) => {
-                // A spool file that does not decode is still journaled, as bytes.
-                let bytes = std::fs::read(&entry.path).unwrap_or_default();
-                NewEvent {
-                    recorded_at_us: chrono::Utc::now().timestamp_micros(),
-                    host: "unknown".into(),
-                    kind: Kind::Malformed {
-                        reason: format!("unreadable spool file: {e}"),
-                    },
-                    session_id: None,
-                    agent_id: None,
-                    payload: bytes,
-                    truncated: None,
-                    spooled: true,
-                }
+                loaded.warnings.push(format!(
+                    "{e}; left in the spool (`hookjournal verify` names it, `hookjournal recover` journals its bytes)"
+                ));
+                continue;
             }
         };
         tx.push(ev);
         let env = tx.events().last().expect("just pushed").clone();
-        loaded.for_event(j, &env)?;
-        loaded.state.apply(&env);
+        loaded.fold(j, &env)?;
         tx.drained(&entry.id);
         done.push(entry);
     }

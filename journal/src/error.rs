@@ -9,6 +9,9 @@ pub enum Error {
     Busy,
     #[error("no journal at {0}")]
     NotFound(PathBuf),
+    /// The journal can be read but not written by this user (or its file system is read-only).
+    #[error("journal {0} is read-only here")]
+    ReadOnly(PathBuf),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -6,6 +6,7 @@
 //! This crate knows nothing about agents: payloads are bytes, kinds are labels.
 
 mod archive;
+pub mod checkpoint;
 mod envelope;
 mod error;
 mod lock;
@@ -13,6 +14,7 @@ mod segment;
 pub mod spool;
 mod store;
 mod verify;
+mod wal;
 
 pub use envelope::{hex, unhex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
 pub use error::{Error, Result};

@@ -3,7 +3,7 @@
 //! sled has its own lock, but it is per store directory; ours covers the whole journal (active
 //! store, rotation, segment list) so a rotation can swap the active store safely.
 
-use crate::error::{IoContext, Result};
+use crate::error::Result;
 use crate::Error;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -45,7 +45,18 @@ impl DirLock {
             .write(true)
             .mode(crate::FILE_MODE)
             .open(&path)
-            .ctx(|| format!("opening {}", path.display()))?;
+            .map_err(|e| {
+                let read_only = e.kind() == std::io::ErrorKind::PermissionDenied
+                    || e.raw_os_error() == Some(libc::EROFS);
+                if read_only {
+                    Error::ReadOnly(dir.to_path_buf())
+                } else {
+                    Error::Io {
+                        context: format!("opening {}", path.display()),
+                        source: e,
+                    }
+                }
+            })?;
         let start = Instant::now();
         let deadline = start + wait;
         let wanted = dir.join(WANTED);

@@ -4,6 +4,10 @@
 //! whole or not at all. Names sort by arrival (`<unix ns>-<pid>-<counter>`), and the next process
 //! that holds the lock drains them in that order. A drained file's id is committed in the same
 //! batch as its event, so a crash between commit and unlink never ingests it twice.
+//!
+//! A file is `HJSPOOL2`, the blake3 of the body, then the body (a bincode `NewEvent`): a
+//! damaged file is caught before it could be ingested as a genuine event. (Files without the
+//! magic were written by 0.1.0 and are read as bare bodies.)
 
 use crate::envelope::{bincode_config, NewEvent};
 use crate::error::{IoContext, Result};
@@ -16,6 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 pub const SPOOL_DIR: &str = "spool";
 const SUFFIX: &str = ".spool";
+const MAGIC: &[u8; 8] = b"HJSPOOL2";
 
 #[derive(Clone, Debug)]
 pub struct SpoolEntry {
@@ -41,19 +46,30 @@ pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
     );
     let tmp = spool.join(format!(".{id}.tmp"));
     let path = spool.join(format!("{id}{SUFFIX}"));
-    let bytes = bincode::serde::encode_to_vec(ev, bincode_config())
+    let body = bincode::serde::encode_to_vec(ev, bincode_config())
         .map_err(|e| Error::Invalid(e.to_string()))?;
-    let mut f = fs::OpenOptions::new()
-        .create_new(true)
-        .write(true)
-        .mode(crate::FILE_MODE)
-        .open(&tmp)
-        .ctx(|| format!("creating {}", tmp.display()))?;
-    f.write_all(&bytes)
-        .ctx(|| format!("writing {}", tmp.display()))?;
-    f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
-    drop(f);
-    fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
+    let mut bytes = Vec::with_capacity(body.len() + 40);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(blake3::hash(&body).as_bytes());
+    bytes.extend_from_slice(&body);
+    let written = (|| {
+        let mut f = fs::OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .mode(crate::FILE_MODE)
+            .open(&tmp)
+            .ctx(|| format!("creating {}", tmp.display()))?;
+        f.write_all(&bytes)
+            .ctx(|| format!("writing {}", tmp.display()))?;
+        f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
+        drop(f);
+        fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))
+    })();
+    if written.is_err() {
+        // A full disk: leave no partial file behind.
+        let _ = fs::remove_file(&tmp);
+    }
+    written?;
     crate::store::sync_dir(&spool)?;
     Ok(id)
 }
@@ -90,12 +106,28 @@ pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
     Ok(out)
 }
 
-/// Reads a spooled event. A file that does not decode is reported, not dropped, by the caller.
+/// Reads a spooled event. A damaged file (`Error::Corrupt`) is left where it is by the
+/// hook and readers; `verify` names it and `recover` journals its bytes.
 pub fn read(entry: &SpoolEntry) -> Result<NewEvent> {
     let bytes = fs::read(&entry.path).ctx(|| format!("reading {}", entry.path.display()))?;
-    bincode::serde::decode_from_slice(&bytes, bincode_config())
+    decode(&bytes).map_err(|e| Error::Corrupt(format!("spool file {}.spool: {e}", entry.id)))
+}
+
+fn decode(bytes: &[u8]) -> std::result::Result<NewEvent, String> {
+    let body = match bytes.strip_prefix(MAGIC) {
+        Some(rest) if rest.len() >= 32 => {
+            let (sum, body) = rest.split_at(32);
+            if sum != blake3::hash(body).as_bytes() {
+                return Err("fails its checksum (the file was damaged)".into());
+            }
+            body
+        }
+        Some(_) => return Err("is truncated".into()),
+        None => bytes,
+    };
+    bincode::serde::decode_from_slice(body, bincode_config())
         .map(|(e, _)| e)
-        .map_err(|e| Error::Corrupt(format!("spool file {}: {e}", entry.id)))
+        .map_err(|e| format!("does not decode: {e}"))
 }
 
 /// Removes a drained spool file (missing is fine: a crash may have removed it already).

@@ -14,6 +14,7 @@ use crate::envelope::{bincode_config, unhex, Envelope, Hash, NewEvent, Seq, ZERO
 use crate::error::{IoContext, Result};
 use crate::lock::DirLock;
 use crate::segment::{self, SegmentInfo};
+use crate::wal::{self, Wal};
 use crate::{spool, Error};
 use std::collections::BTreeMap;
 use std::fs;
@@ -26,6 +27,9 @@ pub const DEFAULT_SEGMENT_EVENTS: u64 = 4096;
 const HEAD_KEY: &[u8] = b"m:head";
 const STATE: &[u8] = b"s:";
 const DRAINED: &[u8] = b"d:";
+/// Events copied into the store from the write-ahead log at open, not yet folded into the
+/// checkpoint: the first such seq. Cleared by the commit that folds them.
+const UNFOLDED_KEY: &[u8] = b"m:unfolded";
 /// Marks a partition written since the last seal (hot: it stays in the active store).
 const TOUCHED: &[u8] = b"t:";
 const SEGMENTS: &str = "segments";
@@ -67,6 +71,7 @@ pub struct Journal {
     head_hash: Hash,
     base: Seq,
     segment_events: u64,
+    wal: Wal,
     // Dropped last: the lock outlives the store.
     _lock: DirLock,
 }
@@ -78,6 +83,7 @@ pub struct Tx {
     events: Vec<Envelope>,
     state: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     drained: Vec<String>,
+    folded: bool,
 }
 
 impl Tx {
@@ -126,6 +132,10 @@ impl Tx {
     pub fn drained(&mut self, spool_id: &str) {
         self.drained.push(spool_id.to_string());
     }
+    /// Says that this batch's checkpoint writes include `Journal::unfolded` events.
+    pub fn folded_unfolded(&mut self) {
+        self.folded = true;
+    }
     pub fn events(&self) -> &[Envelope] {
         &self.events
     }
@@ -133,17 +143,29 @@ impl Tx {
         self.next_seq
     }
     pub fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.state.is_empty() && self.drained.is_empty()
+        self.events.is_empty() && self.state.is_empty() && self.drained.is_empty() && !self.folded
     }
 }
 
-/// What `Journal::recover` did.
-#[derive(Clone, Debug)]
+/// What `Journal::recover` found and did.
+#[derive(Clone, Debug, Default)]
 pub struct Recovered {
-    /// Where the damaged active store now is.
-    pub moved_aside: PathBuf,
-    /// The journal continues after this seq (the end of the last sealed segment).
+    /// Events in sealed segments (kept as they are).
+    pub sealed: Seq,
+    /// The active tail after recovery: `base..=head_seq` (empty when `head_seq < base`).
+    pub base: Seq,
     pub head_seq: Seq,
+    /// Of the active tail: how many only the write-ahead log held, how many only the store.
+    pub from_wal_only: u64,
+    pub from_store_only: u64,
+    /// Seqs some copy claimed that no intact copy holds (lost), as a range.
+    pub lost: Option<(Seq, Seq)>,
+    /// Problems found on the way (each one line).
+    pub found: Vec<String>,
+    /// Stores and files moved aside (never deleted).
+    pub moved_aside: Vec<PathBuf>,
+    /// Whether anything was changed (false: the journal was sound).
+    pub changed: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -183,14 +205,91 @@ pub(crate) fn sync_dir(path: &Path) -> Result<()> {
         .ctx(|| format!("syncing {}", path.display()))
 }
 
-fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = crate::store::create_private(&tmp)?;
-    f.write_all(bytes)
-        .ctx(|| format!("writing {}", tmp.display()))?;
-    f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
-    fs::rename(&tmp, dir.join(name)).ctx(|| format!("renaming {}", tmp.display()))?;
+/// Writes `dir/name` atomically: a temp file unique to this process, fsync, rename, fsync of the
+/// directory. Two processes writing the same file race harmlessly (the last rename wins).
+pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+    let res = (|| {
+        let mut f = crate::store::create_private(&tmp)?;
+        f.write_all(bytes)
+            .ctx(|| format!("writing {}", tmp.display()))?;
+        f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
+        fs::rename(&tmp, dir.join(name)).ctx(|| format!("renaming {}", tmp.display()))
+    })();
+    if res.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    res?;
     sync_dir(dir)
+}
+
+fn encode_head(seq: Seq, hash: Hash, base: Seq) -> Result<Vec<u8>> {
+    bincode::serde::encode_to_vec((seq, hash, base), bincode_config())
+        .map_err(|e| Error::Invalid(e.to_string()))
+}
+
+pub(crate) fn read_head(db: &sled::Db, active: &str) -> Result<(Seq, Hash, Seq)> {
+    match db.get(HEAD_KEY)? {
+        Some(v) => bincode::serde::decode_from_slice::<(Seq, Hash, Seq), _>(&v, bincode_config())
+            .map(|(h, _)| h)
+            .map_err(|e| Error::Corrupt(format!("active store head: {e}"))),
+        None => Err(Error::Corrupt(format!(
+            "active store {active} has no head record"
+        ))),
+    }
+}
+
+/// What `CURRENT` names: `None` when it is missing; an error when it is not a store's name.
+pub(crate) fn read_current(dir: &Path) -> Result<Option<String>> {
+    match fs::read_to_string(dir.join(CURRENT)) {
+        Ok(s) => {
+            let name = s.trim().to_string();
+            if name.starts_with("active-")
+                && !name.contains('/')
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            {
+                Ok(Some(name))
+            } else {
+                Err(Error::Corrupt(format!(
+                    "CURRENT is damaged (it names {name:?}); run `hookjournal recover`"
+                )))
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::Io {
+            context: format!("reading {}", dir.join(CURRENT).display()),
+            source: e,
+        }),
+    }
+}
+
+/// Whether a journal without `CURRENT` already holds events (so it must not start over).
+/// Whether the journal holds events (segments, a log or a store), `CURRENT` aside.
+pub(crate) fn has_history(dir: &Path) -> Result<bool> {
+    Ok(holds_history(dir)?.is_some())
+}
+
+fn holds_history(dir: &Path) -> Result<Option<String>> {
+    if !segment::list(&dir.join(SEGMENTS))?.is_empty() {
+        return Ok(Some("sealed segments".into()));
+    }
+    if wal::list(dir)?
+        .iter()
+        .any(|(_, p)| fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false))
+    {
+        return Ok(Some("a write-ahead log".into()));
+    }
+    if let Ok(rd) = fs::read_dir(dir) {
+        if rd
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("active-"))
+        {
+            return Ok(Some("an active store".into()));
+        }
+    }
+    Ok(None)
 }
 
 fn active_name(base: Seq) -> String {
@@ -211,7 +310,23 @@ fn prefixed(prefix: &[u8], key: &[u8]) -> Vec<u8> {
     k
 }
 
+/// sled 0.34 writes a snapshot as `snap.<lsn>.generating`, then renames it; a process killed in
+/// between leaves the partial file, which the next open picks as the newest snapshot and fails
+/// on. It was never complete, so it is removed before opening.
+fn remove_unfinished_snapshots(path: &Path) {
+    if let Ok(rd) = fs::read_dir(path) {
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("snap.") && name.ends_with(".generating") {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
 fn open_sled(path: &Path) -> Result<sled::Db> {
+    remove_unfinished_snapshots(path);
     // No background flusher: we flush explicitly before answering, and its thread would be
     // joined on drop (a few ms per hook).
     let config = sled::Config::new()
@@ -231,7 +346,7 @@ fn open_sled(path: &Path) -> Result<sled::Db> {
 /// Opens the active store. sled's own file lock can outlive the previous holder's handle by a
 /// moment (its background threads close the file last), so `WouldBlock` is retried until the
 /// deadline and then reported as busy.
-fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Result<sled::Db> {
+pub(crate) fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Result<sled::Db> {
     loop {
         match open_sled(path) {
             // sled reports its lock as `Other` with this message (fs2's WouldBlock inside).
@@ -275,48 +390,36 @@ impl Journal {
         }
         let deadline = std::time::Instant::now() + opts.wait;
         let lock = DirLock::acquire(dir, opts.wait, opts.priority)?;
-        let current = match fs::read_to_string(dir.join(CURRENT)) {
-            Ok(s) => Some(s.trim().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(Error::Io {
-                    context: format!("reading {}", dir.join(CURRENT).display()),
-                    source: e,
-                })
-            }
-        };
-        let active = match current {
-            Some(name) if name.starts_with("active-") && !name.contains('/') => name,
-            Some(other) => return Err(Error::Corrupt(format!("CURRENT names {other:?}"))),
+        let active = match read_current(dir)? {
+            Some(name) => name,
             None => {
                 if !opts.create {
                     return Err(Error::NotFound(dir.to_path_buf()));
                 }
+                // A journal that already holds events must never restart at seq 1.
+                if let Some(what) = holds_history(dir)? {
+                    return Err(Error::Corrupt(format!(
+                        "CURRENT is missing but the journal holds {what}; run `hookjournal recover`"
+                    )));
+                }
                 ensure_dir(dir)?;
                 let name = active_name(1);
                 let db = open_sled_waiting(&dir.join(&name), deadline)?;
-                let head = bincode::serde::encode_to_vec((0u64, ZERO_HASH, 1u64), bincode_config())
-                    .map_err(|e| Error::Invalid(e.to_string()))?;
-                db.insert(HEAD_KEY, head)?;
+                db.insert(HEAD_KEY, encode_head(0, ZERO_HASH, 1)?)?;
                 db.flush()?;
                 drop(db);
                 write_atomic(dir, CURRENT, name.as_bytes())?;
                 name
             }
         };
+        if !dir.join(&active).is_dir() {
+            return Err(Error::Corrupt(format!(
+                "CURRENT names {active}, which does not exist; run `hookjournal recover`"
+            )));
+        }
         let db = open_sled_waiting(&dir.join(&active), deadline)?;
-        let (head_seq, head_hash, base) = match db.get(HEAD_KEY)? {
-            Some(v) => {
-                bincode::serde::decode_from_slice::<(Seq, Hash, Seq), _>(&v, bincode_config())
-                    .map(|(h, _)| h)
-                    .map_err(|e| Error::Corrupt(format!("active store head: {e}")))?
-            }
-            None => {
-                return Err(Error::Corrupt(format!(
-                    "active store {active} has no head record"
-                )))
-            }
-        };
+        let (head_seq, head_hash, base) = read_head(&db, &active)?;
+        let wal = Wal::open(dir, base)?;
         let mut j = Journal {
             dir: dir.to_path_buf(),
             db,
@@ -325,36 +428,129 @@ impl Journal {
             head_hash,
             base,
             segment_events: opts.segment_events.max(1),
+            wal,
             _lock: lock,
         };
         if j.dir.join(ROTATING).exists() {
             j.recover_rotation()?;
         }
+        j.reconcile_wal()?;
         Ok(j)
     }
 
-    /// Replaces an active store that cannot be opened (storage damage) with a fresh one that
-    /// continues the chain from the last sealed segment. The damaged store is moved aside, not
-    /// deleted; its events are not recovered. `Ok(None)`: the store opens, nothing to do.
-    /// The caller must rebuild the checkpoint (its hot partitions were in the damaged store).
-    pub fn recover(dir: &Path, wait: Duration) -> Result<Option<Recovered>> {
+    /// Brings the active store and the write-ahead log back to the same head. The log ahead of
+    /// the store (a kill between the two writes, or a store that lost its tail) is copied into
+    /// the store, to be folded by the next commit; the store ahead of the log (a log that lost
+    /// records) is copied into the log. A disagreement on the same seq is damage.
+    fn reconcile_wal(&mut self) -> Result<()> {
+        let wal_tail = self.wal.tail();
+        match wal_tail {
+            Some((seq, hash)) if seq == self.head_seq => {
+                if hash != self.head_hash {
+                    return Err(Error::Corrupt(format!(
+                        "{} and the active store disagree on seq {seq}; run `hookjournal recover`",
+                        self.wal.path().display()
+                    )));
+                }
+                Ok(())
+            }
+            None if self.head_seq < self.base => Ok(()),
+            Some((seq, _)) if seq > self.head_seq => {
+                let scan = wal::scan(self.wal.path())?;
+                let missing: Vec<Envelope> = scan
+                    .events
+                    .into_iter()
+                    .filter(|e| e.seq > self.head_seq)
+                    .collect();
+                let mut prev = self.head_hash;
+                for (i, e) in missing.iter().enumerate() {
+                    if e.seq != self.head_seq + 1 + i as u64 || e.prev != prev {
+                        return Err(Error::Corrupt(format!(
+                            "{}: seq {} does not continue the active store's chain; run `hookjournal recover`",
+                            self.wal.path().display(),
+                            e.seq
+                        )));
+                    }
+                    prev = e.hash;
+                }
+                let first = missing.first().map(|e| e.seq).unwrap_or(self.head_seq + 1);
+                let mut batch = sled::Batch::default();
+                for e in &missing {
+                    batch.insert(&event_key(e.seq), e.encode());
+                }
+                for id in &scan.drained {
+                    batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
+                }
+                if self.db.get(UNFOLDED_KEY)?.is_none() {
+                    batch.insert(UNFOLDED_KEY, &first.to_be_bytes());
+                }
+                let last = missing.last().expect("the log is ahead");
+                batch.insert(HEAD_KEY, encode_head(last.seq, last.hash, self.base)?);
+                self.db.apply_batch(batch)?;
+                self.db.flush()?;
+                self.head_seq = last.seq;
+                self.head_hash = last.hash;
+                Ok(())
+            }
+            _ => {
+                // The log lost records the store still has (or was removed): rewrite it whole.
+                let events = self.active_events()?;
+                wal::rewrite(&self.dir, self.base, &events)?;
+                self.wal = Wal::open(&self.dir, self.base)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Events that are in the log but not yet in the checkpoint (copied from the write-ahead log
+    /// at open). A caller that keeps the checkpoint folds them and says so with
+    /// `Tx::folded_unfolded` in the same commit.
+    pub fn unfolded(&self) -> Result<Vec<Envelope>> {
+        let Some(v) = self.db.get(UNFOLDED_KEY)? else {
+            return Ok(Vec::new());
+        };
+        let from = v
+            .as_ref()
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| Error::Corrupt("active store: bad unfolded marker".into()))?;
+        let mut out = Vec::new();
+        for kv in self.db.range(event_key(from)..=event_key(self.head_seq)) {
+            let (_, v) = kv?;
+            out.push(
+                Envelope::decode(&v).map_err(|e| Error::Corrupt(format!("active store: {e}")))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Rebuilds the active store when it cannot be opened, lost a tail, or disagrees with the
+    /// write-ahead log, from the sealed segments plus every intact copy of the active tail (the
+    /// log, and the store where it still reads). Nothing intact is dropped, nothing is deleted:
+    /// a replaced store is moved aside. Safe to kill and rerun: `CURRENT` switches atomically
+    /// to a store that is complete before the switch. Marks the checkpoint stale when the store
+    /// is replaced (its partitions are then rebuilt by the caller).
+    pub fn recover(dir: &Path, wait: Duration) -> Result<Recovered> {
         let deadline = std::time::Instant::now() + wait;
         let _lock = DirLock::acquire(dir, wait, true)?;
-        let current = fs::read_to_string(dir.join(CURRENT))
-            .ctx(|| format!("reading {}", dir.join(CURRENT).display()))?;
-        let current = current.trim().to_string();
-        let healthy = match open_sled_waiting(&dir.join(&current), deadline) {
-            Ok(db) => db.get(HEAD_KEY).ok().flatten().is_some(),
-            Err(Error::Busy) => return Err(Error::Busy),
-            Err(_) => false,
-        };
-        if healthy {
-            return Ok(None);
+        let mut r = Recovered::default();
+        // Leftovers of a recover that was killed.
+        if let Ok(rd) = fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if e.file_name().to_string_lossy().starts_with("rebuild-") {
+                    let _ = fs::remove_dir_all(e.path());
+                }
+            }
         }
         let segments = segment::list(&dir.join(SEGMENTS))?;
-        let (head_seq, head_hash) = match segments.last() {
+        let (sealed_seq, sealed_hash) = match segments.last() {
             Some(seg) => {
-                let events = segment::read_all(seg)?;
+                let events = segment::read_all(seg).map_err(|e| {
+                    Error::Corrupt(format!(
+                        "the last sealed segment {} is damaged ({e}); recover cannot rebuild sealed history — restore it from a backup or an export",
+                        seg.path.display()
+                    ))
+                })?;
                 let last = events
                     .last()
                     .ok_or_else(|| Error::Corrupt("empty segment".into()))?;
@@ -362,27 +558,167 @@ impl Journal {
             }
             None => (0, ZERO_HASH),
         };
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let aside = format!("damaged-{current}-{stamp}");
-        fs::rename(dir.join(&current), dir.join(&aside))
-            .ctx(|| format!("moving {current} aside"))?;
-        let base = head_seq + 1;
-        let name = active_name(base);
-        let db = open_sled(&dir.join(&name))?;
-        let head = bincode::serde::encode_to_vec((head_seq, head_hash, base), bincode_config())
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        db.insert(HEAD_KEY, head)?;
-        db.flush()?;
-        drop(db);
-        let _ = fs::remove_file(dir.join(EMPTY));
-        write_atomic(dir, CURRENT, name.as_bytes())?;
-        Ok(Some(Recovered {
-            moved_aside: dir.join(aside),
-            head_seq,
-        }))
+        r.sealed = sealed_seq;
+        let base = sealed_seq + 1;
+        r.base = base;
+
+        // Every candidate copy of the active tail.
+        let current = match read_current(dir) {
+            Ok(c) => c,
+            Err(e) => {
+                r.found.push(e.to_string());
+                None
+            }
+        };
+        let mut store_events: Vec<Envelope> = Vec::new();
+        let mut store_ok = false;
+        let mut claimed = sealed_seq;
+        if let Some(name) = &current {
+            match open_sled_waiting(&dir.join(name), deadline) {
+                Ok(db) => match read_head(&db, name).and_then(|(seq, _, b)| {
+                    claimed = claimed.max(seq);
+                    let mut out = Vec::new();
+                    for kv in db.scan_prefix(b"e") {
+                        let (_, v) = kv?;
+                        out.push(Envelope::decode(&v).map_err(|e| Error::Corrupt(e.to_string()))?);
+                    }
+                    Ok((b, out))
+                }) {
+                    Ok((b, out)) => {
+                        store_ok = b == base;
+                        if !store_ok {
+                            r.found.push(format!("the active store starts at seq {b}, the sealed segments end at {sealed_seq}"));
+                        }
+                        store_events = out;
+                    }
+                    Err(e) => r.found.push(format!("the active store {name}: {e}")),
+                },
+                Err(Error::Busy) => return Err(Error::Busy),
+                Err(e) => r
+                    .found
+                    .push(format!("the active store {name} cannot be opened: {e}")),
+            }
+        } else {
+            r.found.push("CURRENT names no active store".into());
+        }
+        let wal_scan = wal::scan(&wal::path(dir, base))?;
+        if let Some(d) = &wal_scan.damage {
+            r.found.push(format!(
+                "{}: {d} at byte {}",
+                wal::path(dir, base).display(),
+                wal_scan.valid_len
+            ));
+        }
+        claimed = claimed.max(wal_scan.events.last().map(|e| e.seq).unwrap_or(0));
+
+        // The longest intact chain from the sealed head, each seq from whichever copy has it.
+        let valid = |events: &[Envelope]| -> BTreeMap<Seq, Envelope> {
+            events
+                .iter()
+                .filter(|e| e.seq >= base && e.compute_hash() == e.hash)
+                .map(|e| (e.seq, e.clone()))
+                .collect()
+        };
+        let from_store = valid(&store_events);
+        let from_wal = valid(&wal_scan.events);
+        let mut tail: Vec<Envelope> = Vec::new();
+        let (mut seq, mut prev) = (base, sealed_hash);
+        loop {
+            let pick = [from_wal.get(&seq), from_store.get(&seq)]
+                .into_iter()
+                .flatten()
+                .find(|e| e.prev == prev)
+                .cloned();
+            let Some(e) = pick else { break };
+            match (from_wal.contains_key(&seq), from_store.contains_key(&seq)) {
+                (true, false) => r.from_wal_only += 1,
+                (false, true) => r.from_store_only += 1,
+                _ => {}
+            }
+            prev = e.hash;
+            seq += 1;
+            tail.push(e);
+        }
+        let head_seq = seq - 1;
+        r.head_seq = head_seq;
+        if claimed > head_seq {
+            r.lost = Some((head_seq + 1, claimed));
+        }
+        let head_hash = prev;
+
+        let store_matches = store_ok
+            && store_events.len() == tail.len()
+            && store_events
+                .iter()
+                .zip(&tail)
+                .all(|(a, b)| a.hash == b.hash);
+        let wal_matches = wal_scan.damage.is_none()
+            && wal_scan.events.len() == tail.len()
+            && wal_scan
+                .events
+                .iter()
+                .zip(&tail)
+                .all(|(a, b)| a.hash == b.hash);
+        if !wal_matches {
+            wal::rewrite(dir, base, &tail)?;
+            r.changed = true;
+        }
+        if !store_matches {
+            // A fresh store holding the tail, complete before CURRENT names it.
+            crate::checkpoint::mark_stale(dir, "the active store was rebuilt by recover")?;
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let building = dir.join(format!("rebuild-{stamp}"));
+            let db = open_sled(&building)?;
+            let mut batch = sled::Batch::default();
+            for e in &tail {
+                batch.insert(&event_key(e.seq), e.encode());
+            }
+            for id in &wal_scan.drained {
+                batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
+            }
+            batch.insert(
+                HEAD_KEY,
+                encode_head(head_seq.max(sealed_seq), head_hash, base)?,
+            );
+            db.apply_batch(batch)?;
+            db.flush()?;
+            drop(db);
+            let name = format!("{}-{stamp}", active_name(base));
+            fs::rename(&building, dir.join(&name))
+                .ctx(|| format!("renaming {}", building.display()))?;
+            sync_dir(dir)?;
+            let _ = fs::remove_file(dir.join(EMPTY));
+            write_atomic(dir, CURRENT, name.as_bytes())?;
+            r.changed = true;
+        }
+        // Whatever CURRENT does not name is moved aside, never deleted.
+        let current = read_current(dir)?.unwrap_or_default();
+        for e in fs::read_dir(dir)
+            .ctx(|| format!("listing {}", dir.display()))?
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("active-") && name != current {
+                let aside = dir.join(format!("damaged-{name}"));
+                fs::rename(e.path(), &aside).ctx(|| format!("moving {name} aside"))?;
+                r.moved_aside.push(aside);
+                r.changed = true;
+            }
+        }
+        for (b, path) in wal::list(dir)? {
+            if b != base {
+                let aside = dir.join(format!("damaged-{b:020}.wal"));
+                fs::rename(&path, &aside).ctx(|| format!("moving {} aside", path.display()))?;
+                r.moved_aside.push(aside);
+                r.changed = true;
+            }
+        }
+        let _ = fs::remove_file(dir.join(ROTATING));
+        sync_dir(dir)?;
+        Ok(r)
     }
 
     /// Finishes or undoes a rotation that a crash interrupted: whatever `CURRENT` names is the truth.
@@ -414,6 +750,12 @@ impl Journal {
                 fs::remove_file(&path).ctx(|| format!("removing {}", path.display()))?;
             }
         }
+        // An older log is covered by the segment the seal wrote before switching.
+        for (base, path) in wal::list(&self.dir)? {
+            if base != self.base {
+                let _ = fs::remove_file(&path);
+            }
+        }
         let _ = fs::remove_file(self.dir.join(ROTATING));
         sync_dir(&self.dir)
     }
@@ -435,6 +777,7 @@ impl Journal {
             events: Vec::new(),
             state: Vec::new(),
             drained: Vec::new(),
+            folded: false,
         }
     }
 
@@ -462,6 +805,11 @@ impl Journal {
                 .ctx(|| format!("removing {}", self.dir.join(EMPTY).display()))?;
             sync_dir(&self.dir)?;
         }
+        // The write-ahead log first: once it is synced, the batch survives whatever happens to
+        // sled's files. Events the log already holds (copied in at open) are not logged again.
+        let logged = self.wal.tail().map(|(s, _)| s).unwrap_or(0);
+        let new: Vec<&Envelope> = tx.events.iter().filter(|e| e.seq > logged).collect();
+        self.wal.append(&new, &tx.drained)?;
         let mut batch = sled::Batch::default();
         for e in &tx.events {
             batch.insert(&event_key(e.seq), e.encode());
@@ -474,14 +822,15 @@ impl Journal {
         for id in &tx.drained {
             batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
         }
+        if tx.folded {
+            batch.remove(UNFOLDED_KEY);
+        }
         let (seq, hash) = tx
             .events
             .last()
             .map(|e| (e.seq, e.hash))
             .unwrap_or((self.head_seq, self.head_hash));
-        let head = bincode::serde::encode_to_vec((seq, hash, self.base), bincode_config())
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        batch.insert(HEAD_KEY, head);
+        batch.insert(HEAD_KEY, encode_head(seq, hash, self.base)?);
         self.db.apply_batch(batch)?;
         if flush {
             self.db.flush()?;
@@ -538,6 +887,28 @@ impl Journal {
             .contains_key(prefixed(DRAINED, spool_id.as_bytes()))?)
     }
 
+    /// Replaces the whole checkpoint with `parts` (a rebuild from the log): one archive named by
+    /// the active base holds every partition, the store's hot copies are cleared, older archives
+    /// removed, and the stale marker cleared last — a kill anywhere leaves it stale, to be redone.
+    pub fn replace_checkpoint(&mut self, parts: &BTreeMap<Vec<u8>, Vec<u8>>) -> Result<()> {
+        archive::write(&self.dir, self.base, parts)?;
+        let mut batch = sled::Batch::default();
+        for prefix in [STATE, TOUCHED] {
+            for k in self.db.scan_prefix(prefix).keys() {
+                batch.remove(k?);
+            }
+        }
+        batch.remove(UNFOLDED_KEY);
+        self.db.apply_batch(batch)?;
+        self.db.flush()?;
+        for (seq, path) in archive::list(&self.dir)? {
+            if seq != self.base {
+                fs::remove_file(&path).ctx(|| format!("removing {}", path.display()))?;
+            }
+        }
+        crate::checkpoint::clear_stale(&self.dir)
+    }
+
     pub fn needs_seal(&self) -> bool {
         self.head_seq + 1 - self.base >= self.segment_events
     }
@@ -589,12 +960,13 @@ impl Journal {
         if !cold.is_empty() {
             archive::write(&self.dir, new_base, &cold)?;
         }
-        let head = bincode::serde::encode_to_vec(
-            (self.head_seq, self.head_hash, new_base),
-            bincode_config(),
-        )
-        .map_err(|e| Error::Invalid(e.to_string()))?;
-        batch.insert(HEAD_KEY, head);
+        batch.insert(
+            HEAD_KEY,
+            encode_head(self.head_seq, self.head_hash, new_base)?,
+        );
+        if let Some(v) = self.db.get(UNFOLDED_KEY)? {
+            batch.insert(UNFOLDED_KEY, v);
+        }
         db.apply_batch(batch)?;
         db.flush()?;
         // Drained markers are not carried over: make sure their files are gone instead.
@@ -614,7 +986,10 @@ impl Journal {
         drop(old);
         let old_path = self.dir.join(std::mem::replace(&mut self.active, new_name));
         let _ = fs::remove_dir_all(&old_path);
-        self.base = new_base;
+        let old_base = std::mem::replace(&mut self.base, new_base);
+        // The sealed segment now holds the old log's events.
+        self.wal = Wal::open(&self.dir, new_base)?;
+        let _ = fs::remove_file(wal::path(&self.dir, old_base));
         let _ = fs::remove_file(self.dir.join(ROTATING));
         let marker = format!(
             "{} {} {}",
@@ -787,6 +1162,60 @@ impl ReadSnapshot {
             head_seq,
             head_hash,
         }))
+    }
+
+    /// For a journal this user can read but not write: no lock, no sled. The sealed segments and
+    /// the write-ahead log of the newest base are the whole journal (spooled events excepted:
+    /// their count is returned so the caller can say they are not shown).
+    pub fn take_readonly(dir: &Path) -> Result<(ReadSnapshot, usize)> {
+        if read_current(dir)?.is_none() {
+            return Err(Error::NotFound(dir.to_path_buf()));
+        }
+        let logs = wal::list(dir)?;
+        let segments = segment::list(&dir.join(SEGMENTS))?;
+        let (base, active) = match logs.last() {
+            Some((base, path)) => {
+                let s = wal::scan(path)?;
+                if let Some(d) = s.damage {
+                    return Err(Error::Corrupt(format!("{}: {d}", path.display())));
+                }
+                (*base, s.events)
+            }
+            None => {
+                // 0.1.0 wrote no log: only a fully sealed journal can be read without sled.
+                let end = segments.last().map(|s| s.last).unwrap_or(0);
+                let marker = fs::read_to_string(dir.join(EMPTY)).unwrap_or_default();
+                let sealed_only = marker.split_whitespace().nth(1) == Some(&end.to_string());
+                if !sealed_only {
+                    return Err(Error::Invalid(format!(
+                        "journal {} is read-only here and its active store can only be read by its owner",
+                        dir.display()
+                    )));
+                }
+                (end + 1, Vec::new())
+            }
+        };
+        let segments: Vec<SegmentInfo> = segments.into_iter().filter(|s| s.first < base).collect();
+        let (head_seq, head_hash) = match active.last() {
+            Some(e) => (e.seq, e.hash),
+            None => match segments.last() {
+                Some(seg) => segment::read_all(seg)?
+                    .last()
+                    .map(|e| (e.seq, e.hash))
+                    .unwrap_or((0, ZERO_HASH)),
+                None => (0, ZERO_HASH),
+            },
+        };
+        let spooled = spool::list(dir).map(|l| l.len()).unwrap_or(0);
+        Ok((
+            ReadSnapshot {
+                segments,
+                active,
+                head_seq,
+                head_hash,
+            },
+            spooled,
+        ))
     }
 
     /// Every event in seq order. Segments are streamed; their digests are not checked here

@@ -1,8 +1,9 @@
 //! `verify`: the hash chain, segment integrity and storage damage, reported where found.
 
 use crate::envelope::{hex, Envelope, Hash, Seq, ZERO_HASH};
-use crate::store::{Journal, OpenOptions};
-use crate::{segment, Error, Result};
+use crate::lock::DirLock;
+use crate::{segment, spool, store, wal, Error, Result};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -65,52 +66,147 @@ impl Chain {
     }
 }
 
-/// Checks the whole journal. Damage is collected (first per place), never panicked on.
-pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
-    let mut report = VerifyReport::default();
-    let j = match Journal::open(
-        dir,
-        &OpenOptions {
-            wait,
-            priority: true,
-            ..OpenOptions::default()
-        },
-    ) {
-        Ok(j) => j,
-        Err(e @ (Error::Busy | Error::NotFound(_))) => return Err(e),
-        Err(e) => {
-            report.damage.push(Damage {
-                seq: None,
-                place: "active store".into(),
-                what: format!("cannot be opened: {e}"),
-            });
-            return Ok(report);
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// What the active tail looks like from inside, without changing anything (verify never heals).
+struct Active {
+    events: Vec<Envelope>,
+    head: Option<(Seq, Hash)>,
+    base: Seq,
+}
+
+/// Reads the active store the way `Journal::open` would, but repairs nothing.
+fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Result<Option<Active>> {
+    let deadline = std::time::Instant::now() + wait;
+    let name = match store::read_current(dir) {
+        Ok(Some(n)) => n,
+        Ok(None) => {
+            if store::has_history(dir)? {
+                report.damage.push(Damage {
+                    seq: None,
+                    place: "CURRENT".into(),
+                    what: "missing, but the journal holds events".into(),
+                });
+                return Ok(None);
+            }
+            return Err(Error::NotFound(dir.to_path_buf()));
         }
-    };
-    let snap = match j.read_snapshot() {
-        Ok(s) => s,
         Err(e) => {
             report.damage.push(Damage {
                 seq: None,
-                place: "active store".into(),
+                place: "CURRENT".into(),
                 what: e.to_string(),
             });
-            return Ok(report);
+            return Ok(None);
         }
     };
-    drop(j);
-    report.segments = snap.segments.len();
-    report.head_hash = snap.head_hash;
+    if !dir.join(&name).is_dir() {
+        report.damage.push(Damage {
+            seq: None,
+            place: "CURRENT".into(),
+            what: format!("names {name}, which does not exist"),
+        });
+        return Ok(None);
+    }
+    let db = match store::open_sled_waiting(&dir.join(&name), deadline) {
+        Ok(db) => db,
+        Err(Error::Busy) => return Err(Error::Busy),
+        Err(e) => {
+            report.damage.push(Damage {
+                seq: None,
+                place: format!("active store {name}"),
+                what: format!("cannot be opened: {e}"),
+            });
+            return Ok(None);
+        }
+    };
+    let read = (|| {
+        let (seq, hash, base) = store::read_head(&db, &name)?;
+        let mut events = Vec::new();
+        for kv in db.scan_prefix(b"e") {
+            let (k, v) = kv?;
+            let env = Envelope::decode(&v).map_err(|e| {
+                let seq = k
+                    .get(1..9)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_be_bytes)
+                    .unwrap_or(0);
+                Error::Corrupt(format!("seq {seq} does not decode: {e}"))
+            })?;
+            events.push(env);
+        }
+        Ok::<_, Error>(Active {
+            events,
+            head: Some((seq, hash)),
+            base,
+        })
+    })();
+    match read {
+        Ok(a) => Ok(Some(a)),
+        Err(e) => {
+            report.damage.push(Damage {
+                seq: None,
+                place: format!("active store {name}"),
+                what: e.to_string(),
+            });
+            Ok(None)
+        }
+    }
+}
+
+/// Checks the whole journal without changing it: the sealed segments, the active store against
+/// its write-ahead log (a lost tail on either side), the chain across all of them, spooled
+/// files, archives, and the checkpoint's stale marker. Damage is collected (first per place).
+pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
+    let mut report = VerifyReport::default();
+    let _lock = match DirLock::acquire(dir, wait, true) {
+        Ok(l) => Some(l),
+        Err(Error::ReadOnly(_)) => None,
+        Err(e) => return Err(e),
+    };
+    if !dir.join("CURRENT").exists() && !store::has_history(dir)? {
+        return Err(Error::NotFound(dir.to_path_buf()));
+    }
+    let segments = segment::list(&dir.join("segments"))?;
+    let active = if _lock.is_some() {
+        inspect_store(dir, wait, &mut report)?
+    } else {
+        // Read-only here: the log is the only copy this user can read.
+        None
+    };
+    let base = match &active {
+        Some(a) => a.base,
+        None => wal::list(dir)?
+            .last()
+            .map(|(b, _)| *b)
+            .unwrap_or_else(|| segments.last().map(|s| s.last + 1).unwrap_or(1)),
+    };
+    // The write-ahead log of the active tail.
+    let wal_path = wal::path(dir, base);
+    let log = wal::scan(&wal_path)?;
+    if let Some(d) = &log.damage {
+        let rest = log.file_len - log.valid_len;
+        // A single unfinished append at the very end was never acknowledged: not damage.
+        if !wal::is_torn_tail(&wal_path, log.valid_len, rest)? {
+            report.damage.push(Damage {
+                seq: Some(log.events.last().map(|e| e.seq + 1).unwrap_or(base)),
+                place: format!("wal/{}", file_name(&wal_path)),
+                what: format!("{d} at byte {}", log.valid_len),
+            });
+        }
+    }
+    let segments: Vec<_> = segments.into_iter().filter(|s| s.first < base).collect();
+    report.segments = segments.len();
     let mut chain = Chain {
         expect_seq: 1,
         prev: ZERO_HASH,
     };
-    for seg in &snap.segments {
-        let place = seg
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    for seg in &segments {
+        let place = file_name(&seg.path);
         if seg.first != chain.expect_seq {
             report.damage.push(Damage {
                 seq: Some(chain.expect_seq),
@@ -144,26 +240,105 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         }
         progress(report.events);
     }
+    // The active tail: the store and the log must hold the same events.
+    let wal_place = format!("wal/{}", file_name(&wal_path));
+    let tail: Vec<Envelope> = match &active {
+        Some(a) => {
+            let in_store: BTreeMap<Seq, Hash> = a.events.iter().map(|e| (e.seq, e.hash)).collect();
+            let in_log: BTreeMap<Seq, Hash> = log.events.iter().map(|e| (e.seq, e.hash)).collect();
+            let only_log: Vec<Seq> = in_log
+                .keys()
+                .filter(|s| !in_store.contains_key(s))
+                .copied()
+                .collect();
+            let only_store: Vec<Seq> = in_store
+                .keys()
+                .filter(|s| !in_log.contains_key(s))
+                .copied()
+                .collect();
+            if let (Some(first), Some(last)) = (only_log.first(), only_log.last()) {
+                report.damage.push(Damage {
+                    seq: Some(*first),
+                    place: "active store".into(),
+                    what: format!(
+                        "lacks {} event(s) in seq {first}..{last} (lost, or never written after a kill); {wal_place} holds them: `hookjournal recover` restores them",
+                        only_log.len()
+                    ),
+                });
+            }
+            if let (Some(first), Some(last)) = (only_store.first(), only_store.last()) {
+                report.damage.push(Damage {
+                    seq: Some(*first),
+                    place: wal_place.clone(),
+                    what: format!(
+                        "lacks {} event(s) in seq {first}..{last} that the active store holds: `hookjournal recover` rewrites it",
+                        only_store.len()
+                    ),
+                });
+            }
+            if let Some(seq) = in_store
+                .iter()
+                .find(|(s, h)| in_log.get(s).is_some_and(|l| l != *h))
+                .map(|(s, _)| *s)
+            {
+                report.damage.push(Damage {
+                    seq: Some(seq),
+                    place: wal_place.clone(),
+                    what: "disagrees with the active store".into(),
+                });
+            }
+            // The union is the tail every reader will see once repaired.
+            let mut all: BTreeMap<Seq, Envelope> =
+                a.events.iter().map(|e| (e.seq, e.clone())).collect();
+            for e in &log.events {
+                all.entry(e.seq).or_insert_with(|| e.clone());
+            }
+            all.into_values().collect()
+        }
+        None => log.events.clone(),
+    };
     let mut first_bad = None;
-    for e in &snap.active {
+    for e in &tail {
         if let Some(d) = chain.check(e, "active store") {
             first_bad.get_or_insert(d);
         }
     }
-    report.events += snap.active.len() as u64;
+    report.events += tail.len() as u64;
     report.damage.extend(first_bad);
-    if report.damage.is_empty()
-        && (chain.expect_seq - 1 != snap.head_seq || chain.prev != snap.head_hash)
+    report.head_hash = chain.prev;
+    if let Some(Active {
+        head: Some((seq, hash)),
+        events,
+        ..
+    }) = &active
     {
-        report.damage.push(Damage {
-            seq: Some(chain.expect_seq),
-            place: "active store".into(),
-            what: format!(
-                "head record says seq {} but the log ends at seq {}",
-                snap.head_seq,
-                chain.expect_seq - 1
-            ),
-        });
+        let last = events.last().map(|e| (e.seq, e.hash));
+        let matches = match last {
+            Some(l) => l == (*seq, *hash),
+            None => *seq == base - 1,
+        };
+        if !matches {
+            report.damage.push(Damage {
+                seq: Some(*seq),
+                place: "active store".into(),
+                what: format!(
+                    "head record says seq {seq} but the store's events end at seq {}",
+                    last.map(|l| l.0).unwrap_or(base - 1)
+                ),
+            });
+        }
+    }
+    // Spooled files waiting to be ingested.
+    for entry in spool::list(dir)? {
+        if let Err(e) = spool::read(&entry) {
+            if entry.path.exists() {
+                report.damage.push(Damage {
+                    seq: None,
+                    place: format!("spool/{}.spool", entry.id),
+                    what: e.to_string(),
+                });
+            }
+        }
     }
     for (_, path) in crate::archive::list(dir)? {
         // An archive merged away since the listing (a concurrent seal) is not damage.
@@ -176,13 +351,20 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         }) {
             report.damage.push(Damage {
                 seq: None,
-                place: path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
+                place: format!("state/{}", file_name(&path)),
                 what: e.to_string(),
             });
         }
+    }
+    if let Some(why) = crate::checkpoint::stale_reason(dir) {
+        report.damage.push(Damage {
+            seq: None,
+            place: "checkpoint".into(),
+            what: format!(
+                "stale ({}); the next reader or `hookjournal recover` rebuilds it",
+                why.trim()
+            ),
+        });
     }
     progress(report.events);
     Ok(report)
@@ -193,6 +375,7 @@ mod tests {
     use super::*;
     use crate::envelope::{Kind, NewEvent};
     use crate::segment;
+    use crate::store::{Journal, OpenOptions};
     use std::time::Duration;
 
     fn ev(i: u64) -> NewEvent {
@@ -290,7 +473,7 @@ mod tests {
     }
 
     #[test]
-    fn a_deleted_event_in_the_active_store_is_a_gap() {
+    fn a_deleted_event_in_the_active_store_is_named_and_found_in_the_log() {
         let dir = journal();
         {
             let j = Journal::open(dir.path(), &OpenOptions::default()).unwrap();
@@ -309,8 +492,12 @@ mod tests {
         let r = check(dir.path());
         assert_eq!(r.damage.len(), 1, "{:?}", r.damage);
         assert_eq!(r.damage[0].place, "active store");
+        assert_eq!(r.damage[0].seq, Some(33));
         assert!(
-            r.damage[0].what.contains("expected seq 33"),
+            r.damage[0].what.contains("lacks 1 event(s) in seq 33..33")
+                && r.damage[0]
+                    .what
+                    .contains("wal/00000000000000000031.wal holds them"),
             "{:?}",
             r.damage
         );

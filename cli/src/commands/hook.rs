@@ -380,6 +380,13 @@ fn observe(
 ) -> Vec<Observation> {
     let session = loaded.state.sessions.get(sid);
     let max = settings.hook.transcript_read_max;
+    // Transcript reads share one budget (SessionEnd hooks share 1.5 s in Claude Code).
+    let deadline = std::time::Instant::now()
+        + Duration::from_millis(if matches!(p.canonical, Canonical::SessionEnd { .. }) {
+            500
+        } else {
+            300
+        });
     let mut out = Vec::new();
     match &p.canonical {
         Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
@@ -390,7 +397,9 @@ fn observe(
             };
             if let Some(path) = p.transcript_path.as_deref() {
                 // A subagent's own Stop still names the main transcript.
-                out.extend(ingest::transcript_events(session, path, None, max));
+                out.extend(ingest::transcript_events(
+                    session, path, None, max, deadline,
+                ));
             }
             // Subagent transcripts lag their SubagentStop: catch up on what they wrote since.
             for (path, agent) in session
@@ -398,7 +407,13 @@ fn observe(
                 .into_iter()
                 .flatten()
             {
-                out.extend(ingest::transcript_events(session, path, Some(agent), max));
+                out.extend(ingest::transcript_events(
+                    session,
+                    path,
+                    Some(agent),
+                    max,
+                    deadline,
+                ));
             }
         }
         Canonical::SubagentStop {
@@ -412,6 +427,7 @@ fn observe(
                     path,
                     Some(agent_id),
                     max,
+                    deadline,
                 ));
             }
         }
@@ -467,7 +483,14 @@ fn locked(
     }
     let mut loaded = Loaded::new(&j)?;
     let mut tx = j.begin();
-    let drained = crate::state_io::drain(&j, &mut loaded, &mut tx, settings.hook.drain_max)?;
+    let budget = match parsed.map(|p| &p.canonical) {
+        // SessionEnd hooks share 1.5 s in Claude Code.
+        Some(Canonical::SessionEnd { .. }) => settings.hook.drain_budget_ms / 2,
+        _ => settings.hook.drain_budget_ms,
+    };
+    let deadline = std::time::Instant::now() + Duration::from_millis(budget);
+    let drained =
+        crate::state_io::drain(&j, &mut loaded, &mut tx, settings.hook.drain_max, deadline)?;
     if drained.more {
         // Older spooled events still wait: this one queues behind them, keeping arrival order.
         loaded.write_back(&mut tx);
@@ -484,6 +507,19 @@ fn locked(
     let seq = tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();
     loaded.for_event(&j, &env)?;
+    if loaded.stale.is_some() {
+        // The checkpoint cannot be trusted: record the event, answer nothing, and let a
+        // detached process rebuild the checkpoint from the log.
+        for w in &loaded.warnings {
+            eprintln!("hookjournal: {w}");
+        }
+        j.commit(tx)?;
+        for entry in &drained {
+            let _ = spool::remove(entry);
+        }
+        crate::commands::recover::spawn_rebuild(dir);
+        return Ok(Some((j, String::new(), None)));
+    }
     if let Some(p) = parsed {
         if matches!(p.canonical, Canonical::SessionStart { .. }) {
             if let Some(prev) = p

@@ -7,7 +7,6 @@ use crate::ingest;
 use crate::state_io::{self, Loaded};
 use anyhow::{bail, Context, Result};
 use journal::{Journal, Kind, OpenOptions};
-use projections::fold::Full;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,15 +53,38 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
 
 const BATCH: usize = 4096;
 
-fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
-    if j.head_seq() != 0 {
-        bail!(
-            "journal {} already holds {} events; import --events needs an empty journal",
-            j.dir().display(),
-            j.head_seq()
-        );
+/// The longest line an events export can hold: a payload at the 64 MiB cap, base64-encoded.
+const MAX_LINE: u64 = 96 << 20;
+
+/// Reads one line into `buf` (without its newline), refusing one longer than `MAX_LINE`.
+/// `Ok(false)` at the end of the input.
+fn read_line_capped(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    buf.clear();
+    let n = std::io::Read::take(&mut *r, MAX_LINE + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(false);
     }
-    let reader: Box<dyn BufRead> = if file == Path::new("-") {
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    } else if n as u64 > MAX_LINE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "a line longer than {} MiB: not an events export",
+                MAX_LINE >> 20
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+/// Imports an events export. A journal that already holds the file's first events (an import
+/// that was killed) is completed, not refused; one holding other events is refused. The
+/// checkpoint is marked stale for the whole import and rebuilt from the log at the end, so a
+/// kill anywhere leaves a journal that the rerun (or any reader) completes.
+fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
+    let (have, have_hash) = (j.head_seq(), j.head_hash());
+    let mut reader: Box<dyn BufRead> = if file == Path::new("-") {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
         let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
@@ -70,39 +92,58 @@ fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
     };
     let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     let bar = crate::output::progress(len, "import");
-    let mut full = Full::default();
     let mut tx = j.begin();
-    let mut saw_rewind = false;
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.with_context(|| format!("reading {}", file.display()))?;
+    let mut line = Vec::new();
+    let mut i = 0usize;
+    let mut matched_prefix = have == 0;
+    let mut stale = false;
+    while read_line_capped(&mut reader, &mut line)
+        .with_context(|| format!("reading {} line {}", file.display(), i + 1))?
+    {
+        i += 1;
         bar.inc(line.len() as u64 + 1);
-        if line.trim().is_empty() {
+        let text = std::str::from_utf8(&line)
+            .map_err(|_| anyhow::anyhow!("{} line {i}: not UTF-8 text", file.display()))?;
+        if text.trim().is_empty() {
             continue;
         }
-        let env = eventjson::read_line(&line)
-            .map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
-        saw_rewind |= matches!(env.kind, Kind::Rewound { .. });
-        full.apply(&env);
+        let env = eventjson::read_line(text)
+            .map_err(|e| anyhow::anyhow!("{} line {i}: {e}", file.display()))?;
+        if env.seq <= have {
+            if env.seq == have && env.hash == have_hash {
+                matched_prefix = true;
+            }
+            continue;
+        }
+        if !matched_prefix {
+            bail!(
+                "journal {} already holds {have} events that are not this file's first {have}; import --events needs an empty journal (or one this file was being imported into)",
+                j.dir().display()
+            );
+        }
+        if !stale {
+            journal::checkpoint::mark_stale(j.dir(), "an import is in progress")?;
+            stale = true;
+        }
         tx.push_sealed(env)
-            .map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), i + 1))?;
+            .map_err(|e| anyhow::anyhow!("{} line {i}: {e}", file.display()))?;
         if tx.events().len() >= BATCH {
             j.commit_unflushed(std::mem::replace(&mut tx, j.begin()))?;
             tx = j.begin();
             j.seal_if_full()?;
         }
     }
+    if !matched_prefix {
+        bail!(
+            "journal {} already holds {have} events that are not this file's first {have}",
+            j.dir().display()
+        );
+    }
     j.commit_unflushed(tx)?;
-    // The checkpoint: from the fold, or (when rewinds came later in the file) a two-pass replay.
-    if saw_rewind {
-        let snap = j.read_snapshot()?;
-        let rewinds = state_io::collect_rewinds(&snap)?;
-        full = state_io::full_replay(&snap, rewinds, |_| {})?;
+    j.flush()?;
+    if stale || journal::checkpoint::stale_reason(j.dir()).is_some() {
+        state_io::rebuild_checkpoint(j)?;
     }
-    let mut tx = j.begin();
-    for (k, v) in full.state.partitions() {
-        tx.put_state(&k, v);
-    }
-    j.commit(tx)?;
     j.seal_if_full()?;
     bar.finish_and_clear();
     eprintln!(
@@ -174,6 +215,8 @@ fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
             &path_str,
             agent.as_deref(),
             usize::MAX >> 1,
+            // No host is waiting on an import.
+            std::time::Instant::now() + Duration::from_secs(3600),
         );
         for o in obs {
             // Backfilled events have no hook invocation as their cause: cause 0.

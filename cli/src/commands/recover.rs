@@ -1,47 +1,162 @@
-//! `recover`: when `verify` reports that the active store cannot be opened, replace it with a
-//! fresh one that continues the chain from the last sealed segment, rebuild the checkpoint by a
-//! full replay, and ingest what the hooks spooled meanwhile. The damaged store is kept aside.
+//! `recover`: makes a damaged journal whole again from every intact copy it has, and says exactly
+//! what it kept. The active store is rebuilt from the sealed segments plus the write-ahead log
+//! (and whatever of the old store still reads); damaged spool files are journaled as bytes;
+//! the checkpoint is rebuilt from the log. Nothing intact is dropped, nothing is deleted (a
+//! replaced store is moved aside), and every step is safe to kill and run again.
 
 use crate::state_io;
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use journal::{spool, Kind, NewEvent};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Only rebuild the checkpoint (derived state) from the log; the log is not touched.
+    #[arg(long)]
+    pub checkpoint_only: bool,
+}
 
-pub fn run(_args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+const REBUILDING: &str = "REBUILDING";
+
+pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    if !dir.join("CURRENT").exists() {
-        anyhow::bail!("no journal store at {} (nothing to recover)", dir.display());
+    if !dir.join("CURRENT").exists() && !dir.join("lock").exists() {
+        anyhow::bail!("no journal at {} (nothing to recover)", dir.display());
     }
-    let recovered = journal::Journal::recover(&dir, Duration::from_secs(10))
-        .with_context(|| format!("recovering {}", dir.display()))?;
-    let Some(r) = recovered else {
-        println!("the active store opens: nothing to recover (run `hookjournal verify` for a full check)");
+    if args.checkpoint_only {
+        let res = rebuild_checkpoint(&dir);
+        let _ = std::fs::remove_file(dir.join("state").join(REBUILDING));
+        res?;
+        println!("checkpoint rebuilt from the log");
         return Ok(ExitCode::SUCCESS);
-    };
-    // The checkpoint's hot partitions were in the damaged store: rebuild every partition.
-    let mut j = state_io::open_read(&dir)?;
-    let snap = j.read_snapshot()?;
-    let rewinds = state_io::collect_rewinds(&snap)?;
-    let full = state_io::full_replay(&snap, rewinds, |_| {})?;
-    let mut tx = j.begin();
-    for (k, v) in full.state.partitions() {
-        tx.put_state(&k, v);
     }
-    j.commit(tx)?;
-    drop(j);
-    // Events the hooks spooled while the store was unreadable: ingested on top.
+    let r = journal::Journal::recover(&dir, Duration::from_secs(10))
+        .with_context(|| format!("recovering {}", dir.display()))?;
+    for f in &r.found {
+        println!("found: {}", crate::output::escape(f));
+    }
+    // Spooled events (intact ones are ingested in order by opening), then damaged spool files,
+    // kept as bytes, then the checkpoint rebuilt from the whole log.
+    drop(state_io::open_read(&dir)?);
+    let damaged = journal_damaged_spool(&dir)?;
+    rebuild_checkpoint(&dir)?;
     let j = state_io::open_read(&dir)?;
     let head = j.head_seq();
     drop(j);
-    println!(
-        "recovered: the damaged active store is kept at {}; the journal continues from seq {} (the last sealed segment) and now holds {} events; events that were only in the damaged store are not recovered",
-        crate::output::escape(&r.moved_aside.display().to_string()),
-        r.head_seq,
-        head
-    );
+
+    if !r.changed && damaged == 0 && r.lost.is_none() {
+        println!(
+            "nothing to repair: the active store and its write-ahead log agree ({head} events); checkpoint rebuilt from the log"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if r.changed {
+        let tail = if r.head_seq >= r.base {
+            format!(
+                "seq {}..{} in the active store ({} only in the write-ahead log, {} only in the old store)",
+                r.base, r.head_seq, r.from_wal_only, r.from_store_only
+            )
+        } else {
+            "no active events".into()
+        };
+        println!(
+            "rebuilt the active store: kept seq 1..{} in sealed segments and {tail}",
+            r.sealed
+        );
+        for p in &r.moved_aside {
+            println!(
+                "moved aside (not deleted): {}",
+                crate::output::escape(&p.display().to_string())
+            );
+        }
+    }
+    if damaged > 0 {
+        println!(
+            "journaled {damaged} damaged spool file(s) as Malformed events (their bytes are kept)"
+        );
+    }
+    match r.lost {
+        Some((a, b)) => {
+            println!("lost: seq {a}..{b} were claimed by a damaged copy and are in no intact one")
+        }
+        None => println!("lost: nothing"),
+    }
+    println!("the journal holds {head} events; checkpoint rebuilt from the log");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Marks the checkpoint stale and opens the journal, which rebuilds a stale checkpoint from the
+/// log (a kill at any point leaves it marked, so the next reader finishes the job).
+fn rebuild_checkpoint(dir: &Path) -> Result<()> {
+    journal::checkpoint::mark_stale(dir, "rebuild requested by recover")?;
+    drop(state_io::open_read(dir)?);
+    Ok(())
+}
+
+/// Journals every spool file that fails its checksum as a `Malformed` event holding its bytes.
+fn journal_damaged_spool(dir: &Path) -> Result<usize> {
+    let mut j = state_io::open_read(dir)?;
+    let mut tx = j.begin();
+    let mut done = Vec::new();
+    for entry in spool::list(dir)? {
+        let Err(e) = spool::read(&entry) else {
+            continue;
+        };
+        let bytes = std::fs::read(&entry.path)
+            .with_context(|| format!("reading {}", entry.path.display()))?;
+        tx.push(NewEvent {
+            recorded_at_us: chrono::Utc::now().timestamp_micros(),
+            host: "unknown".into(),
+            kind: Kind::Malformed {
+                reason: format!("damaged spool file: {e}"),
+            },
+            session_id: None,
+            agent_id: None,
+            payload: bytes,
+            truncated: None,
+            spooled: true,
+        });
+        tx.drained(&entry.id);
+        done.push(entry);
+    }
+    if done.is_empty() {
+        return Ok(0);
+    }
+    // These events are not folded here: the checkpoint is rebuilt next, and marked stale first
+    // so that a kill in between still rebuilds it.
+    journal::checkpoint::mark_stale(dir, "damaged spool files were journaled by recover")?;
+    j.commit(tx)?;
+    for entry in &done {
+        let _ = spool::remove(entry);
+    }
+    Ok(done.len())
+}
+
+/// Starts a detached `recover --checkpoint-only` (a hook found the checkpoint stale), at most
+/// one at a time: the hook itself never waits for a rebuild.
+pub fn spawn_rebuild(dir: &Path) {
+    let marker = dir.join("state").join(REBUILDING);
+    let fresh = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < Duration::from_secs(120));
+    if fresh || std::fs::write(&marker, std::process::id().to_string()).is_err() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    use std::os::unix::process::CommandExt;
+    let _ = std::process::Command::new(exe)
+        .arg("--journal")
+        .arg(dir)
+        .args(["recover", "--checkpoint-only"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn();
 }

@@ -38,12 +38,30 @@ pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
 
 pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    // Spooled events first: verify the journal as every reader will see it.
-    if dir.join(journal::spool::SPOOL_DIR).is_dir() {
-        drop(state_io::open_read(&dir)?);
+    match check(&dir) {
+        Ok(outcome) => Ok(print(&args, outcome)),
+        // `--json` always prints: a tool reading it gets an answer, not an empty line.
+        Err(e) if args.json => {
+            crate::output::print_json(&serde_json::json!({
+                "ok": false, "error": crate::output::one_line(&format!("{e:#}")),
+            }));
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e),
     }
+}
+
+struct Outcome {
+    report: journal::VerifyReport,
+    damage: Vec<serde_json::Value>,
+    projections_ok: Option<bool>,
+}
+
+/// The journal as it is on disk (nothing repaired, nothing drained first), then — when the log
+/// is sound — the checkpoint against a full replay.
+fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     let bar = crate::output::progress(0, "verify");
-    let report = match journal::verify(&dir, Duration::from_secs(10), |n| bar.set_position(n)) {
+    let report = match journal::verify(dir, Duration::from_secs(10), |n| bar.set_position(n)) {
         Ok(r) => r,
         Err(journal::Error::NotFound(p)) => anyhow::bail!("no journal at {}", p.display()),
         Err(e) => return Err(e.into()),
@@ -56,27 +74,48 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         .collect();
     let mut projections_ok = None;
     if report.ok() {
-        // Only a sound chain is worth replaying.
-        let j = state_io::open_read(&dir)?;
-        let snap = j.read_snapshot()?;
-        let checkpoint = state_io::checkpoint(&j);
-        drop(j);
-        let rewinds = state_io::collect_rewinds(&snap)?;
-        let full = state_io::full_replay(&snap, rewinds, |_| {})?;
-        match checkpoint {
-            Ok(cp) => {
-                let diff = projection_diff(&cp, &full.state);
+        // Only a sound log is worth replaying (opening ingests what the hooks spooled).
+        match state_io::open_read(dir) {
+            Ok(j) => {
+                let snap = j.read_snapshot()?;
+                let checkpoint = state_io::checkpoint(&j);
+                drop(j);
+                let rewinds = state_io::collect_rewinds(&snap)?;
+                let full = state_io::full_replay(&snap, rewinds, |_| {})?;
+                let diff = match checkpoint {
+                    Ok(cp) => projection_diff(&cp, &full.state)
+                        .into_iter()
+                        .map(|p| format!("partition {p} differs from a full replay"))
+                        .collect(),
+                    Err(e) => vec![e.to_string()],
+                };
                 projections_ok = Some(diff.is_empty());
-                for p in diff {
-                    damage.push(serde_json::json!({ "seq": null, "place": "checkpoint", "what": format!("partition {p} differs from a full replay") }));
+                for what in diff {
+                    damage.push(
+                        serde_json::json!({ "seq": null, "place": "checkpoint", "what": what }),
+                    );
                 }
             }
-            Err(e) => {
-                projections_ok = Some(false);
-                damage.push(serde_json::json!({ "seq": null, "place": "checkpoint", "what": e.to_string() }));
-            }
+            // Read-only here: the checkpoint cannot be opened, the log was checked.
+            Err(e)
+                if e.downcast_ref::<journal::Error>()
+                    .is_some_and(|e| matches!(e, journal::Error::ReadOnly(_))) => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(Outcome {
+        report,
+        damage,
+        projections_ok,
+    })
+}
+
+fn print(args: &Args, o: Outcome) -> ExitCode {
+    let Outcome {
+        report,
+        damage,
+        projections_ok,
+    } = o;
     let ok = damage.is_empty();
     if args.json {
         crate::output::print_json(&serde_json::json!({
@@ -84,8 +123,12 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             "head_hash": hex(&report.head_hash), "projections_match_replay": projections_ok, "damage": damage,
         }));
     } else if ok {
+        let checked = match projections_ok {
+            Some(true) => "projections match a full replay",
+            _ => "projections not checked (the journal is read-only here)",
+        };
         println!(
-            "{}: {} events in {} sealed segments + active store; chain head {}; projections match a full replay",
+            "{}: {} events in {} sealed segments + active store; chain head {}; {checked}",
             crate::output::tint("valid"),
             crate::output::tokens(report.events),
             report.segments,
@@ -105,21 +148,15 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             println!(
                 "  {}{}: {}",
                 seq,
-                d["place"].as_str().unwrap_or(""),
+                crate::output::escape(d["place"].as_str().unwrap_or("")),
                 crate::output::escape(d["what"].as_str().unwrap_or(""))
             );
         }
-        let unreadable = report
-            .damage
-            .iter()
-            .any(|d| d.place == "active store" && d.what.contains("cannot be opened"));
-        if unreadable {
-            println!("  the active store cannot be opened: `hookjournal recover` continues the journal from the last sealed segment (hooks keep spooling until then)");
-        }
+        println!("  `hookjournal recover` rebuilds what can be rebuilt from the intact copies and says what it kept");
     }
-    Ok(if ok {
+    if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(3)
-    })
+    }
 }

@@ -1,0 +1,33 @@
+//! The checkpoint is derived state: every partition can be recomputed by folding the log. When
+//! a partition or an archive is damaged, or a recover replaced the store that held the hot
+//! partitions, the journal is marked *stale*: hooks keep recording events (and answer nothing
+//! from state they cannot trust) until a reader or `recover` rebuilds the checkpoint whole.
+
+use crate::archive;
+use crate::error::Result;
+use std::path::Path;
+
+const STALE: &str = "STALE";
+
+/// Marks the checkpoint stale, saying why (kept until a rebuild completes).
+pub fn mark_stale(dir: &Path, why: &str) -> Result<()> {
+    let d = dir.join(archive::DIR);
+    crate::store::create_dir(&d)?;
+    crate::store::write_atomic(&d, STALE, why.as_bytes())
+}
+
+/// Why the checkpoint is stale, if it is.
+pub fn stale_reason(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(archive::DIR).join(STALE)).ok()
+}
+
+pub(crate) fn clear_stale(dir: &Path) -> Result<()> {
+    match std::fs::remove_file(dir.join(archive::DIR).join(STALE)) {
+        Ok(()) => crate::store::sync_dir(&dir.join(archive::DIR)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(crate::Error::Io {
+            context: "removing the stale-checkpoint marker".into(),
+            source: e,
+        }),
+    }
+}
