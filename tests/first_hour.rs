@@ -358,3 +358,76 @@ fn rewind_says_what_it_changes_and_what_still_holds() {
     }
     assert_expected("rewind-messages.txt", &t);
 }
+
+/// What the cookbook says about importing a redacted or filtered export: it imports only while
+/// its lines are still a whole, unmasked chain from seq 1 (then it is that prefix of the journal);
+/// otherwise import names the first line that breaks the chain and leaves nothing behind.
+#[test]
+fn redacted_or_filtered_exports_import_only_as_an_unbroken_chain() {
+    let env = TestEnvironment::new();
+    env.run(&["install"]);
+    let hook = |payload: &[u8]| {
+        let out = env.run_shell(
+            &format!("\"{}\" hook", common::BIN),
+            &env.project,
+            &[],
+            payload,
+        );
+        assert_eq!(out.code, Some(0), "{}", out.render());
+    };
+    // One line each, as the hosts send them (a payload with newlines is exported as text).
+    let compact = |name: &str| {
+        let v: serde_json::Value = serde_json::from_slice(&payload(name, &env.project)).unwrap();
+        serde_json::to_vec(&v).unwrap()
+    };
+    hook(&compact("SessionStart-startup.json"));
+    hook(&compact("UserPromptSubmit.json"));
+    // A second session, whose prompt holds a secret.
+    hook(br#"{"session_id":"5ec2e700-0000-4000-8000-000000000001","hook_event_name":"UserPromptSubmit","prompt":"deploy with sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","cwd":"/x"}"#);
+    let now = rfc3339(last_recorded_us(&env) + 90_000_000);
+    let mut env = env;
+    env.set_env("HOOKJOURNAL_NOW", &now);
+    let mut t = String::new();
+    for args in [
+        &[
+            "export",
+            "--report",
+            "events",
+            "--redact",
+            "--session",
+            "0b7c",
+            "--out",
+            "first.jsonl",
+        ][..],
+        &["--journal", "r1", "import", "--events", "first.jsonl"],
+        &["--journal", "r1", "status"],
+        &[
+            "export",
+            "--report",
+            "events",
+            "--redact",
+            "--out",
+            "all.jsonl",
+        ],
+        &["--journal", "r2", "import", "--events", "all.jsonl"],
+        &[
+            "export",
+            "--report",
+            "events",
+            "--session",
+            "5ec2",
+            "--out",
+            "second.jsonl",
+        ],
+        &["--journal", "r3", "import", "--events", "second.jsonl"],
+    ] {
+        step(
+            &mut t,
+            &format!("hookjournal {}", args.join(" ")),
+            &env.run(args),
+        );
+    }
+    let t = common::replace_pattern(&t, " xxxxxxxxxxxxxxxx\n", " [CHAIN HEAD]\n");
+    assert_expected("import-redacted-or-filtered.txt", &t);
+    assert!(!env.project.join("r2").exists() && !env.project.join("r3").exists());
+}

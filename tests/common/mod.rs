@@ -319,7 +319,8 @@ impl TestEnvironment {
     }
 }
 
-/// Replaces every match of `pattern` (`d` = an ASCII digit, anything else itself) with `with`.
+/// Replaces every match of `pattern` (`d` = an ASCII digit, `x` = a lowercase hex digit,
+/// anything else itself) with `with`.
 pub fn replace_pattern(text: &str, pattern: &str, with: &str) -> String {
     let p = pattern.as_bytes();
     let t = text.as_bytes();
@@ -327,6 +328,7 @@ pub fn replace_pattern(text: &str, pattern: &str, with: &str) -> String {
         t.len() >= i + p.len()
             && p.iter().zip(&t[i..]).all(|(pc, tc)| match pc {
                 b'd' => tc.is_ascii_digit(),
+                b'x' => tc.is_ascii_digit() || (b'a'..=b'f').contains(tc),
                 c => c == tc,
             })
     };
