@@ -48,11 +48,15 @@ impl Rewinds {
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }
-    /// Whether `env` falls in a rewound range of its session.
+    /// Whether `env` falls in a rewound range of its session. A rewind is an operation on the
+    /// log, not one of the session's events: a later rewind never hides (so never undoes) it.
     pub fn hides(&self, env: &Envelope) -> bool {
         let Some(s) = &env.session_id else {
             return false;
         };
+        if matches!(env.kind, Kind::Rewound { .. }) {
+            return false;
+        }
         self.ranges
             .get(s)
             .is_some_and(|rs| rs.iter().any(|(to, at)| env.seq > *to && env.seq < *at))
@@ -448,5 +452,48 @@ impl Full {
 pub fn collect_rewind(rewinds: &mut Rewinds, env: &Envelope) {
     if let Kind::Rewound { session, to_seq } = &env.kind {
         rewinds.add(session, *to_seq, env.seq);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewound(seq: Seq, to_seq: Seq) -> Envelope {
+        Envelope {
+            seq,
+            recorded_at_us: 0,
+            host: "cli".into(),
+            kind: Kind::Rewound {
+                session: "s".into(),
+                to_seq,
+            },
+            session_id: Some("s".into()),
+            agent_id: None,
+            payload: b"{}".to_vec(),
+            truncated: None,
+            spooled: false,
+            prev: journal::ZERO_HASH,
+            hash: journal::ZERO_HASH,
+        }
+    }
+
+    /// A rewind whose range covers an earlier rewind's event leaves it in force: the checkpoint's
+    /// list of rewinds is the log's, as a two-pass replay (`collect_rewind`) counts them.
+    #[test]
+    fn a_later_rewind_never_hides_an_earlier_one() {
+        let events = [rewound(10, 5), rewound(11, 8)];
+        let mut collected = Rewinds::default();
+        for e in &events {
+            collect_rewind(&mut collected, e);
+        }
+        let mut full = Full::with_rewinds(collected);
+        for e in &events {
+            full.apply(e);
+        }
+        assert_eq!(
+            full.state.global.rewinds,
+            vec![("s".to_string(), 5, 10), ("s".to_string(), 8, 11)]
+        );
     }
 }
