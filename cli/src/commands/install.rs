@@ -696,9 +696,8 @@ fn write_settings(path: &Path, text: &str, had_previous: bool) -> anyhow::Result
     Ok(backup)
 }
 
-/// The journal directory, private to its owner, with a `.gitignore` of `*` so it is never committed.
-/// Creates the journal, store included, so that `status` and every reader work before the first
-/// event arrives. An existing journal is left as it is; one that does not open is reported, and
+/// Creates the journal (private to its owner, with a `.gitignore` of `*`), store included, so
+/// that `status` and every reader work before the first event arrives. An existing journal is left as it is; one that does not open is reported, and
 /// the settings are still written (the hooks spool what they cannot append).
 fn create_journal(dir: &Path) -> anyhow::Result<Option<String>> {
     let opts = |create| journal::OpenOptions {
