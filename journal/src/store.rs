@@ -266,6 +266,7 @@ pub(crate) fn read_current(dir: &Path) -> Result<Option<String>> {
 }
 
 /// Whether a journal without `CURRENT` already holds events (so it must not start over).
+/// Journals written before the log always have `CURRENT`.
 /// Whether the journal holds events (segments, a log or a store), `CURRENT` aside.
 pub(crate) fn has_history(dir: &Path) -> Result<bool> {
     Ok(holds_history(dir)?.is_some())
@@ -281,15 +282,36 @@ fn holds_history(dir: &Path) -> Result<Option<String>> {
     {
         return Ok(Some("a write-ahead log".into()));
     }
-    if let Ok(rd) = fs::read_dir(dir) {
-        if rd
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("active-"))
-        {
-            return Ok(Some("an active store".into()));
-        }
-    }
+    // Every acknowledged event is in a segment or a log: a store without either (a creation
+    // that was killed before `CURRENT` was written) holds nothing to keep.
     Ok(None)
+}
+
+/// Checks `ACTIVE_EMPTY` (a seal's hint that the active store holds no events) against the
+/// journal: `Ok(())` when absent or true, else what is wrong with it.
+pub(crate) fn check_empty_marker(
+    dir: &Path,
+    head: (Seq, Hash),
+    store_events: usize,
+) -> std::result::Result<(), String> {
+    let Ok(marker) = fs::read_to_string(dir.join(EMPTY)) else {
+        return Ok(());
+    };
+    let parts: Vec<&str> = marker.split_whitespace().collect();
+    let [name, seq, hash] = parts.as_slice() else {
+        return Err(format!("is damaged ({marker:?})"));
+    };
+    let (Ok(seq), Some(hash)) = (seq.parse::<Seq>(), unhex(hash)) else {
+        return Err(format!("is damaged ({marker:?})"));
+    };
+    let current = read_current(dir).ok().flatten().unwrap_or_default();
+    if *name == current && (store_events > 0 || (seq, hash) != head) {
+        return Err(format!(
+            "says the active store is empty at seq {seq}, but the journal's head is seq {}",
+            head.0
+        ));
+    }
+    Ok(())
 }
 
 fn active_name(base: Seq) -> String {
@@ -715,6 +737,10 @@ impl Journal {
                 r.moved_aside.push(aside);
                 r.changed = true;
             }
+        }
+        if check_empty_marker(dir, (head_seq, head_hash), tail.len()).is_err() {
+            let _ = fs::remove_file(dir.join(EMPTY));
+            r.changed = true;
         }
         let _ = fs::remove_file(dir.join(ROTATING));
         sync_dir(dir)?;

@@ -328,6 +328,17 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
             });
         }
     }
+    if let Err(what) = store::check_empty_marker(
+        dir,
+        (chain.expect_seq - 1, chain.prev),
+        active.as_ref().map(|a| a.events.len()).unwrap_or(0),
+    ) {
+        report.damage.push(Damage {
+            seq: None,
+            place: "ACTIVE_EMPTY".into(),
+            what,
+        });
+    }
     // Spooled files waiting to be ingested.
     for entry in spool::list(dir)? {
         if let Err(e) = spool::read(&entry) {

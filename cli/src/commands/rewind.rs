@@ -18,7 +18,7 @@ pub struct Args {
 pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     let mut j: Journal = state_io::open_read(&dir)?;
-    let state = state_io::checkpoint(&j)?;
+    let state = state_io::checkpoint_or_rebuild(&mut j)?;
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
     if args.to >= j.head_seq() {

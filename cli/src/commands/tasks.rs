@@ -217,7 +217,7 @@ fn change(
 ) -> Result<()> {
     let mut j: Journal = state_io::open_and_drain(dir, true)?;
     // Task references may name any session: the checkpoint is read whole here (CLI path).
-    let full_state = state_io::checkpoint(&j)?;
+    let full_state = state_io::checkpoint_or_rebuild(&mut j)?;
     let c = make(&full_state)?;
     let before = find(&full_state, &c.task).cloned();
     let mut loaded = Loaded::new(&j)?;
