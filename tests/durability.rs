@@ -593,6 +593,9 @@ fn a_read_only_journal_can_be_read_by_another_user() {
 fn a_hook_that_finds_a_large_spool_backlog_stops_draining_at_its_budget() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
+    // Only the time budget may stop the drain (not the count).
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(j.join("config.toml"), "[hook]\ndrain_max = 100000\n").unwrap();
     hook(&j, payload("b", 0, 0).as_bytes(), &[]);
     let n = 5_000;
     for i in 0..n {
@@ -705,4 +708,49 @@ fn a_damaged_archive_never_blocks_hooks_and_the_checkpoint_is_rebuilt() {
     assert_eq!(verify_code(&j).0, Some(0), "{}", verify_code(&j).1);
     let shown = run(&j, &["show", "early"]);
     assert!(shown.contains("step 500"), "{shown}");
+}
+
+#[test]
+fn a_deleted_current_never_restarts_the_journal_at_seq_one() {
+    let root = tempfile::tempdir().unwrap();
+    let j = rich_journal(root.path());
+    let before = run_json(&j, &["status", "--json"]);
+    std::fs::remove_file(j.join("CURRENT")).unwrap();
+    // Hooks still record (spooled), and nothing is overwritten.
+    let p = payload("late", 2, 900);
+    assert!(hook(&j, p.as_bytes(), &[]).status.success());
+    let (code, text) = verify_code(&j);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(
+        text.contains("CURRENT: missing, but the journal holds events"),
+        "{text}"
+    );
+    let out = run(&j, &["recover"]);
+    assert!(out.contains("lost: nothing"), "{out}");
+    assert_eq!(verify_code(&j).0, Some(0));
+    let after = run_json(&j, &["status", "--json"]);
+    assert!(after["events"].as_u64() > before["events"].as_u64());
+    let counts = payload_counts(&j);
+    assert_eq!(counts.get(p.as_bytes()).copied(), Some(1));
+    assert_eq!(counts.len(), 74);
+}
+
+#[test]
+fn importing_an_endless_line_is_refused_in_one_line_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let out = cmd(&j)
+        .args(["import", "--events", "/dev/zero"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "hookjournal: reading /dev/zero line 1: a line longer than 96 MiB: not an events export\n"
+    );
+    assert!(
+        !j.exists(),
+        "the journal this import created is removed again"
+    );
 }

@@ -1283,3 +1283,101 @@ impl ReadSnapshot {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::Kind;
+
+    fn open(dir: &Path) -> Journal {
+        Journal::open(
+            dir,
+            &OpenOptions {
+                create: true,
+                ..OpenOptions::default()
+            },
+        )
+        .unwrap()
+    }
+
+    fn append(j: &mut Journal, i: u64) {
+        let mut tx = j.begin();
+        tx.push(NewEvent {
+            recorded_at_us: i as i64,
+            host: "claude".into(),
+            kind: Kind::Hook {
+                name: "Stop".into(),
+            },
+            session_id: None,
+            agent_id: None,
+            payload: format!("{{\"i\":{i}}}").into_bytes(),
+            truncated: None,
+            spooled: false,
+        });
+        j.commit(tx).unwrap();
+    }
+
+    #[test]
+    fn an_unfinished_sled_snapshot_left_by_a_kill_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = open(d.path());
+        for i in 1..=5 {
+            append(&mut j, i);
+        }
+        drop(j);
+        drop(open(d.path())); // sled writes a snapshot at open once its log has advanced
+        let store = d
+            .path()
+            .join(fs::read_to_string(d.path().join(CURRENT)).unwrap());
+        let snap = fs::read_dir(&store)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("snap.")
+            })
+            .expect("sled wrote a snapshot");
+        // What a kill between sled's write and its rename leaves: half a newer snapshot.
+        let bytes = fs::read(&snap).unwrap();
+        fs::write(
+            store.join("snap.FFFFFFFFFFFFFFF0.generating"),
+            &bytes[..bytes.len() / 2],
+        )
+        .unwrap();
+        let j = open(d.path());
+        assert_eq!(j.head_seq(), 5);
+        assert_eq!(j.active_events().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_store_that_lost_its_tail_is_healed_from_the_log_and_the_events_marked_unfolded() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = open(d.path());
+        for i in 1..=3 {
+            append(&mut j, i);
+        }
+        // A batch the log holds and the store does not (a kill between the two writes).
+        let mut tx = j.begin();
+        tx.push(NewEvent {
+            recorded_at_us: 4,
+            host: "claude".into(),
+            kind: Kind::Hook {
+                name: "Stop".into(),
+            },
+            session_id: None,
+            agent_id: None,
+            payload: b"{}".to_vec(),
+            truncated: None,
+            spooled: false,
+        });
+        let ev = tx.events[0].clone();
+        j.wal.append(&[&ev], &[]).unwrap();
+        drop(j);
+        let j = open(d.path());
+        assert_eq!(j.head_seq(), 4);
+        assert_eq!(j.unfolded().unwrap(), vec![ev]);
+    }
+}
