@@ -232,7 +232,14 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
         ours.push(t0.elapsed().as_secs_f64() * 1000.0);
     }
     let ours = stats(ours).p50;
-    let prefix = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ccusage");
+    // Installed once into the CI cache, reused by later runs.
+    let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/hookjournal-ci"))
+        })
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let prefix = cache.join("ccusage-20.0.24");
     let ccusage = prefix.join("node_modules/.bin/ccusage");
     if !ccusage.exists() {
         let _ = Command::new("npm")
