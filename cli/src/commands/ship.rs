@@ -80,12 +80,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         batch: args.batch,
     });
     let mut client = match &pg_target {
-        Some(t) => {
-            let mut c = pg::connect(t.url)?;
-            pg::migrate(&mut c)?;
-            pg::prepare(&mut c, t)?;
-            Some(c)
-        }
+        Some(t) => Some(pg_open(t)?),
         None => None,
     };
     let otlp_target = otlp_url.as_deref().map(|url| otlp::Target {
@@ -103,28 +98,56 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let agent = otlp::agent();
     println!("journal {journal_id} (machine {machine})");
     let mut first = true;
+    let mut backoff = args.poll_ms;
     loop {
-        if let (Some(t), Some(c)) = (&pg_target, client.as_mut()) {
-            let r = pg::ship_round(c, t)?;
-            if first || r.shipped > 0 {
-                report(
-                    "PostgreSQL",
-                    t.url,
-                    r.shipped,
-                    r.masked,
-                    r.head,
-                    args.redact,
-                );
+        let round = (|| -> Result<()> {
+            if let Some(t) = &pg_target {
+                // A follower reconnects after losing the server.
+                if client.as_ref().is_none_or(|c| c.is_closed()) {
+                    client = Some(pg_open(t)?);
+                }
+                let c = client.as_mut().expect("connected");
+                let r = pg::ship_round(c, t)?;
+                if first || r.shipped > 0 {
+                    report(
+                        "PostgreSQL",
+                        t.url,
+                        r.shipped,
+                        r.masked,
+                        r.head,
+                        args.redact,
+                    );
+                }
             }
-        }
-        if let Some(t) = &otlp_target {
-            let r = otlp::ship_round(&agent, t)?;
-            if first || r.shipped > 0 {
-                report("OTLP", t.url, r.shipped, r.masked, r.head, args.redact);
+            if let Some(t) = &otlp_target {
+                let r = otlp::ship_round(&agent, t)?;
+                if first || r.shipped > 0 {
+                    report("OTLP", t.url, r.shipped, r.masked, r.head, args.redact);
+                }
             }
-        }
+            Ok(())
+        })();
         if !args.follow {
+            round?;
             break;
+        }
+        match round {
+            Ok(()) => backoff = args.poll_ms,
+            // History disagrees: retrying cannot help.
+            Err(e) if e.is::<pg::Diverged>() => return Err(e),
+            Err(e) => {
+                eprintln!(
+                    "hookjournal: {}; retrying in {} ms",
+                    crate::output::one_line(&format!("{e:#}")),
+                    backoff
+                );
+                if client.as_ref().is_some_and(|c| !c.is_closed()) && is_connection_error(&e) {
+                    client = None;
+                }
+                ship::pause(backoff);
+                backoff = (backoff.max(100) * 2).min(30_000);
+                continue;
+            }
         }
         first = false;
         ship::pause(args.poll_ms);
@@ -142,4 +165,18 @@ fn report(what: &str, url: &str, shipped: u64, masked: usize, head: u64, redact:
         "{what} {}: shipped {shipped} event(s), up to seq {head}{secrets}",
         mask_url(url)
     );
+}
+
+fn pg_open(t: &pg::Target) -> Result<postgres::Client> {
+    let mut c = pg::connect(t.url)?;
+    pg::migrate(&mut c)?;
+    pg::prepare(&mut c, t)?;
+    Ok(c)
+}
+
+fn is_connection_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<postgres::Error>()
+            .is_some_and(|p| p.is_closed() || p.as_db_error().is_none())
+    })
 }

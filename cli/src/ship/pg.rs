@@ -267,11 +267,23 @@ fn cursor(c: &mut impl ::postgres::GenericClient, id: &str, lock: bool) -> Resul
     })
 }
 
+/// The journal and the team store disagree about history: retrying cannot help.
+#[derive(Debug)]
+pub struct Diverged(String);
+
+impl std::fmt::Display for Diverged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Diverged {}
+
 fn diverged(id: &str, seq: Seq) -> anyhow::Error {
-    anyhow!(
+    anyhow::Error::new(Diverged(format!(
         "this journal no longer matches what was shipped as journal {id} (the hash chain differs at seq {seq}; was it recovered or rebuilt?): ship it under a new id by removing {} from the journal directory",
         super::JOURNAL_ID_FILE
-    )
+    )))
 }
 
 /// One round: a snapshot under a short lock, then everything past the cursor in batches, the
@@ -347,12 +359,10 @@ fn ship_batch(
     let mut shipped_to = cur.shipped;
     if let Some(first) = todo.first() {
         if first.seq != cur.shipped + 1 {
-            bail!(
+            return Err(anyhow::Error::new(Diverged(format!(
                 "the team store holds journal {} up to seq {}, but this journal continues at {}",
-                t.journal_id,
-                cur.shipped,
-                first.seq
-            );
+                t.journal_id, cur.shipped, first.seq
+            ))));
         }
         if cur.shipped > 0 && first.prev.as_slice() != cur.head.as_slice() {
             return Err(diverged(t.journal_id, cur.shipped));
