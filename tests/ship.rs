@@ -327,6 +327,8 @@ fn three_machines_ship_at_once_one_killed_mid_batch_every_event_once() {
         c.spawn().unwrap()
     };
     let a = spawn(&journals[0], 1, false);
+    // A second shipper of the same journal at the same time: they share its cursor.
+    let a2 = spawn(&journals[0], 1, false);
     let b = spawn(&journals[1], 2, false);
     let mut k = spawn(&journals[2], 3, true);
     let mut c = pg.client("postgres");
@@ -349,6 +351,7 @@ fn three_machines_ship_at_once_one_killed_mid_batch_every_event_once() {
     unsafe { libc::kill(k.id() as i32, libc::SIGKILL) };
     k.wait().unwrap();
     ok(a.wait_with_output().unwrap(), "ship m1");
+    ok(a2.wait_with_output().unwrap(), "ship m1 (twice at once)");
     ok(b.wait_with_output().unwrap(), "ship m2");
 
     // The killed batch left nothing: events stored == cursor, short of the head.
@@ -621,6 +624,23 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
         .unwrap()
         .get(0);
     assert!(redacted >= 1);
+    // Another journal claiming this one's identity (a rebuilt or copied journal): its hash
+    // chain differs, so nothing is mixed in and the command says why.
+    let other = make_journal(root.path(), 8, 50);
+    std::fs::copy(j.join("journal-id"), other.join("journal-id")).unwrap();
+    let before: i64 = c
+        .query_one("SELECT count(*) FROM hookjournal_events", &[])
+        .unwrap()
+        .get(0);
+    let out = ship(&other, &["--postgres", &url]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("hash chain differs"), "{err}");
+    let after: i64 = c
+        .query_one("SELECT count(*) FROM hookjournal_events", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(before, after);
     // A write through --source is refused.
     let out = cmd(&j)
         .args(["--source", &url, "tasks", "add", "x"])
