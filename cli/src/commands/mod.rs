@@ -23,11 +23,18 @@ use std::process::ExitCode;
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let j = cli.journal;
+    // `--source` (or $HOOKJOURNAL_SOURCE, which other commands ignore): the team store.
+    let explicit = cli.source.is_some();
     let source = cli
         .source
         .or_else(|| std::env::var("HOOKJOURNAL_SOURCE").ok())
         .filter(|s| !s.trim().is_empty());
-    if let Some(source) = source {
+    let team_view = match &cli.command {
+        Command::Sessions(_) | Command::Cost(_) => true,
+        Command::Tasks(a) => matches!(a.cmd, None | Some(tasks::Cmd::List)),
+        _ => false,
+    };
+    if let Some(source) = source.filter(|_| explicit || team_view) {
         let url = crate::ship::team::resolve(&source, j.as_deref())?;
         return match cli.command {
             Command::Sessions(a) => crate::ship::team::sessions(&url, a),
