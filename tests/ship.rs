@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 struct PgServer {
     child: Child,
     port: u16,
+    /// With TLS: the CA certificate that signed the server's.
+    ca: Option<PathBuf>,
     _dir: tempfile::TempDir,
 }
 
@@ -89,6 +91,58 @@ fn free_port() -> u16 {
 
 /// Starts a server, or returns None (with a notice) when PostgreSQL is not installed.
 fn pg_server(test: &str) -> Option<PgServer> {
+    pg_server_with(test, false)
+}
+
+fn chown_nobody(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+}
+
+/// A CA and a server certificate for 127.0.0.1, made with the openssl CLI (a dependency of
+/// Debian's postgresql packages).
+fn make_certs(dir: &Path, root: bool) -> PathBuf {
+    let sh = |script: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .output()
+            .expect("run openssl");
+        assert!(
+            out.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    sh(
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -keyout ca.key -out ca.crt -days 2 -subj /CN=hookjournal-test-ca",
+    );
+    sh(
+        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -keyout server.key -out server.csr -subj /CN=127.0.0.1",
+    );
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    sh(
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+        -out server.crt -days 2 -extfile ext.cnf",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("server.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    if root {
+        chown_nobody(&dir.join("server.key"));
+        chown_nobody(&dir.join("server.crt"));
+    }
+    dir.join("ca.crt")
+}
+
+fn pg_server_with(test: &str, ssl: bool) -> Option<PgServer> {
     let Some(bindir) = pg_bindir() else {
         if std::env::var("HOOKJOURNAL_REQUIRE_POSTGRES").as_deref() == Ok("1") {
             panic!("HOOKJOURNAL_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries were found (run .ci/install-postgres.sh)");
@@ -101,10 +155,9 @@ fn pg_server(test: &str) -> Option<PgServer> {
     let dir = tempfile::tempdir().unwrap();
     if root {
         // nobody:nogroup must own the data and socket directory.
-        let c = std::ffi::CString::new(dir.path().to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        chown_nobody(dir.path());
     }
+    let ca = ssl.then(|| make_certs(dir.path(), root));
     let data = dir.path().join("data");
     let out = pg_command(&bindir.join("initdb"), root)
         .arg("-D")
@@ -128,6 +181,18 @@ fn pg_server(test: &str) -> Option<PgServer> {
             .arg(dir.path())
             .args(["-p", &port.to_string(), "-h", "127.0.0.1"])
             .args(["-c", "fsync=off", "-c", "max_connections=60"])
+            .args(if ssl {
+                vec![
+                    "-c".to_string(),
+                    "ssl=on".to_string(),
+                    "-c".to_string(),
+                    format!("ssl_cert_file={}", dir.path().join("server.crt").display()),
+                    "-c".to_string(),
+                    format!("ssl_key_file={}", dir.path().join("server.key").display()),
+                ]
+            } else {
+                Vec::new()
+            })
             .current_dir("/")
             .stdout(Stdio::null())
             .stderr(log)
@@ -143,6 +208,7 @@ fn pg_server(test: &str) -> Option<PgServer> {
                 return Some(PgServer {
                     child,
                     port,
+                    ca,
                     _dir: dir,
                 });
             }
@@ -676,6 +742,40 @@ fn connection_errors_never_print_the_password() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(!err.contains("hunter2") && err.contains("***"), "{err}");
+}
+
+#[test]
+fn postgres_over_tls_verifies_the_server_certificate() {
+    let Some(pg) = pg_server_with("postgres_over_tls_verifies_the_server_certificate", true) else {
+        return;
+    };
+    let ca = pg.ca.clone().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let j = make_journal(root.path(), 9, 40);
+    let h = head(&j);
+    // Trusting the test CA: shipped over TLS (sslmode=require fails without it).
+    let url = format!(
+        "{}?sslmode=require&sslrootcert={}",
+        pg.url("postgres"),
+        ca.display()
+    );
+    let out = ok(
+        ship(&j, &["--postgres", &url]).output().unwrap(),
+        "ship over TLS",
+    );
+    assert!(out.contains(&format!("shipped {h} event(s)")), "{out}");
+    let got = team(&url, &j, &["sessions", "--json"]);
+    assert!(
+        got.contains("5e551000-0000-4000-8000-000000000009"),
+        "{got}"
+    );
+    // Not trusting it (public roots only): refused, before anything is sent.
+    let url = format!("{}?sslmode=require", pg.url("postgres"));
+    let out = ship(&j, &["--postgres", &url]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.to_lowercase().contains("certificate"), "{err}");
+    assert!(!err.contains("not-a-secret"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ use super::mask_url;
 use crate::state_io;
 use ::postgres::binary_copy::BinaryCopyInWriter;
 use ::postgres::types::{ToSql, Type};
-use ::postgres::{Client, NoTls, Transaction};
+use ::postgres::{Client, Transaction};
 use anyhow::{anyhow, bail, Context, Result};
 use journal::{Envelope, Seq};
 use projections::fold::{Full, Rewinds};
@@ -164,14 +164,109 @@ pub struct Round {
     pub derived: bool,
 }
 
+/// Connects, with TLS when the server offers it (`sslmode=prefer`, the default) or the URL asks
+/// for it. Certificates are always verified, against the public roots or, with `sslrootcert=FILE`
+/// (as libpq names it), against the CA certificates in that PEM file.
 pub fn connect(url: &str) -> Result<Client> {
-    Client::connect(url, NoTls).map_err(|e| {
+    let (conn, rootcert) = split_rootcert(url);
+    let tls = tls(rootcert.as_deref())?;
+    Client::connect(&conn, tls).map_err(|e| {
+        // The driver's message and its causes (a TLS handshake failure says why below it).
+        let mut text = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
         anyhow!(
             "connecting to {}: {}",
             mask_url(url),
-            crate::output::one_line(&e.to_string())
+            crate::output::one_line(&text)
         )
     })
+}
+
+fn tls(rootcert: Option<&str>) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    match rootcert {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path)
+                .with_context(|| format!("reading sslrootcert {path}"))?;
+            for cert in certs {
+                let cert = cert.with_context(|| format!("reading sslrootcert {path}"))?;
+                roots
+                    .add(cert)
+                    .with_context(|| format!("a certificate in {path}"))?;
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS setup")?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// Takes `sslrootcert` out of a connection string (the driver does not know the option).
+fn split_rootcert(conn: &str) -> (String, Option<String>) {
+    if conn.contains("://") {
+        let Some((base, query)) = conn.split_once('?') else {
+            return (conn.to_string(), None);
+        };
+        let mut root = None;
+        let keep: Vec<&str> = query
+            .split('&')
+            .filter(|p| match p.strip_prefix("sslrootcert=") {
+                Some(v) => {
+                    root = Some(percent_decode(v));
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        let rest = if keep.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", keep.join("&"))
+        };
+        return (rest, root);
+    }
+    let mut root = None;
+    let keep: Vec<&str> = conn
+        .split_whitespace()
+        .filter(|p| match p.strip_prefix("sslrootcert=") {
+            Some(v) => {
+                root = Some(v.trim_matches('\'').to_string());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    (keep.join(" "), root)
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Creates or migrates the schema, under an advisory lock so that many shippers can start at
@@ -869,5 +964,33 @@ fn json_without_nul(v: &serde_json::Value) -> serde_json::Value {
             .map(|(k, x)| (clean(k).into_owned(), json_without_nul(x)))
             .collect(),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sslrootcert_is_taken_out_of_the_connection_string() {
+        assert_eq!(
+            split_rootcert("postgres://u:p@h/db?sslmode=require&sslrootcert=%2Ftmp%2Fca.pem"),
+            (
+                "postgres://u:p@h/db?sslmode=require".to_string(),
+                Some("/tmp/ca.pem".to_string())
+            )
+        );
+        assert_eq!(
+            split_rootcert("postgres://h/db?sslrootcert=/ca.pem"),
+            ("postgres://h/db".to_string(), Some("/ca.pem".to_string()))
+        );
+        assert_eq!(
+            split_rootcert("host=h sslrootcert=/ca.pem user=u"),
+            ("host=h user=u".to_string(), Some("/ca.pem".to_string()))
+        );
+        assert_eq!(
+            split_rootcert("postgres://h/db"),
+            ("postgres://h/db".to_string(), None)
+        );
     }
 }
