@@ -41,6 +41,10 @@ if ! bindir="$(find_bindir)"; then
     if [ "$created_policy" = 1 ]; then rm -f "$policy"; fi
     bindir="$(find_bindir)" || { echo "install-postgres: installed, but no initdb found" >&2; exit 1; }
 fi
+# The TLS test makes its certificates with the openssl CLI (postgresql pulls it in via ssl-cert).
+if ! command -v openssl >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null
+fi
 command -v setpriv >/dev/null 2>&1 || { echo "install-postgres: setpriv (util-linux) is needed to run the test server as nobody" >&2; exit 1; }
 echo "$bindir"
 "$bindir/postgres" --version

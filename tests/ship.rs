@@ -662,6 +662,20 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
         );
     }
     assert_eq!(via_env(&["tasks"]), run(&j, &["tasks"]));
+    // $HOOKJOURNAL_SOURCE: the team views read the store, other commands the journal.
+    let with_source = |args: &[&str]| {
+        let out = cmd(&j)
+            .args(args)
+            .env("HOOKJOURNAL_SOURCE", &url)
+            .output()
+            .unwrap();
+        ok(out, &format!("HOOKJOURNAL_SOURCE {args:?}"))
+    };
+    assert_eq!(
+        with_source(&["cost", "--by", "model"]),
+        run(&j, &["cost", "--by", "model"])
+    );
+    assert!(with_source(&["status"]).contains("events"));
     let mut team_json: serde_json::Value =
         serde_json::from_str(&via_env(&["tasks", "--status", "pending", "--json"])).unwrap();
     for t in team_json.as_array_mut().unwrap() {
