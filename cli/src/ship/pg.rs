@@ -534,7 +534,8 @@ fn time_of_rfc3339(ts: &str) -> Option<SystemTime> {
 
 /// The payload as JSON when PostgreSQL's jsonb can hold it exactly as parsed (no `\u0000`).
 fn payload_json(bytes: &[u8]) -> Option<serde_json::Value> {
-    match bytes.first() {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    match bytes.get(start) {
         Some(b'{') | Some(b'[') => {}
         _ => return None,
     }
@@ -992,5 +993,15 @@ mod tests {
             split_rootcert("postgres://h/db"),
             ("postgres://h/db".to_string(), None)
         );
+    }
+
+    #[test]
+    fn payloads_are_jsonb_only_when_jsonb_holds_them() {
+        assert!(payload_json(b"{\"a\":1}").is_some());
+        assert!(payload_json(b"\n  [1,2]\n").is_some());
+        assert!(payload_json(b"{\"a\":\"x\\u0000y\"}").is_none());
+        assert!(payload_json(b"{\"a\":").is_none());
+        assert!(payload_json(b"\"just a string\"").is_none());
+        assert!(payload_json(b"\xff\xfe").is_none());
     }
 }
