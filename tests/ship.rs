@@ -30,6 +30,7 @@ struct PgServer {
     port: u16,
     /// With TLS: the CA certificate that signed the server's.
     ca: Option<PathBuf>,
+    start: Start,
     _dir: tempfile::TempDir,
 }
 
@@ -158,10 +159,9 @@ fn pg_server_with(test: &str, ssl: bool) -> Option<PgServer> {
         chown_nobody(dir.path());
     }
     let ca = ssl.then(|| make_certs(dir.path(), root));
-    let data = dir.path().join("data");
     let out = pg_command(&bindir.join("initdb"), root)
         .arg("-D")
-        .arg(&data)
+        .arg(dir.path().join("data"))
         .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
         .current_dir("/")
         .output()
@@ -171,24 +171,58 @@ fn pg_server_with(test: &str, ssl: bool) -> Option<PgServer> {
         "initdb failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let start = Start {
+        bindir,
+        root,
+        ssl,
+        dir: dir.path().to_path_buf(),
+    };
     for _ in 0..5 {
         let port = free_port();
-        let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-        let mut child = pg_command(&bindir.join("postgres"), root)
+        if let Some(child) = start.run(port) {
+            return Some(PgServer {
+                child,
+                port,
+                ca,
+                start,
+                _dir: dir,
+            });
+        }
+    }
+    panic!(
+        "postgres did not start: {}",
+        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default()
+    );
+}
+
+/// How to (re)start the server of a data directory.
+struct Start {
+    bindir: PathBuf,
+    root: bool,
+    ssl: bool,
+    dir: PathBuf,
+}
+
+impl Start {
+    /// Starts the server on `port` and waits until it answers; None if it exits first.
+    fn run(&self, port: u16) -> Option<Child> {
+        let dir = &self.dir;
+        let log = std::fs::File::create(dir.join("server.log")).unwrap();
+        let mut child = pg_command(&self.bindir.join("postgres"), self.root)
             .arg("-D")
-            .arg(&data)
+            .arg(dir.join("data"))
             .arg("-k")
-            .arg(dir.path())
+            .arg(dir)
             .args(["-p", &port.to_string(), "-h", "127.0.0.1"])
             .args(["-c", "fsync=off", "-c", "max_connections=60"])
-            .args(if ssl {
+            .args(if self.ssl {
                 vec![
                     "-c".to_string(),
                     "ssl=on".to_string(),
                     "-c".to_string(),
-                    format!("ssl_cert_file={}", dir.path().join("server.crt").display()),
+                    format!("ssl_cert_file={}", dir.join("server.crt").display()),
                     "-c".to_string(),
-                    format!("ssl_key_file={}", dir.path().join("server.key").display()),
+                    format!("ssl_key_file={}", dir.join("server.key").display()),
                 ]
             } else {
                 Vec::new()
@@ -201,26 +235,41 @@ fn pg_server_with(test: &str, ssl: bool) -> Option<PgServer> {
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(30) {
             if let Ok(Some(_)) = child.try_wait() {
-                break; // port taken, or a startup failure: try another port
+                return None; // port taken, or a startup failure
             }
             let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
             if postgres::Client::connect(&url, postgres::NoTls).is_ok() {
-                return Some(PgServer {
-                    child,
-                    port,
-                    ca,
-                    _dir: dir,
-                });
+                return Some(child);
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         let _ = child.kill();
         let _ = child.wait();
+        None
     }
-    panic!(
-        "postgres did not start: {}",
-        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default()
-    );
+}
+
+impl PgServer {
+    /// Stops the server (every connection drops).
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+    /// Starts it again on the same port, with the same data.
+    fn restart(&mut self) {
+        let started = Instant::now();
+        loop {
+            if let Some(child) = self.start.run(self.port) {
+                self.child = child;
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "postgres did not restart"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -586,9 +635,22 @@ fn three_machines_ship_at_once_one_killed_mid_batch_every_event_once() {
     assert!(notes >= 3 * 300, "{notes}");
 }
 
+/// A child process that is killed if the test fails before it is taken back.
+struct Reaped(Option<Child>);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 #[test]
 fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
-    let Some(pg) = pg_server("follow_ships_as_the_journal_grows_and_team_views_match_local_ones")
+    let Some(mut pg) =
+        pg_server("follow_ships_as_the_journal_grows_and_team_views_match_local_ones")
     else {
         return;
     };
@@ -598,12 +660,14 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
     let url = pg.url("follow");
     let root = tempfile::tempdir().unwrap();
     let j = make_journal(root.path(), 4, 300);
-    let mut follower = ship(&j, &["--follow", "--poll-ms", "100", "--redact"])
-        .env("HOOKJOURNAL_POSTGRES_URL", &url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut follower = Reaped(Some(
+        ship(&j, &["--follow", "--poll-ms", "100", "--redact"])
+            .env("HOOKJOURNAL_POSTGRES_URL", &url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
     let mut c = pg.client("follow");
     let wait_for = |c: &mut postgres::Client, want: i64| {
         let started = Instant::now();
@@ -640,9 +704,27 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
     let h2 = head(&j);
     assert!(h2 >= h1 + 121);
     wait_for(&mut c, h2);
+    // The server goes away (SIGKILL: no clean shutdown) while the journal keeps growing; the
+    // follower retries, reconnects once it is back, and ships the rest.
+    pg.stop();
+    spool_hooks(
+        &j,
+        "5e551000-0000-4000-8000-0000000000fe",
+        30,
+        1_795_100_000_000_000,
+    );
+    let h3 = head(&j);
+    std::thread::sleep(Duration::from_millis(1500));
+    pg.restart();
+    let mut c = pg.client("follow");
+    wait_for(&mut c, h3);
+    let follower = follower.0.take().unwrap();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(follower.id() as i32, libc::SIGTERM) };
-    follower.wait().unwrap();
+    let out = follower.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("retrying in"), "{err}");
+    assert!(!err.contains("not-a-secret"), "{err}");
 
     // One journal in this database: the team views print exactly what the local ones print.
     let envs = [("HOOKJOURNAL_POSTGRES_URL", url.as_str())];
