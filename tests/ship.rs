@@ -803,6 +803,18 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
         .unwrap()
         .get(0);
     assert_eq!(before, after);
+    // A store migrated by a newer hookjournal is left alone, by ship and by the team views.
+    c.batch_execute("INSERT INTO hookjournal_schema (version) VALUES (99)")
+        .unwrap();
+    for args in [
+        vec!["ship", "--postgres", url.as_str()],
+        vec!["--source", url.as_str(), "sessions"],
+    ] {
+        let out = cmd(&j).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("newer"), "{err}");
+    }
     // A write through --source is refused.
     let out = cmd(&j)
         .args(["--source", &url, "tasks", "add", "x"])
