@@ -455,6 +455,11 @@ fn three_machines_ship_at_once_one_killed_mid_batch_every_event_once() {
                 break id;
             }
         }
+        if let Some(status) = k.try_wait().unwrap() {
+            let mut err = String::new();
+            k.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            panic!("machine 3's shipper exited ({status}) before its first commit: {err}");
+        }
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "machine 3 never committed a batch"
