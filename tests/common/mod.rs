@@ -19,6 +19,7 @@ pub fn cmd(journal: &Path) -> Command {
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("CLAUDE_CODE_SESSION_ID")
         .env_remove("GEMINI_SESSION_ID")
+        .env_remove("HOOKJOURNAL_SOURCE")
         .env("NO_COLOR", "1");
     c
 }

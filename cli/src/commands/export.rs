@@ -61,7 +61,7 @@ pub fn resolve_session<'a>(ids: impl Iterator<Item = &'a String>, want: &str) ->
     }
 }
 
-fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
+pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
     match v {
         serde_json::Value::String(s) => {
             let (masked, n) = projections::redact::redact(s);
