@@ -754,3 +754,32 @@ fn importing_an_endless_line_is_refused_in_one_line_and_leaves_nothing() {
         "the journal this import created is removed again"
     );
 }
+
+#[test]
+fn verify_json_always_prints_one_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none");
+    let out = cmd(&missing).args(["verify", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"ok": false, "error": format!("no journal at {}", missing.display())})
+    );
+    // A damaged journal with spooled files (every real journal has them): exit 3, JSON names it.
+    let j = rich_journal(dir.path());
+    let current = std::fs::read_to_string(j.join("CURRENT")).unwrap();
+    harm(&j.join(current.trim()).join("db"), &Harm::Truncate);
+    let out = cmd(&j).args(["verify", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert!(
+        v["damage"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["place"].as_str().unwrap().starts_with("active store")),
+        "{v}"
+    );
+}

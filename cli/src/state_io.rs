@@ -405,7 +405,7 @@ pub fn drain(
         }
         let ev = match spool::read(&entry) {
             Ok(ev) => ev,
-            Err(journal::Error::Io { source, .. })
+            Err(journal::Error::Io { cause: source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
                 continue

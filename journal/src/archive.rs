@@ -39,7 +39,7 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
         Err(e) => {
             return Err(Error::Io {
                 context: format!("listing {}", d.display()),
-                source: e,
+                cause: e,
             })
         }
     };
@@ -75,7 +75,7 @@ pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) 
     };
     let io = |e| Error::Io {
         context: format!("writing {}", tmp.display()),
-        source: e,
+        cause: e,
     };
     put(&mut w, MAGIC, &mut pos).map_err(io)?;
     for (k, v) in entries {
@@ -100,7 +100,7 @@ pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) 
     w.write_all(&footer).map_err(io)?;
     let f = w.into_inner().map_err(|e| Error::Io {
         context: format!("writing {}", tmp.display()),
-        source: e.into_error(),
+        cause: e.into_error(),
     })?;
     f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
     fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;

@@ -53,7 +53,7 @@ impl DirLock {
                 } else {
                     Error::Io {
                         context: format!("opening {}", path.display()),
-                        source: e,
+                        cause: e,
                     }
                 }
             })?;
@@ -82,7 +82,7 @@ impl DirLock {
             {
                 return Err(Error::Io {
                     context: format!("locking {}", path.display()),
-                    source: err,
+                    cause: err,
                 });
             }
             let now = Instant::now();

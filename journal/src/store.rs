@@ -260,7 +260,7 @@ pub(crate) fn read_current(dir: &Path) -> Result<Option<String>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::Io {
             context: format!("reading {}", dir.join(CURRENT).display()),
-            source: e,
+            cause: e,
         }),
     }
 }

@@ -163,6 +163,9 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
 /// files, archives, and the checkpoint's stale marker. Damage is collected (first per place).
 pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
+    if !dir.join("CURRENT").exists() && !dir.join("lock").exists() && !store::has_history(dir)? {
+        return Err(Error::NotFound(dir.to_path_buf()));
+    }
     let _lock = match DirLock::acquire(dir, wait, true) {
         Ok(l) => Some(l),
         Err(Error::ReadOnly(_)) => None,

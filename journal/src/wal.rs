@@ -42,7 +42,7 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
         Err(e) => {
             return Err(Error::Io {
                 context: format!("listing {}", d.display()),
-                source: e,
+                cause: e,
             })
         }
     };
@@ -110,7 +110,7 @@ pub(crate) fn scan(path: &Path) -> Result<Scan> {
         Err(e) => {
             return Err(Error::Io {
                 context: format!("reading {}", path.display()),
-                source: e,
+                cause: e,
             })
         }
     }
@@ -314,7 +314,7 @@ impl Wal {
             let _ = self.file.set_len(self.len);
             return Err(Error::Io {
                 context: format!("appending to {}", self.path.display()),
-                source: e,
+                cause: e,
             });
         }
         self.len += buf.len() as u64;

@@ -130,7 +130,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                         eventjson::write_line(&mut sink, &e, args.redact.then_some(&mut masked));
                     r.map_err(|e| journal::Error::Io {
                         context: "writing the report".into(),
-                        source: e,
+                        cause: e,
                     })?;
                     lines += 1;
                 }
