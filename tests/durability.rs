@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -28,17 +27,6 @@ fn payload(session: &str, kind: usize, i: usize) -> String {
             r#"{{"session_id":"{session}","hook_event_name":"Stop","stop_hook_active":false,"n":{i}}}"#
         ),
     }
-}
-
-/// Every hook payload in the journal, with how often it appears.
-fn payload_counts(j: &Path) -> BTreeMap<Vec<u8>, usize> {
-    let mut m = BTreeMap::new();
-    for e in events(j) {
-        if e["kind"] == "Hook" {
-            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
-        }
-    }
-    m
 }
 
 fn verify_code(j: &Path) -> (Option<i32>, String) {

@@ -32,29 +32,7 @@ fn key_hash(key: &[u8]) -> u64 {
 
 /// Archive files, oldest first (by the seq in their name).
 pub(crate) fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
-    let d = dir.join(DIR);
-    let rd = match fs::read_dir(&d) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::Io {
-                context: format!("listing {}", d.display()),
-                cause: e,
-            })
-        }
-    };
-    let mut out = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(seq) = name
-            .strip_suffix(".cold")
-            .and_then(|s| s.parse::<u64>().ok())
-        {
-            out.push((seq, e.path()));
-        }
-    }
-    out.sort();
-    Ok(out)
+    crate::store::list_numbered(&dir.join(DIR), ".cold")
 }
 
 /// Writes `entries` as archive `state/<seq>.cold`, atomically (replacing a file of that name).

@@ -199,6 +199,30 @@ pub(crate) fn create_private(path: &Path) -> Result<fs::File> {
         .ctx(|| format!("creating {}", path.display()))
 }
 
+/// Files of `dir` named `<number><suffix>`, in number order (a missing `dir` has none).
+pub(crate) fn list_numbered(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBuf)>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::Io {
+                context: format!("listing {}", dir.display()),
+                cause: e,
+            })
+        }
+    };
+    let mut out: Vec<(u64, PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n = name.strip_suffix(suffix)?.parse().ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 pub(crate) fn sync_dir(path: &Path) -> Result<()> {
     fs::File::open(path)
         .and_then(|d| d.sync_all())
@@ -1288,33 +1312,10 @@ impl ReadSnapshot {
 mod tests {
     use super::*;
     use crate::envelope::Kind;
+    use crate::verify::tests_support::append;
 
     fn open(dir: &Path) -> Journal {
-        Journal::open(
-            dir,
-            &OpenOptions {
-                create: true,
-                ..OpenOptions::default()
-            },
-        )
-        .unwrap()
-    }
-
-    fn append(j: &mut Journal, i: u64) {
-        let mut tx = j.begin();
-        tx.push(NewEvent {
-            recorded_at_us: i as i64,
-            host: "claude".into(),
-            kind: Kind::Hook {
-                name: "Stop".into(),
-            },
-            session_id: None,
-            agent_id: None,
-            payload: format!("{{\"i\":{i}}}").into_bytes(),
-            truncated: None,
-            spooled: false,
-        });
-        j.commit(tx).unwrap();
+        crate::verify::tests_support::open(dir, DEFAULT_SEGMENT_EVENTS)
     }
 
     #[test]

@@ -571,7 +571,7 @@ mod sealed_reads {
 }
 
 #[cfg(test)]
-mod tests_support {
+pub(crate) mod tests_support {
     use crate::envelope::{Kind, NewEvent};
     use crate::store::{Journal, OpenOptions};
     use std::path::Path;

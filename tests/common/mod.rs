@@ -68,6 +68,17 @@ pub fn events(journal: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Every hook payload in the journal, with how often it appears.
+pub fn payload_counts(journal: &Path) -> std::collections::BTreeMap<Vec<u8>, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for e in events(journal) {
+        if e["kind"] == "Hook" {
+            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
 /// The raw payload bytes of an exported event line (exactly as recorded).
 pub fn payload_bytes(line: &serde_json::Value) -> Vec<u8> {
     use base64::Engine;
