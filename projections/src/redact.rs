@@ -94,7 +94,10 @@ macro_rules! nl {
     };
 }
 
-/// Earlier rules win at the same position; the leftmost match wins otherwise.
+/// Earlier rules win at the same position; the leftmost match wins otherwise. Every repetition is
+/// bounded (256 characters for most secrets, more for the long ones): a rejected candidate is
+/// looked at again one character later, so unbounded matches would make long runs of look-alikes
+/// quadratic. An accepted assignment's value is followed to its end past the bound.
 const RULES: &[Rule] = &[
     // A whole block, or the part of a cut-off block that looks like base64 lines: never the prose
     // after an unterminated BEGIN line.
@@ -107,7 +110,7 @@ const RULES: &[Rule] = &[
             r"]{0,200})*?-----END (?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----",
             r"|(?:(?:[ \t]|",
             nl!(),
-            r")*[A-Za-z0-9+/=]{16,})*))"
+            r")*[A-Za-z0-9+/=]{16,1024})*))"
         ),
     ),
     ctx(
@@ -115,7 +118,7 @@ const RULES: &[Rule] = &[
         concat!(
             r"(?:[Aa]uthorization|AUTHORIZATION)",
             assign!(),
-            r"(?:[Bb]earer|[Bb]asic|[Tt]oken|[Bb]ot|BEARER|BASIC|TOKEN)[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,})"
+            r"(?:[Bb]earer|[Bb]asic|[Tt]oken|[Bb]ot|BEARER|BASIC|TOKEN)[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,256})"
         ),
     ),
     ctx(
@@ -126,7 +129,7 @@ const RULES: &[Rule] = &[
     // `curl -u user:password`, `--user user:password`.
     ctx(
         "password",
-        r#"(?:-u|--user)[ =]\\*["']?[A-Za-z0-9._@+-]{1,64}:(?P<s>[^\s"'\\<>@]{3,})"#,
+        r#"(?:-u|--user)[ =]\\*["']?[A-Za-z0-9._@+-]{1,64}:(?P<s>[^\s"'\\<>@]{3,256})"#,
     )
     .checked(curl_user_ok),
     ctx(
@@ -134,7 +137,7 @@ const RULES: &[Rule] = &[
         concat!(
             r"(?:aws_?secret_?(?:access_?)?key|AWS_?SECRET_?(?:ACCESS_?)?KEY|[Ss]ecretAccessKey|[Ss]ecret_[Aa]ccess_[Kk]ey)",
             assign!(),
-            r"(?P<s>[A-Za-z0-9/+=]{30,})"
+            r"(?P<s>[A-Za-z0-9/+=]{30,256})"
         ),
     ),
     // Cloud.
@@ -144,32 +147,32 @@ const RULES: &[Rule] = &[
     ),
     tok(
         "aws-session-token",
-        r"(?P<s>(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/=]{40,})",
+        r"(?P<s>(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/=]{40,4096})",
     ),
     ctx(
         "azure-storage-key",
-        r"(?:AccountKey|SharedAccessKey)=(?P<s>[A-Za-z0-9+/=]{20,})",
+        r"(?:AccountKey|SharedAccessKey)=(?P<s>[A-Za-z0-9+/=]{20,256})",
     ),
     ctx(
         "azure-sas",
-        r#"SharedAccessSignature=(?P<s>[^\s;"'\\<>]{20,})"#,
+        r#"SharedAccessSignature=(?P<s>[^\s;"'\\<>]{20,1024})"#,
     ),
-    ctx("azure-sas", r"[?&;]sig=(?P<s>[A-Za-z0-9%+/=]{20,})"),
+    ctx("azure-sas", r"[?&;]sig=(?P<s>[A-Za-z0-9%+/=]{20,256})"),
     tok("azure-client-secret", r"(?P<s>Q~[A-Za-z0-9_~.-]{31,34})").led(azure_client_secret_lead),
     tok(
         "google-oauth",
-        r"(?P<s>GOCSPX-[A-Za-z0-9_-]{24,}|ya29\.[A-Za-z0-9_-]{30,})",
+        r"(?P<s>GOCSPX-[A-Za-z0-9_-]{24,256}|ya29\.[A-Za-z0-9_-]{30,256})",
     ),
     tok("digitalocean-token", r"(?P<s>do[por]_v1_[a-f0-9]{64})"),
-    tok("vault-token", r"(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,})"),
+    tok("vault-token", r"(?P<s>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
     tok(
         "doppler-token",
-        r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,})",
+        r"(?P<s>dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,256})",
     ),
     tok("databricks-token", r"(?P<s>dapi[a-f0-9]{32}(?:-[0-9])?)"),
     tok("supabase-token", r"(?P<s>sbp_[a-f0-9]{40})"),
     tok("pulumi-token", r"(?P<s>pul-[a-f0-9]{40})"),
-    tok("heroku-key", r"(?P<s>HRKU-[A-Za-z0-9_-]{30,})"),
+    tok("heroku-key", r"(?P<s>HRKU-[A-Za-z0-9_-]{30,256})"),
     // VCS.
     tok(
         "github-token",
@@ -177,20 +180,20 @@ const RULES: &[Rule] = &[
     ),
     tok(
         "gitlab-token",
-        r"(?P<s>(?:glpat|glptt|gldt|glrt|glcbt|glft|glimt|glsoat|glffct|gloas|glagent)-[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20,})",
+        r"(?P<s>(?:glpat|glptt|gldt|glrt|glcbt|glft|glimt|glsoat|glffct|gloas|glagent)-[A-Za-z0-9_.-]{20,256}|GR1348941[A-Za-z0-9_-]{20,256})",
     ),
     tok(
         "atlassian-token",
-        r"(?P<s>ATBB[A-Za-z0-9_=.-]{28,}|ATATT3[A-Za-z0-9_=.-]{40,}|ATCTT3[A-Za-z0-9_=.-]{40,})",
+        r"(?P<s>ATBB[A-Za-z0-9_=.-]{28,256}|ATATT3[A-Za-z0-9_=.-]{40,256}|ATCTT3[A-Za-z0-9_=.-]{40,256})",
     ),
     // Chat.
     tok(
         "slack-token",
-        r"(?P<s>xox[abposer]-[A-Za-z0-9-]{10,}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,})",
+        r"(?P<s>xox[abposer]-[A-Za-z0-9-]{10,256}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,256}|xapp-[A-Za-z0-9-]{10,256})",
     ),
     ctx(
         "slack-webhook",
-        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_-]{20,})",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_-]{20,256})",
     ),
     ctx(
         "discord-webhook",
@@ -200,35 +203,38 @@ const RULES: &[Rule] = &[
     // Payment.
     tok(
         "stripe-key",
-        r"(?P<s>[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})",
+        r"(?P<s>[sr]k_(?:live|test)_[A-Za-z0-9]{16,256}|whsec_[A-Za-z0-9+/=]{24,256})",
     ),
-    tok("square-token", r"(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,})"),
+    tok(
+        "square-token",
+        r"(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,256})",
+    ),
     tok(
         "shopify-token",
         r"(?P<s>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})",
     ),
     // Package registries.
     tok("npm-token", r"(?P<s>npm_[A-Za-z0-9]{36})"),
-    tok("pypi-token", r"(?P<s>pypi-Ag[A-Za-z0-9_-]{50,})"),
+    tok("pypi-token", r"(?P<s>pypi-Ag[A-Za-z0-9_-]{50,1024})"),
     tok(
         "docker-token",
-        r"(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,})",
+        r"(?P<s>dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,256})",
     ),
     tok("rubygems-key", r"(?P<s>rubygems_[a-f0-9]{48})"),
     tok("crates-token", r"(?P<s>cio[A-Za-z0-9]{32})").checked(mixed_alnum),
     // AI providers.
-    tok("anthropic-key", r"(?P<s>sk-ant-[A-Za-z0-9_-]{20,})"),
+    tok("anthropic-key", r"(?P<s>sk-ant-[A-Za-z0-9_-]{20,256})"),
     tok(
         "openai-key",
-        r"(?P<s>sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,})",
+        r"(?P<s>sk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_-]{20,256})",
     )
     .checked(openai_tail),
     tok("huggingface-token", r"(?P<s>hf_[A-Za-z0-9]{30,40})").checked(mixed_case),
     tok("google-api-key", r"(?P<s>AIza[A-Za-z0-9_-]{35})"),
-    tok("groq-key", r"(?P<s>gsk_[A-Za-z0-9]{48,})"),
+    tok("groq-key", r"(?P<s>gsk_[A-Za-z0-9]{48,256})"),
     tok("replicate-token", r"(?P<s>r8_[A-Za-z0-9]{37})").checked(mixed_alnum),
-    tok("xai-key", r"(?P<s>xai-[A-Za-z0-9]{70,})"),
-    tok("perplexity-key", r"(?P<s>pplx-[A-Za-z0-9]{40,})"),
+    tok("xai-key", r"(?P<s>xai-[A-Za-z0-9]{70,256})"),
+    tok("perplexity-key", r"(?P<s>pplx-[A-Za-z0-9]{40,256})"),
     tok(
         "langsmith-key",
         r"(?P<s>lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})",
@@ -243,29 +249,35 @@ const RULES: &[Rule] = &[
     tok("linear-key", r"(?P<s>lin_api_[A-Za-z0-9]{40})"),
     tok(
         "notion-token",
-        r"(?P<s>ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})",
+        r"(?P<s>ntn_[A-Za-z0-9]{40,256}|secret_[A-Za-z0-9]{43})",
     )
     .checked(mixed_alnum),
     tok("postman-key", r"(?P<s>PMAK-[a-f0-9]{24}-[a-f0-9]{34})"),
     tok("newrelic-key", r"(?P<s>NRAK-[A-Z0-9]{27})"),
-    tok("sentry-token", r"(?P<s>sntry[su]_[A-Za-z0-9+/=_-]{40,})"),
+    tok(
+        "sentry-token",
+        r"(?P<s>sntry[su]_[A-Za-z0-9+/=_-]{40,1024})",
+    ),
     tok(
         "grafana-token",
-        r"(?P<s>glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})",
+        r"(?P<s>glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,256})",
     ),
-    tok("figma-token", r"(?P<s>figd_[A-Za-z0-9_-]{40,})"),
-    tok("onepassword-token", r"(?P<s>ops_eyJ[A-Za-z0-9+/=_-]{50,})"),
+    tok("figma-token", r"(?P<s>figd_[A-Za-z0-9_-]{40,256})"),
+    tok(
+        "onepassword-token",
+        r"(?P<s>ops_eyJ[A-Za-z0-9+/=_-]{50,4096})",
+    ),
     tok(
         "age-secret-key",
         r"(?P<s>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
     ),
     tok(
         "mapbox-token",
-        r"(?P<s>sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})",
+        r"(?P<s>sk\.eyJ[A-Za-z0-9_-]{20,256}\.[A-Za-z0-9_-]{20,256})",
     ),
     tok(
         "jwt",
-        r"(?P<s>eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)",
+        r"(?P<s>eyJ[A-Za-z0-9_-]{10,4096}\.eyJ[A-Za-z0-9_-]{10,4096}\.[A-Za-z0-9_-]{0,1024})",
     ),
     // Last: `*_KEY=…`, `password: …`, `"client_secret": "…"`, `x-api-key: …`. The match starts
     // at the keyword that ends the name; `assignment_ok` looks at the whole name and the value.
@@ -277,7 +289,7 @@ const RULES: &[Rule] = &[
                 r"(?:password|Password|PASSWORD|passwd|Passwd|PASSWD|passphrase|Passphrase|PASSPHRASE|_pass|_Pass|_PASS|_pwd|_PWD",
                 r"|secret|Secret|SECRET|token|Token|TOKEN|[_-]key|Key|KEY|apikey|APIKEY|_auth|_AUTH)",
                 assign!(),
-                r#"(?P<s>[^\s"'\\<>&;,()\[\]{}`]{3,})"#
+                r#"(?P<s>[^\s"'\\<>&;,()\[\]{}`]{3,256})"#
             ),
         )
     },
@@ -491,7 +503,11 @@ fn judge(text: &str, c: &Candidate, floor: usize) -> Option<Hit> {
         if let Some(inner) = specific_at(text, start, floor) {
             return Some(inner);
         }
-        return assignment_ok(text, c.start, start, end).then_some(Hit {
+        if !assignment_ok(text, c.start, start, end) {
+            return None;
+        }
+        let end = end + text[end..].bytes().take_while(|&c| in_value(c)).count();
+        return Some(Hit {
             start,
             end,
             kind: if is_password_name(name_before(text, c.start)) {
@@ -524,6 +540,28 @@ fn specific_at(text: &str, at: usize, floor: usize) -> Option<Hit> {
         .filter(|c| !RULES[c.rule].assignment)
         .min_by_key(|c| c.rule)
         .and_then(|c| judge(text, &c, floor))
+}
+
+/// The characters of an assignment's value (as in its pattern): none can end a JSON string.
+fn in_value(c: u8) -> bool {
+    !c.is_ascii_whitespace()
+        && !matches!(
+            c,
+            b'"' | b'\''
+                | b'\\'
+                | b'<'
+                | b'>'
+                | b'&'
+                | b';'
+                | b','
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'`'
+        )
 }
 
 /// The variable or key name that ends where the keyword match starts, keyword included.
@@ -800,6 +838,25 @@ mod tests {
         assert!(looks_random("0123456789abcdef0123456789abcdef"));
         assert!(!looks_random("learn-compatible-estimators-v2"));
         assert!(!looks_random("abcdefghijklmnopqrstuvwxyz"));
+    }
+
+    #[test]
+    fn secrets_longer_than_the_bounds_are_masked_whole() {
+        let value = "a1".repeat(400);
+        let text = format!("SESSION_TOKEN={value} next");
+        assert_eq!(
+            redact(&text),
+            (Cow::Owned("SESSION_TOKEN=[REDACTED:secret] next".into()), 1)
+        );
+        // An RS256 JWT: a 342-character signature.
+        let jwt = format!(
+            "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJmYWtlIn0.{}",
+            "Q".repeat(342)
+        );
+        assert_eq!(
+            redact(&format!("jwt {jwt} end")),
+            (Cow::Owned("jwt [REDACTED:jwt] end".into()), 1)
+        );
     }
 
     #[test]

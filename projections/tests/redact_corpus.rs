@@ -151,3 +151,23 @@ proptest! {
         prop_assert_eq!(markers, n);
     }
 }
+
+/// Text made of candidates that are all rejected (`sk-sk-sk-…`, `TOKEN=$TOKEN=$…`): each
+/// rejected match is at most a few hundred bytes long, so this is linear, not quadratic (with
+/// unbounded matches this test runs for many minutes).
+#[test]
+fn long_runs_of_rejected_candidates_do_not_go_quadratic() {
+    for unit in [
+        "sk-",
+        "TOKEN=$",
+        "_key=aaaa",
+        "x_KEY=zzzzzzzzzzzzzzzzzzzzzzzzzzz_",
+        "aghp_",
+        "hf_abcdefghijklmnopqrstuvwxyzabcdefgh",
+    ] {
+        let text = unit.repeat((64 << 10) / unit.len());
+        let (out, n) = redact(&text);
+        assert_eq!(n, 0, "{unit}");
+        assert!(matches!(out, Cow::Borrowed(_)));
+    }
+}
