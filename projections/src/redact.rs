@@ -5,9 +5,10 @@
 //! It runs over JSON text as well as plain text, so a replacement only ever covers characters that
 //! cannot end a JSON string or split a backslash escape: masked JSON still parses, and text without
 //! secrets comes back borrowed, untouched. Every rule starts with a literal (a provider's prefix or
-//! a keyword), so one combined regex with a literal prefilter skips ordinary text at memchr-like
-//! speed; what a regex cannot say (word boundaries that see through JSON escapes, ANSI colour codes
-//! and `%3D`; "looks random"; placeholders such as `$TOKEN`) is checked on each candidate.
+//! a keyword), so a few regexes, each behind a SIMD prefilter of at most 64 such literals, skip
+//! ordinary text quickly; what a regex cannot say (word boundaries that see through JSON escapes,
+//! ANSI colour codes and `%3D`; "looks random"; placeholders such as `$TOKEN`) is checked on each
+//! candidate.
 
 use regex_automata::meta::Regex;
 use regex_automata::util::prefilter::Prefilter;
