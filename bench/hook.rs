@@ -1,6 +1,7 @@
 //! The benchmark: whole-process hook latency at 1k and 1M journal events beside a floor, full
-//! replay throughput, export throughput, and `cost` against ccusage. Prints a table and one JSON
-//! line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and 100k events only).
+//! replay throughput, export throughput (plain and `--redact`), and `cost` against ccusage.
+//! Prints a table and one JSON line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and
+//! 100k events only).
 //!
 //! Journals are built in-process through the journal and projections crates (the same append and
 //! fold the hook does, in big batches), then the real binary is timed against them.
@@ -176,13 +177,14 @@ fn replay_throughput(dir: &Path) -> (u64, f64) {
     (full.events, full.events as f64 / t0.elapsed().as_secs_f64())
 }
 
-fn export_throughput(dir: &Path, out: &Path) -> (u64, f64) {
+fn export_throughput(dir: &Path, out: &Path, redact: bool) -> (u64, f64) {
     let t0 = Instant::now();
     let st = Command::new(BIN)
         .arg("--journal")
         .arg(dir)
         .args(["export", "--report", "events", "--out"])
         .arg(out)
+        .args(redact.then_some("--redact"))
         .stderr(Stdio::null())
         .status()
         .unwrap();
@@ -301,18 +303,20 @@ fn main() {
         let space = dir_bytes(&dir) as f64 / raw as f64;
         let lat = hook_latency(&dir, &templates, rounds);
         let (events, eps) = replay_throughput(&dir);
-        let (bytes, mbps) = export_throughput(&dir, &work.path().join("export.jsonl"));
+        let (bytes, mbps) = export_throughput(&dir, &work.path().join("export.jsonl"), false);
+        let (_, redact_mbps) = export_throughput(&dir, &work.path().join("export.jsonl"), true);
         let verify_s = replay_cli(&dir);
         eprintln!("built {n} events in {:.1} s", built.as_secs_f64());
         rows.push(format!(
-            "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB) | verify {:.2} s | disk {:.2}x payload bytes",
-            n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, verify_s, space
+            "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB), --redact {:>6.0} MB/s | verify {:.2} s | disk {:.2}x payload bytes",
+            n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, redact_mbps, verify_s, space
         ));
         json.insert(format!("hook_p50_ms_{n}"), lat.p50.into());
         json.insert(format!("hook_p99_ms_{n}"), lat.p99.into());
         json.insert(format!("hook_max_ms_{n}"), lat.max.into());
         json.insert(format!("replay_events_per_s_{n}"), eps.into());
         json.insert(format!("export_mb_per_s_{n}"), mbps.into());
+        json.insert(format!("export_redact_mb_per_s_{n}"), redact_mbps.into());
         json.insert(format!("verify_s_{n}"), verify_s.into());
         json.insert(format!("disk_per_payload_byte_{n}"), space.into());
         json.insert(format!("events_{n}"), events.into());

@@ -67,7 +67,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     j.commit(tx)?;
     println!(
         "session {} rewound to seq {} (events {}..{} of it are now ignored by every projection)",
-        projections::short_id(&id),
+        crate::output::escape(projections::short_id(&id)),
         args.to,
         args.to + 1,
         j.head_seq() - 1

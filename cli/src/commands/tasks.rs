@@ -251,7 +251,7 @@ fn change(
                 &serde_json::json!({ "task": label, "changed": false, "status": status }),
             );
         } else {
-            println!("{label} unchanged (it is {status})");
+            println!("{} unchanged (it is {status})", escape(&label));
         }
         return Ok(());
     }
@@ -265,7 +265,12 @@ fn change(
         v["changed"] = true.into();
         output::print_json(&v);
     } else {
-        println!("{label} {} — {}", t.status.as_str(), escape(&t.subject));
+        println!(
+            "{} {} — {}",
+            escape(&label),
+            t.status.as_str(),
+            escape(&t.subject)
+        );
     }
     Ok(())
 }
