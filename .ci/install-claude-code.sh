@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the real Claude Code CLI (pinned) into <repo>/target/claude-code for the
-# end-to-end test tests/claude_code.rs. Idempotent: does nothing when the pinned
+# Installs the real Claude Code CLI (pinned) into the CI cache
+# (${HOOKJOURNAL_CI_CACHE:-~/.cache/hookjournal-ci}/claude-code-<version>), where the end-to-end
+# test tests/claude_code.rs finds it; a later run reuses it. Idempotent: does nothing when the pinned
 # binary is already there and answers --version.
 #
 #   bash .ci/install-claude-code.sh            # install (or verify) and print the version
@@ -14,7 +15,8 @@ set -euo pipefail
 
 VERSION="${CLAUDE_CODE_VERSION:-2.1.197}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PREFIX="${CLAUDE_CODE_PREFIX:-$ROOT/target/claude-code}"
+CACHE="${HOOKJOURNAL_CI_CACHE:-$HOME/.cache/hookjournal-ci}"
+PREFIX="${CLAUDE_CODE_PREFIX:-$CACHE/claude-code-$VERSION}"
 BIN="$PREFIX/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 
 have_version() {

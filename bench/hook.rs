@@ -1,6 +1,7 @@
 //! The benchmark: whole-process hook latency at 1k and 1M journal events beside a floor, full
-//! replay throughput, export throughput, and `cost` against ccusage. Prints a table and one JSON
-//! line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and 100k events only).
+//! replay throughput, export throughput (plain and `--redact`), and `cost` against ccusage.
+//! Prints a table and one JSON line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and
+//! 100k events only).
 //!
 //! Journals are built in-process through the journal and projections crates (the same append and
 //! fold the hook does, in big batches), then the real binary is timed against them.
@@ -215,13 +216,14 @@ fn replay_throughput(dir: &Path) -> (u64, f64) {
     (full.events, full.events as f64 / t0.elapsed().as_secs_f64())
 }
 
-fn export_throughput(dir: &Path, out: &Path) -> (u64, f64) {
+fn export_throughput(dir: &Path, out: &Path, redact: bool) -> (u64, f64) {
     let t0 = Instant::now();
     let st = Command::new(BIN)
         .arg("--journal")
         .arg(dir)
         .args(["export", "--report", "events", "--out"])
         .arg(out)
+        .args(redact.then_some("--redact"))
         .stderr(Stdio::null())
         .status()
         .unwrap();
@@ -271,7 +273,14 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
         ours.push(t0.elapsed().as_secs_f64() * 1000.0);
     }
     let ours = stats(ours).p50;
-    let prefix = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ccusage");
+    // Installed once into the CI cache, reused by later runs.
+    let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/hookjournal-ci"))
+        })
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let prefix = cache.join("ccusage-20.0.24");
     let ccusage = prefix.join("node_modules/.bin/ccusage");
     if !ccusage.exists() {
         let _ = Command::new("npm")
@@ -334,12 +343,13 @@ fn main() {
         let by_kind = hook_latency(&dir, &templates, rounds);
         let lat = &by_kind.all;
         let (events, eps) = replay_throughput(&dir);
-        let (bytes, mbps) = export_throughput(&dir, &work.path().join("export.jsonl"));
+        let (bytes, mbps) = export_throughput(&dir, &work.path().join("export.jsonl"), false);
+        let (_, redact_mbps) = export_throughput(&dir, &work.path().join("export.jsonl"), true);
         let verify_s = replay_cli(&dir);
         eprintln!("built {n} events in {:.1} s", built.as_secs_f64());
         rows.push(format!(
-            "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB) | verify {:.2} s | disk {:.2}x payload bytes",
-            n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, verify_s, space
+            "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB), --redact {:>6.0} MB/s | verify {:.2} s | disk {:.2}x payload bytes",
+            n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, redact_mbps, verify_s, space
         ));
         for (kind, (count, l)) in [
             ("record_only", &by_kind.record_only),
@@ -361,6 +371,7 @@ fn main() {
         json.insert(format!("hook_max_ms_{n}"), lat.max.into());
         json.insert(format!("replay_events_per_s_{n}"), eps.into());
         json.insert(format!("export_mb_per_s_{n}"), mbps.into());
+        json.insert(format!("export_redact_mb_per_s_{n}"), redact_mbps.into());
         json.insert(format!("verify_s_{n}"), verify_s.into());
         json.insert(format!("disk_per_payload_byte_{n}"), space.into());
         json.insert(format!("events_{n}"), events.into());

@@ -354,7 +354,7 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
             if env_flag("HOOKJOURNAL_REQUIRE_CLAUDE") {
                 panic!("real Claude Code is required (HOOKJOURNAL_REQUIRE_CLAUDE=1) but not usable: {why}; run .ci/install-claude-code.sh");
             }
-            println!("SKIPPED: real Claude Code not installed (run .ci/install-claude-code.sh)");
+            eprintln!("SKIPPED: real Claude Code not installed (run .ci/install-claude-code.sh)");
             eprintln!("({why})");
             return;
         }

@@ -143,6 +143,7 @@ const COMMANDS: &[&[&str]] = &[
     &["rewind"],
     &["verify"],
     &["recover"],
+    &["ship"],
     &["demo"],
 ];
 

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::Stdio;
 
@@ -203,17 +203,6 @@ fn marker_payload(worker: usize, i: usize) -> String {
     format!(
         r#"{{"session_id":"w{worker}","hook_event_name":"{event}","tool_name":"Bash","tool_input":{{"command":"echo {worker}-{i}"}},"tool_use_id":"t-{worker}-{i}"}}"#
     )
-}
-
-/// Every payload in the journal, with how often it appears.
-fn payload_counts(j: &std::path::Path) -> BTreeMap<Vec<u8>, usize> {
-    let mut m = BTreeMap::new();
-    for e in events(j) {
-        if e["kind"] == "Hook" {
-            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
-        }
-    }
-    m
 }
 
 #[test]

@@ -828,3 +828,75 @@ fn each_host_gets_only_the_fields_it_honours() {
     let stop = hook(&j, br#"{"hook_event_name":"Stop","session_id":"x","turn_id":"t2","model":"gpt-5.1-codex","stop_hook_active":false}"#, &[]);
     assert!(stop.stdout.is_empty(), "codex Stop: JSON or nothing");
 }
+
+/// Bidi overrides and isolates, zero-width and other invisible characters: in a prompt, a
+/// notification and a tool's file path.
+#[test]
+fn bidi_and_invisible_characters_from_payloads_are_printed_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let sid = "b1d1b1d1-0000-4000-8000-000000000001";
+    let prompt =
+        "review inv\u{202e}txt.exe\u{202c} and \u{2066}admin\u{2069}\u{200b} please 日本語 🎉";
+    let message = "Claude needs your permission for \u{202e}fdp.exe\u{feff}";
+    let path = "/home/dev/src/\u{2066}main\u{2069}.rs\u{2028}";
+    let payloads = [
+        serde_json::json!({"session_id": sid, "hook_event_name": "UserPromptSubmit", "prompt": prompt}),
+        serde_json::json!({"session_id": sid, "hook_event_name": "Notification", "message": message}),
+        serde_json::json!({"session_id": sid, "hook_event_name": "PostToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": path, "content": "fn main() {}\n"}, "tool_response": {"filePath": path}}),
+    ];
+    for p in &payloads {
+        assert!(hook(&j, p.to_string().as_bytes(), &[]).status.success());
+    }
+    // Raw, these reorder or hide what the terminal shows.
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200b}'..='\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{feff}')
+    };
+    let check = |args: &[&str], wants: &[&str]| -> String {
+        let out = run(&j, args);
+        let raw: Vec<String> = out
+            .chars()
+            .filter(|&c| unsafe_char(c))
+            .map(|c| format!("U+{:04X}", c as u32))
+            .collect();
+        assert!(raw.is_empty(), "{args:?} printed {raw:?} raw:\n{out}");
+        for w in wants {
+            assert!(out.contains(w), "{args:?} lacks {w}:\n{out}");
+        }
+        assert!(
+            !out.contains("日本語") || out.contains("日本語 🎉"),
+            "printable text kept"
+        );
+        out
+    };
+    let show = check(
+        &["show", sid],
+        &[
+            "\\u{202e}",
+            "\\u{2066}",
+            "\\u{2069}",
+            "\\u{200b}",
+            "\\u{2028}",
+        ],
+    );
+    assert!(show.contains("日本語 🎉"), "{show}");
+    check(
+        &["replay"],
+        &["\\u{202e}", "\\u{2066}", "\\u{feff}", "\\u{2028}"],
+    );
+    check(&["notifications"], &["\\u{202e}fdp.exe\\u{feff}"]);
+    check(&["sessions"], &[]);
+    check(&["context", sid, "--for", "compact"], &[]);
+    // JSON for people's terminals too: escaped, and it parses back to the payload's text.
+    let json = check(&["notifications", "--json"], &["\\u202e"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["message"], message);
+    let json = check(&["show", sid, "--json"], &["\\u2066"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["files_edited"][0], path);
+    for line in check(&["replay", "--json"], &["\\u202e"]).lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+}

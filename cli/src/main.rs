@@ -9,6 +9,7 @@ mod ingest;
 mod locate;
 mod output;
 mod settings;
+mod ship;
 mod state_io;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +27,11 @@ pub struct Cli {
     /// mode, then the nearest ancestor holding .hookjournal/, then ./.hookjournal).
     #[arg(long, global = true, value_name = "DIR")]
     pub journal: Option<PathBuf>,
+    /// Read `sessions`, `cost` and `tasks` from a team store instead of the journal: a
+    /// postgres:// URL, or `postgres` for $HOOKJOURNAL_POSTGRES_URL / `[ship] postgres` (default:
+    /// $HOOKJOURNAL_SOURCE).
+    #[arg(long = "source", id = "team_source", value_name = "URL")]
+    pub source: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -70,6 +76,8 @@ pub enum Command {
     Verify(commands::verify::Args),
     /// Replace an active store that cannot be opened, continuing from the last sealed segment.
     Recover(commands::recover::Args),
+    /// Ship the journal to a team store on PostgreSQL and/or an OTLP/HTTP receiver.
+    Ship(commands::ship::Args),
     /// Play a bundled sample session into a temporary journal and show every view.
     Demo(commands::demo::Args),
 }

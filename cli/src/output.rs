@@ -3,13 +3,15 @@
 
 use std::io::IsTerminal;
 
-/// Collapses a message to one line.
+/// Collapses a message to one line, escaped (an error may quote a payload or an imported line).
 pub fn one_line(s: &str) -> String {
-    s.split('\n')
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(": ")
+    escape(
+        &s.split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(": "),
+    )
 }
 
 /// A panic as one line: `internal error at FILE:LINE: MESSAGE`.
@@ -27,25 +29,85 @@ pub fn panic_text(info: &std::panic::PanicHookInfo) -> String {
     one_line(&format!("internal error{loc}: {msg}"))
 }
 
-/// Escapes terminal control characters (ESC, BEL, CR, …) so payload text cannot drive the
-/// terminal. Newlines and tabs become visible escapes too: table cells are one line.
+/// Whether `c` must not reach a terminal raw: C0 and C1 controls and DEL (they drive the
+/// terminal), bidirectional overrides, embeddings, isolates and marks (they reorder what is shown,
+/// as in "Trojan Source"), zero-width and other invisible format characters, fillers and tag
+/// characters (they hide text, or smuggle it), and line and paragraph separators. Printable text
+/// (accents, CJK, emoji) is not.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}' // soft hyphen
+            | '\u{034F}' // combining grapheme joiner
+            | '\u{061C}' // Arabic letter mark
+            | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' // Hangul fillers
+            | '\u{17B4}' | '\u{17B5}' // Khmer inherent vowels
+            | '\u{180B}'..='\u{180F}' // Mongolian variation selectors, vowel separator
+            | '\u{200B}'..='\u{200F}' // zero width space, (non-)joiner, LRM, RLM
+            | '\u{2028}' | '\u{2029}' // line and paragraph separators
+            | '\u{202A}'..='\u{202E}' // bidi embeddings and overrides
+            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, bidi isolates, deprecated
+            | '\u{FEFF}' // zero width no-break space (BOM)
+            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotation
+            | '\u{FFFE}' | '\u{FFFF}'
+            | '\u{1D173}'..='\u{1D17A}' // musical format characters
+            | '\u{E0000}'..='\u{E007F}' // tags
+            | '\u{E0100}'..='\u{E01EF}' // variation selectors supplement
+        )
+}
+
+/// Pictographs that a zero width joiner may join into one emoji (👩‍💻), so that joiner is kept.
+fn is_emoji_part(c: char) -> bool {
+    matches!(c, '\u{2600}'..='\u{27BF}' | '\u{2B00}'..='\u{2BFF}' | '\u{FE0F}' | '\u{1F000}'..='\u{1FAFF}')
+}
+
+/// Escapes characters that could drive the terminal or hide and reorder text (see [`is_unsafe`]):
+/// `\x1b`, `\u{202e}`. Newlines and tabs become visible escapes too: table cells are one line.
 pub fn escape(s: &str) -> String {
-    if !s
-        .chars()
-        .any(|c| c.is_control() || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c))
-    {
+    if !s.chars().any(is_unsafe) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+    let mut prev = None;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if c.is_control() || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) => {
+            '\u{200D}'
+                if prev.is_some_and(is_emoji_part)
+                    && chars.peek().is_some_and(|&n| is_emoji_part(n)) =>
+            {
+                out.push(c)
+            }
+            c if is_unsafe(c) && (c as u32) < 0x100 => {
                 out.push_str(&format!("\\x{:02x}", c as u32))
             }
+            c if is_unsafe(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
+        }
+        prev = Some(c);
+    }
+    out
+}
+
+/// JSON text for a terminal: the characters [`is_unsafe`] names, raw in serde_json's output
+/// (which escapes only C0 controls), become `\uXXXX` escapes. Outside strings JSON text is
+/// ASCII without controls, so only string contents change, and they parse back the same.
+pub fn json_safe(json: String) -> String {
+    if !json.chars().any(|c| is_unsafe(c) && c != '\n') {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_unsafe(c) && c != '\n' {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
         }
     }
     out
@@ -243,7 +305,10 @@ pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
 }
 
 pub fn print_json(v: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    println!(
+        "{}",
+        json_safe(serde_json::to_string_pretty(v).unwrap_or_default())
+    );
 }
 
 #[cfg(test)]
@@ -262,5 +327,34 @@ mod tests {
         assert_eq!(count(0, "session"), "0 sessions");
         assert_eq!(count(1, "session"), "1 session");
         assert_eq!(count(2, "compaction"), "2 compactions");
+    }
+
+    #[test]
+    fn escapes_bidi_and_invisible_characters_but_not_printable_text() {
+        assert_eq!(
+            escape("a\u{202e}b\u{2066}c\u{2069}d\u{200b}e\u{feff}f\u{2028}g\u{e0041}h\u{7f}"),
+            "a\\u{202e}b\\u{2066}c\\u{2069}d\\u{200b}e\\u{feff}f\\u{2028}g\\u{e0041}h\\x7f"
+        );
+        for kept in [
+            "日本語のテキスト",
+            "emoji 🎉 👩‍💻 ❤️ 👍🏽",
+            "ünïcödé, Ελληνικά, עברית, العربية",
+        ] {
+            assert_eq!(escape(kept), kept);
+        }
+        // A joiner between letters is no emoji's.
+        assert_eq!(escape("a\u{200d}b"), "a\\u{200d}b");
+    }
+
+    #[test]
+    fn json_for_terminals_escapes_the_same_and_parses_back() {
+        let v =
+            serde_json::json!({"m": "x\u{202e}y\u{9b}\u{7f}\u{e0041} 日本 🎉 \u{1b}[31m", "n": 1});
+        let text = json_safe(serde_json::to_string_pretty(&v).unwrap());
+        assert!(!text.chars().any(|c| is_unsafe(c) && c != '\n'), "{text}");
+        assert!(
+            text.contains("\\u202e") && text.contains("\\udb40\\udc41") && text.contains("日本 🎉")
+        );
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
     }
 }

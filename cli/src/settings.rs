@@ -14,6 +14,20 @@ pub struct Settings {
     pub hook: HookLimits,
     /// Model name (or prefix) → prices in USD per million tokens.
     pub pricing: BTreeMap<String, ModelPrice>,
+    /// Where `hookjournal ship` sends the journal.
+    pub ship: ShipSettings,
+}
+
+/// `[ship]`: targets of `hookjournal ship` (flags and environment variables come first).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShipSettings {
+    /// PostgreSQL connection URL of the team store.
+    pub postgres: Option<String>,
+    /// OTLP/HTTP endpoint (records go to `URL/v1/logs`).
+    pub otlp: Option<String>,
+    /// This machine's name in the team store (default: the host name).
+    pub machine: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -162,7 +162,30 @@ fn readonly_view(dir: &Path) -> Result<View> {
     })
 }
 
-fn is_readonly(e: &anyhow::Error) -> bool {
+/// `status` for a journal this user can only read: counted from the log itself.
+pub fn readonly_status(dir: &Path) -> Result<(journal::Status, usize)> {
+    let view = readonly_view(dir)?;
+    let snap = &view.snap;
+    let mut last = None;
+    snap.for_each(|e| {
+        last = Some(e.recorded_at_us);
+        Ok(())
+    })?;
+    let sealed: u64 = snap.segments.iter().map(|s| s.last + 1 - s.first).sum();
+    let st = journal::Status {
+        dir: dir.to_path_buf(),
+        events: snap.head_seq,
+        head_hash: snap.head_hash,
+        segments: snap.segments.len(),
+        active_events: snap.head_seq - sealed,
+        bytes: snap.segments.iter().map(|s| s.bytes).sum(),
+        last_recorded_at_us: last,
+        spooled: journal::spool::list(dir).map(|l| l.len()).unwrap_or(0),
+    };
+    Ok((st, view.state.sessions.len()))
+}
+
+pub fn is_readonly(e: &anyhow::Error) -> bool {
     e.downcast_ref::<journal::Error>()
         .is_some_and(|e| matches!(e, journal::Error::ReadOnly(_)))
 }
@@ -170,9 +193,23 @@ fn is_readonly(e: &anyhow::Error) -> bool {
 /// The checkpoint of the journal in `dir`, read under a short lock (the spool drained first).
 pub fn read_checkpoint(dir: &Path) -> Result<State> {
     match open_read(dir) {
-        Ok(j) => checkpoint(&j),
+        Ok(mut j) => checkpoint_or_rebuild(&mut j),
         Err(e) if is_readonly(&e) => Ok(readonly_view(dir)?.state),
         Err(e) => Err(e),
+    }
+}
+
+/// The whole checkpoint; a damaged one (an archive or partition that does not read) is marked
+/// stale and rebuilt from the log first. Readers never fail on derived state.
+pub fn checkpoint_or_rebuild(j: &mut Journal) -> Result<State> {
+    match checkpoint(j) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            eprintln!("hookjournal: {e:#}; rebuilding the checkpoint from the log");
+            journal::checkpoint::mark_stale(j.dir(), &crate::output::one_line(&format!("{e:#}")))?;
+            rebuild_checkpoint(j)?;
+            checkpoint(j)
+        }
     }
 }
 
@@ -220,13 +257,13 @@ pub struct View {
 }
 
 pub fn open_view(dir: &Path) -> Result<View> {
-    let j = match open_read(dir) {
+    let mut j = match open_read(dir) {
         Ok(j) => j,
         Err(e) if is_readonly(&e) => return readonly_view(dir),
         Err(e) => return Err(e),
     };
     let snap = j.read_snapshot().context("reading the journal")?;
-    let state = checkpoint(&j)?;
+    let state = checkpoint_or_rebuild(&mut j)?;
     Ok(View { snap, state })
 }
 
@@ -368,7 +405,7 @@ pub fn drain(
         }
         let ev = match spool::read(&entry) {
             Ok(ev) => ev,
-            Err(journal::Error::Io { source, .. })
+            Err(journal::Error::Io { cause: source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
                 continue

@@ -32,29 +32,7 @@ fn key_hash(key: &[u8]) -> u64 {
 
 /// Archive files, oldest first (by the seq in their name).
 pub(crate) fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
-    let d = dir.join(DIR);
-    let rd = match fs::read_dir(&d) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::Io {
-                context: format!("listing {}", d.display()),
-                source: e,
-            })
-        }
-    };
-    let mut out = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(seq) = name
-            .strip_suffix(".cold")
-            .and_then(|s| s.parse::<u64>().ok())
-        {
-            out.push((seq, e.path()));
-        }
-    }
-    out.sort();
-    Ok(out)
+    crate::store::list_numbered(&dir.join(DIR), ".cold")
 }
 
 /// Writes `entries` as archive `state/<seq>.cold`, atomically (replacing a file of that name).
@@ -75,7 +53,7 @@ pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) 
     };
     let io = |e| Error::Io {
         context: format!("writing {}", tmp.display()),
-        source: e,
+        cause: e,
     };
     put(&mut w, MAGIC, &mut pos).map_err(io)?;
     for (k, v) in entries {
@@ -100,7 +78,7 @@ pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) 
     w.write_all(&footer).map_err(io)?;
     let f = w.into_inner().map_err(|e| Error::Io {
         context: format!("writing {}", tmp.display()),
-        source: e.into_error(),
+        cause: e.into_error(),
     })?;
     f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
     fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;

@@ -27,7 +27,7 @@ pub(crate) fn clear_stale(dir: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(crate::Error::Io {
             context: "removing the stale-checkpoint marker".into(),
-            source: e,
+            cause: e,
         }),
     }
 }

@@ -12,11 +12,12 @@ pub enum Error {
     /// The journal can be read but not written by this user (or its file system is read-only).
     #[error("journal {0} is read-only here")]
     ReadOnly(PathBuf),
-    #[error("{context}: {source}")]
+    /// `cause` is not a `source`: it is part of this error's one line, and an error chain
+    /// printed in full would say it twice.
+    #[error("{context}: {cause}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("sled: {0}")]
     Sled(#[from] sled::Error),
@@ -34,7 +35,7 @@ impl<T> IoContext<T> for std::io::Result<T> {
     fn ctx(self, f: impl FnOnce() -> String) -> Result<T> {
         self.map_err(|source| Error::Io {
             context: f(),
-            source,
+            cause: source,
         })
     }
 }

@@ -53,13 +53,18 @@ impl DirLock {
                 } else {
                     Error::Io {
                         context: format!("opening {}", path.display()),
-                        source: e,
+                        cause: e,
                     }
                 }
             })?;
         let start = Instant::now();
         let deadline = start + wait;
         let wanted = dir.join(WANTED);
+        // A hook that arrives while a reader waits steps aside at once: otherwise a stream of
+        // newcomers can take the lock each time it frees, before the reader's next poll.
+        if !priority && reader_waiting(&wanted) {
+            return Err(Error::Busy);
+        }
         let mut marked = false;
         let mut pause = Duration::from_micros(200);
         loop {
@@ -77,7 +82,7 @@ impl DirLock {
             {
                 return Err(Error::Io {
                     context: format!("locking {}", path.display()),
-                    source: err,
+                    cause: err,
                 });
             }
             let now = Instant::now();

@@ -42,7 +42,7 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentInfo>> {
         Err(e) => {
             return Err(Error::Io {
                 context: format!("listing {}", dir.display()),
-                source: e,
+                cause: e,
             })
         }
     };
@@ -99,7 +99,7 @@ pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
         .ctx(|| format!("writing {}", tmp.display()))?;
     let file = w.into_inner().map_err(|e| Error::Io {
         context: format!("writing {}", tmp.display()),
-        source: e.into_error(),
+        cause: e.into_error(),
     })?;
     file.sync_all()
         .ctx(|| format!("syncing {}", tmp.display()))?;

@@ -84,7 +84,7 @@ pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
         Err(e) => {
             return Err(Error::Io {
                 context: format!("listing {}", spool.display()),
-                source: e,
+                cause: e,
             })
         }
     };
@@ -137,7 +137,7 @@ pub fn remove(entry: &SpoolEntry) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::Io {
             context: format!("removing {}", entry.path.display()),
-            source: e,
+            cause: e,
         }),
     }
 }

@@ -199,6 +199,30 @@ pub(crate) fn create_private(path: &Path) -> Result<fs::File> {
         .ctx(|| format!("creating {}", path.display()))
 }
 
+/// Files of `dir` named `<number><suffix>`, in number order (a missing `dir` has none).
+pub(crate) fn list_numbered(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBuf)>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::Io {
+                context: format!("listing {}", dir.display()),
+                cause: e,
+            })
+        }
+    };
+    let mut out: Vec<(u64, PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n = name.strip_suffix(suffix)?.parse().ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 pub(crate) fn sync_dir(path: &Path) -> Result<()> {
     fs::File::open(path)
         .and_then(|d| d.sync_all())
@@ -260,12 +284,13 @@ pub(crate) fn read_current(dir: &Path) -> Result<Option<String>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::Io {
             context: format!("reading {}", dir.join(CURRENT).display()),
-            source: e,
+            cause: e,
         }),
     }
 }
 
 /// Whether a journal without `CURRENT` already holds events (so it must not start over).
+/// Journals written before the log always have `CURRENT`.
 /// Whether the journal holds events (segments, a log or a store), `CURRENT` aside.
 pub(crate) fn has_history(dir: &Path) -> Result<bool> {
     Ok(holds_history(dir)?.is_some())
@@ -281,15 +306,36 @@ fn holds_history(dir: &Path) -> Result<Option<String>> {
     {
         return Ok(Some("a write-ahead log".into()));
     }
-    if let Ok(rd) = fs::read_dir(dir) {
-        if rd
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("active-"))
-        {
-            return Ok(Some("an active store".into()));
-        }
-    }
+    // Every acknowledged event is in a segment or a log: a store without either (a creation
+    // that was killed before `CURRENT` was written) holds nothing to keep.
     Ok(None)
+}
+
+/// Checks `ACTIVE_EMPTY` (a seal's hint that the active store holds no events) against the
+/// journal: `Ok(())` when absent or true, else what is wrong with it.
+pub(crate) fn check_empty_marker(
+    dir: &Path,
+    head: (Seq, Hash),
+    store_events: usize,
+) -> std::result::Result<(), String> {
+    let Ok(marker) = fs::read_to_string(dir.join(EMPTY)) else {
+        return Ok(());
+    };
+    let parts: Vec<&str> = marker.split_whitespace().collect();
+    let [name, seq, hash] = parts.as_slice() else {
+        return Err(format!("is damaged ({marker:?})"));
+    };
+    let (Ok(seq), Some(hash)) = (seq.parse::<Seq>(), unhex(hash)) else {
+        return Err(format!("is damaged ({marker:?})"));
+    };
+    let current = read_current(dir).ok().flatten().unwrap_or_default();
+    if *name == current && (store_events > 0 || (seq, hash) != head) {
+        return Err(format!(
+            "says the active store is empty at seq {seq}, but the journal's head is seq {}",
+            head.0
+        ));
+    }
+    Ok(())
 }
 
 fn active_name(base: Seq) -> String {
@@ -715,6 +761,10 @@ impl Journal {
                 r.moved_aside.push(aside);
                 r.changed = true;
             }
+        }
+        if check_empty_marker(dir, (head_seq, head_hash), tail.len()).is_err() {
+            let _ = fs::remove_file(dir.join(EMPTY));
+            r.changed = true;
         }
         let _ = fs::remove_file(dir.join(ROTATING));
         sync_dir(dir)?;
@@ -1255,5 +1305,80 @@ impl ReadSnapshot {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envelope::Kind;
+    use crate::verify::tests_support::append;
+
+    fn open(dir: &Path) -> Journal {
+        crate::verify::tests_support::open(dir, DEFAULT_SEGMENT_EVENTS)
+    }
+
+    #[test]
+    fn an_unfinished_sled_snapshot_left_by_a_kill_is_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = open(d.path());
+        for i in 1..=5 {
+            append(&mut j, i);
+        }
+        drop(j);
+        drop(open(d.path())); // sled writes a snapshot at open once its log has advanced
+        let store = d
+            .path()
+            .join(fs::read_to_string(d.path().join(CURRENT)).unwrap());
+        let snap = fs::read_dir(&store)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("snap.")
+            })
+            .expect("sled wrote a snapshot");
+        // What a kill between sled's write and its rename leaves: half a newer snapshot.
+        let bytes = fs::read(&snap).unwrap();
+        fs::write(
+            store.join("snap.FFFFFFFFFFFFFFF0.generating"),
+            &bytes[..bytes.len() / 2],
+        )
+        .unwrap();
+        let j = open(d.path());
+        assert_eq!(j.head_seq(), 5);
+        assert_eq!(j.active_events().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_store_that_lost_its_tail_is_healed_from_the_log_and_the_events_marked_unfolded() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = open(d.path());
+        for i in 1..=3 {
+            append(&mut j, i);
+        }
+        // A batch the log holds and the store does not (a kill between the two writes).
+        let mut tx = j.begin();
+        tx.push(NewEvent {
+            recorded_at_us: 4,
+            host: "claude".into(),
+            kind: Kind::Hook {
+                name: "Stop".into(),
+            },
+            session_id: None,
+            agent_id: None,
+            payload: b"{}".to_vec(),
+            truncated: None,
+            spooled: false,
+        });
+        let ev = tx.events[0].clone();
+        j.wal.append(&[&ev], &[]).unwrap();
+        drop(j);
+        let j = open(d.path());
+        assert_eq!(j.head_seq(), 4);
+        assert_eq!(j.unfolded().unwrap(), vec![ev]);
     }
 }

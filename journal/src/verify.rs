@@ -163,6 +163,9 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
 /// files, archives, and the checkpoint's stale marker. Damage is collected (first per place).
 pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
+    if !dir.join("CURRENT").exists() && !dir.join("lock").exists() && !store::has_history(dir)? {
+        return Err(Error::NotFound(dir.to_path_buf()));
+    }
     let _lock = match DirLock::acquire(dir, wait, true) {
         Ok(l) => Some(l),
         Err(Error::ReadOnly(_)) => None,
@@ -327,6 +330,17 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
                 ),
             });
         }
+    }
+    if let Err(what) = store::check_empty_marker(
+        dir,
+        (chain.expect_seq - 1, chain.prev),
+        active.as_ref().map(|a| a.events.len()).unwrap_or(0),
+    ) {
+        report.damage.push(Damage {
+            seq: None,
+            place: "ACTIVE_EMPTY".into(),
+            what,
+        });
     }
     // Spooled files waiting to be ingested.
     for entry in spool::list(dir)? {
@@ -557,7 +571,7 @@ mod sealed_reads {
 }
 
 #[cfg(test)]
-mod tests_support {
+pub(crate) mod tests_support {
     use crate::envelope::{Kind, NewEvent};
     use crate::store::{Journal, OpenOptions};
     use std::path::Path;

@@ -35,27 +35,7 @@ pub(crate) fn path(dir: &Path, base: Seq) -> PathBuf {
 
 /// The write-ahead logs present, oldest first, as (base, path).
 pub(crate) fn list(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
-    let d = dir.join(DIR);
-    let rd = match fs::read_dir(&d) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::Io {
-                context: format!("listing {}", d.display()),
-                source: e,
-            })
-        }
-    };
-    let mut out: Vec<(Seq, PathBuf)> = rd
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let base = name.strip_suffix(".wal")?.parse().ok()?;
-            Some((base, e.path()))
-        })
-        .collect();
-    out.sort();
-    Ok(out)
+    crate::store::list_numbered(&dir.join(DIR), ".wal")
 }
 
 fn checksum(len: u32, body: &[u8]) -> Hash {
@@ -110,7 +90,7 @@ pub(crate) fn scan(path: &Path) -> Result<Scan> {
         Err(e) => {
             return Err(Error::Io {
                 context: format!("reading {}", path.display()),
-                source: e,
+                cause: e,
             })
         }
     }
@@ -314,7 +294,7 @@ impl Wal {
             let _ = self.file.set_len(self.len);
             return Err(Error::Io {
                 context: format!("appending to {}", self.path.display()),
-                source: e,
+                cause: e,
             });
         }
         self.len += buf.len() as u64;

@@ -15,9 +15,25 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// Where the pinned Claude Code executable is expected when HOOKJOURNAL_CLAUDE_BIN is unset.
+/// The version `.ci/install-claude-code.sh` pins.
+pub const PINNED: &str = "2.1.197";
+
+/// Where `.ci/install-claude-code.sh` puts the pinned binary: its cache directory
+/// (`$HOOKJOURNAL_CI_CACHE`, default `~/.cache/hookjournal-ci`), else `target/claude-code`.
 pub fn default_claude_bin() -> PathBuf {
-    workspace_root()
-        .join("target/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
+    let rel = "node_modules/@anthropic-ai/claude-code-linux-x64/claude";
+    let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/hookjournal-ci"))
+        });
+    if let Some(c) = cache {
+        let p = c.join(format!("claude-code-{PINNED}")).join(rel);
+        if p.is_file() {
+            return p;
+        }
+    }
+    workspace_root().join("target/claude-code").join(rel)
 }
 
 /// `$HOOKJOURNAL_CLAUDE_BIN`, else the copy `.ci/install-claude-code.sh` installs.

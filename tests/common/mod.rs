@@ -19,6 +19,7 @@ pub fn cmd(journal: &Path) -> Command {
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("CLAUDE_CODE_SESSION_ID")
         .env_remove("GEMINI_SESSION_ID")
+        .env_remove("HOOKJOURNAL_SOURCE")
         .env("NO_COLOR", "1");
     c
 }
@@ -65,6 +66,17 @@ pub fn events(journal: &Path) -> Vec<serde_json::Value> {
             v
         })
         .collect()
+}
+
+/// Every hook payload in the journal, with how often it appears.
+pub fn payload_counts(journal: &Path) -> std::collections::BTreeMap<Vec<u8>, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for e in events(journal) {
+        if e["kind"] == "Hook" {
+            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
+        }
+    }
+    m
 }
 
 /// The raw payload bytes of an exported event line (exactly as recorded).

@@ -42,7 +42,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     if matches!(args.purpose, For::Restore) && !views::has_facts(s) {
         eprintln!(
             "hookjournal: session {} has nothing to restore yet; the hook would inject nothing",
-            projections::short_id(&s.id)
+            crate::output::escape(projections::short_id(&s.id))
         );
         return Ok(ExitCode::SUCCESS);
     }

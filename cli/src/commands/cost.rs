@@ -13,6 +13,8 @@ pub enum By {
     Day,
     Month,
     Model,
+    /// One row per machine (locally: this one; with --source: every machine that shipped).
+    Machine,
 }
 
 #[derive(clap::Args, Debug)]
@@ -42,6 +44,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         By::Day => CostBy::Day,
         By::Month => CostBy::Month,
         By::Model => CostBy::Model,
+        By::Machine => CostBy::Day,
     };
     let (since, until) = range.days();
     let (rows, total) = report::cost_rows(
@@ -52,6 +55,11 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         until.as_deref(),
         None,
     );
+    let rows = if matches!(args.by, By::Machine) {
+        machine_rows(&dir, &rows, &total)
+    } else {
+        rows
+    };
     if args.json {
         output::print_json(
             &serde_json::json!({ "by": format!("{:?}", args.by).to_lowercase(), "rows": rows, "total": total }),
@@ -71,6 +79,7 @@ pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
         By::Day => "DAY",
         By::Month => "MONTH",
         By::Model => "MODEL",
+        By::Machine => "MACHINE",
     };
     let mut t = Table::new(&[
         (key, Align::Left),
@@ -106,4 +115,20 @@ pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
     }
     t.footer(cells(total, "total".into()));
     t.render()
+}
+
+/// Locally, `--by machine` is one row: this machine (as `ship` names it), holding the total.
+fn machine_rows(dir: &std::path::Path, rows: &[CostRow], total: &CostRow) -> Vec<CostRow> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    let machine = crate::settings::Settings::load(dir)
+        .0
+        .ship
+        .machine
+        .unwrap_or_else(crate::ship::hostname);
+    vec![CostRow {
+        key: machine,
+        ..total.clone()
+    }]
 }

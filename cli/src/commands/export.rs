@@ -69,7 +69,7 @@ pub fn resolve_session<'a>(ids: impl Iterator<Item = &'a String>, want: &str) ->
     }
 }
 
-fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
+pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
     match v {
         serde_json::Value::String(s) => {
             let (masked, n) = projections::redact::redact(s);
@@ -138,7 +138,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                         eventjson::write_line(&mut sink, &e, args.redact.then_some(&mut masked));
                     r.map_err(|e| journal::Error::Io {
                         context: "writing the report".into(),
-                        source: e,
+                        cause: e,
                     })?;
                     lines += 1;
                 }

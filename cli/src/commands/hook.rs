@@ -489,19 +489,30 @@ fn locked(
         _ => settings.hook.drain_budget_ms,
     };
     let deadline = std::time::Instant::now() + Duration::from_millis(budget);
-    let drained =
-        crate::state_io::drain(&j, &mut loaded, &mut tx, settings.hook.drain_max, deadline)?;
-    if drained.more {
-        // Older spooled events still wait: this one queues behind them, keeping arrival order.
+    // The backlog is ingested in chunks, each committed before the next, so the time spent
+    // committing counts against the budget too.
+    const CHUNK: usize = 256;
+    let mut taken = 0;
+    let drained = loop {
+        let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
+        let d = crate::state_io::drain(&j, &mut loaded, &mut tx, want, deadline)?;
+        if !d.more {
+            break d.done;
+        }
+        taken += d.done.len();
         loaded.write_back(&mut tx);
-        j.commit(tx)?;
-        for entry in &drained.done {
+        let chunk = std::mem::replace(&mut tx, j.begin());
+        j.commit(chunk)?;
+        for entry in &d.done {
             let _ = spool::remove(entry);
         }
-        spool_instead(dir, ev, "a backlog of spooled events is being ingested");
-        return Ok(None);
-    }
-    let drained = drained.done;
+        if std::time::Instant::now() >= deadline || taken >= settings.hook.drain_max {
+            // Older spooled events still wait: this one queues behind them, in arrival order.
+            spool_instead(dir, ev, "a backlog of spooled events is being ingested");
+            return Ok(None);
+        }
+        tx = j.begin();
+    };
 
     // The invocation itself.
     let seq = tx.push(ev);

@@ -12,6 +12,7 @@ pub mod recover;
 pub mod replay;
 pub mod rewind;
 pub mod sessions;
+pub mod ship;
 pub mod show;
 pub mod status;
 pub mod tasks;
@@ -22,6 +23,26 @@ use std::process::ExitCode;
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let j = cli.journal;
+    // `--source` (or $HOOKJOURNAL_SOURCE, which other commands ignore): the team store.
+    let explicit = cli.source.is_some();
+    let source = cli
+        .source
+        .or_else(|| std::env::var("HOOKJOURNAL_SOURCE").ok())
+        .filter(|s| !s.trim().is_empty());
+    let team_view = match &cli.command {
+        Command::Sessions(_) | Command::Cost(_) => true,
+        Command::Tasks(a) => matches!(a.cmd, None | Some(tasks::Cmd::List)),
+        _ => false,
+    };
+    if let Some(source) = source.filter(|_| explicit || team_view) {
+        let url = crate::ship::team::resolve(&source, j.as_deref())?;
+        return match cli.command {
+            Command::Sessions(a) => crate::ship::team::sessions(&url, a),
+            Command::Cost(a) => crate::ship::team::cost(&url, a),
+            Command::Tasks(a) => crate::ship::team::tasks(&url, a),
+            _ => anyhow::bail!("--source works with `sessions`, `cost` and `tasks` only"),
+        };
+    }
     match cli.command {
         Command::Hook(_) => unreachable!("the hook is dispatched before argument parsing"),
         Command::Install(a) => install::run_install(a, j),
@@ -39,6 +60,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rewind(a) => rewind::run(a, j),
         Command::Verify(a) => verify::run(a, j),
         Command::Recover(a) => recover::run(a, j),
+        Command::Ship(a) => ship::run(a, j),
         Command::Demo(a) => demo::run(a, j),
     }
 }

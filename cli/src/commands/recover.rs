@@ -32,10 +32,23 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         println!("checkpoint rebuilt from the log");
         return Ok(ExitCode::SUCCESS);
     }
-    let r = journal::Journal::recover(&dir, Duration::from_secs(10))
-        .with_context(|| format!("recovering {}", dir.display()))?;
+    let r = match journal::Journal::recover(&dir, Duration::from_secs(10)) {
+        Ok(r) => r,
+        // The last sealed segment is damaged: nothing here can rebuild it.
+        Err(journal::Error::Corrupt(what)) => {
+            println!("cannot recover: {}", crate::output::escape(&what));
+            return Ok(ExitCode::from(3));
+        }
+        Err(e) => return Err(e).with_context(|| format!("recovering {}", dir.display())),
+    };
     for f in &r.found {
         println!("found: {}", crate::output::escape(f));
+    }
+    // Sealed history nothing here can rebuild: said first, and the checkpoint is left alone
+    // (it cannot be replayed past a damaged segment).
+    let code = remaining_damage(&dir, true)?;
+    if code != ExitCode::SUCCESS {
+        return Ok(code);
     }
     // Spooled events (intact ones are ingested in order by opening), then damaged spool files,
     // kept as bytes, then the checkpoint rebuilt from the whole log.
@@ -50,7 +63,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         println!(
             "nothing to repair: the active store and its write-ahead log agree ({head} events); checkpoint rebuilt from the log"
         );
-        return Ok(ExitCode::SUCCESS);
+        return remaining_damage(&dir, false);
     }
     if r.changed {
         let tail = if r.head_seq >= r.base {
@@ -84,7 +97,31 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         None => println!("lost: nothing"),
     }
     println!("the journal holds {head} events; checkpoint rebuilt from the log");
-    Ok(ExitCode::SUCCESS)
+    remaining_damage(&dir, false)
+}
+
+/// What recover cannot repair (a damaged sealed segment: it is the only copy of its events)
+/// is said plainly, with exit 3. `sealed_only`: look at sealed segments alone.
+fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
+    let report = journal::verify(dir, Duration::from_secs(10), |_| {})?;
+    let damage: Vec<_> = report
+        .damage
+        .iter()
+        .filter(|d| !sealed_only || d.place.ends_with(".seg"))
+        .collect();
+    if damage.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for d in damage {
+        let seq = d.seq.map(|s| format!("seq {s} ")).unwrap_or_default();
+        println!(
+            "still damaged: {seq}{}: {}",
+            crate::output::escape(&d.place),
+            crate::output::escape(&d.what)
+        );
+    }
+    println!("sealed segments are the only copy of their events: restore a damaged one from a backup or an export");
+    Ok(ExitCode::from(3))
 }
 
 /// Marks the checkpoint stale and opens the journal, which rebuilds a stale checkpoint from the

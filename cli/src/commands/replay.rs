@@ -472,7 +472,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                 "cause": e.kind.cause(), "summary": summary(e), "hidden_by_rewind": hidden,
                 "changes": ch.iter().map(|(f, a, b)| json!({"field": f, "before": a, "after": b})).collect::<Vec<_>>(),
             });
-            println!("{v}");
+            println!("{}", output::json_safe(v.to_string()));
         } else {
             let t = &output::timestamp(e.recorded_at_us)[11..19];
             let sid = e.session_id.as_deref().map(projections::short_id).unwrap_or("-");
@@ -489,7 +489,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         if json {
             println!(
                 "{}",
-                json!({"verified_answers": rep.verified, "differences": rep.differences.iter().map(|d| json!({"seq": d.seq, "what": d.what})).collect::<Vec<_>>()})
+                output::json_safe(json!({"verified_answers": rep.verified, "differences": rep.differences.iter().map(|d| json!({"seq": d.seq, "what": d.what})).collect::<Vec<_>>()}).to_string())
             );
         } else {
             for d in &rep.differences {

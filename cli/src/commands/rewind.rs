@@ -21,10 +21,10 @@ pub struct Args {
 pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     let mut j: Journal = state_io::open_read(&dir)?;
-    let state = state_io::checkpoint(&j)?;
+    let state = state_io::checkpoint_or_rebuild(&mut j)?;
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
-    let short = projections::short_id(&id);
+    let short = crate::output::escape(projections::short_id(&id));
     // Keeping the first event keeps the session itself (its host, start, first seq): a session
     // rewound to nothing would be a row of blanks and 1970 dates.
     if args.to < s.first_seq {

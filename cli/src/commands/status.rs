@@ -17,11 +17,16 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let dir = crate::locate::journal_dir(journal.as_deref(), false);
     // Counted before opening: reading the journal ingests the spool.
     let waiting = journal::spool::list(&dir).map(|l| l.len()).unwrap_or(0);
-    let j = state_io::open_read(&dir)?;
-    let mut st = j.status()?;
-    st.spooled = waiting;
-    let sessions = j.scan_state(b"sess:")?.len();
-    drop(j);
+    let (st, sessions) = match state_io::open_read(&dir) {
+        Ok(j) => {
+            let mut st = j.status()?;
+            st.spooled = waiting;
+            let sessions = j.scan_state(b"sess:")?.len();
+            (st, sessions)
+        }
+        Err(e) if state_io::is_readonly(&e) => state_io::readonly_status(&dir)?,
+        Err(e) => return Err(e),
+    };
     if args.json {
         crate::output::print_json(&serde_json::json!({
             "dir": st.dir, "events": st.events, "sessions": sessions, "segments": st.segments,

@@ -234,7 +234,7 @@ fn change(
 ) -> Result<()> {
     let mut j: Journal = state_io::open_and_drain(dir, true)?;
     // Task references may name any session: the checkpoint is read whole here (CLI path).
-    let full_state = state_io::checkpoint(&j)?;
+    let full_state = state_io::checkpoint_or_rebuild(&mut j)?;
     let c = make(&full_state)?;
     let before = find(&full_state, &c.task).cloned();
     let mut loaded = Loaded::new(&j)?;
@@ -268,7 +268,7 @@ fn change(
                 &serde_json::json!({ "task": label, "changed": false, "status": status }),
             );
         } else {
-            println!("{label} unchanged (it is {status})");
+            println!("{} unchanged (it is {status})", escape(&label));
         }
         return Ok(());
     }
@@ -282,7 +282,12 @@ fn change(
         v["changed"] = true.into();
         output::print_json(&v);
     } else {
-        println!("{label} {} — {}", t.status.as_str(), escape(&t.subject));
+        println!(
+            "{} {} — {}",
+            escape(&label),
+            t.status.as_str(),
+            escape(&t.subject)
+        );
     }
     Ok(())
 }

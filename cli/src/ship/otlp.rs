@@ -1,0 +1,454 @@
+//! The journal as OTLP/HTTP log records (protobuf, the official OpenTelemetry definitions), so
+//! hook events land beside Claude Code's own telemetry in any collector. Attribute names follow
+//! Claude Code's events (`session.id`, `cost_usd`, `input_tokens`, …) and the GenAI semantic
+//! conventions (`gen_ai.usage.input_tokens`, …). The cursor is a file in the journal directory,
+//! replaced atomically and moved only after a 2xx: from the journal's side every event is sent
+//! until acknowledged, and each carries (`hookjournal.journal_id`, `hookjournal.seq`) for a
+//! receiver to drop the rare resend.
+
+use super::mask_url;
+use anyhow::{anyhow, bail, Context, Result};
+use journal::{hex, unhex, Envelope, Hash, Kind, Seq, ZERO_HASH};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::{
+    any_value::Value, AnyValue, InstrumentationScope, KeyValue,
+};
+use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs, SeverityNumber};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use projections::derived;
+use prost::Message;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Records per request, and the payload bytes after which a request is sent early.
+const MAX_RECORDS: usize = 512;
+const MAX_BYTES: usize = 4 << 20;
+
+pub struct Target<'a> {
+    pub url: &'a str,
+    pub dir: &'a Path,
+    pub journal_id: &'a str,
+    pub machine: &'a str,
+    pub redact: bool,
+    /// How long one request is retried before the command gives up (None: for ever).
+    pub retry_for: Option<Duration>,
+}
+
+#[derive(Default)]
+pub struct Round {
+    pub shipped: u64,
+    pub masked: usize,
+    pub head: Seq,
+}
+
+/// `URL/v1/logs` (a URL already ending in `/v1/logs` is kept).
+pub fn logs_endpoint(url: &str) -> String {
+    let u = url.trim_end_matches('/');
+    if u.ends_with("/v1/logs") {
+        u.to_string()
+    } else {
+        format!("{u}/v1/logs")
+    }
+}
+
+/// `DIR/otlp-<hash of the endpoint>.cursor`: one cursor per receiver.
+pub fn cursor_path(dir: &Path, url: &str) -> PathBuf {
+    let h = blake3::hash(logs_endpoint(url).as_bytes());
+    dir.join(format!("otlp-{}.cursor", &h.to_hex()[..16]))
+}
+
+fn read_cursor(path: &Path) -> Result<(Seq, Hash)> {
+    match std::fs::read_to_string(path) {
+        Ok(s) => {
+            let mut it = s.split_whitespace();
+            let (Some(seq), Some(hash)) = (it.next(), it.next()) else {
+                bail!("{} is not a cursor (\"SEQ HASH\")", path.display());
+            };
+            let seq = seq
+                .parse()
+                .map_err(|_| anyhow!("{} is not a cursor", path.display()))?;
+            let hash = unhex(hash).ok_or_else(|| anyhow!("{} is not a cursor", path.display()))?;
+            Ok((seq, hash))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((0, ZERO_HASH)),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// Replaces the cursor atomically (temp file, fsync, rename).
+fn write_cursor(dir: &Path, path: &Path, seq: Seq, hash: &Hash) -> Result<()> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".otlp-cursor.")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temp file in {}", dir.display()))?;
+    writeln!(tmp.as_file_mut(), "{seq} {}", hex(hash))?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// One shipper per journal and receiver at a time: an exclusive `flock` held while it runs.
+pub struct CursorLock(#[allow(dead_code)] std::fs::File);
+
+pub fn lock_cursor(dir: &Path, url: &str) -> Result<CursorLock> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = cursor_path(dir, url).with_extension("lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(journal::FILE_MODE)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a file descriptor we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        bail!(
+            "another `hookjournal ship --otlp` is shipping this journal to {}",
+            mask_url(url)
+        );
+    }
+    Ok(CursorLock(f))
+}
+
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+/// One round: everything past the cursor, request by request, the cursor moved after each 2xx.
+pub fn ship_round(agent: &ureq::Agent, t: &Target) -> Result<Round> {
+    let cursor = cursor_path(t.dir, t.url);
+    let (done, done_hash) = read_cursor(&cursor)?;
+    let view = crate::state_io::open_log(t.dir, false)?;
+    let head = view.snap.head_seq;
+    let mut round = Round {
+        head,
+        ..Round::default()
+    };
+    if done > head {
+        bail!(
+            "{} says seq {done} was sent, but the journal ends at {head}: was it rebuilt? remove that file to send everything again",
+            cursor.display()
+        );
+    }
+    if done == head {
+        return Ok(round);
+    }
+    let pricing = crate::settings::Settings::load(t.dir).0.pricing();
+    let endpoint = logs_endpoint(t.url);
+    let resource = resource(t);
+    let mut records: Vec<LogRecord> = Vec::new();
+    let mut bytes = 0usize;
+    let mut last: Option<(Seq, Hash)> = None;
+    let mut failed: Option<anyhow::Error> = None;
+    let observed = now_nanos();
+    let r = view.snap.for_each_in(done.max(1), head, |e| {
+        let step = (|| -> Result<()> {
+            if e.seq == done {
+                if e.hash != done_hash {
+                    bail!(
+                        "{} does not match this journal at seq {done} (the hash differs): remove it to send everything again",
+                        cursor.display()
+                    );
+                }
+                return Ok(());
+            }
+            let (rec, masked) = record(&e, t, &pricing, observed);
+            round.masked += masked;
+            bytes += e.payload.len();
+            records.push(rec);
+            last = Some((e.seq, e.hash));
+            if records.len() >= MAX_RECORDS || bytes >= MAX_BYTES {
+                let n = records.len() as u64;
+                send(agent, &endpoint, t, &resource, std::mem::take(&mut records))?;
+                let (seq, hash) = last.expect("a record was added");
+                write_cursor(t.dir, &cursor, seq, &hash)?;
+                round.shipped += n;
+                bytes = 0;
+            }
+            Ok(())
+        })();
+        step.map_err(|err| {
+            failed = Some(err);
+            journal::Error::Invalid("shipping stopped".into())
+        })
+    });
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    r.context("reading the journal")?;
+    if !records.is_empty() {
+        let n = records.len() as u64;
+        send(agent, &endpoint, t, &resource, records)?;
+        let (seq, hash) = last.expect("records were added");
+        write_cursor(t.dir, &cursor, seq, &hash)?;
+        round.shipped += n;
+    }
+    Ok(round)
+}
+
+fn now_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+fn kv(key: &str, v: Value) -> KeyValue {
+    KeyValue {
+        key: key.to_string(),
+        value: Some(AnyValue { value: Some(v) }),
+        ..Default::default()
+    }
+}
+
+fn s(v: impl Into<String>) -> Value {
+    Value::StringValue(v.into())
+}
+
+fn resource(t: &Target) -> Resource {
+    Resource {
+        attributes: vec![
+            kv("service.name", s("hookjournal")),
+            kv("service.version", s(env!("CARGO_PKG_VERSION"))),
+            kv("host.name", s(t.machine)),
+            kv("hookjournal.journal_id", s(t.journal_id)),
+        ],
+        ..Default::default()
+    }
+}
+
+/// `UsageObserved` → `usage_observed`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One event as a log record: envelope fields and, for usage and session metrics, the token
+/// and cost attributes under Claude Code's and the GenAI conventions' names.
+pub fn record(
+    e: &Envelope,
+    t: &Target,
+    pricing: &projections::pricing::PricingTable,
+    observed: u64,
+) -> (LogRecord, usize) {
+    let event_name = format!("hookjournal.{}", snake(e.kind.name()));
+    let mut a = vec![
+        kv("event.name", s(event_name.clone())),
+        kv("hookjournal.journal_id", s(t.journal_id)),
+        kv("hookjournal.seq", Value::IntValue(e.seq as i64)),
+        kv("hookjournal.kind", s(e.kind.label())),
+        kv("hookjournal.host", s(e.host.clone())),
+        kv("hookjournal.hash", s(hex(&e.hash))),
+    ];
+    if let Some(sid) = &e.session_id {
+        a.push(kv("session.id", s(sid.clone())));
+    }
+    if let Some(agent) = &e.agent_id {
+        a.push(kv("gen_ai.agent.id", s(agent.clone())));
+    }
+    match &e.kind {
+        Kind::Hook { name } => a.push(kv("hookjournal.hook_event_name", s(name.clone()))),
+        Kind::Malformed { reason } => a.push(kv("hookjournal.reason", s(reason.clone()))),
+        Kind::Rewound { session, to_seq } => {
+            a.push(kv("hookjournal.rewind.session", s(session.clone())));
+            a.push(kv(
+                "hookjournal.rewind.to_seq",
+                Value::IntValue(*to_seq as i64),
+            ));
+        }
+        _ => {}
+    }
+    if let Some(c) = e.kind.cause() {
+        a.push(kv("hookjournal.cause", Value::IntValue(c as i64)));
+    }
+    if e.spooled {
+        a.push(kv("hookjournal.spooled", Value::BoolValue(true)));
+    }
+    if let Some(tr) = &e.truncated {
+        a.push(kv(
+            "hookjournal.truncated.original_len",
+            Value::IntValue(tr.original_len as i64),
+        ));
+    }
+    let usage_attrs = |a: &mut Vec<KeyValue>,
+                       model: &str,
+                       u: &projections::transcript::Usage,
+                       usd: Option<f64>| {
+        if !model.is_empty() {
+            a.push(kv("model", s(model)));
+            a.push(kv("gen_ai.response.model", s(model)));
+            if model.starts_with("claude") {
+                a.push(kv("gen_ai.provider.name", s("anthropic")));
+            }
+        }
+        a.push(kv("input_tokens", Value::IntValue(u.input_tokens as i64)));
+        a.push(kv("output_tokens", Value::IntValue(u.output_tokens as i64)));
+        a.push(kv(
+            "cache_read_tokens",
+            Value::IntValue(u.cache_read as i64),
+        ));
+        a.push(kv(
+            "cache_creation_tokens",
+            Value::IntValue(u.cache_write() as i64),
+        ));
+        a.push(kv(
+            "gen_ai.usage.input_tokens",
+            Value::IntValue((u.input_tokens + u.cache_read + u.cache_write()) as i64),
+        ));
+        a.push(kv(
+            "gen_ai.usage.output_tokens",
+            Value::IntValue(u.output_tokens as i64),
+        ));
+        if let Some(x) = usd {
+            a.push(kv("cost_usd", Value::DoubleValue(x)));
+        }
+    };
+    match &e.kind {
+        Kind::UsageObserved { .. } => {
+            if let Some(u) = derived::parse::<derived::UsageObserved>(&e.payload) {
+                let r = &u.record;
+                usage_attrs(&mut a, &r.model, &r.usage, pricing.cost(&r.model, &r.usage));
+                a.push(kv("gen_ai.response.id", s(r.message_id.clone())));
+                if !r.request_id.is_empty() {
+                    a.push(kv("request_id", s(r.request_id.clone())));
+                }
+            }
+        }
+        Kind::SessionMetrics { .. } => {
+            if let Some(m) = derived::parse::<derived::SessionMetrics>(&e.payload) {
+                let model = m
+                    .payload
+                    .model
+                    .clone()
+                    .or(m.model.clone())
+                    .unwrap_or_default();
+                usage_attrs(&mut a, &model, &m.usage, m.payload.cost_usd.or(m.usd));
+                if let Some(d) = m.payload.duration_ms.or(m.duration_ms) {
+                    a.push(kv("duration_ms", Value::DoubleValue(d)));
+                }
+            }
+        }
+        _ => {}
+    }
+    let (payload, masked) = super::shipped_payload(e, t.redact);
+    if t.redact {
+        a.push(kv("hookjournal.redacted", Value::BoolValue(masked > 0)));
+    }
+    let body = match String::from_utf8(payload) {
+        Ok(text) => Value::StringValue(text),
+        Err(b) => Value::BytesValue(b.into_bytes()),
+    };
+    let malformed = matches!(e.kind, Kind::Malformed { .. });
+    let rec = LogRecord {
+        time_unix_nano: (e.recorded_at_us.max(0) as u64) * 1000,
+        observed_time_unix_nano: observed,
+        severity_number: if malformed {
+            SeverityNumber::Warn as i32
+        } else {
+            SeverityNumber::Info as i32
+        },
+        severity_text: if malformed { "WARN" } else { "INFO" }.into(),
+        body: Some(AnyValue { value: Some(body) }),
+        attributes: a,
+        event_name,
+        ..Default::default()
+    };
+    (rec, masked)
+}
+
+/// POSTs one request, retrying connection failures, 429 and 5xx with exponential backoff.
+fn send(
+    agent: &ureq::Agent,
+    endpoint: &str,
+    t: &Target,
+    resource: &Resource,
+    records: Vec<LogRecord>,
+) -> Result<()> {
+    let req = ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(resource.clone()),
+            scope_logs: vec![ScopeLogs {
+                scope: Some(InstrumentationScope {
+                    name: "hookjournal".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    ..Default::default()
+                }),
+                log_records: records,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    };
+    let body = req.encode_to_vec();
+    let started = Instant::now();
+    let mut delay = Duration::from_millis(100);
+    let mut warned = false;
+    loop {
+        let outcome = agent
+            .post(endpoint)
+            .header("Content-Type", "application/x-protobuf")
+            .send(&body[..]);
+        let why = match outcome {
+            Ok(mut resp) => {
+                let status = resp.status().as_u16();
+                if (200..300).contains(&status) {
+                    let bytes = resp.body_mut().read_to_vec().unwrap_or_default();
+                    if let Ok(r) = ExportLogsServiceResponse::decode(&bytes[..]) {
+                        if let Some(p) = r.partial_success.filter(|p| p.rejected_log_records > 0) {
+                            eprintln!(
+                                "hookjournal: the OTLP receiver rejected {} record(s): {}",
+                                p.rejected_log_records,
+                                crate::output::one_line(&p.error_message)
+                            );
+                        }
+                    }
+                    return Ok(());
+                }
+                if status != 429 && status != 408 && !(500..600).contains(&status) {
+                    bail!(
+                        "the OTLP receiver {} answered HTTP {status}: not retried",
+                        mask_url(endpoint)
+                    );
+                }
+                format!("HTTP {status}")
+            }
+            Err(e) => crate::output::one_line(&e.to_string()),
+        };
+        if t.retry_for.is_some_and(|limit| started.elapsed() >= limit) {
+            bail!(
+                "the OTLP receiver {} is unavailable ({why}) after {}s of retries; the cursor is kept, rerun to continue",
+                mask_url(endpoint),
+                started.elapsed().as_secs()
+            );
+        }
+        if !warned {
+            eprintln!(
+                "hookjournal: OTLP receiver {} unavailable ({why}); retrying with backoff",
+                mask_url(endpoint)
+            );
+            warned = true;
+        }
+        std::thread::sleep(delay);
+        delay = (delay * 2).min(Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,279 @@
+//! Team views: `hookjournal --source postgres://… sessions | cost | tasks` read the team store
+//! that `ship --postgres` fills and print through the same renderers as the local commands.
+
+use super::mask_url;
+use crate::commands::{cost, sessions, tasks};
+use crate::output;
+use anyhow::{bail, Context, Result};
+use postgres::Client;
+use projections::report::CostRow;
+use projections::tasks::{Task, TaskStatus};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// `--source VALUE`: a PostgreSQL URL, or the word `postgres` for the configured one
+/// ($HOOKJOURNAL_POSTGRES_URL, then `[ship] postgres` in config.toml), which keeps the password
+/// off the command line.
+pub fn resolve(source: &str, journal: Option<&Path>) -> Result<String> {
+    if source.starts_with("postgres://") || source.starts_with("postgresql://") {
+        return Ok(source.to_string());
+    }
+    if source == "postgres" || source == "postgresql" {
+        if let Some(url) = std::env::var("HOOKJOURNAL_POSTGRES_URL")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+        {
+            return Ok(url);
+        }
+        let dir = crate::locate::journal_dir(journal, false);
+        if let Some(url) = crate::settings::Settings::load(&dir).0.ship.postgres {
+            return Ok(url);
+        }
+        bail!("--source postgres: set HOOKJOURNAL_POSTGRES_URL or `postgres` in [ship] of config.toml");
+    }
+    bail!(
+        "--source {}: expected a postgres:// URL or the word `postgres`",
+        mask_url(source)
+    )
+}
+
+/// Connects and checks that `ship` has created the schema there.
+fn open(url: &str) -> Result<Client> {
+    let mut c = super::pg::connect(url)?;
+    let exists: bool = c
+        .query_one("SELECT to_regclass('hookjournal_schema') IS NOT NULL", &[])?
+        .get(0);
+    if !exists {
+        bail!(
+            "{} holds no hookjournal tables yet (run `hookjournal ship --postgres URL` first)",
+            mask_url(url)
+        );
+    }
+    let v = super::pg::schema_version(&mut c)?;
+    if v as usize > super::pg::MIGRATIONS.len() {
+        bail!("the team store's schema (version {v}) is newer than this hookjournal; upgrade it");
+    }
+    Ok(c)
+}
+
+pub fn sessions(url: &str, args: sessions::Args) -> Result<ExitCode> {
+    let mut c = open(url)?;
+    let rows = c
+        .query(
+            "SELECT row, machine, journal_id FROM hookjournal_sessions
+             ORDER BY start_at, machine, journal_id, first_seq",
+            &[],
+        )
+        .context("reading hookjournal_sessions")?;
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let mut v: serde_json::Value = r.get(0);
+            v["machine"] = r.get::<_, String>(1).into();
+            v["journal_id"] = r.get::<_, String>(2).into();
+            v
+        })
+        .collect();
+    if args.json {
+        output::print_json(&serde_json::Value::Array(rows));
+    } else {
+        print!("{}", sessions::render(&rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One stored cost record.
+struct Rec {
+    machine: String,
+    source: String,
+    session: String,
+    model: String,
+    day: Option<String>,
+    input: u64,
+    output: u64,
+    cache_write: u64,
+    cache_read: u64,
+    total: u64,
+    usd: Option<f64>,
+}
+
+impl Rec {
+    fn add_to(&self, row: &mut CostRow) {
+        row.input_tokens += self.input;
+        row.output_tokens += self.output;
+        row.cache_write_tokens += self.cache_write;
+        row.cache_read_tokens += self.cache_read;
+        row.total_tokens += self.total;
+        row.responses += 1;
+        match self.usd {
+            Some(x) => row.usd += x,
+            None => row.unpriced_responses += 1,
+        }
+        if !row.models.contains(&self.model) {
+            row.models.push(self.model.clone());
+            row.models.sort();
+        }
+    }
+}
+
+/// The rows of `cost --by …` over every shipped journal: the local grouping (see
+/// `projections::report::cost_rows`) applied to the stored records and their stored USD.
+fn cost_rows(
+    recs: &[Rec],
+    by: cost::By,
+    since: Option<&str>,
+    until: Option<&str>,
+) -> (Vec<CostRow>, CostRow) {
+    let mut rows: BTreeMap<String, CostRow> = BTreeMap::new();
+    let mut total = CostRow {
+        key: "total".into(),
+        ..CostRow::default()
+    };
+    for r in recs.iter().filter(|r| r.source == "transcript") {
+        let day = r.day.as_deref().unwrap_or("unknown");
+        if since.is_some_and(|s| day < s) || until.is_some_and(|u| day > u) {
+            continue;
+        }
+        let key = match by {
+            cost::By::Session => r.session.clone(),
+            cost::By::Day => day.to_string(),
+            cost::By::Month => day.get(..7).unwrap_or("unknown").to_string(),
+            cost::By::Model => r.model.clone(),
+            cost::By::Machine => r.machine.clone(),
+        };
+        let row = rows.entry(key.clone()).or_insert_with(|| CostRow {
+            key,
+            ..CostRow::default()
+        });
+        r.add_to(row);
+        r.add_to(&mut total);
+    }
+    // Sessions that reported their own cost in payloads count where the local view counts
+    // them: by session, when the session has no transcript usage in the range.
+    if matches!(by, cost::By::Session) {
+        for r in recs.iter().filter(|r| r.source == "reported") {
+            if rows.contains_key(&r.session) {
+                continue;
+            }
+            let usd = r.usd.unwrap_or(0.0);
+            let row = CostRow {
+                key: r.session.clone(),
+                usd,
+                input_tokens: r.input,
+                output_tokens: r.output,
+                total_tokens: r.input + r.output,
+                models: (!r.model.is_empty())
+                    .then(|| r.model.clone())
+                    .into_iter()
+                    .collect(),
+                ..CostRow::default()
+            };
+            total.usd += usd;
+            total.input_tokens += row.input_tokens;
+            total.output_tokens += row.output_tokens;
+            total.total_tokens += row.total_tokens;
+            rows.insert(r.session.clone(), row);
+        }
+    }
+    let mut rows: Vec<CostRow> = rows.into_values().collect();
+    if matches!(by, cost::By::Session | cost::By::Model | cost::By::Machine) {
+        rows.sort_by(|a, b| {
+            b.usd
+                .partial_cmp(&a.usd)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.key.cmp(&b.key))
+        });
+    }
+    (rows, total)
+}
+
+pub fn cost(url: &str, args: cost::Args) -> Result<ExitCode> {
+    let range = crate::dates::Range::new(args.since.as_deref(), args.until.as_deref())?;
+    let (since, until) = range.days();
+    let mut c = open(url)?;
+    let recs: Vec<Rec> = c
+        .query(
+            "SELECT machine, source, session_id, model, day, input_tokens, output_tokens,
+                    cache_write_5m_tokens + cache_write_1h_tokens, cache_read_tokens,
+                    total_tokens, cost_usd
+             FROM hookjournal_cost ORDER BY journal_id, record_key COLLATE \"C\"",
+            &[],
+        )
+        .context("reading hookjournal_cost")?
+        .iter()
+        .map(|r| Rec {
+            machine: r.get(0),
+            source: r.get(1),
+            session: r.get(2),
+            model: r.get(3),
+            day: r.get(4),
+            input: r.get::<_, i64>(5) as u64,
+            output: r.get::<_, i64>(6) as u64,
+            cache_write: r.get::<_, i64>(7) as u64,
+            cache_read: r.get::<_, i64>(8) as u64,
+            total: r.get::<_, i64>(9) as u64,
+            usd: r.get(10),
+        })
+        .collect();
+    let (rows, total) = cost_rows(&recs, args.by, since.as_deref(), until.as_deref());
+    if args.json {
+        output::print_json(&serde_json::json!({
+            "by": format!("{:?}", args.by).to_lowercase(), "rows": rows, "total": total
+        }));
+    } else {
+        print!("{}", cost::render(&rows, &total, args.by));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn tasks(url: &str, args: tasks::Args) -> Result<ExitCode> {
+    if !matches!(args.cmd, None | Some(tasks::Cmd::List)) {
+        bail!("with --source, `tasks` only lists: changes go to a local journal");
+    }
+    let status = args
+        .status
+        .as_deref()
+        .map(|s| {
+            TaskStatus::parse(s).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "unknown status {s:?} (pending, in_progress, completed, failed, deleted)"
+                )
+            })
+        })
+        .transpose()?;
+    let mut c = open(url)?;
+    let rows = c
+        .query(
+            "SELECT row, machine, journal_id FROM hookjournal_tasks ORDER BY machine, journal_id, ord",
+            &[],
+        )
+        .context("reading hookjournal_tasks")?;
+    let mut all: Vec<(Task, String, String)> = Vec::new();
+    for r in &rows {
+        let task: Task = serde_json::from_value(r.get(0))
+            .context("a row of hookjournal_tasks does not decode")?;
+        all.push((task, r.get(1), r.get(2)));
+    }
+    let kept: Vec<&(Task, String, String)> = all
+        .iter()
+        .filter(|(t, _, _)| status.is_none_or(|s| t.status == s))
+        .filter(|(t, _, _)| args.agent.is_none() || t.owner == args.agent)
+        .collect();
+    if args.json {
+        let v: Vec<serde_json::Value> = kept
+            .iter()
+            .map(|(t, machine, id)| {
+                let mut v = tasks::task_json(t);
+                v["machine"] = machine.clone().into();
+                v["journal_id"] = id.clone().into();
+                v
+            })
+            .collect();
+        output::print_json(&serde_json::Value::Array(v));
+    } else {
+        let refs: Vec<&Task> = kept.iter().map(|(t, _, _)| t).collect();
+        print!("{}", tasks::render(&refs));
+    }
+    Ok(ExitCode::SUCCESS)
+}
