@@ -48,7 +48,7 @@ fn redacted_events_export_masks_every_corpus_secret_and_counts_them() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         stderr,
-        format!("hookjournal: masked {} secret(s)\n", secrets.len())
+        format!("hookjournal: masked {} secrets\n", secrets.len())
     );
     for s in &secrets {
         for p in corpus::pieces(&s.secret) {
@@ -104,6 +104,6 @@ fn redacted_notifications_report_masks_the_message() {
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "hookjournal: masked 1 secret(s)\n"
+        "hookjournal: masked 1 secret\n"
     );
 }

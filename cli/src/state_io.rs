@@ -341,7 +341,7 @@ pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
     )
     .map_err(|e| match e {
         journal::Error::NotFound(p) => anyhow::anyhow!(
-            "no journal at {} (run `hookjournal install`, or pass --journal DIR)",
+            "no journal at {} yet (`hookjournal install` creates it; after a user-scope install, the first hook event in this project does; or pass --journal DIR)",
             p.display()
         ),
         e @ journal::Error::ReadOnly(_) => anyhow::Error::new(e),
