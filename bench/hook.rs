@@ -137,25 +137,10 @@ fn time_process(args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
 }
 
 /// Whether the hook records this payload without answering: the events the policy never
-/// answers take the spool fast path and never open the store. Mirrors `record_only` in
-/// `cli/src/commands/hook.rs` (the binary's modules are not reachable from here).
+/// answers take the spool fast path and never open the store (`Canonical::is_record_only`).
 fn record_only(payload: &str) -> bool {
-    use projections::event::Canonical;
-    match projections::event::parse("claude", payload.as_bytes()).map(|e| e.canonical) {
-        None => true,
-        Some(c) => matches!(
-            c,
-            Canonical::ToolPre { .. }
-                | Canonical::ToolFailure { .. }
-                | Canonical::Notification { .. }
-                | Canonical::SubagentStart { .. }
-                | Canonical::TaskCreated { .. }
-                | Canonical::TaskCompleted { .. }
-                | Canonical::PostCompact { .. }
-                | Canonical::StopFailure { .. }
-                | Canonical::Other
-        ),
-    }
+    projections::event::parse("claude", payload.as_bytes())
+        .is_none_or(|e| e.canonical.is_record_only())
 }
 
 /// Hook latency over the whole mix, and split by kind: record-only and answering events.

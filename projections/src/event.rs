@@ -74,6 +74,25 @@ pub enum Canonical {
     Other,
 }
 
+impl Canonical {
+    /// Whether the policy never answers this event and it needs nothing read from outside:
+    /// such events take the hook's spool fast path and never open the store.
+    pub fn is_record_only(&self) -> bool {
+        matches!(
+            self,
+            Canonical::ToolPre { .. }
+                | Canonical::ToolFailure { .. }
+                | Canonical::Notification { .. }
+                | Canonical::SubagentStart { .. }
+                | Canonical::TaskCreated { .. }
+                | Canonical::TaskCompleted { .. }
+                | Canonical::PostCompact { .. }
+                | Canonical::StopFailure { .. }
+                | Canonical::Other
+        )
+    }
+}
+
 /// Metrics a payload may carry itself (some hosts and wrappers report them).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PayloadMetrics {

@@ -331,23 +331,10 @@ fn tie_break(detected: String, hint: Option<&str>) -> String {
     detected
 }
 
-/// Whether the policy can never answer this event and it needs no outside-world reads.
+/// Whether the policy can never answer this event and it needs no outside-world reads (an
+/// unparsed payload is only recorded too).
 fn record_only(parsed: Option<&HookEvent>) -> bool {
-    match parsed.map(|p| &p.canonical) {
-        None => true,
-        Some(c) => matches!(
-            c,
-            Canonical::ToolPre { .. }
-                | Canonical::ToolFailure { .. }
-                | Canonical::Notification { .. }
-                | Canonical::SubagentStart { .. }
-                | Canonical::TaskCreated { .. }
-                | Canonical::TaskCompleted { .. }
-                | Canonical::PostCompact { .. }
-                | Canonical::StopFailure { .. }
-                | Canonical::Other
-        ),
-    }
+    parsed.is_none_or(|p| p.canonical.is_record_only())
 }
 
 fn push_apply(
