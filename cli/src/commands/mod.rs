@@ -14,6 +14,7 @@ pub mod rewind;
 pub mod sessions;
 pub mod show;
 pub mod status;
+pub mod statusline;
 pub mod tasks;
 pub mod verify;
 
@@ -40,5 +41,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::run(a, j),
         Command::Recover(a) => recover::run(a, j),
         Command::Demo(a) => demo::run(a, j),
+        Command::Statusline(_) => {
+            unreachable!("the statusline is dispatched before argument parsing")
+        }
     }
 }

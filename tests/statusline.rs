@@ -1,0 +1,303 @@
+//! `hookjournal statusline`: whole lines for the documented input shapes (and missing fields and
+//! garbage), readings recorded only when they change, compaction resets, chaining, and cost
+//! reconciliation against the host's own figures.
+
+mod common;
+use common::*;
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
+
+fn statusline(journal: &Path, input: &[u8], args: &[&str]) -> (String, String, i32) {
+    let mut c = cmd(journal);
+    c.arg("statusline")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The statusline JSON as Claude Code documents it.
+fn input(session: &str, cost: f64, used: f64) -> String {
+    serde_json::json!({
+        "session_id": session,
+        "transcript_path": "/home/dev/.claude/projects/x/s.jsonl",
+        "cwd": "/home/dev/acme-api",
+        "model": {"id": "claude-sonnet-4-5-20250929", "display_name": "Sonnet 4.5"},
+        "workspace": {"current_dir": "/home/dev/acme-api", "project_dir": "/home/dev/acme-api"},
+        "version": "2.1.197",
+        "output_style": {"name": "default"},
+        "cost": {"total_cost_usd": cost, "total_duration_ms": 45000, "total_api_duration_ms": 2300,
+                 "total_lines_added": 156, "total_lines_removed": 23},
+        "context_window": {"total_input_tokens": 15234, "total_output_tokens": 4521,
+                           "context_window_size": 200000,
+                           "current_usage": {"input_tokens": 8500, "output_tokens": 1200,
+                                             "cache_creation_input_tokens": 5000,
+                                             "cache_read_input_tokens": 2000},
+                           "used_percentage": used, "remaining_percentage": 100.0 - used},
+        "exceeds_200k_tokens": false
+    })
+    .to_string()
+}
+
+fn host_events(journal: &Path) -> Vec<serde_json::Value> {
+    events(journal)
+        .into_iter()
+        .filter(|e| e["kind"] == "HostReported")
+        .collect()
+}
+
+fn started_journal(dir: &Path, session: &str) -> std::path::PathBuf {
+    let j = dir.join("journal");
+    let out = hook(
+        &j,
+        format!(r#"{{"hook_event_name":"SessionStart","session_id":"{session}","source":"startup","cwd":"/home/dev/acme-api"}}"#).as_bytes(),
+        &[],
+    );
+    assert!(out.status.success());
+    j
+}
+
+#[test]
+fn statusline_prints_one_line_for_every_documented_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No journal at all: still one line, nothing created.
+    let j = tmp.path().join("none");
+    let cases: Vec<(String, &str)> = vec![
+        (input("s1", 0.4213, 42.0), "Sonnet 4.5 │ ████░░░░░░ 42% ok │ $0.42\n"),
+        (input("s1", 12.5, 86.4), "Sonnet 4.5 │ █████████░ 86% critical │ $12.5\n"),
+        (
+            r#"{"session_id":"s1","model":{"id":"claude-opus-4-1"},"context_window":{"context_window_size":200000,"current_usage":{"input_tokens":100,"cache_creation_input_tokens":150000,"cache_read_input_tokens":0}},"exceeds_200k_tokens":false,"rate_limits":{"five_hour":{"used_percentage":41.6,"resets_at":1790000000},"seven_day":{"used_percentage":12}}}"#.into(),
+            "claude-opus-4-1 │ ████████░░ 75% warning │ 5h 42% 7d 12%\n",
+        ),
+        (
+            r#"{"session_id":"s1","model":{"display_name":"Opus"},"context_window":{"used_percentage":97},"exceeds_200k_tokens":true}"#.into(),
+            "Opus │ ██████████ 97% emergency >200k\n",
+        ),
+        // Missing fields: no model, no cost, no context.
+        (r#"{"session_id":"s1"}"#.into(), "? │ ░░░░░░░░░░ ?%\n"),
+        (r#"{}"#.into(), "? │ ░░░░░░░░░░ ?%\n"),
+        // Wrong types are treated as absent.
+        (
+            r#"{"model":7,"cost":{"total_cost_usd":"a lot"},"context_window":{"used_percentage":null}}"#.into(),
+            "? │ ░░░░░░░░░░ ?%\n",
+        ),
+        // Payload text cannot drive the terminal or reorder the line.
+        (
+            r#"{"model":{"display_name":"Evil\u001b[2J\u202eName"}}"#.into(),
+            "Evil[2JName │ ░░░░░░░░░░ ?%\n",
+        ),
+        // Garbage.
+        ("not json at all".into(), "hookjournal │ statusline input unreadable\n"),
+        ("[1,2,3]".into(), "hookjournal │ statusline input unreadable\n"),
+        ("".into(), "hookjournal │ statusline input unreadable\n"),
+        ("{\"session_id\":".into(), "hookjournal │ statusline input unreadable\n"),
+    ];
+    for (inp, want) in &cases {
+        let (out, err, code) = statusline(&j, inp.as_bytes(), &[]);
+        assert_eq!(code, 0, "input {inp}");
+        assert_eq!(&out, want, "input {inp}");
+        assert_eq!(err, "", "input {inp}");
+    }
+    assert!(!j.exists(), "the statusline created a journal");
+    // Binary garbage and a huge input.
+    let (out, _, code) = statusline(&j, &[0xff, 0x00, 0xfe, 0x1b], &[]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("hookjournal │ statusline input unreadable\n", 0)
+    );
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(3 << 20));
+    let (out, _, code) = statusline(&j, big.as_bytes(), &[]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("hookjournal │ statusline input unreadable\n", 0)
+    );
+}
+
+#[test]
+fn statusline_colours_by_tier_unless_no_color() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cmd(&tmp.path().join("none"));
+    c.env_remove("NO_COLOR")
+        .arg("statusline")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input("s", 1.0, 90.0).as_bytes())
+        .unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(
+        out,
+        "\x1b[1mSonnet 4.5\x1b[0m \x1b[2m│\x1b[0m \x1b[31m█████████░ 90% critical\x1b[0m \x1b[2m│\x1b[0m $1.00\n"
+    );
+}
+
+#[test]
+fn statusline_records_a_reading_only_when_it_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = started_journal(tmp.path(), "s-rec");
+    for _ in 0..3 {
+        let (out, _, code) = statusline(&j, input("s-rec", 0.30, 20.0).as_bytes(), &[]);
+        assert_eq!(code, 0);
+        assert!(
+            out.starts_with("Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30"),
+            "{out}"
+        );
+    }
+    let evs = host_events(&j);
+    assert_eq!(
+        evs.len(),
+        1,
+        "three identical readings → one event: {evs:?}"
+    );
+    assert_eq!(evs[0]["session_id"], "s-rec");
+    assert_eq!(evs[0]["spooled"], true);
+    assert_eq!(evs[0]["payload"]["cost_usd"], 0.30);
+    assert_eq!(evs[0]["payload"]["context_tokens"], 15500);
+    assert_eq!(evs[0]["payload"]["source"], "statusline");
+
+    // Only the clock moved: still one event.
+    let same = input("s-rec", 0.30, 20.0).replace("45000", "46000");
+    statusline(&j, same.as_bytes(), &[]);
+    assert_eq!(host_events(&j).len(), 1);
+
+    // The cost changed: a second event.
+    statusline(&j, input("s-rec", 0.55, 31.0).as_bytes(), &[]);
+    statusline(&j, input("s-rec", 0.55, 31.0).as_bytes(), &[]);
+    assert_eq!(host_events(&j).len(), 2);
+
+    // Compaction: Claude Code's counter starts again. Recorded, and the host's total is the sum
+    // of the epochs' maxima (0.55 + 0.12), not the last reading.
+    statusline(&j, input("s-rec", 0.04, 8.0).as_bytes(), &[]);
+    statusline(&j, input("s-rec", 0.12, 11.0).as_bytes(), &[]);
+    assert_eq!(host_events(&j).len(), 4);
+    let cost = run_json(&j, &["cost", "--json"]);
+    let rec = &cost["reconciliation"]["sessions"][0];
+    assert_eq!(rec["session"], "s-rec");
+    assert_eq!(rec["host_epochs"], 2);
+    assert!(
+        (rec["host_usd"].as_f64().unwrap() - 0.67).abs() < 1e-9,
+        "{rec}"
+    );
+    assert_eq!(rec["host_source"], "statusline");
+    // `show` has the host's last context reading.
+    let show = run_json(&j, &["show", "s-rec", "--json"]);
+    assert_eq!(show["host_reported"]["context_tokens"], 15500);
+    assert_eq!(show["host_reported"]["epochs"], 2);
+}
+
+#[test]
+fn statusline_shows_the_task_in_progress_from_the_journal() {
+    let played = play_session(&[]);
+    let j = &played.journal;
+    let inp = input(SID, 0.2, 16.0);
+    // The first call finds no cached facts and starts a refresh in the background.
+    let (first, _, _) = statusline(j, inp.as_bytes(), &[]);
+    assert_eq!(first, "Sonnet 4.5 │ ██░░░░░░░░ 16% ok │ $0.20\n");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (out, _, _) = statusline(j, inp.as_bytes(), &[]);
+        if out != first {
+            assert_eq!(
+                out,
+                "Sonnet 4.5 │ ██░░░░░░░░ 16% ok │ $0.20 │ ▶ [2] Wire limiter into /login\n"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "facts never refreshed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn statusline_chains_the_users_own_and_can_only_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = started_journal(tmp.path(), "s-chain");
+    let theirs = "read x; echo \"theirs: ${#x} bytes\"";
+    let inp = input("s-chain", 0.3, 20.0);
+    let (out, _, _) = statusline(&j, inp.as_bytes(), &["--chain", theirs]);
+    assert_eq!(
+        out,
+        format!(
+            "Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30\ntheirs: {} bytes\n",
+            inp.len()
+        )
+    );
+    let (out, _, _) = statusline(
+        &j,
+        input("s-chain", 0.4, 20.0).as_bytes(),
+        &["--record-only", "--chain", "echo theirs only"],
+    );
+    assert_eq!(out, "theirs only\n");
+    assert_eq!(host_events(&j).len(), 2, "record-only still records");
+    // A chained command that hangs is cut off; ours still prints.
+    let t0 = std::time::Instant::now();
+    let (out, _, code) = statusline(&j, inp.as_bytes(), &["--chain", "sleep 30"]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30\n", 0)
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+}
+
+/// Cost reconciliation on the fixture session (one auto compaction): the transcripts' $0.5497
+/// beside the host's epochs (0.36 before the compaction, 0.21 after) = $0.57, the difference
+/// named as the compaction's summary request.
+#[test]
+fn cost_shows_transcript_and_host_cost_and_names_the_difference() {
+    let played = play_session(&[]);
+    let j = &played.journal;
+    for (c, u) in [(0.11, 30.0), (0.36, 80.0), (0.02, 9.0), (0.21, 16.0)] {
+        statusline(j, input(SID, c, u).as_bytes(), &[]);
+    }
+    let v = run_json(j, &["cost", "--json"]);
+    let rec = &v["reconciliation"]["sessions"][0];
+    assert!(
+        (rec["transcript_usd"].as_f64().unwrap() - 0.54969).abs() < 1e-5,
+        "{rec}"
+    );
+    assert!(
+        (rec["host_usd"].as_f64().unwrap() - 0.57).abs() < 1e-9,
+        "{rec}"
+    );
+    assert!(
+        (rec["difference_usd"].as_f64().unwrap() - 0.02031).abs() < 1e-5,
+        "{rec}"
+    );
+    assert_eq!(
+        rec["explanation"][0],
+        "compaction summary requests are in no transcript (1 compaction)"
+    );
+    let total = &v["reconciliation"]["total"];
+    assert_eq!(total["host_usd"], rec["host_usd"]);
+    let table = run(j, &["cost"]);
+    let tail: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("transcripts vs"))
+        .collect();
+    assert_eq!(
+        tail.join("\n"),
+        "transcripts vs what the host reported (Claude Code's statusline cost)\n\
+         SESSION   TRANSCRIPTS  HOST REPORTED  DIFFERENCE  WHY\n\
+         db5b5fab      $0.5497        $0.5700    +$0.0203  compaction summary requests are in no transcript (1 compaction)\n\
+         ─────────────────────────────────────────────────────────────────────────────────────────────────────────────────\n\
+         total         $0.5497        $0.5700    +$0.0203"
+    );
+}
