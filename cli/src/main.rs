@@ -67,6 +67,8 @@ pub enum Command {
     Demo(commands::demo::Args),
     /// Claude Code's status line: one line from its JSON on stdin; records its cost and context.
     Statusline(commands::statusline::Args),
+    /// Write a self-contained HTML report: cost, context over time, timelines, task board.
+    Report(commands::report::Args),
 }
 
 fn main() -> ExitCode {

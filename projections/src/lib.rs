@@ -14,6 +14,7 @@ pub mod report;
 pub mod session;
 pub mod statusline;
 pub mod tasks;
+pub mod timeline;
 pub mod transcript;
 pub mod views;
 

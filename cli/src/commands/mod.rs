@@ -10,6 +10,7 @@ pub mod install;
 pub mod notifications;
 pub mod recover;
 pub mod replay;
+pub mod report;
 pub mod rewind;
 pub mod sessions;
 pub mod show;
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::run(a, j),
         Command::Recover(a) => recover::run(a, j),
         Command::Demo(a) => demo::run(a, j),
+        Command::Report(a) => report::run(a, j),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")
         }
