@@ -190,6 +190,7 @@ h3{font-size:14px;margin:14px 0 8px;font-weight:600}
 figure{margin:0}
 figcaption{color:var(--mute);font-size:12px;margin:0 0 6px;text-transform:uppercase;letter-spacing:.5px}
 svg{display:block;max-width:100%;height:auto}
+svg.chart-svg{width:100%}
 svg text{font:11px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Arial,sans-serif;fill:var(--mute)}
 .empty{color:var(--mute);font-style:italic;margin:6px 0}
 table{border-collapse:collapse;width:100%;font-size:13px}
