@@ -301,3 +301,137 @@ fn cost_shows_transcript_and_host_cost_and_names_the_difference() {
          total         $0.5497        $0.5700    +$0.0203"
     );
 }
+
+fn settings_of(project: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(project.join(".claude/settings.json")).unwrap())
+        .unwrap()
+}
+
+fn install_cmd(project: &Path, home: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(project)
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("HOOKJOURNAL_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn install_statusline_chains_the_users_own_and_uninstall_restores_it() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join(".claude")).unwrap();
+    let theirs = r#"printf '%s' "$(cat | wc -c) \"bytes\" $HOME" | tr -d ' '"#;
+    let original = serde_json::json!({
+        "model": "sonnet",
+        "statusLine": {"type": "command", "command": theirs, "padding": 1}
+    });
+    std::fs::write(
+        p.join(".claude/settings.json"),
+        serde_json::to_string_pretty(&original).unwrap(),
+    )
+    .unwrap();
+
+    let out = install_cmd(p, home.path(), &["install", "--statusline"]);
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    let ours = format!("\"{}\" statusline", bin.display());
+    let s = settings_of(p);
+    let registered = s["statusLine"]["command"].as_str().unwrap().to_string();
+    assert!(
+        registered.starts_with(&format!("{ours} --chain \"")),
+        "{registered}"
+    );
+    assert_eq!(s["statusLine"]["padding"], 1);
+    assert_eq!(s["statusLine"]["type"], "command");
+    assert!(out.contains(&format!("Status line: {registered}")), "{out}");
+    // Installing again changes nothing; the chained command is not wrapped twice.
+    install_cmd(p, home.path(), &["install", "--statusline"]);
+    assert_eq!(settings_of(p)["statusLine"]["command"], registered.as_str());
+
+    // The registered command, run the way Claude Code runs it (sh -c, JSON on stdin): our line,
+    // then theirs, which got the same input.
+    std::fs::create_dir_all(p.join(".hookjournal")).unwrap();
+    let inp = input("s-inst", 0.3, 20.0);
+    let mut child = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&registered)
+        .env("NO_COLOR", "1")
+        .env("HOME", "/h")
+        .env_remove("HOOKJOURNAL_DIR")
+        .current_dir(p)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(inp.as_bytes())
+        .unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30\n{}\"bytes\"/h\n",
+            inp.len()
+        )
+    );
+
+    // Record-only: theirs alone is shown.
+    install_cmd(
+        p,
+        home.path(),
+        &["install", "--statusline", "--statusline-record-only"],
+    );
+    let ro = settings_of(p)["statusLine"]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        ro.starts_with(&format!("{ours} --record-only --chain \"")),
+        "{ro}"
+    );
+
+    // Uninstall gives back exactly what the user had.
+    let out = install_cmd(p, home.path(), &["uninstall"]);
+    assert!(out.contains("Restored your own status line"), "{out}");
+    assert_eq!(settings_of(p), original);
+}
+
+#[test]
+fn install_statusline_without_one_adds_ours_and_uninstall_removes_it() {
+    let project = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let p = project.path();
+    install_cmd(
+        p,
+        home.path(),
+        &["install", "--statusline", "--scope", "local"],
+    );
+    let s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(p.join(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    assert_eq!(
+        s["statusLine"],
+        serde_json::json!({"type": "command", "command": format!("\"{}\" statusline", bin.display())})
+    );
+    install_cmd(p, home.path(), &["uninstall", "--scope", "local"]);
+    let s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(p.join(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s, serde_json::json!({}));
+}
