@@ -435,3 +435,113 @@ fn install_statusline_without_one_adds_ours_and_uninstall_removes_it() {
     .unwrap();
     assert_eq!(s, serde_json::json!({}));
 }
+
+#[test]
+fn watch_once_prints_sessions_burn_context_and_tasks() {
+    let played = play_session(&[]);
+    let j = &played.journal;
+    statusline(j, input(SID, 0.61, 16.0).as_bytes(), &[]);
+    let out = run(j, &["watch", "--once"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("hookjournal watch · {} · ", j.display())),
+        "{out}"
+    );
+    assert_eq!(
+        lines[1],
+        "SESSION   STATUS  LAST    CONTEXT          TIER     COST  $/H  TASK"
+    );
+    assert!(
+        lines[2].starts_with("db5b5fab  ended   ")
+            && lines[2]
+                .ends_with("██░░░░░░░░  16%  ok    $0.5497    -  [2] Wire limiter into /login"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 sessions (0 live) · $0.5497 · burn $0.0000/h · 2 open tasks · "),
+        "{out}"
+    );
+    // watch never drains the spool (it would hold the lock longer): the reading waits there.
+    assert!(
+        out.contains("1 waiting in the spool"),
+        "the watch drained the spool: {out}"
+    );
+    assert!(
+        out.contains("  db5b5fab:2   in_progress  Wire limiter into /login\n"),
+        "{out}"
+    );
+    // Once a command has drained it, the host's figure (above the transcripts') shows.
+    run(j, &["status"]);
+    let out = run(j, &["watch", "--once"]);
+    assert!(
+        out.contains("1 sessions (0 live) · $0.6100 · burn $0.0000/h · 2 open tasks · "),
+        "{out}"
+    );
+    assert!(out.contains(" 0 waiting in the spool"), "{out}");
+}
+
+/// The live view in a real pseudo-terminal (util-linux `script`): it redraws, hooks keep
+/// landing while it runs, and `q` quits it.
+#[test]
+fn watch_runs_live_in_a_terminal_and_quits_on_q() {
+    if !Path::new("/usr/bin/script").exists() {
+        eprintln!(
+            "NOTICE: watch_runs_live_in_a_terminal_and_quits_on_q skipped: no /usr/bin/script"
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let j = started_journal(tmp.path(), "s-live");
+    let mut child = std::process::Command::new("/usr/bin/script")
+        .args(["-q", "-e", "-c"])
+        .arg(format!(
+            "{BIN} --journal {} watch --interval 100",
+            j.display()
+        ))
+        .arg("/dev/null")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    for i in 0..20 {
+        let p = format!(
+            r#"{{"hook_event_name":"UserPromptSubmit","session_id":"s-live","prompt":"p{i}"}}"#
+        );
+        let out = hook(&j, p.as_bytes(), &[]);
+        assert!(out.status.success());
+    }
+    let hooks = t0.elapsed();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    child.stdin.as_mut().unwrap().write_all(b"q").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            // `script` runs watch in its own session: end both, or they outlive the test.
+            let _ = std::process::Command::new("pkill")
+                .args(["-P", &child.id().to_string()])
+                .status();
+            let _ = child.kill();
+            panic!("watch did not quit on q");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        screen.contains("\x1b[?1049h") && screen.contains("\x1b[?1049l"),
+        "no alternate screen"
+    );
+    assert!(
+        screen.matches("hookjournal watch").count() >= 2,
+        "never redrawn: {screen}"
+    );
+    assert!(screen.contains("s-live"), "{screen}");
+    let prompts = events(&j)
+        .into_iter()
+        .filter(|e| e["name"] == "UserPromptSubmit")
+        .count();
+    assert_eq!(prompts, 20, "hooks lost while watch ran ({hooks:?})");
+}

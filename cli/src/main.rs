@@ -69,6 +69,8 @@ pub enum Command {
     Statusline(commands::statusline::Args),
     /// Write a self-contained HTML report: cost, context over time, timelines, task board.
     Report(commands::report::Args),
+    /// A live terminal view: sessions, burn rate, context, tasks (q quits).
+    Watch(commands::watch::Args),
 }
 
 fn main() -> ExitCode {

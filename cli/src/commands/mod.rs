@@ -18,6 +18,7 @@ pub mod status;
 pub mod statusline;
 pub mod tasks;
 pub mod verify;
+pub mod watch;
 
 use crate::{Cli, Command};
 use std::process::ExitCode;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recover(a) => recover::run(a, j),
         Command::Demo(a) => demo::run(a, j),
         Command::Report(a) => report::run(a, j),
+        Command::Watch(a) => watch::run(a, j),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")
         }
