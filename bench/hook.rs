@@ -176,6 +176,23 @@ fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> HookLatency 
     }
 }
 
+/// `hookjournal statusline` on the journal, whole process: `changing` gives every call a new cost
+/// (each records a reading in the spool), otherwise the same input repeats (nothing recorded).
+fn statusline_latency(dir: &Path, samples: usize, changing: bool) -> Latency {
+    let mut v = Vec::new();
+    for i in 0..samples {
+        let cost = if changing { 0.01 * i as f64 } else { 0.5 };
+        let input = format!(
+            r#"{{"session_id":"statusline-bench","model":{{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"}},"cost":{{"total_cost_usd":{cost},"total_duration_ms":{i}}},"context_window":{{"context_window_size":200000,"used_percentage":42,"current_usage":{{"input_tokens":10,"cache_creation_input_tokens":500,"cache_read_input_tokens":84000}}}}}}"#
+        );
+        v.push(time_process(
+            &["--journal".as_ref(), dir.as_os_str(), "statusline".as_ref()],
+            input.as_bytes(),
+        ));
+    }
+    stats(v)
+}
+
 fn floor_latency(file: &Path, templates: &[String], rounds: usize) -> Latency {
     let mut samples = Vec::new();
     for _ in 0..rounds {
@@ -351,6 +368,22 @@ fn main() {
             json.insert(format!("hook_{kind}_p50_ms_{n}"), l.p50.into());
             json.insert(format!("hook_{kind}_p99_ms_{n}"), l.p99.into());
         }
+        let sl_same = statusline_latency(&dir, rounds * templates.len(), false);
+        let sl_rec = statusline_latency(&dir, rounds * templates.len(), true);
+        rows.push(format!(
+            "{:>9} events | statusline p50 {:>6.2} ms  p99 {:>6.2} ms (unchanged) | p50 {:>6.2} ms  p99 {:>6.2} ms (recording each call)",
+            n, sl_same.p50, sl_same.p99, sl_rec.p50, sl_rec.p99
+        ));
+        json.insert(format!("statusline_p50_ms_{n}"), sl_same.p50.into());
+        json.insert(format!("statusline_p99_ms_{n}"), sl_same.p99.into());
+        json.insert(
+            format!("statusline_recording_p50_ms_{n}"),
+            sl_rec.p50.into(),
+        );
+        json.insert(
+            format!("statusline_recording_p99_ms_{n}"),
+            sl_rec.p99.into(),
+        );
         json.insert(format!("hook_p50_ms_{n}"), lat.p50.into());
         json.insert(format!("hook_p99_ms_{n}"), lat.p99.into());
         json.insert(format!("hook_max_ms_{n}"), lat.max.into());

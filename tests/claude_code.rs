@@ -436,6 +436,7 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
         check_tasks(&mut r, &h, &sid);
         check_restore_text(&mut r, &exchanges);
         check_cost(&mut r, &h, &turns, &exchanges, &events, &sid);
+        check_reconciliation(&mut r, &h, &turns, &sid);
     } else {
         r.fail(
             "hookjournal assertions not run: a Claude Code turn did not finish (see above)".into(),
@@ -1222,4 +1223,97 @@ fn check_cost(
         .filter(|x| x.get("key").and_then(Value::as_str) != Some(sid))
         .collect();
     r.check(others.is_empty(), || format!("(d) cost rows for sessions that do not exist (all usage is session {sid}'s): {others:?}"));
+}
+
+/// (e) Cost reconciliation: Claude Code's own figure beside the transcripts', the difference named.
+/// Each turn is one process, and a status line in each would see that process's cost counter
+/// start at 0 and reach the turn's `total_cost_usd`: that is what is fed to `hookjournal
+/// statusline`, as Claude Code's `statusLine` command would receive it. The /compact turn's cost
+/// is in no transcript, so `cost` must show the host's total, the transcripts' (turns 1 + 3) and
+/// name the difference (turn 2) as compaction summary requests.
+fn check_reconciliation(r: &mut Report, h: &Harness, turns: &[Turn], sid: &str) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let costs: Vec<f64> = turns.iter().filter_map(Turn::cost).collect();
+    if !r.check(costs.len() == 3, || {
+        format!("(e) expected 3 turns with total_cost_usd, got {costs:?}")
+    }) {
+        return;
+    }
+    for (i, cost) in costs.iter().enumerate() {
+        for reading in [0.0, *cost] {
+            let input = json!({
+                "session_id": sid,
+                "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+                "workspace": {"current_dir": h.project},
+                "cost": {"total_cost_usd": reading, "total_duration_ms": 1000 * (i + 1)},
+            });
+            let mut child = Command::new(&h.hj)
+                .arg("--journal")
+                .arg(&h.journal)
+                .arg("statusline")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn hookjournal statusline");
+            let _ = child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.to_string().as_bytes());
+            let _ = child.wait();
+        }
+    }
+    let out = h.hj(&["cost", "--json"]);
+    let v: Value = serde_json::from_str(out.stdout.trim()).unwrap_or_default();
+    let Some(rec) = v["reconciliation"]["sessions"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["session"] == sid))
+        .cloned()
+    else {
+        return r.fail(format!(
+            "(e) no reconciliation row for {sid}: {}",
+            excerpt(&out.stdout, 2000)
+        ));
+    };
+    let host: f64 = costs.iter().sum();
+    let transcripts = costs[0] + costs[2];
+    let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-6);
+    r.check(close(rec["host_usd"].as_f64(), host), || {
+        format!(
+            "(e) host_usd {} != Σ Claude Code's total_cost_usd {host}",
+            rec["host_usd"]
+        )
+    });
+    r.check(close(rec["transcript_usd"].as_f64(), transcripts), || {
+        format!(
+            "(e) transcript_usd {} != turns 1 + 3 {transcripts}",
+            rec["transcript_usd"]
+        )
+    });
+    r.check(close(rec["difference_usd"].as_f64(), costs[1]), || {
+        format!(
+            "(e) difference_usd {} != the /compact turn's cost {}",
+            rec["difference_usd"], costs[1]
+        )
+    });
+    r.check(
+        rec["explanation"][0]
+            .as_str()
+            .is_some_and(|e| e.starts_with("compaction summary requests")),
+        || {
+            format!(
+                "(e) the difference is not named as the compaction: {}",
+                rec["explanation"]
+            )
+        },
+    );
+    let text = h.hj(&["cost"]);
+    r.check(text.stdout.contains("compaction summary requests"), || {
+        format!(
+            "(e) `cost` does not name the difference:\n{}",
+            excerpt(&text.stdout, 2000)
+        )
+    });
 }

@@ -144,12 +144,31 @@ const COMMANDS: &[&[&str]] = &[
     &["verify"],
     &["recover"],
     &["ship"],
+    &["statusline"],
+    &["report"],
+    &["watch"],
     &["demo"],
 ];
 
 #[test]
 fn every_command_and_flag_has_help_text() {
     let env = TestEnvironment::new();
+    // Every command the binary lists is in COMMANDS (a new one cannot slip by untested).
+    let top = env.run(&["--help"]).stdout;
+    let listed: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    for c in &listed {
+        assert!(
+            COMMANDS.iter().any(|cmd| cmd.first() == Some(c)),
+            "`hookjournal {c}` is not in COMMANDS"
+        );
+    }
     for cmd in COMMANDS {
         let mut args = cmd.to_vec();
         args.push("--help");

@@ -205,6 +205,7 @@ pub fn read_line(line: &str) -> Result<Envelope, String> {
         "GitObserved" => Kind::GitObserved { cause: cause()? },
         "Checkpoint" => Kind::Checkpoint { cause: cause()? },
         "TaskCommand" => Kind::TaskCommand,
+        "HostReported" => Kind::HostReported,
         "Rewound" => Kind::Rewound {
             session: l
                 .rewind_session

@@ -80,6 +80,12 @@ pub enum Command {
     Ship(commands::ship::Args),
     /// Play a bundled sample session into a temporary journal and show every view.
     Demo(commands::demo::Args),
+    /// Claude Code's status line: one line from its JSON on stdin; records its cost and context.
+    Statusline(commands::statusline::Args),
+    /// Write a self-contained HTML report: cost, context over time, timelines, task board.
+    Report(commands::report::Args),
+    /// A live terminal view: sessions, burn rate, context, tasks (q quits).
+    Watch(commands::watch::Args),
 }
 
 fn main() -> ExitCode {
@@ -88,8 +94,10 @@ fn main() -> ExitCode {
     if argv.get(1).is_some_and(|a| a == "__floor") {
         return floor(argv.get(2));
     }
-    if is_hook(&argv) {
-        return commands::hook::main_guarded(argv);
+    match subcommand(&argv).as_deref() {
+        Some("hook") => return commands::hook::main_guarded(argv),
+        Some("statusline") => return commands::statusline::main_guarded(argv),
+        _ => {}
     }
     // Commands printing to a closed pipe (`| head`) end quietly, like other Unix tools, instead
     // of failing on the write. (The hook keeps Rust's default: a write error is ignored there.)
@@ -117,8 +125,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// `hookjournal [--journal DIR] hook …`: the hook parses its own flags, leniently.
-fn is_hook(argv: &[std::ffi::OsString]) -> bool {
+/// The subcommand of `hookjournal [--journal DIR] CMD …`: the hook and the statusline parse their
+/// own flags, leniently (they must never fail on an argument).
+fn subcommand(argv: &[std::ffi::OsString]) -> Option<String> {
     let mut i = 1;
     while let Some(a) = argv.get(i) {
         let a = a.to_string_lossy();
@@ -127,10 +136,10 @@ fn is_hook(argv: &[std::ffi::OsString]) -> bool {
         } else if a.starts_with("--journal=") {
             i += 1;
         } else {
-            return a == "hook";
+            return Some(a.into_owned());
         }
     }
-    false
+    None
 }
 
 /// The benchmark's floor: the same binary reading stdin and appending + fsyncing a plain file.

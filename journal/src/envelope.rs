@@ -10,18 +10,43 @@ pub const ZERO_HASH: Hash = [0; 32];
 /// itself in the same atomic batch as the event that caused them (`cause`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Kind {
-    Hook { name: String },
-    Malformed { reason: String },
-    UsageObserved { cause: Seq },
-    ContextObserved { cause: Seq },
-    SessionMetrics { cause: Seq },
-    ResponseEmitted { cause: Seq },
-    ReminderIssued { cause: Seq },
-    TaskReleased { cause: Seq },
-    Rewound { session: String, to_seq: Seq },
+    Hook {
+        name: String,
+    },
+    Malformed {
+        reason: String,
+    },
+    UsageObserved {
+        cause: Seq,
+    },
+    ContextObserved {
+        cause: Seq,
+    },
+    SessionMetrics {
+        cause: Seq,
+    },
+    ResponseEmitted {
+        cause: Seq,
+    },
+    ReminderIssued {
+        cause: Seq,
+    },
+    TaskReleased {
+        cause: Seq,
+    },
+    Rewound {
+        session: String,
+        to_seq: Seq,
+    },
     TaskCommand,
-    GitObserved { cause: Seq },
-    Checkpoint { cause: Seq },
+    GitObserved {
+        cause: Seq,
+    },
+    Checkpoint {
+        cause: Seq,
+    },
+    /// The host's own figures (Claude Code's statusline: cost, context), recorded when they change.
+    HostReported,
 }
 
 impl Kind {
@@ -49,6 +74,7 @@ impl Kind {
             Kind::TaskCommand => "TaskCommand",
             Kind::GitObserved { .. } => "GitObserved",
             Kind::Checkpoint { .. } => "Checkpoint",
+            Kind::HostReported => "HostReported",
         }
     }
 

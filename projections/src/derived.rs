@@ -94,3 +94,23 @@ pub fn body<T: Serialize>(v: &T) -> Vec<u8> {
 pub fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
     serde_json::from_slice(bytes).ok()
 }
+
+/// The host's own figures, as its statusline input showed them (recorded only when they change).
+/// Claude Code's cost and duration counters start again at compaction: the fold treats a drop as
+/// a new epoch (see `host::HostFigures`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostReported {
+    /// Where the figures came from: `statusline`.
+    pub source: String,
+    pub cost_usd: Option<f64>,
+    pub duration_ms: Option<f64>,
+    pub api_duration_ms: Option<f64>,
+    /// Tokens in the context window (the last request's input + cache reads + cache writes).
+    pub context_tokens: Option<u64>,
+    pub context_window: Option<u64>,
+    pub used_percentage: Option<f64>,
+    pub model: Option<String>,
+    pub exceeds_200k_tokens: Option<bool>,
+    pub version: Option<String>,
+}

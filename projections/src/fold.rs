@@ -327,6 +327,8 @@ pub struct CostSummary {
     pub by_key: BTreeMap<String, CostRecord>,
     /// Sessions' own reported metrics (hosts that put cost in payloads): last value per session.
     pub reported: BTreeMap<String, derived::SessionMetrics>,
+    /// What the host itself reported per session (statusline readings), over every epoch.
+    pub host: BTreeMap<String, crate::host::HostFigures>,
 }
 
 impl CostSummary {
@@ -369,6 +371,17 @@ impl CostSummary {
                     if !m.payload.is_empty() {
                         self.reported.insert(s.clone(), m);
                     }
+                }
+            }
+            Kind::HostReported => {
+                if let (Some(s), Some(r)) = (
+                    &env.session_id,
+                    derived::parse::<derived::HostReported>(&env.payload),
+                ) {
+                    self.host
+                        .entry(s.clone())
+                        .or_default()
+                        .apply(env.seq, env.recorded_at_us, &r);
                 }
             }
             _ => {}
@@ -415,7 +428,7 @@ impl Full {
             // readings (and the transcript positions they carry) stay, like the cost summary.
             if matches!(
                 env.kind,
-                Kind::UsageObserved { .. } | Kind::ContextObserved { .. }
+                Kind::UsageObserved { .. } | Kind::ContextObserved { .. } | Kind::HostReported
             ) {
                 if let Some(sid) = &env.session_id {
                     self.state.session_mut(sid).apply_derived(env);

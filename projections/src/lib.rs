@@ -6,12 +6,15 @@ pub mod config;
 pub mod derived;
 pub mod event;
 pub mod fold;
+pub mod host;
 pub mod policy;
 pub mod pricing;
 pub mod redact;
 pub mod report;
 pub mod session;
+pub mod statusline;
 pub mod tasks;
+pub mod timeline;
 pub mod transcript;
 pub mod views;
 

@@ -210,6 +210,7 @@ pub fn snapshot_json(
         "last_assistant_message": s.last_assistant_message,
         "reminder": s.reminder,
         "continues": s.continues,
+        "host_reported": s.host_reported,
     });
     if let (Some(a), Some(b)) = (v.as_object_mut(), extra.as_object()) {
         for (k, x) in b {
@@ -217,4 +218,184 @@ pub fn snapshot_json(
         }
     }
     v
+}
+
+/// A session's cost as the transcripts show it beside what the host itself reported.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Reconciled {
+    pub session: String,
+    pub transcript_usd: f64,
+    /// The host's own figure: the statusline's readings summed over epochs, else a cost a hook
+    /// payload carried.
+    pub host_usd: Option<f64>,
+    /// `statusline` or `payload`.
+    pub host_source: Option<String>,
+    /// host − transcript.
+    pub difference_usd: Option<f64>,
+    /// Times the host's counter started again (compaction, a resumed process).
+    pub host_epochs: u32,
+    pub compactions: u64,
+    /// Why the figures differ, most likely first (empty when they agree).
+    pub explanation: Vec<String>,
+}
+
+/// Differences under this are rounding.
+const AGREE_USD: f64 = 0.000_5;
+
+/// Per session and in total: transcript-derived cost beside the host's own, with the difference
+/// named. Sessions are those with transcript usage or host figures (filtered like `cost_rows`).
+pub fn reconcile(
+    c: &CostSummary,
+    st: &crate::fold::State,
+    pricing: &PricingTable,
+    since: Option<&str>,
+    until: Option<&str>,
+) -> (Vec<Reconciled>, Reconciled) {
+    let mut by: BTreeMap<String, Reconciled> = BTreeMap::new();
+    let mut unpriced: BTreeMap<String, u64> = BTreeMap::new();
+    let mut agents_with_usage: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in c.by_key.values() {
+        let day = day_of(&r.timestamp);
+        if since.is_some_and(|s| day < s) || until.is_some_and(|u| day > u) {
+            continue;
+        }
+        let e = by.entry(r.session.clone()).or_insert_with(|| Reconciled {
+            session: r.session.clone(),
+            ..Reconciled::default()
+        });
+        match pricing.cost(&r.model, &r.usage) {
+            Some(x) => e.transcript_usd += x,
+            None => *unpriced.entry(r.session.clone()).or_default() += 1,
+        }
+        if let Some(a) = &r.agent_id {
+            let v = agents_with_usage.entry(r.session.clone()).or_default();
+            if !v.contains(a) {
+                v.push(a.clone());
+            }
+        }
+    }
+    let in_range = |at_us: i64| {
+        let day = chrono_day(at_us);
+        !(since.is_some_and(|s| day.as_str() < s) || until.is_some_and(|u| day.as_str() > u))
+    };
+    for (s, h) in &c.host {
+        if let Some(usd) = h.total_cost() {
+            if !by.contains_key(s) && !in_range(h.at_us) {
+                continue;
+            }
+            let e = by.entry(s.clone()).or_insert_with(|| Reconciled {
+                session: s.clone(),
+                ..Reconciled::default()
+            });
+            e.host_usd = Some(usd);
+            e.host_source = Some("statusline".into());
+            e.host_epochs = h.epochs;
+        }
+    }
+    for (s, m) in &c.reported {
+        if let (Some(usd), Some(e)) = (m.payload.cost_usd, by.get_mut(s)) {
+            if e.host_usd.is_none() {
+                e.host_usd = Some(usd);
+                e.host_source = Some("payload".into());
+            }
+        }
+    }
+    let mut total = Reconciled {
+        session: "total".into(),
+        ..Reconciled::default()
+    };
+    let mut host_total = None::<f64>;
+    for e in by.values_mut() {
+        let sess = st.sessions.get(&e.session);
+        e.compactions = sess.map(|s| s.compactions).unwrap_or(0);
+        total.transcript_usd += e.transcript_usd;
+        total.compactions += e.compactions;
+        let Some(host) = e.host_usd else {
+            continue;
+        };
+        *host_total.get_or_insert(0.0) += host;
+        let diff = host - e.transcript_usd;
+        e.difference_usd = Some(diff);
+        e.explanation = explain(
+            diff,
+            e,
+            sess,
+            unpriced.get(&e.session).copied().unwrap_or(0),
+            agents_with_usage.get(&e.session).map(Vec::len).unwrap_or(0),
+        );
+    }
+    total.host_usd = host_total;
+    // The total compares only the sessions the host reported on.
+    if let Some(h) = host_total {
+        let t: f64 = by
+            .values()
+            .filter(|e| e.host_usd.is_some())
+            .map(|e| e.transcript_usd)
+            .sum();
+        total.difference_usd = Some(h - t);
+    }
+    let mut rows: Vec<Reconciled> = by.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.transcript_usd
+            .partial_cmp(&a.transcript_usd)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.session.cmp(&b.session))
+    });
+    (rows, total)
+}
+
+fn chrono_day(at_us: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(at_us)
+        .map(|t| t.format("%Y-%m-%d").to_string())
+        .unwrap_or_default()
+}
+
+fn explain(
+    diff: f64,
+    e: &Reconciled,
+    s: Option<&SessionState>,
+    unpriced: u64,
+    agents_with_usage: usize,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if diff.abs() < AGREE_USD {
+        return out;
+    }
+    let subagents = s.map(|s| s.subagents.len()).unwrap_or(0);
+    if diff > 0.0 {
+        if e.compactions > 0 {
+            out.push(format!(
+                "compaction summary requests are in no transcript ({} compaction{})",
+                e.compactions,
+                if e.compactions == 1 { "" } else { "s" }
+            ));
+        }
+        if subagents > agents_with_usage {
+            out.push(format!(
+                "subagent usage not read from transcripts ({} of {subagents} subagents)",
+                subagents - agents_with_usage
+            ));
+        }
+        if unpriced > 0 {
+            out.push(format!("{unpriced} responses of models without a price"));
+        }
+        if out.is_empty() {
+            out.push(
+                "requests the transcripts do not show (a transcript not read yet, or one the host does not write)"
+                    .into(),
+            );
+        }
+    } else {
+        if e.host_epochs > 1 {
+            out.push(format!(
+                "the host's counter started again {} times and readings between a reset and the next reading are lost",
+                e.host_epochs - 1
+            ));
+        }
+        out.push(
+            "the host counts only what its statusline saw (readings started late, or the session was resumed in a new process)"
+                .into(),
+        );
+    }
+    out
 }

@@ -127,6 +127,8 @@ pub struct SessionState {
     pub subagent_transcripts: BTreeMap<String, String>,
     /// The session this one continues (for `clear`: the session that just ended in the project).
     pub continues: Option<String>,
+    /// The host's own cost and context figures (Claude Code's statusline).
+    pub host_reported: crate::host::HostFigures,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -646,6 +648,11 @@ impl SessionState {
             }
             Kind::SessionMetrics { .. } => {
                 self.metrics = derived::parse(&env.payload);
+            }
+            Kind::HostReported => {
+                if let Some(r) = derived::parse::<derived::HostReported>(&env.payload) {
+                    self.host_reported.apply(env.seq, env.recorded_at_us, &r);
+                }
             }
             Kind::ReminderIssued { .. } => {
                 self.reminder.last_reminder_at = Some(self.reminder.since_task_use);

@@ -3,7 +3,7 @@
 use crate::dates::Range;
 use crate::output::{self, Align, Table};
 use crate::state_io;
-use projections::report::{self, CostBy, CostRow};
+use projections::report::{self, CostBy, CostRow, Reconciled};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -60,14 +60,66 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     } else {
         rows
     };
+    let (rec, rec_total) = report::reconcile(
+        &full.cost,
+        &full.state,
+        &settings.pricing(),
+        since.as_deref(),
+        until.as_deref(),
+    );
     if args.json {
-        output::print_json(
-            &serde_json::json!({ "by": format!("{:?}", args.by).to_lowercase(), "rows": rows, "total": total }),
-        );
+        output::print_json(&serde_json::json!({
+            "by": format!("{:?}", args.by).to_lowercase(),
+            "rows": rows,
+            "total": total,
+            "reconciliation": { "sessions": rec, "total": rec_total },
+        }));
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", render(&rows, &total, args.by));
+    print!("{}", render_reconciliation(&rec, &rec_total));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Transcript cost beside the host's own, per session and in total, with the difference named.
+/// Nothing when no host reported a cost.
+pub fn render_reconciliation(rows: &[Reconciled], total: &Reconciled) -> String {
+    if total.host_usd.is_none() {
+        return String::new();
+    }
+    let mut t = Table::new(&[
+        ("SESSION", Align::Left),
+        ("TRANSCRIPTS", Align::Right),
+        ("HOST REPORTED", Align::Right),
+        ("DIFFERENCE", Align::Right),
+        ("WHY", Align::Left),
+    ]);
+    let cells = |r: &Reconciled, key: String| {
+        vec![
+            key,
+            output::usd(r.transcript_usd),
+            r.host_usd.map(output::usd).unwrap_or_else(|| "-".into()),
+            r.difference_usd
+                .map(|d| {
+                    format!(
+                        "{}{}",
+                        if d >= 0.0 { "+" } else { "-" },
+                        output::usd(d.abs())
+                    )
+                })
+                .unwrap_or_else(|| "-".into()),
+            r.explanation.join("; "),
+        ]
+    };
+    for r in rows {
+        t.row(cells(r, projections::short_id(&r.session).to_string()));
+    }
+    t.footer(cells(total, "total".into()));
+    format!(
+        "\n{}\n{}",
+        output::bold("transcripts vs what the host reported (Claude Code's statusline cost)"),
+        t.render()
+    )
 }
 
 pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {

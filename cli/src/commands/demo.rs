@@ -204,6 +204,22 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             output::escape(first)
         );
     }
+    // The HTML report, beside the journal (the temporary one goes with it; --keep keeps both).
+    let html = crate::commands::report::build(
+        &dir,
+        &settings,
+        None,
+        crate::dates::Range::new(None, None)?,
+    )?;
+    let file = dir.join("report.html");
+    crate::commands::report::write(&file, &html)?;
+    section(&format!(
+        "HTML report (hookjournal report --html): {}",
+        file.display()
+    ));
+    if args.keep.is_none() {
+        println!("{}", output::dim("(removed with the demo's temporary journal: `hookjournal demo --keep DIR` keeps it)"));
+    }
     println!(
         "\n{}",
         output::dim("Try it on your own project: `hookjournal install` (Claude Code), then `hookjournal sessions`, `hookjournal replay --verify`.")

@@ -68,13 +68,7 @@ fn parse_flags(argv: &[OsString]) -> Flags {
 static PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
-    if argv.iter().skip(2).any(|a| a == "--help" || a == "-h") {
-        // Through the whole parser, so the usage line reads `hookjournal hook`.
-        if let Err(e) =
-            <crate::Cli as clap::Parser>::try_parse_from(["hookjournal", "hook", "--help"])
-        {
-            let _ = e.print();
-        }
+    if crate::output::printed_help(&argv, "hook") {
         return ExitCode::SUCCESS;
     }
     // A panic is caught, reported as one line, and the invocation spooled (see `run`).

@@ -14,6 +14,13 @@ use self::json::{Json, Object};
 pub struct InstallArgs {
     #[command(flatten)]
     pub target: Target,
+    /// Also register `hookjournal statusline` as Claude Code's status line. One you already have
+    /// is kept and chained: ours first, then yours.
+    #[arg(long)]
+    pub statusline: bool,
+    /// With --statusline: record Claude Code's figures but show only your own status line.
+    #[arg(long, requires = "statusline")]
+    pub statusline_record_only: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -229,6 +236,21 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
     let mut settings = before.as_ref().map(|(_, v)| v.clone()).unwrap_or_default();
     install_handler(&mut settings, facts, &command)
         .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?;
+    let mut statusline = None;
+    if args.statusline {
+        if t.host != Host::Claude {
+            eprintln!(
+                "hookjournal: --statusline is Claude Code's status line; {} has none",
+                facts.product
+            );
+            return Ok(ExitCode::from(2));
+        }
+        let base = statusline_base(&exe, explicit_journal.as_deref())?;
+        statusline = Some(
+            install_statusline(&mut settings, &base, args.statusline_record_only)
+                .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?,
+        );
+    }
     let after = render(&settings);
     let before_text = before.as_ref().map(|(text, _)| text.as_str());
 
@@ -280,6 +302,9 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
         );
     }
     println!("Command: {command}");
+    if let Some(line) = &statusline {
+        println!("Status line: {line}");
+    }
     match &journal_dir {
         Some(dir) => println!("Journal: {}", dir.display()),
         None => println!("Journal: .hookjournal/ in each project, created by its first event."),
@@ -319,7 +344,11 @@ pub fn run_uninstall(args: UninstallArgs, _journal: Option<PathBuf>) -> anyhow::
     };
     let removed = remove_handlers(&mut settings)
         .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?;
-    if removed == 0 {
+    let restored = remove_statusline(&mut settings);
+    if let Some(r) = &restored {
+        println!("{r}");
+    }
+    if removed == 0 && restored.is_none() {
         println!(
             "{} has no hookjournal hooks; nothing to remove.",
             path.display()
@@ -479,6 +508,127 @@ fn split_program(cmd: &str) -> Option<(String, &str)> {
             Some((cmd[..end].to_string(), &cmd[end..]))
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The status line (Claude Code's `statusLine`): ours, or ours chained with the user's own.
+
+/// `"<abs path>" statusline [--journal "<dir>"]`.
+fn statusline_base(exe: &Path, journal: Option<&Path>) -> anyhow::Result<String> {
+    let mut cmd = format!("{} statusline", shell_quote(exe)?);
+    if let Some(dir) = journal {
+        cmd.push_str(" --journal ");
+        cmd.push_str(&shell_quote(dir)?);
+    }
+    Ok(cmd)
+}
+
+/// Words of a command as `shell_quote` writes them (plain, or double-quoted with `\` escapes).
+fn shell_words(cmd: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut rest = cmd.trim_start();
+    while !rest.is_empty() {
+        let (w, r) = split_program(rest)?;
+        words.push(w);
+        rest = r.trim_start();
+    }
+    Some(words)
+}
+
+fn is_our_statusline(cmd: &str) -> bool {
+    let Some((program, rest)) = split_program(cmd.trim_start()) else {
+        return false;
+    };
+    Path::new(&program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == BINARY_NAME)
+        && rest.trim_start().starts_with("statusline")
+}
+
+/// The user's own command that ours chains, if any.
+fn chained_of(cmd: &str) -> Option<String> {
+    let words = shell_words(cmd)?;
+    let i = words.iter().position(|w| w == "--chain")?;
+    words.get(i + 1).cloned()
+}
+
+/// Sets `statusLine` to ours, chaining a command the user already had (its other keys stay).
+/// Re-installing keeps the chained command. Returns the command registered.
+fn install_statusline(
+    settings: &mut Json,
+    base: &str,
+    record_only: bool,
+) -> Result<String, String> {
+    let root = settings
+        .as_object_mut()
+        .ok_or("the top level is not a JSON object")?;
+    let theirs = match root.get("statusLine") {
+        None => None,
+        Some(Json::Object(o)) => match o.get("command") {
+            Some(Json::String(c)) if is_our_statusline(c) => chained_of(c),
+            Some(Json::String(c)) => Some(c.clone()),
+            _ => return Err("\"statusLine\" has no command to chain".into()),
+        },
+        Some(_) => return Err("\"statusLine\" is not an object".into()),
+    };
+    let mut command = base.to_string();
+    if let Some(t) = &theirs {
+        if record_only {
+            command.push_str(" --record-only");
+        }
+        command.push_str(" --chain ");
+        command.push_str(&quote_str(t));
+    }
+    match root.get_mut("statusLine") {
+        Some(Json::Object(o)) => o.insert("command", Json::from(command.as_str())),
+        _ => {
+            let mut o = Object::default();
+            o.insert("type", Json::from("command"));
+            o.insert("command", Json::from(command.as_str()));
+            root.insert("statusLine", Json::Object(o));
+        }
+    }
+    Ok(command)
+}
+
+/// Takes our status line out: the user's chained command comes back, or the key goes.
+/// Returns what was done, `None` when the status line was not ours.
+fn remove_statusline(settings: &mut Json) -> Option<String> {
+    let root = settings.as_object_mut()?;
+    let Some(Json::Object(o)) = root.get_mut("statusLine") else {
+        return None;
+    };
+    let Some(Json::String(cmd)) = o.get("command") else {
+        return None;
+    };
+    if !is_our_statusline(cmd) {
+        return None;
+    }
+    match chained_of(cmd) {
+        Some(theirs) => {
+            o.insert("command", Json::from(theirs.as_str()));
+            Some(format!("Restored your own status line: {theirs}"))
+        }
+        None => {
+            root.remove("statusLine");
+            Some("Removed hookjournal's status line.".into())
+        }
+    }
+}
+
+/// Double-quotes a string for POSIX sh (see `shell_quote`).
+fn quote_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,13 +10,16 @@ pub mod install;
 pub mod notifications;
 pub mod recover;
 pub mod replay;
+pub mod report;
 pub mod rewind;
 pub mod sessions;
 pub mod ship;
 pub mod show;
 pub mod status;
+pub mod statusline;
 pub mod tasks;
 pub mod verify;
+pub mod watch;
 
 use crate::{Cli, Command};
 use std::process::ExitCode;
@@ -62,5 +65,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recover(a) => recover::run(a, j),
         Command::Ship(a) => ship::run(a, j),
         Command::Demo(a) => demo::run(a, j),
+        Command::Report(a) => report::run(a, j),
+        Command::Watch(a) => watch::run(a, j),
+        Command::Statusline(_) => {
+            unreachable!("the statusline is dispatched before argument parsing")
+        }
     }
 }

@@ -411,6 +411,7 @@ const KINDS: &[&str] = &[
     "TaskCommand",
     "GitObserved",
     "Checkpoint",
+    "HostReported",
 ];
 
 /// A typo in `--kind` must not pass for "no events match".
@@ -537,6 +538,7 @@ mod tests {
             Kind::TaskCommand,
             Kind::GitObserved { cause: 1 },
             Kind::Checkpoint { cause: 1 },
+            Kind::HostReported,
         ];
         for k in &all {
             match k {
@@ -551,7 +553,8 @@ mod tests {
                 | Kind::Rewound { .. }
                 | Kind::TaskCommand
                 | Kind::GitObserved { .. }
-                | Kind::Checkpoint { .. } => {}
+                | Kind::Checkpoint { .. }
+                | Kind::HostReported => {}
             }
         }
         all

@@ -1,0 +1,387 @@
+//! `hookjournal statusline`: the command Claude Code runs for its status line. stdin (the
+//! statusline JSON) → one line on stdout, always exit 0.
+//!
+//! It never takes the journal's lock. Readings of Claude Code's own figures (cost, context) go to
+//! the spool, only when they changed since the last one recorded for the session (kept in a tiny
+//! file under `statusline/`). The journal facts it shows (task in progress, reminder due) come
+//! from a cache file under `statusline/`, refreshed at most once a second by a detached child
+//! (`--refresh-view`) that tries the lock once without waiting, reads three checkpoint
+//! partitions and lets go.
+
+use crate::settings::Settings;
+use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
+use projections::derived::{self, HostReported};
+use projections::fold::{self, State};
+use projections::session::SessionState;
+use projections::statusline::{self, Facts, Input};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+/// The statusline's flags (parsed leniently by hand, like the hook's: it must never fail).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Also run this statusline command (the one you had) and print its output after ours.
+    #[arg(long, value_name = "COMMAND")]
+    pub chain: Option<String>,
+    /// Record Claude Code's figures but print only the chained command's output.
+    #[arg(long)]
+    pub record_only: bool,
+}
+
+const DIR: &str = "statusline";
+const STDIN_CAP: usize = 1 << 20;
+/// How old the cached facts may get before a refresh is started.
+const FRESH: Duration = Duration::from_millis(1000);
+const CHAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
+struct Flags {
+    journal: Option<PathBuf>,
+    chain: Option<String>,
+    record_only: bool,
+    refresh: Option<String>,
+}
+
+fn parse_flags(argv: &[OsString]) -> Flags {
+    let args: Vec<String> = argv
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut f = Flags {
+        journal: None,
+        chain: None,
+        record_only: false,
+        refresh: None,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let mut value = |name: &str| -> Option<String> {
+            if let Some(v) = a.strip_prefix(&format!("{name}=")) {
+                return Some(v.to_string());
+            }
+            if a == name {
+                i += 1;
+                return args.get(i).cloned();
+            }
+            None
+        };
+        if let Some(v) = value("--journal") {
+            f.journal = Some(PathBuf::from(v));
+        } else if let Some(v) = value("--chain") {
+            f.chain = Some(v);
+        } else if let Some(v) = value("--refresh-view") {
+            f.refresh = Some(v);
+        } else if a == "--record-only" {
+            f.record_only = true;
+        }
+        i += 1;
+    }
+    f
+}
+
+pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
+    if crate::output::printed_help(&argv, "statusline") {
+        return ExitCode::SUCCESS;
+    }
+    std::panic::set_hook(Box::new(|_| {}));
+    let flags = parse_flags(&argv);
+    if let Some(session) = &flags.refresh {
+        let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
+        let _ = std::panic::catch_unwind(|| refresh(&dir, session));
+        return ExitCode::SUCCESS;
+    }
+    let line = std::panic::catch_unwind(|| run(&flags))
+        .unwrap_or_else(|_| "hookjournal │ statusline error".to_string());
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(line.as_bytes());
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+    ExitCode::SUCCESS
+}
+
+/// Reads stdin to EOF (the writer must never see a broken pipe), keeping the first `STDIN_CAP`
+/// bytes; a larger input is unreadable.
+fn read_stdin() -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut over = false;
+    let mut buf = [0u8; 16 * 1024];
+    let mut stdin = std::io::stdin().lock();
+    loop {
+        match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) if kept.len() + n <= STDIN_CAP => kept.extend_from_slice(&buf[..n]),
+            Ok(_) => over = true,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    if over {
+        kept.clear();
+    }
+    kept
+}
+
+/// `--journal` > `$HOOKJOURNAL_DIR` > the workspace's project dir > `$CLAUDE_PROJECT_DIR` > the
+/// nearest ancestor holding `.hookjournal/`.
+fn journal_dir(flags: &Flags, input: Option<&Input>) -> PathBuf {
+    if flags.journal.is_some() || std::env::var_os("HOOKJOURNAL_DIR").is_some_and(|v| !v.is_empty())
+    {
+        return crate::locate::journal_dir(flags.journal.as_deref(), true);
+    }
+    if let Some(p) = input.and_then(|i| i.project_dir.as_deref()) {
+        return Path::new(p).join(crate::locate::DIR_NAME);
+    }
+    crate::locate::journal_dir(None, true)
+}
+
+fn run(flags: &Flags) -> String {
+    let bytes = read_stdin();
+    let input = Input::parse(&bytes);
+    let dir = journal_dir(flags, input.as_ref());
+    let (settings, _) = Settings::load(&dir);
+    let mut facts = None;
+    if let (Some(i), true) = (&input, dir.is_dir()) {
+        if let Some(sid) = &i.session_id {
+            let base = dir.join(DIR);
+            if ensure_private_dir(&base) {
+                let name = file_stem(sid);
+                if i.has_figures() {
+                    let _ = record_if_changed(&dir, &base.join(format!("{name}.last")), sid, i);
+                }
+                facts = cached_facts(&dir, &base.join(format!("{name}.view")), sid);
+            }
+        }
+    }
+    let ours = statusline::render(input.as_ref(), facts.as_ref(), &settings.policy, color());
+    let theirs = flags
+        .chain
+        .as_deref()
+        .and_then(|c| run_chained(c, &bytes))
+        .filter(|t| !t.trim().is_empty());
+    match (flags.record_only, theirs) {
+        (true, Some(t)) => t,
+        (true, None) => String::new(),
+        (false, Some(t)) => format!("{ours}\n{t}"),
+        (false, None) => ours,
+    }
+}
+
+fn color() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Per-session file names: a hash of the id (session ids are never used as paths).
+fn file_stem(session: &str) -> String {
+    let h = blake3::hash(session.as_bytes());
+    h.to_hex()[..16].to_string()
+}
+
+fn ensure_private_dir(p: &Path) -> bool {
+    use std::os::unix::fs::DirBuilderExt;
+    p.is_dir()
+        || std::fs::DirBuilder::new()
+            .mode(journal::DIR_MODE)
+            .create(p)
+            .is_ok()
+        || p.is_dir()
+}
+
+/// Writes a reading to the spool when it differs from the last one recorded for the session.
+/// The compare-and-write holds an flock on the session's own `.last` file (never the journal's
+/// lock), so two statusline processes of one session do not both record the same change.
+fn record_if_changed(dir: &Path, last_path: &Path, session: &str, input: &Input) -> Option<()> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(journal::FILE_MODE)
+        .open(last_path)
+        .ok()?;
+    // SAFETY: flock on a descriptor we own; released when `f` closes.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return None;
+    }
+    let mut text = String::new();
+    let _ = (&f).read_to_string(&mut text);
+    let last: Option<HostReported> = serde_json::from_str(&text).ok();
+    let reading = input.reading();
+    if !statusline::changed(last.as_ref(), &reading) {
+        return Some(());
+    }
+    let body = derived::body(&reading);
+    let ev = NewEvent {
+        recorded_at_us: chrono::Utc::now().timestamp_micros(),
+        host: "claude".into(),
+        kind: Kind::HostReported,
+        session_id: Some(session.to_string()),
+        agent_id: None,
+        payload: body.clone(),
+        truncated: None,
+        spooled: true,
+    };
+    spool::write(dir, &ev).ok()?;
+    f.set_len(0).ok()?;
+    let mut w = &f;
+    std::io::Seek::seek(&mut w, std::io::SeekFrom::Start(0)).ok()?;
+    w.write_all(&body).ok()?;
+    Some(())
+}
+
+/// The cached facts; a stale or missing cache starts a refresh in the background.
+fn cached_facts(dir: &Path, view: &Path, session: &str) -> Option<Facts> {
+    let meta = std::fs::metadata(view).ok();
+    let fresh = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < FRESH);
+    if !fresh {
+        spawn_refresh(dir, session);
+    }
+    let text = std::fs::read(view).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+fn spawn_refresh(dir: &Path, session: &str) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let _ = Command::new(exe)
+        .arg("--journal")
+        .arg(dir)
+        .arg("statusline")
+        .arg("--refresh-view")
+        .arg(session)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+}
+
+/// The detached refresher: one try at the lock (no waiting, no priority: hooks come first),
+/// three partitions read, the cache rewritten atomically. When the lock is busy the old cache is
+/// touched, so the next refresh waits another second.
+fn refresh(dir: &Path, session: &str) {
+    let base = dir.join(DIR);
+    let stem = file_stem(session);
+    let view = base.join(format!("{stem}.view"));
+    // One refresher per session at a time.
+    let Ok(guard) = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(journal::FILE_MODE)
+        .open(base.join(format!("{stem}.refreshing")))
+    else {
+        return;
+    };
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(guard.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return;
+    }
+    let (settings, _) = Settings::load(dir);
+    let facts = read_facts(dir, session, &settings);
+    match facts {
+        Some(f) => {
+            let tmp = base.join(format!(".{stem}.view.tmp"));
+            let ok = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .mode(journal::FILE_MODE)
+                .open(&tmp)
+                .and_then(|mut w| w.write_all(&serde_json::to_vec(&f).unwrap_or_default()))
+                .and_then(|_| std::fs::rename(&tmp, &view));
+            if ok.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+        None => {
+            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&view) {
+                let _ = f.set_modified(std::time::SystemTime::now());
+            } else {
+                // No cache yet and no journal to read: an empty one, so a refresh is not
+                // started on every call.
+                let _ = std::fs::write(&view, b"{}");
+            }
+        }
+    }
+}
+
+fn read_facts(dir: &Path, session: &str, settings: &Settings) -> Option<Facts> {
+    let j = Journal::open(
+        dir,
+        &OpenOptions {
+            wait: Duration::ZERO,
+            create: false,
+            segment_events: settings.hook.segment_events,
+            priority: false,
+        },
+    )
+    .ok()?;
+    let mut st = State::default();
+    if let Some(b) = j.get_state(fold::GLOBAL_KEY).ok()? {
+        st.global = fold::decode(&b)?;
+    }
+    if let Some(b) = j.get_state(fold::TASKS_KEY).ok()? {
+        st.tasks = fold::decode(&b)?;
+    }
+    let s: Option<SessionState> = match j.get_state(&fold::session_key(session)).ok()? {
+        Some(b) => Some(fold::decode(&b)?),
+        None => None,
+    };
+    drop(j);
+    Some(statusline::facts(&st, s.as_ref(), &settings.policy))
+}
+
+/// Runs the user's own statusline command (`sh -c`, as Claude Code would) with the same input;
+/// its first lines, or nothing after the timeout.
+fn run_chained(command: &str, input: &[u8]) -> Option<String> {
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut stdout = child.stdout.take()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = (&mut stdout).take(64 * 1024).read_to_end(&mut out);
+        let _ = tx.send(out);
+    });
+    let deadline = std::time::Instant::now() + CHAIN_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let _ = writer.join();
+    // A grandchild may keep the pipe open: do not wait for it past the deadline.
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let out = rx.recv_timeout(left.max(Duration::from_millis(50))).ok()?;
+    let text = String::from_utf8_lossy(&out);
+    Some(text.trim_end_matches(['\n', '\r']).to_string())
+}
