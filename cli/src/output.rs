@@ -311,6 +311,19 @@ pub fn print_json(v: &serde_json::Value) {
     );
 }
 
+/// For the commands that parse their own flags leniently (`hook`, `statusline`): prints the
+/// command's help when `--help`/`-h` is among its arguments, through the whole parser so the
+/// usage line reads `hookjournal CMD`. Returns whether it did.
+pub fn printed_help(argv: &[std::ffi::OsString], cmd: &str) -> bool {
+    if !argv.iter().skip(2).any(|a| a == "--help" || a == "-h") {
+        return false;
+    }
+    if let Err(e) = <crate::Cli as clap::Parser>::try_parse_from(["hookjournal", cmd, "--help"]) {
+        let _ = e.print();
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,17 +370,4 @@ mod tests {
         );
         assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
     }
-}
-
-/// For the commands that parse their own flags leniently (`hook`, `statusline`): prints the
-/// command's help when `--help`/`-h` is among its arguments, through the whole parser so the
-/// usage line reads `hookjournal CMD`. Returns whether it did.
-pub fn printed_help(argv: &[std::ffi::OsString], cmd: &str) -> bool {
-    if !argv.iter().skip(2).any(|a| a == "--help" || a == "-h") {
-        return false;
-    }
-    if let Err(e) = <crate::Cli as clap::Parser>::try_parse_from(["hookjournal", cmd, "--help"]) {
-        let _ = e.print();
-    }
-    true
 }
