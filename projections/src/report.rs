@@ -122,14 +122,20 @@ pub fn cost_rows(
     }
     let mut rows: Vec<CostRow> = rows.into_values().collect();
     if by == CostBy::Session || by == CostBy::Model {
-        rows.sort_by(|a, b| {
-            b.usd
-                .partial_cmp(&a.usd)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.key.cmp(&b.key))
-        });
+        costliest_first(&mut rows);
     }
     (rows, total)
+}
+
+/// Orders cost rows by USD, highest first (ties by key): the order of the by-session,
+/// by-model (and team by-machine) tables.
+pub fn costliest_first(rows: &mut [CostRow]) {
+    rows.sort_by(|a, b| {
+        b.usd
+            .partial_cmp(&a.usd)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.key.cmp(&b.key))
+    });
 }
 
 /// USD of a session's own usage (the hook-path view, from its checkpoint).

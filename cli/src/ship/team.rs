@@ -178,12 +178,7 @@ fn cost_rows(
     }
     let mut rows: Vec<CostRow> = rows.into_values().collect();
     if matches!(by, cost::By::Session | cost::By::Model | cost::By::Machine) {
-        rows.sort_by(|a, b| {
-            b.usd
-                .partial_cmp(&a.usd)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.key.cmp(&b.key))
-        });
+        projections::report::costliest_first(&mut rows);
     }
     (rows, total)
 }
