@@ -63,6 +63,16 @@ fn spawn_hook(j: &Path, p: &str) -> std::process::Child {
     child
 }
 
+/// A test that needs root says it is skipped, on stderr; CI (root) sets
+/// `HOOKJOURNAL_REQUIRE_ROOT=1`, and there a skip is a failure.
+fn require_root(why: &str) {
+    assert!(
+        std::env::var_os("HOOKJOURNAL_REQUIRE_ROOT").is_none(),
+        "HOOKJOURNAL_REQUIRE_ROOT is set but {why}"
+    );
+    eprintln!("SKIPPED {why}; CI runs it as root");
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self, n: u64) -> u64 {
@@ -134,10 +144,7 @@ fn a_full_disk_loses_nothing_acknowledged_before_it_and_the_journal_recovers() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("SKIPPED a_full_disk_loses_nothing…: cannot mount a tmpfs here (needs root); CI runs it as root");
-        if std::env::var_os("HOOKJOURNAL_REQUIRE_MOUNT").is_some() {
-            panic!("HOOKJOURNAL_REQUIRE_MOUNT is set but mounting a tmpfs failed");
-        }
+        require_root("a_full_disk_loses_nothing…: cannot mount a tmpfs here (needs root)");
         return;
     }
     struct Unmount(PathBuf);
@@ -523,7 +530,7 @@ fn hostile_transcript_paths_never_hold_the_hook() {
 fn a_read_only_journal_can_be_read_by_another_user() {
     let is_root = unsafe { libc::geteuid() } == 0;
     if !is_root {
-        eprintln!("SKIPPED a_read_only_journal…: needs root to run the readers as another user; CI runs it as root");
+        require_root("a_read_only_journal…: needs root to run the readers as another user");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
