@@ -192,9 +192,15 @@ fn every_command_and_flag_has_help_text() {
                 || (l.starts_with('[') && upper(1));
             let is_short = l.len() > 2 && l.starts_with('-') && l.as_bytes()[2] == b',';
             if (is_arg || is_short) && line.starts_with("  ") {
+                // Same line: text after the padding (clap pads even a flag with no help, so the
+                // line is trimmed first). Next line: a description, not the next flag.
                 let next = lines.get(i + 1).map(|n| n.trim()).unwrap_or("");
+                let next_is_text = !next.is_empty()
+                    && !next.starts_with('-')
+                    && !next.starts_with('<')
+                    && !next.starts_with('[');
                 assert!(
-                    l.contains("  ") || !next.is_empty(),
+                    l.trim_end().contains("  ") || next_is_text,
                     "`hookjournal {name}`: no help for {l}"
                 );
             }

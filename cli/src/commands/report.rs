@@ -24,8 +24,10 @@ pub struct Args {
     /// Only this session (id or its first characters).
     #[arg(long)]
     pub session: Option<String>,
+    /// From this day (YYYY-MM-DD, inclusive) or RFC 3339 time.
     #[arg(long)]
     pub since: Option<String>,
+    /// Up to this day (inclusive) or RFC 3339 time.
     #[arg(long)]
     pub until: Option<String>,
 }
