@@ -430,7 +430,7 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
 
     // ---- hookjournal side.
     if env_flag("HOOKJOURNAL_E2E_SKIP_JOURNAL") {
-        println!("HOOKJOURNAL_E2E_SKIP_JOURNAL=1: hookjournal assertions skipped");
+        eprintln!("HOOKJOURNAL_E2E_SKIP_JOURNAL=1: hookjournal assertions skipped");
     } else if claude_ok {
         let events = check_journal_complete(&mut r, &h, &recorded);
         check_tasks(&mut r, &h, &sid);
