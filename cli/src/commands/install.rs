@@ -454,16 +454,7 @@ fn shell_quote(p: &Path) -> anyhow::Result<String> {
             p.display()
         )
     })?;
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if matches!(c, '"' | '\\' | '$' | '`') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    Ok(out)
+    Ok(quote_str(s))
 }
 
 /// True for a command that runs a binary named `hookjournal` with the `hook` subcommand, wherever the

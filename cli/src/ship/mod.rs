@@ -154,6 +154,27 @@ pub fn redact_json(v: &mut serde_json::Value) -> usize {
 }
 
 /// `--follow`'s pause between rounds; a round that finds nothing new costs one short lock.
+/// Streams the events `from..=to` of a snapshot through `f`; the first error `f` returns stops
+/// the stream and is returned as it is (not as a journal read error).
+pub fn stream(
+    snap: &journal::ReadSnapshot,
+    from: journal::Seq,
+    to: journal::Seq,
+    mut f: impl FnMut(Envelope) -> Result<()>,
+) -> Result<()> {
+    let mut failed = None;
+    let r = snap.for_each_in(from, to, |e| {
+        f(e).map_err(|err| {
+            failed = Some(err);
+            journal::Error::Invalid("shipping stopped".into())
+        })
+    });
+    if let Some(err) = failed {
+        return Err(err);
+    }
+    r.context("reading the journal")
+}
+
 pub fn pause(ms: u64) {
     std::thread::sleep(std::time::Duration::from_millis(ms.max(10)));
 }

@@ -149,43 +149,32 @@ pub fn ship_round(agent: &ureq::Agent, t: &Target) -> Result<Round> {
     let mut records: Vec<LogRecord> = Vec::new();
     let mut bytes = 0usize;
     let mut last: Option<(Seq, Hash)> = None;
-    let mut failed: Option<anyhow::Error> = None;
     let observed = now_nanos();
-    let r = view.snap.for_each_in(done.max(1), head, |e| {
-        let step = (|| -> Result<()> {
-            if e.seq == done {
-                if e.hash != done_hash {
-                    bail!(
+    super::stream(&view.snap, done.max(1), head, |e| {
+        if e.seq == done {
+            if e.hash != done_hash {
+                bail!(
                         "{} does not match this journal at seq {done} (the hash differs): remove it to send everything again",
                         cursor.display()
                     );
-                }
-                return Ok(());
             }
-            let (rec, masked) = record(&e, t, &pricing, observed);
-            round.masked += masked;
-            bytes += e.payload.len();
-            records.push(rec);
-            last = Some((e.seq, e.hash));
-            if records.len() >= MAX_RECORDS || bytes >= MAX_BYTES {
-                let n = records.len() as u64;
-                send(agent, &endpoint, t, &resource, std::mem::take(&mut records))?;
-                let (seq, hash) = last.expect("a record was added");
-                write_cursor(t.dir, &cursor, seq, &hash)?;
-                round.shipped += n;
-                bytes = 0;
-            }
-            Ok(())
-        })();
-        step.map_err(|err| {
-            failed = Some(err);
-            journal::Error::Invalid("shipping stopped".into())
-        })
-    });
-    if let Some(err) = failed {
-        return Err(err);
-    }
-    r.context("reading the journal")?;
+            return Ok(());
+        }
+        let (rec, masked) = record(&e, t, &pricing, observed);
+        round.masked += masked;
+        bytes += e.payload.len();
+        records.push(rec);
+        last = Some((e.seq, e.hash));
+        if records.len() >= MAX_RECORDS || bytes >= MAX_BYTES {
+            let n = records.len() as u64;
+            send(agent, &endpoint, t, &resource, std::mem::take(&mut records))?;
+            let (seq, hash) = last.expect("a record was added");
+            write_cursor(t.dir, &cursor, seq, &hash)?;
+            round.shipped += n;
+            bytes = 0;
+        }
+        Ok(())
+    })?;
     if !records.is_empty() {
         let n = records.len() as u64;
         send(agent, &endpoint, t, &resource, records)?;

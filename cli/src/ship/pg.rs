@@ -400,35 +400,24 @@ pub fn ship_round(c: &mut Client, t: &Target) -> Result<Round> {
     let settings = crate::settings::Settings::load(t.dir).0;
     let mut full = Full::with_rewinds(Rewinds::from_list(&view.state.global.rewinds));
     let mut batch: Vec<Envelope> = Vec::with_capacity(t.batch);
-    let mut failed: Option<anyhow::Error> = None;
     let bar = crate::output::progress(head - cur.shipped, "ship");
-    let r = view.snap.for_each(|e| {
+    super::stream(&view.snap, 0, Seq::MAX, |e| {
         full.apply(&e);
-        let step = (|| -> Result<()> {
-            if e.seq == cur.shipped && e.hash.as_slice() != cur.head.as_slice() {
-                return Err(diverged(t.journal_id, e.seq));
+        if e.seq == cur.shipped && e.hash.as_slice() != cur.head.as_slice() {
+            return Err(diverged(t.journal_id, e.seq));
+        }
+        if e.seq > cur.shipped {
+            batch.push(e);
+            if batch.len() >= t.batch {
+                let (n, m) = ship_batch(c, t, &batch, None)?;
+                round.shipped += n;
+                round.masked += m;
+                bar.inc(batch.len() as u64);
+                batch.clear();
             }
-            if e.seq > cur.shipped {
-                batch.push(e);
-                if batch.len() >= t.batch {
-                    let (n, m) = ship_batch(c, t, &batch, None)?;
-                    round.shipped += n;
-                    round.masked += m;
-                    bar.inc(batch.len() as u64);
-                    batch.clear();
-                }
-            }
-            Ok(())
-        })();
-        step.map_err(|err| {
-            failed = Some(err);
-            journal::Error::Invalid("shipping stopped".into())
-        })
-    });
-    if let Some(err) = failed {
-        return Err(err);
-    }
-    r.context("reading the journal")?;
+        }
+        Ok(())
+    })?;
     let derived = Derived::build(&full, &settings, t, head);
     let (n, m) = ship_batch(c, t, &batch, Some(&derived))?;
     bar.finish_and_clear();
