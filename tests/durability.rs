@@ -647,10 +647,16 @@ fn out_of_range_limits_are_clamped_with_one_line_each() {
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(
         lines,
-        vec![format!(
-            "hookjournal: {}: hook.lock_wait_ms = 36000000 is out of range 0..=2000, using 2000; hook.drain_budget_ms = 0 is out of range 10..=1000, using 10",
-            j.join("config.toml").display()
-        )]
+        vec![
+            format!(
+                "hookjournal: {}: hook.lock_wait_ms = 36000000 is out of range 0..=2000, using 2000",
+                j.join("config.toml").display()
+            ),
+            format!(
+                "hookjournal: {}: hook.drain_budget_ms = 0 is out of range 10..=1000, using 10",
+                j.join("config.toml").display()
+            )
+        ]
     );
     assert_eq!(payload_counts(&j).len(), 1);
 }

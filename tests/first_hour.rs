@@ -134,6 +134,8 @@ const COMMANDS: &[&[&str]] = &[
     &["tasks", "list"],
     &["tasks", "show"],
     &["tasks", "add"],
+    &["tasks", "claim"],
+    &["tasks", "release-stale"],
     &["tasks", "start"],
     &["tasks", "done"],
     &["tasks", "fail"],

@@ -206,6 +206,7 @@ pub fn read_line(line: &str) -> Result<Envelope, String> {
         "Checkpoint" => Kind::Checkpoint { cause: cause()? },
         "TaskCommand" => Kind::TaskCommand,
         "HostReported" => Kind::HostReported,
+        "ExternalRelease" => Kind::ExternalRelease,
         "Rewound" => Kind::Rewound {
             session: l
                 .rewind_session

@@ -7,6 +7,8 @@ mod dates;
 mod eventjson;
 mod ingest;
 mod locate;
+mod loop_tasks;
+mod mirror;
 mod output;
 mod settings;
 mod ship;

@@ -16,6 +16,24 @@ pub struct Settings {
     pub pricing: BTreeMap<String, ModelPrice>,
     /// Where `hookjournal ship` sends the journal.
     pub ship: ShipSettings,
+    /// Live JSONL mirrors of the session and notification logs.
+    pub mirror: MirrorSettings,
+}
+
+/// `[mirror]`: files kept in step with the journal, one JSON object a line, with the fields of
+/// `export --report session-log` and `--report notifications`. Relative paths are taken from the
+/// project (the journal directory's parent). Unset: no file is written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MirrorSettings {
+    pub session_log: Option<std::path::PathBuf>,
+    pub notification_log: Option<std::path::PathBuf>,
+}
+
+impl MirrorSettings {
+    pub fn any(&self) -> bool {
+        self.session_log.is_some() || self.notification_log.is_some()
+    }
 }
 
 /// `[ship]`: targets of `hookjournal ship` (flags and environment variables come first).
@@ -50,6 +68,9 @@ pub struct HookLimits {
     /// Record-only events (PreToolUse, Notification, …) go straight to the spool, without
     /// opening the store; the next process holding the lock ingests them in order.
     pub fast_path: bool,
+    /// Time the loop's task program (`policy.task_command`) gets at a PreCompact, in ms
+    /// (SessionEnd: at most 300, since its hooks share 1.5 s).
+    pub task_command_timeout_ms: u64,
 }
 
 impl Default for HookLimits {
@@ -63,6 +84,7 @@ impl Default for HookLimits {
             git_timeout_ms: 400,
             segment_events: journal::DEFAULT_SEGMENT_EVENTS,
             fast_path: true,
+            task_command_timeout_ms: 1_500,
         }
     }
 }
@@ -94,12 +116,19 @@ impl HookLimits {
         self.drain_budget_ms = bound("drain_budget_ms", self.drain_budget_ms, 10, 1_000);
         self.git_timeout_ms = bound("git_timeout_ms", self.git_timeout_ms, 10, 2_000);
         self.segment_events = bound("segment_events", self.segment_events, 16, 1 << 20);
+        self.task_command_timeout_ms = bound(
+            "task_command_timeout_ms",
+            self.task_command_timeout_ms,
+            10,
+            10_000,
+        );
         out
     }
 }
 
 impl Settings {
-    /// Reads `DIR/config.toml`. Returns the settings and, for a bad file, a one-line warning.
+    /// Reads `DIR/config.toml`. Returns the settings and, for a bad file, a warning: one line per
+    /// problem, each naming the file (refused values are replaced by their defaults).
     pub fn load(dir: &Path) -> (Settings, Option<String>) {
         let path = dir.join("config.toml");
         let text = match std::fs::read_to_string(&path) {
@@ -119,10 +148,16 @@ impl Settings {
         };
         match toml::from_str::<Settings>(&text) {
             Ok(mut s) => {
-                s.policy = s.policy.sanitized();
-                let clamped = s.hook.clamp();
-                let warning = (!clamped.is_empty())
-                    .then(|| format!("{}: {}", path.display(), clamped.join("; ")));
+                let (policy, mut problems) = s.policy.validated();
+                s.policy = policy;
+                problems.extend(s.hook.clamp());
+                let warning = (!problems.is_empty()).then(|| {
+                    problems
+                        .iter()
+                        .map(|p| format!("{}: {p}", path.display()))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                });
                 (s, warning)
             }
             Err(e) => (
@@ -149,8 +184,8 @@ impl Settings {
 /// defaults are used.
 pub fn load_reporting(dir: &Path) -> Settings {
     let (settings, warning) = Settings::load(dir);
-    if let Some(w) = warning {
-        eprintln!("hookjournal: {w}");
+    for line in warning.iter().flat_map(|w| w.lines()) {
+        eprintln!("hookjournal: {line}");
     }
     settings
 }

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result};
 use journal::{spool, Envelope, Journal, ReadSnapshot};
+use projections::config::PolicyConfig;
 use projections::fold::{self, Full, Rewinds, State};
 use projections::session::SessionState;
 use std::collections::BTreeMap;
@@ -302,7 +303,8 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
         let mut loaded = Loaded::new(j)?;
         let mut tx = j.begin();
         let far = std::time::Instant::now() + Duration::from_secs(3600);
-        let Drained { done, .. } = drain(j, &mut loaded, &mut tx, 4096, far)?;
+        let settings = crate::settings::Settings::load(j.dir()).0;
+        let Drained { done, .. } = drain(j, &mut loaded, &mut tx, 4096, far, &settings.policy)?;
         for w in &loaded.warnings {
             eprintln!("hookjournal: {w}");
         }
@@ -313,10 +315,16 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
             return Ok(());
         }
         loaded.write_back(&mut tx);
+        let committed = if settings.mirror.any() {
+            tx.events().to_vec()
+        } else {
+            Vec::new()
+        };
         j.commit(tx)?;
         for entry in &done {
             let _ = spool::remove(entry);
         }
+        crate::mirror::write(j.dir(), &settings.mirror, &committed);
         j.seal_if_full()?;
     }
 }
@@ -369,13 +377,16 @@ impl View {
 /// Folds what the log holds beyond the checkpoint (copied from the write-ahead log at open),
 /// then ingests spooled events in arrival order into `tx`, until `max` files or the `deadline`.
 /// A damaged spool file is left where it is (`verify` names it, `recover` journals its bytes).
-/// Returns the files to remove after commit.
+/// A spooled hook event gets now what its hook could not do without the state: a loop agent's
+/// task release (`policy::decide_spooled`), in the same batch. Returns the files to remove after
+/// commit.
 pub fn drain(
     j: &Journal,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     max: usize,
     deadline: std::time::Instant,
+    policy: &PolicyConfig,
 ) -> anyhow::Result<Drained> {
     let unfolded = j.unfolded()?;
     if !unfolded.is_empty() {
@@ -420,10 +431,52 @@ pub fn drain(
         tx.push(ev);
         let env = tx.events().last().expect("just pushed").clone();
         loaded.fold(j, &env)?;
+        if loaded.stale.is_none() {
+            for (kind, body) in spooled_decision(&loaded.state, &env, policy) {
+                tx.push(crate::ingest::event(
+                    env.recorded_at_us,
+                    &env.host,
+                    env.session_id.as_deref(),
+                    env.agent_id.as_deref(),
+                    kind,
+                    body,
+                ));
+                let d = tx.events().last().expect("just pushed").clone();
+                loaded.fold(j, &d)?;
+            }
+        }
         tx.drained(&entry.id);
         done.push(entry);
     }
     Ok(Drained { done, more })
+}
+
+/// The events a spooled hook event's ingestion records (see `policy::decide_spooled`): the loop
+/// release, and the answer its hook gave without the state.
+fn spooled_decision(
+    state: &State,
+    env: &Envelope,
+    policy: &PolicyConfig,
+) -> Vec<(journal::Kind, Vec<u8>)> {
+    if !matches!(env.kind, journal::Kind::Hook { .. }) {
+        return Vec::new();
+    }
+    let Some(ev) = projections::event::parse(&env.host, &env.payload) else {
+        return Vec::new();
+    };
+    let d = projections::policy::decide_spooled(state, env, &ev, policy);
+    let mut out: Vec<_> = d.events.iter().map(|e| e.kind_and_body(env.seq)).collect();
+    if d.output.is_some() || d.stderr.is_some() {
+        out.push((
+            journal::Kind::ResponseEmitted { cause: env.seq },
+            projections::derived::body(&projections::derived::ResponseEmitted {
+                output: d.output_text(),
+                stderr: d.stderr.clone(),
+                policy: policy.clone(),
+            }),
+        ));
+    }
+    out
 }
 
 /// What a drain took: the files to remove after the commit, and whether more are waiting.

@@ -47,6 +47,9 @@ pub enum Kind {
     },
     /// The host's own figures (Claude Code's statusline: cost, context), recorded when they change.
     HostReported,
+    /// What an outside program did on the journal's behalf (a loop's own task program releasing
+    /// an agent's tasks). Recorded by the process that ran it, with or without the lock.
+    ExternalRelease,
 }
 
 impl Kind {
@@ -75,6 +78,7 @@ impl Kind {
             Kind::GitObserved { .. } => "GitObserved",
             Kind::Checkpoint { .. } => "Checkpoint",
             Kind::HostReported => "HostReported",
+            Kind::ExternalRelease => "ExternalRelease",
         }
     }
 

@@ -74,7 +74,8 @@ pub struct Checkpoint {
 /// A change to the task store made from the CLI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskCommand {
-    /// add, start, done, fail, reopen
+    /// add, start, claim (start, refused while another agent holds the task), done, fail,
+    /// reopen, delete
     pub op: String,
     pub task: crate::tasks::TaskRef,
     #[serde(default)]
@@ -85,6 +86,22 @@ pub struct TaskCommand {
     pub agent: Option<String>,
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+/// What the loop's own task program said when a loop agent's tasks were released there
+/// (`task_command` at PreCompact and SessionEnd): the tasks failed, and any error, verbatim.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExternalRelease {
+    /// The program run.
+    pub command: String,
+    pub agent: String,
+    /// The hook event that caused the release (`PreCompact`, `SessionEnd`).
+    pub event: String,
+    pub reason: String,
+    /// Task ids the program failed.
+    pub released: Vec<String>,
+    /// One line per call that failed or timed out.
+    pub errors: Vec<String>,
 }
 
 pub fn body<T: Serialize>(v: &T) -> Vec<u8> {

@@ -121,6 +121,9 @@ pub struct HookEvent {
     /// Set inside a Claude Code subagent.
     pub agent_id: Option<String>,
     pub agent_type: Option<String>,
+    /// The agent's own name, when the host or a wrapper names it (`agent_name` / `agentName`):
+    /// what roles are taken from.
+    pub agent_name: Option<String>,
     pub model: Option<String>,
     pub canonical: Canonical,
     pub metrics: PayloadMetrics,
@@ -144,6 +147,10 @@ struct Raw<'a> {
     agent_id: Option<&'a RawValue>,
     #[serde(borrow)]
     agent_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    agent_name: Option<&'a RawValue>,
+    #[serde(borrow, rename = "agentName")]
+    agent_name_camel: Option<&'a RawValue>,
     #[serde(borrow)]
     model: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -453,6 +460,9 @@ pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
         transcript_path: s(raw.transcript_path).filter(|p| !p.is_empty()),
         agent_id: s(raw.agent_id).filter(|s| !s.is_empty()),
         agent_type: s(raw.agent_type),
+        agent_name: s(raw.agent_name)
+            .or_else(|| s(raw.agent_name_camel))
+            .filter(|n| !n.trim().is_empty()),
         model: s(raw.model),
         canonical,
         metrics,

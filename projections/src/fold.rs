@@ -23,6 +23,9 @@ pub struct Global {
     pub last_seq: Seq,
     /// Rewinds seen so far: (session, to_seq, at_seq).
     pub rewinds: Vec<(String, Seq, Seq)>,
+    /// When each agent was last heard of (µs): its hook events and its task commands. A task
+    /// whose owner has been silent longer than the lease is released (see `policy::lease_expired`).
+    pub agent_seen: BTreeMap<String, i64>,
 }
 
 /// Ranges of a session's events that rewinds make every projection ignore.
@@ -109,6 +112,11 @@ impl State {
         out
     }
 
+    fn saw_agent(&mut self, agent: &str, at_us: i64) {
+        let seen = self.global.agent_seen.entry(agent.to_string()).or_default();
+        *seen = (*seen).max(at_us);
+    }
+
     /// A session's own tasks, or the journal-wide store.
     fn task_list(&mut self, session: Option<&str>) -> &mut TaskList {
         match session {
@@ -126,11 +134,17 @@ impl State {
     /// Applies one event. Rewound ranges are the caller's to skip (see `Full::apply`).
     pub fn apply(&mut self, env: &Envelope) {
         self.global.last_seq = env.seq;
+        if let Some(a) = &env.agent_id {
+            self.saw_agent(a, env.recorded_at_us);
+        }
         match &env.kind {
             Kind::Hook { .. } => {
                 let Some(ev) = event::parse(&env.host, &env.payload) else {
                     return;
                 };
+                if let (Some(name), None) = (&ev.agent_name, &ev.agent_id) {
+                    self.saw_agent(name, env.recorded_at_us);
+                }
                 let Some(sid) = ev.session_id.clone() else {
                     return;
                 };
@@ -206,8 +220,16 @@ impl State {
                 c.agent.as_deref(),
                 o,
             ),
-            "start" => {
-                if list.get(id).is_some_and(|t| !t.status.is_open()) {
+            // A task another agent holds is never taken over: the first claim in the log wins.
+            "start" | "claim" => {
+                let Some(t) = list.get(id) else {
+                    if c.op == "start" {
+                        list.set_status(sess.as_deref(), id, TaskStatus::InProgress, o, None);
+                        list.set_owner(id, c.agent.as_deref(), o);
+                    }
+                    return;
+                };
+                if !t.status.is_open() || crate::tasks::held_by_other(t, c.agent.as_deref()) {
                     return;
                 }
                 list.set_status(sess.as_deref(), id, TaskStatus::InProgress, o, None);
@@ -400,6 +422,35 @@ pub struct NotificationEntry {
     pub message: String,
 }
 
+impl NotificationEntry {
+    /// The notification a hook event carries, if it is one.
+    pub fn from_event(env: &Envelope) -> Option<NotificationEntry> {
+        let Kind::Hook { name } = &env.kind else {
+            return None;
+        };
+        if name != "Notification" {
+            return None;
+        }
+        let ev = event::parse(&env.host, &env.payload)?;
+        let Canonical::Notification {
+            kind,
+            title,
+            message,
+        } = ev.canonical
+        else {
+            return None;
+        };
+        Some(NotificationEntry {
+            seq: env.seq,
+            at_us: env.recorded_at_us,
+            session: ev.session_id,
+            kind,
+            title,
+            message,
+        })
+    }
+}
+
 /// Everything: the checkpointed state plus the CLI-only projections.
 #[derive(Clone, Debug, Default)]
 pub struct Full {
@@ -436,26 +487,8 @@ impl Full {
             }
             return;
         }
-        if let Kind::Hook { name } = &env.kind {
-            if name == "Notification" {
-                if let Some(ev) = event::parse(&env.host, &env.payload) {
-                    if let Canonical::Notification {
-                        kind,
-                        title,
-                        message,
-                    } = ev.canonical
-                    {
-                        self.notifications.push(NotificationEntry {
-                            seq: env.seq,
-                            at_us: env.recorded_at_us,
-                            session: ev.session_id,
-                            kind,
-                            title,
-                            message,
-                        });
-                    }
-                }
-            }
+        if let Some(n) = NotificationEntry::from_event(env) {
+            self.notifications.push(n);
         }
         self.state.apply(env);
     }

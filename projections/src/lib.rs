@@ -11,6 +11,7 @@ pub mod policy;
 pub mod pricing;
 pub mod redact;
 pub mod report;
+pub mod scenario;
 pub mod session;
 pub mod statusline;
 pub mod tasks;

@@ -6,7 +6,7 @@ use crate::derived::{Checkpoint, ReminderIssued, TaskReleased};
 use crate::event::{Canonical, HookEvent};
 use crate::fold::State;
 use crate::session::SessionState;
-use crate::tasks::TaskRef;
+use crate::tasks::{TaskRef, TaskStatus};
 use crate::views::{self, Purpose, Tier};
 use journal::Envelope;
 use serde_json::{json, Value};
@@ -29,11 +29,14 @@ pub struct Decision {
 }
 
 impl Decision {
+    /// What the hook prints: the JSON object, or, for a string, the text itself (the one answer
+    /// a host takes as plain text: Claude Code's PreCompact, see `compaction_output`).
     pub fn output_text(&self) -> String {
-        self.output
-            .as_ref()
-            .map(|v| v.to_string())
-            .unwrap_or_default()
+        match &self.output {
+            Some(Value::String(text)) => text.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        }
     }
 }
 
@@ -51,6 +54,26 @@ fn context_output(host: &str, event: &str, text: String) -> Option<Value> {
 fn loop_agent(env: &Envelope) -> Option<&str> {
     env.agent_id.as_deref()
 }
+
+/// Why a loop agent's tasks are released at this event, if they are. `agent` is the looping
+/// agent's id (the agent-id variable, captured at ingestion); loop mode can also be configured.
+pub fn loop_release_reason(
+    agent: Option<&str>,
+    ev: &HookEvent,
+    cfg: &PolicyConfig,
+) -> Option<&'static str> {
+    if !cfg.loop_mode && agent.is_none() {
+        return None;
+    }
+    match ev.canonical {
+        Canonical::PreCompact { .. } => Some(CONTEXT_LIMIT),
+        Canonical::SessionEnd { .. } if agent.is_some() => Some(SESSION_ENDED),
+        _ => None,
+    }
+}
+
+const CONTEXT_LIMIT: &str = "context limit reached";
+const SESSION_ENDED: &str = "session ended unexpectedly";
 
 /// Fails the agent's in-progress tasks (journal-wide, and the session's own that it owns).
 fn release(st: &State, s: Option<&SessionState>, agent: &str, reason: &str) -> Vec<TaskReleased> {
@@ -78,6 +101,106 @@ fn release(st: &State, s: Option<&SessionState>, agent: &str, reason: &str) -> V
         }));
     }
     out
+}
+
+/// The answer a loop agent's PreCompact gets, whatever the journal's state: it needs nothing read,
+/// so a hook that could not take the journal's lock still gives it (the release follows when the
+/// spooled event is ingested, see `decide_spooled`).
+pub fn loop_answer(agent: Option<&str>, ev: &HookEvent, cfg: &PolicyConfig) -> Option<Value> {
+    match (&ev.canonical, loop_release_reason(agent, ev, cfg)) {
+        (Canonical::PreCompact { .. }, Some(_)) if ev.host != "cursor" => {
+            Some(json!({ "continue": false, "stopReason": "Context Limit Reached" }))
+        }
+        _ => None,
+    }
+}
+
+/// The loop-safety part of an answer: release the agent's tasks, stop the agent at PreCompact.
+fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d: &mut Decision) {
+    let agent = loop_agent(env);
+    let Some(reason) = loop_release_reason(agent, ev, cfg) else {
+        return;
+    };
+    let session = ev.session_id.as_deref().and_then(|id| st.sessions.get(id));
+    let released = agent
+        .map(|a| release(st, session, a, reason))
+        .unwrap_or_default();
+    let names: Vec<String> = released.iter().map(|r| r.task.display()).collect();
+    let what = if names.is_empty() {
+        "no active task to release".to_string()
+    } else {
+        format!("failed and released task {}", names.join(", "))
+    };
+    let name = agent.unwrap_or("(loop mode)");
+    d.stderr = match ev.canonical {
+        Canonical::PreCompact { .. } => Some(format!(
+            "hookjournal: agent {name} reached the context limit; {what} and stopping the agent"
+        )),
+        _ if !names.is_empty() => Some(format!(
+            "hookjournal: session of agent {name} ended; {what}"
+        )),
+        _ => None,
+    };
+    d.events
+        .extend(released.into_iter().map(DecisionEvent::TaskReleased));
+    if let Some(out) = loop_answer(agent, ev, cfg) {
+        d.output = Some(out);
+    }
+}
+
+/// What the journal records for an event that waited in the spool: the hook answered it without
+/// the state (`loop_answer`), and the loop release it asked for happens now, exactly once.
+pub fn decide_spooled(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) -> Decision {
+    let mut d = Decision::default();
+    loop_safety(st, env, ev, cfg, &mut d);
+    d
+}
+
+/// Tasks whose owner has been silent longer than the lease at `now_us` (an agent killed without a
+/// SessionEnd never releases its task itself). The time is the event's own, recorded at ingestion.
+pub fn lease_expired(st: &State, now_us: i64, cfg: &PolicyConfig) -> Vec<TaskReleased> {
+    if cfg.task_lease_secs == 0 {
+        return Vec::new();
+    }
+    let lease_us = cfg.task_lease_secs.saturating_mul(1_000_000) as i64;
+    let mut out = Vec::new();
+    let lists = std::iter::once(&st.tasks).chain(st.sessions.values().map(|s| &s.tasks));
+    for list in lists {
+        for t in list.tasks.values() {
+            let Some(owner) = t.owner.as_deref() else {
+                continue;
+            };
+            if t.status != TaskStatus::InProgress {
+                continue;
+            }
+            let seen = st.global.agent_seen.get(owner).copied().unwrap_or(0);
+            let last = seen.max(t.changed_at_us());
+            let silent = now_us.saturating_sub(last);
+            if silent > lease_us {
+                out.push(TaskReleased {
+                    task: t.task_ref(),
+                    reason: format!(
+                        "lease expired: agent {owner} silent for {} (lease {})",
+                        duration_text(silent / 1_000_000),
+                        duration_text(cfg.task_lease_secs as i64)
+                    ),
+                    agent: Some(owner.to_string()),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// 7260 → "2h 1m"; 59 → "59s".
+pub fn duration_text(secs: i64) -> String {
+    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    match (h, m) {
+        (0, 0) => format!("{s}s"),
+        (0, _) => format!("{m}m"),
+        _ if m == 0 => format!("{h}h"),
+        _ => format!("{h}h {m}m"),
+    }
 }
 
 fn reminder_due(
@@ -115,24 +238,17 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
     let host = ev.host.as_str();
     match &ev.canonical {
         Canonical::SessionStart { source } => {
-            let Some(s) = session else { return d };
-            let text = match source.as_str() {
-                "compact" | "resume" => views::has_facts(s)
-                    .then(|| views::restore_text(st, s, cfg, Purpose::Restore { source })),
-                "clear" => {
-                    let from = s
-                        .continues
-                        .as_ref()
-                        .and_then(|p| st.sessions.get(p))
-                        .unwrap_or(s);
-                    views::has_facts(from)
-                        .then(|| views::restore_text(st, from, cfg, Purpose::Restore { source }))
-                }
-                _ => views::startup_text(st, s, cfg),
+            let expired = lease_expired(st, env.recorded_at_us, cfg);
+            let text = session.and_then(|s| session_start_text(st, s, cfg, source));
+            let text = match (text, released_text(&expired)) {
+                (Some(t), Some(r)) => Some(format!("{t}\n{r}")),
+                (t, r) => t.or(r),
             };
             if let Some(t) = text {
                 d.output = context_output(host, &ev.name, t);
             }
+            d.events
+                .extend(expired.into_iter().map(DecisionEvent::TaskReleased));
         }
         Canonical::PreCompact { trigger, .. } => {
             if let Some(s) = session {
@@ -140,37 +256,27 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                     trigger: trigger.clone(),
                     text: views::restore_text(st, s, cfg, Purpose::Compact { trigger }),
                 }));
+                if let Some(text) = views::compaction_guidance(st, s, cfg, trigger) {
+                    d.output = compaction_output(host, text);
+                }
             }
-            let agent = loop_agent(env);
-            if (cfg.loop_mode || agent.is_some()) && host != "cursor" {
-                let released = agent
-                    .map(|a| release(st, session, a, "context limit reached"))
-                    .unwrap_or_default();
-                let names: Vec<String> = released.iter().map(|r| r.task.display()).collect();
-                d.stderr = Some(format!(
-                    "hookjournal: agent {} reached the context limit; {} and stopping the agent",
-                    agent.unwrap_or("(loop mode)"),
-                    if names.is_empty() {
-                        "no active task to release".to_string()
-                    } else {
-                        format!("failed and released task {}", names.join(", "))
-                    }
-                ));
-                d.events
-                    .extend(released.into_iter().map(DecisionEvent::TaskReleased));
-                d.output =
-                    Some(json!({ "continue": false, "stopReason": "Context Limit Reached" }));
-            }
+            loop_safety(st, env, ev, cfg, &mut d);
         }
         // Cursor takes no injected context: nothing to say, and no reminder spent on it.
         Canonical::Prompt { .. } | Canonical::ToolPost { .. } if host == "cursor" => {}
         Canonical::Prompt { .. } => {
             let Some(s) = session else { return d };
+            // The reminder is decided first: what it injects counts toward the tier at once.
+            let reminder = reminder_due(st, s, cfg);
+            let extra = reminder
+                .as_ref()
+                .map(|(_, t)| views::estimated_tokens(t))
+                .unwrap_or(0);
             let mut parts = Vec::new();
-            if let Some(t) = views::escalation_text(s, cfg) {
+            if let Some(t) = views::escalation_text(s, cfg, extra) {
                 parts.push(t);
             }
-            if let Some((r, t)) = reminder_due(st, s, cfg) {
+            if let Some((r, t)) = reminder {
                 d.events.push(DecisionEvent::ReminderIssued(r));
                 parts.push(t);
             }
@@ -199,21 +305,73 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                     Some(json!({ "decision": "block", "reason": views::emergency_reason(s, cfg) }));
             }
         }
-        Canonical::SessionEnd { .. } => {
-            if let Some(agent) = loop_agent(env) {
-                let released = release(st, session, agent, "session ended unexpectedly");
-                if !released.is_empty() {
-                    let names: Vec<String> = released.iter().map(|r| r.task.display()).collect();
-                    d.stderr = Some(format!(
-                        "hookjournal: session of agent {agent} ended; failed and released task {}",
-                        names.join(", ")
-                    ));
-                }
-                d.events
-                    .extend(released.into_iter().map(DecisionEvent::TaskReleased));
-            }
-        }
+        Canonical::SessionEnd { .. } => loop_safety(st, env, ev, cfg, &mut d),
         _ => {}
     }
     d
+}
+
+/// The restore text (compact, clear, resume) or the startup list of open tasks.
+fn session_start_text(
+    st: &State,
+    s: &SessionState,
+    cfg: &PolicyConfig,
+    source: &str,
+) -> Option<String> {
+    match source {
+        "compact" | "resume" => views::has_facts(s)
+            .then(|| views::restore_text(st, s, cfg, Purpose::Restore { source })),
+        "clear" => {
+            let from = s
+                .continues
+                .as_ref()
+                .and_then(|p| st.sessions.get(p))
+                .unwrap_or(s);
+            views::has_facts(from)
+                .then(|| views::restore_text(st, from, cfg, Purpose::Restore { source }))
+        }
+        _ => views::startup_text(st, s, cfg),
+    }
+}
+
+fn released_text(released: &[TaskReleased]) -> Option<String> {
+    if released.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = released
+        .iter()
+        .map(|r| format!("- {} ({})", r.task.display(), r.reason))
+        .collect();
+    Some(format!(
+        "hookjournal: released {} task(s) for other agents:\n{}",
+        released.len(),
+        lines.join("\n")
+    ))
+}
+
+/// How role priorities reach the summariser at the compaction point, on the hosts whose
+/// compaction takes a hook's words (elsewhere they arrive in the restore after it).
+///
+/// Claude Code appends a PreCompact hook's stdout, trimmed, to the summary request as
+/// "Additional Instructions" (manual and auto compaction alike). It forwards JSON as raw text and
+/// rejects `hookSpecificOutput` for this event, so the answer here is plain text: a string
+/// `output` is printed as it is (see `Decision::output_text`).
+fn compaction_output(host: &str, text: String) -> Option<Value> {
+    match host {
+        "claude" => Some(Value::String(text)),
+        _ => None,
+    }
+}
+
+impl DecisionEvent {
+    /// The journal event recording this decision, caused by the hook event at `cause`.
+    pub fn kind_and_body(&self, cause: journal::Seq) -> (journal::Kind, Vec<u8>) {
+        use crate::derived::body;
+        use journal::Kind;
+        match self {
+            DecisionEvent::ReminderIssued(r) => (Kind::ReminderIssued { cause }, body(r)),
+            DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause }, body(r)),
+            DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause }, body(c)),
+        }
+    }
 }

@@ -71,7 +71,8 @@ pub struct ReminderState {
     pub seen_task_command: Seq,
 }
 
-/// Context pressure: the latest main-chain context size.
+/// Context pressure: the latest main-chain context size, plus what hookjournal injected since.
+/// A compaction starts it over: the tiers are measured again from the next reading.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Pressure {
     pub tokens: u64,
@@ -79,6 +80,22 @@ pub struct Pressure {
     pub seq: Seq,
     /// A Stop was blocked for the current emergency crossing (cleared when it passes).
     pub emergency_blocked: bool,
+    /// Estimated tokens of the context hookjournal injected since the last reading (restore
+    /// texts, reminders, notices): they count toward the next tier decision at once.
+    pub injected: u64,
+    /// The seq of the last compaction (PreCompact): readings it caused show the context before
+    /// the compaction, so they do not count.
+    pub compacted_at: Seq,
+}
+
+impl Pressure {
+    /// A compaction empties the context: nothing is known of it until the next reading.
+    fn start_over(&mut self, seq: Seq) {
+        self.tokens = 0;
+        self.injected = 0;
+        self.compacted_at = seq;
+        self.emergency_blocked = false;
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -95,7 +112,8 @@ pub struct SessionState {
     pub status: Status,
     pub end_reason: Option<String>,
     pub model: Option<String>,
-    /// The agent role that shapes the restore text: the looping agent's name (`dev-3` → dev).
+    /// The agent's name or type as the payload gave it (`agent_name`/`agentName`, or the
+    /// `agent_type` of a session started as an agent): what its role is taken from (`dev-3` → dev).
     pub agent_role: Option<String>,
     /// The looping agent driving this session (from the agent-id environment variable).
     pub loop_agent: Option<String>,
@@ -193,6 +211,23 @@ pub fn parse_commit(output: &str) -> Option<(String, String)> {
     None
 }
 
+/// Estimated tokens of what an answer puts into the model's context.
+fn injected_tokens(output: &str) -> u64 {
+    let Ok(v) = serde_json::from_str::<Value>(output) else {
+        return 0;
+    };
+    let texts = [
+        v.pointer("/hookSpecificOutput/additionalContext"),
+        v.get("reason"),
+    ];
+    texts
+        .iter()
+        .flatten()
+        .filter_map(|t| t.as_str())
+        .map(crate::views::estimated_tokens)
+        .sum()
+}
+
 fn is_task_tool(tool: &str) -> bool {
     matches!(
         tool,
@@ -263,8 +298,11 @@ impl SessionState {
         }
         if let Some(a) = &env.agent_id {
             self.loop_agent = Some(a.clone());
-            if self.agent_role.is_none() {
-                self.agent_role = Some(a.clone());
+        }
+        // A subagent's events carry its own `agent_id` and type: those are not the session's.
+        if ev.agent_id.is_none() {
+            if let Some(name) = ev.agent_name.as_ref().or(ev.agent_type.as_ref()) {
+                self.agent_role = Some(name.clone());
             }
         }
         if self.status == Status::Ended && !matches!(ev.canonical, Canonical::SessionEnd { .. }) {
@@ -281,8 +319,8 @@ impl SessionState {
             Canonical::SessionStart { source } => {
                 self.status = Status::Active;
                 self.source = Some(source.clone());
-                if source == "compact" {
-                    self.pressure.emergency_blocked = false;
+                if source == "compact" || source == "clear" {
+                    self.pressure.start_over(env.seq);
                 }
             }
             Canonical::SessionEnd { reason } => {
@@ -446,10 +484,11 @@ impl SessionState {
                 if self.compact_triggers.len() > 20 {
                     self.compact_triggers.remove(0);
                 }
-                self.pressure.emergency_blocked = false;
+                self.pressure.start_over(env.seq);
             }
             Canonical::PostCompact { summary, .. } => {
                 self.status = Status::Active;
+                self.pressure.start_over(env.seq);
                 if let Some(s) = summary {
                     self.last_compact_summary = Some(clip(s, 1500));
                 }
@@ -630,7 +669,10 @@ impl SessionState {
                     return;
                 };
                 self.transcript_offsets.insert(c.path, c.offset);
-                if let Some(tokens) = c.tokens {
+                // The reading taken at the compaction itself shows the context before it.
+                let before_compaction = env.kind.cause() == Some(self.pressure.compacted_at);
+                if let (Some(tokens), false) = (c.tokens, before_compaction) {
+                    self.pressure.injected = 0;
                     self.pressure.tokens = tokens;
                     self.pressure.seq = env.seq;
                     if c.model.is_some() {
@@ -664,6 +706,7 @@ impl SessionState {
                     if r.output.contains("\"decision\":\"block\"") {
                         self.pressure.emergency_blocked = true;
                     }
+                    self.pressure.injected += injected_tokens(&r.output);
                 }
             }
             _ => {}

@@ -106,6 +106,18 @@ impl Task {
     }
 }
 
+/// Whether `t` is in progress under an owner other than `agent` (so `agent` may not take it).
+pub fn held_by_other(t: &Task, agent: Option<&str>) -> bool {
+    t.status == TaskStatus::InProgress && t.owner.is_some() && t.owner.as_deref() != agent
+}
+
+impl Task {
+    /// When the task last changed (µs): its last history entry.
+    pub fn changed_at_us(&self) -> i64 {
+        self.history.last().map(|h| h.at_us).unwrap_or(0)
+    }
+}
+
 /// Where a change came from (the event's seq and time, and a label).
 #[derive(Clone, Copy, Debug)]
 pub struct Origin<'a> {

@@ -1,7 +1,7 @@
 //! Texts rendered from projection state: the restore text injected after /compact or /clear, the
 //! compaction checkpoint, task reminders and context-pressure notices. Plain facts, budgeted.
 
-use crate::config::{PolicyConfig, RoleConfig};
+use crate::config::{PolicyConfig, RereadFrom, RoleConfig};
 use crate::fold::State;
 use crate::session::SessionState;
 use crate::tasks::{Task, TaskStatus};
@@ -33,10 +33,25 @@ pub fn window_for(model: Option<&str>, cfg: &PolicyConfig) -> u64 {
     }
 }
 
-/// (tier, used fraction) of a session.
+/// Tokens a text adds to the context, estimated (about four characters a token).
+pub fn estimated_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+/// (tier, used fraction) of a session: its last reading plus what hookjournal injected since.
 pub fn pressure(s: &SessionState, cfg: &PolicyConfig) -> (Tier, f64) {
+    pressure_with(s, cfg, 0)
+}
+
+/// The context tokens a session is known to hold: the last reading plus what was injected since.
+pub fn context_tokens(s: &SessionState) -> u64 {
+    s.pressure.tokens + s.pressure.injected
+}
+
+/// `pressure` as it will be once `extra` more tokens are injected (a reminder in the same answer).
+pub fn pressure_with(s: &SessionState, cfg: &PolicyConfig, extra: u64) -> (Tier, f64) {
     let window = window_for(s.pressure.model.as_deref().or(s.model.as_deref()), cfg);
-    let used = s.pressure.tokens as f64 / window as f64;
+    let used = (context_tokens(s) + extra) as f64 / window as f64;
     let tier = if used >= cfg.emergency {
         Tier::Emergency
     } else if used >= cfg.critical {
@@ -49,16 +64,130 @@ pub fn pressure(s: &SessionState, cfg: &PolicyConfig) -> (Tier, f64) {
     (tier, used)
 }
 
-/// The role config matching an agent name or type (`dev-1` → `dev`).
+/// The role config matching an agent name or type: the configured name map first
+/// (`reviewer` → qa), then the role names themselves (`dev-1` → dev). The longest match wins, so
+/// `qa-lead` is a lead only if no longer fragment says otherwise.
 pub fn role_for<'a>(
     name: Option<&str>,
     cfg: &'a PolicyConfig,
 ) -> Option<(&'a str, &'a RoleConfig)> {
     let name = name?.to_ascii_lowercase();
-    cfg.roles
+    let mapped = cfg
+        .role_names
         .iter()
-        .find(|(k, _)| name.contains(k.as_str()))
+        .filter(|(k, _)| !k.is_empty() && name.contains(&k.to_ascii_lowercase()))
+        .max_by_key(|(k, _)| k.len())
+        .and_then(|(_, role)| cfg.roles.get_key_value(role.as_str()));
+    mapped
+        .or_else(|| {
+            cfg.roles
+                .iter()
+                .filter(|(k, _)| !k.is_empty() && name.contains(k.as_str()))
+                .max_by_key(|(k, _)| k.len())
+        })
         .map(|(k, v)| (k.as_str(), v))
+}
+
+/// The session's role: from the agent's name or type in the payload, else the looping agent.
+pub fn session_role<'a>(
+    s: &SessionState,
+    cfg: &'a PolicyConfig,
+) -> Option<(&'a str, &'a RoleConfig)> {
+    role_for(s.agent_role.as_deref(), cfg).or_else(|| role_for(s.loop_agent.as_deref(), cfg))
+}
+
+fn is_test_file(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    let file = p.rsplit('/').next().unwrap_or(&p);
+    p.contains("/tests/")
+        || p.contains("/test/")
+        || p.contains("/__tests__/")
+        || p.starts_with("tests/")
+        || p.starts_with("test/")
+        || file.starts_with("test_")
+        || file.contains("_test.")
+        || file.contains(".test.")
+        || file.contains("_spec.")
+        || file.contains(".spec.")
+}
+
+fn is_doc_file(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    let file = p.rsplit('/').next().unwrap_or(&p);
+    p.contains("/docs/")
+        || p.starts_with("docs/")
+        || p.contains("/adr/")
+        || [".md", ".rst", ".adoc", ".txt"]
+            .iter()
+            .any(|ext| file.ends_with(ext))
+}
+
+/// The files a role re-reads after compaction: its fixed list, then the session's own files it
+/// cares about (real paths, most recent first).
+pub fn reread_files(s: &SessionState, rc: &RoleConfig) -> Vec<String> {
+    let mut out: Vec<String> = rc.reread.clone();
+    let both = || s.files_edited.iter().chain(s.files_read.iter());
+    let own: Vec<&String> = match rc.reread_from {
+        RereadFrom::None => Vec::new(),
+        RereadFrom::Edited => s.files_edited.iter().collect(),
+        RereadFrom::Read => s.files_read.iter().collect(),
+        RereadFrom::Tests => both().filter(|f| is_test_file(f)).collect(),
+        RereadFrom::Docs => both().filter(|f| is_doc_file(f)).collect(),
+    };
+    for f in own {
+        if !out.contains(f) {
+            out.push(f.clone());
+        }
+    }
+    out.truncate(8);
+    out
+}
+
+/// What a compaction should keep, for the summariser: the role's priorities, the trigger, the
+/// in-progress work and the files to re-read. `None` when there is nothing role-specific or
+/// task-specific to say.
+pub fn compaction_guidance(
+    st: &State,
+    s: &SessionState,
+    cfg: &PolicyConfig,
+    trigger: &str,
+) -> Option<String> {
+    let role = session_role(s, cfg);
+    let in_progress: Vec<String> = s
+        .in_progress()
+        .into_iter()
+        .chain(
+            st.tasks
+                .open()
+                .filter(|t| t.status == TaskStatus::InProgress)
+                .filter(|t| s.loop_agent.is_some() && t.owner == s.loop_agent),
+        )
+        .map(task_line)
+        .collect();
+    if role.is_none() && in_progress.is_empty() {
+        return None;
+    }
+    let mut b = Budgeted::new(cfg.restore_budget.min(3_000));
+    b.line(&format!(
+        "hookjournal: {trigger} compaction of session {}. Keep in the summary:",
+        crate::short_id(&s.id)
+    ));
+    if let Some((name, rc)) = role {
+        for p in &rc.priorities {
+            b.line(&format!("- ({name}) {p}"));
+        }
+        let files = reread_files(s, rc);
+        if !files.is_empty() {
+            b.line(&format!(
+                "- Files to re-read after compaction: {}",
+                files.join(", ")
+            ));
+        }
+    }
+    for t in &in_progress {
+        b.line(&format!("- In progress: {t}"));
+    }
+    Some(b.finish())
 }
 
 fn task_line(t: &Task) -> String {
@@ -162,7 +291,7 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
             ));
         }
     }
-    let role = role_for(s.agent_role.as_deref().or(s.loop_agent.as_deref()), cfg);
+    let role = session_role(s, cfg);
     let in_progress: Vec<&Task> = s
         .tasks
         .tasks
@@ -225,16 +354,7 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
                 rc.priorities.join("; ")
             ));
         }
-        let mut reread: Vec<String> = rc.reread.clone();
-        if name == "dev" || name == "qa" || name == "debugger" {
-            reread.retain(|r| !r.contains("this session"));
-            let files = if name == "debugger" {
-                &s.files_read
-            } else {
-                &s.files_edited
-            };
-            reread.extend(files.iter().take(8).cloned());
-        }
+        let reread = reread_files(s, rc);
         if !reread.is_empty() {
             b.line(&format!("Files to re-read: {}", reread.join(", ")));
         }
@@ -377,8 +497,9 @@ pub fn reminder_text(tasks: &[&Task], since: u64) -> String {
     b.finish()
 }
 
-pub fn escalation_text(s: &SessionState, cfg: &PolicyConfig) -> Option<String> {
-    let (tier, used) = pressure(s, cfg);
+/// The notice at the warning and critical tiers, counting `extra` tokens about to be injected.
+pub fn escalation_text(s: &SessionState, cfg: &PolicyConfig, extra: u64) -> Option<String> {
+    let (tier, used) = pressure_with(s, cfg, extra);
     if !matches!(tier, Tier::Warning | Tier::Critical) {
         return None;
     }
@@ -387,7 +508,7 @@ pub fn escalation_text(s: &SessionState, cfg: &PolicyConfig) -> Option<String> {
     Some(format!(
         "hookjournal: context window {:.0}% used ({} of {} tokens, {} tier). The session's tasks ({} open), edited files, commits and last prompt are checkpointed in the journal and will be restored after /compact.",
         used * 100.0,
-        group(s.pressure.tokens),
+        group(context_tokens(s) + extra),
         group(window),
         tier.as_str(),
         open
@@ -399,7 +520,7 @@ pub fn emergency_reason(s: &SessionState, cfg: &PolicyConfig) -> String {
     format!(
         "Context window is {:.0}% full ({} tokens). Ask the user to run /compact now; hookjournal has checkpointed this session and will restore it after compaction.",
         used * 100.0,
-        group(s.pressure.tokens)
+        group(context_tokens(s))
     )
 }
 

@@ -4,8 +4,7 @@ use crate::dates::Range;
 use crate::eventjson;
 use crate::state_io;
 use anyhow::{Context, Result};
-use journal::Kind;
-use projections::derived;
+
 use projections::report;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -199,34 +198,18 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                 if !keep_session(n.session.as_deref()) || !range.contains(n.at_us) {
                     continue;
                 }
-                let v = serde_json::json!({
-                    "timestamp": crate::output::timestamp(n.at_us), "session_id": n.session, "type": n.kind,
-                    "title": n.title, "message": n.message, "seq": n.seq,
-                });
-                emit(&mut sink, v, &mut masked)?;
+                emit(&mut sink, crate::mirror::notification_row(n), &mut masked)?;
             }
         }
         Report::SessionLog => {
             let mut rows = Vec::new();
             view.snap.for_each(|e| {
-                if matches!(e.kind, Kind::SessionMetrics { .. })
-                    && keep_session(e.session_id.as_deref())
-                    && range.contains(e.recorded_at_us)
-                {
-                    if let Some(m) = derived::parse::<derived::SessionMetrics>(&e.payload) {
-                        rows.push((e.recorded_at_us, e.session_id.clone(), m, e.seq));
-                    }
+                if keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
+                    rows.extend(crate::mirror::session_log_row(&e));
                 }
                 Ok(())
             })?;
-            for (at, sid, m, seq) in rows {
-                let v = serde_json::json!({
-                    "timestamp": crate::output::timestamp(at), "session_id": sid, "event": m.at,
-                    "cost_usd": m.payload.cost_usd.or(m.usd), "duration_ms": m.duration_ms,
-                    "tokens_in": m.payload.tokens_in.unwrap_or(m.usage.input_tokens + m.usage.cache_write() + m.usage.cache_read),
-                    "tokens_out": m.payload.tokens_out.unwrap_or(m.usage.output_tokens),
-                    "model": m.payload.model.clone().or(m.model.clone()), "branch": m.branch, "seq": seq,
-                });
+            for v in rows {
                 emit(&mut sink, v, &mut masked)?;
             }
         }

@@ -10,7 +10,7 @@ use crate::state_io::Loaded;
 use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{self, Canonical, HookEvent};
-use projections::policy::{self, DecisionEvent};
+use projections::policy;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -163,8 +163,8 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let flags = parse_flags(argv);
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
     let (settings, warning) = Settings::load(&dir);
-    if let Some(w) = warning {
-        eprintln!("hookjournal: {w}");
+    for line in warning.iter().flat_map(|w| w.lines()) {
+        eprintln!("hookjournal: {line}");
     }
     crate::output::hook_waiting_notice();
     let recorded_at_us = now_us();
@@ -222,12 +222,15 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let agent_id = std::env::var(&settings.policy.loop_agent_env)
         .ok()
         .filter(|a| !a.trim().is_empty());
+    let loop_reason = parsed
+        .as_ref()
+        .and_then(|p| policy::loop_release_reason(agent_id.as_deref(), p, &settings.policy));
     let ev = NewEvent {
         recorded_at_us,
         host: host.clone(),
         kind,
         session_id,
-        agent_id,
+        agent_id: agent_id.clone(),
         payload,
         truncated,
         spooled: false,
@@ -248,7 +251,39 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         }
     }
 
-    // Outside-world reads that do not need the journal happen before taking its lock.
+    // Outside-world reads (and the loop's own task program) do not need the journal: they happen
+    // before taking its lock.
+    let external = match (loop_reason, &agent_id, parsed.as_ref()) {
+        (Some(reason), Some(agent), Some(p)) => task_program(&settings).map(|program| {
+            let budget = if session_end_event(p) {
+                settings.hook.task_command_timeout_ms.min(300)
+            } else {
+                settings.hook.task_command_timeout_ms
+            };
+            let r = crate::loop_tasks::release(
+                &program,
+                agent,
+                &p.name,
+                reason,
+                Duration::from_millis(budget),
+            );
+            for e in &r.errors {
+                eprintln!("hookjournal: the loop's task program: {e}");
+            }
+            r
+        }),
+        _ => None,
+    };
+    let external_event = external.as_ref().map(|r| NewEvent {
+        recorded_at_us: now_us(),
+        host: host.clone(),
+        kind: Kind::ExternalRelease,
+        session_id: ev.session_id.clone(),
+        agent_id: ev.agent_id.clone(),
+        payload: derived::body(r),
+        truncated: None,
+        spooled: false,
+    });
     let git = match parsed.as_ref().map(|p| &p.canonical) {
         Some(Canonical::Stop { .. } | Canonical::SessionEnd { .. }) => Some(ingest::git_branch(
             parsed.as_ref().and_then(|p| p.cwd.as_deref()),
@@ -276,18 +311,45 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     // Everything under the lock is guarded: an error or a panic before the commit spools the
     // invocation instead, so it is never lost.
     let backup = ev.clone();
+    let agent = agent_id.clone();
     let locked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        locked(&dir, &opts, &settings, ev, parsed.as_ref(), git, &mut trace)
+        let ext = external_event.clone();
+        locked(
+            &dir,
+            &opts,
+            &settings,
+            ev,
+            ext,
+            parsed.as_ref(),
+            git,
+            &mut trace,
+        )
     }));
-    let (mut j, output, stderr) = match locked {
-        Ok(Ok(Some(done))) => done,
-        Ok(Ok(None)) => return Ok(()),
+    let spooled = match locked {
+        Ok(Ok(Some(done))) => Ok(done),
+        Ok(Ok(None)) => Err(()),
         Ok(Err(e)) => {
             spool_instead(&dir, backup, &format!("{e:#}"));
-            return Ok(());
+            Err(())
         }
         Err(_) => {
             spool_instead(&dir, backup, &panic_message());
+            Err(())
+        }
+    };
+    let (mut j, output, stderr, committed) = match spooled {
+        Ok(done) => done,
+        Err(()) => {
+            // The event waits in the spool; an answer that needs no state is still given.
+            if let Some(mut e) = external_event {
+                e.spooled = true;
+                if let Err(err) = spool::write(&dir, &e) {
+                    eprintln!("hookjournal: recording the loop's task release failed: {err}");
+                }
+            }
+            if let Some(p) = parsed.as_ref() {
+                answer_without_state(agent.as_deref(), p, &settings);
+            }
             return Ok(());
         }
     };
@@ -301,7 +363,8 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     if let Some(line) = stderr {
         eprintln!("{line}");
     }
-    // Sealing a full active store happens after the answer is out.
+    // The mirrors and sealing a full active store happen after the answer is out.
+    crate::mirror::write(&dir, &settings.mirror, &committed);
     if let Err(e) = j.seal_if_full() {
         eprintln!("hookjournal: sealing a segment failed (will retry): {e}");
     }
@@ -323,6 +386,34 @@ fn tie_break(detected: String, hint: Option<&str>) -> String {
         return "gemini".into();
     }
     detected
+}
+
+/// The loop's task program: configured, or named by its environment variable.
+fn task_program(settings: &Settings) -> Option<String> {
+    let p = &settings.policy;
+    p.task_command
+        .clone()
+        .or_else(|| std::env::var(&p.task_command_env).ok())
+        .filter(|c| !c.trim().is_empty())
+}
+
+fn session_end_event(p: &HookEvent) -> bool {
+    matches!(p.canonical, Canonical::SessionEnd { .. })
+}
+
+/// A spooled loop agent's PreCompact is still stopped: that answer needs no state. Its task is
+/// released when the spooled event is ingested (`policy::decide_spooled`).
+fn answer_without_state(agent: Option<&str>, p: &HookEvent, settings: &Settings) {
+    let Some(out) = policy::loop_answer(agent, p, &settings.policy) else {
+        return;
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{out}");
+    let _ = stdout.flush();
+    eprintln!(
+        "hookjournal: agent {} reached the context limit; stopping the agent (its active task is released as the journal ingests this event)",
+        agent.unwrap_or("(loop mode)")
+    );
 }
 
 /// Whether the policy can never answer this event and it needs no outside-world reads (an
@@ -433,15 +524,19 @@ fn spool_instead(dir: &std::path::Path, mut ev: NewEvent, why: &str) {
     }
 }
 
-type Answered = (Journal, String, Option<String>);
+/// The journal (still locked), the answer, its stderr line, and the events committed (for the
+/// mirrors; empty when none is configured).
+type Answered = (Journal, String, Option<String>, Vec<journal::Envelope>);
 
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
 /// `Ok(None)`: the event was spooled instead (busy, or older spooled events still wait).
+#[allow(clippy::too_many_arguments)]
 fn locked(
     dir: &std::path::Path,
     opts: &OpenOptions,
     settings: &Settings,
     ev: NewEvent,
+    external: Option<NewEvent>,
     parsed: Option<&HookEvent>,
     git: Option<projections::derived::GitObserved>,
     trace: &mut Trace,
@@ -476,17 +571,24 @@ fn locked(
     let mut taken = 0;
     let drained = loop {
         let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
-        let d = crate::state_io::drain(&j, &mut loaded, &mut tx, want, deadline)?;
+        let d = crate::state_io::drain(&j, &mut loaded, &mut tx, want, deadline, &settings.policy)?;
         if !d.more {
             break d.done;
         }
         taken += d.done.len();
         loaded.write_back(&mut tx);
         let chunk = std::mem::replace(&mut tx, j.begin());
+        let mirrored = if settings.mirror.any() {
+            chunk.events().to_vec()
+        } else {
+            Vec::new()
+        };
         j.commit(chunk)?;
         for entry in &d.done {
             let _ = spool::remove(entry);
         }
+        // A backlog chunk is already off this hook's answer: its mirror lines go now.
+        crate::mirror::write(dir, &settings.mirror, &mirrored);
         if std::time::Instant::now() >= deadline || taken >= settings.hook.drain_max {
             // Older spooled events still wait: this one queues behind them, in arrival order.
             spool_instead(dir, ev, "a backlog of spooled events is being ingested");
@@ -505,12 +607,15 @@ fn locked(
         for w in &loaded.warnings {
             eprintln!("hookjournal: {w}");
         }
+        if let Some(e) = external {
+            tx.push(e);
+        }
         j.commit(tx)?;
         for entry in &drained {
             let _ = spool::remove(entry);
         }
         crate::commands::recover::spawn_rebuild(dir);
-        return Ok(Some((j, String::new(), None)));
+        return Ok(Some((j, String::new(), None, Vec::new())));
     }
     if let Some(p) = parsed {
         if matches!(p.canonical, Canonical::SessionStart { .. }) {
@@ -562,15 +667,7 @@ fn locked(
         }
         let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
         for d in &decision.events {
-            let (kind, body) = match d {
-                DecisionEvent::ReminderIssued(r) => {
-                    (Kind::ReminderIssued { cause: seq }, derived::body(r))
-                }
-                DecisionEvent::TaskReleased(r) => {
-                    (Kind::TaskReleased { cause: seq }, derived::body(r))
-                }
-                DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause: seq }, derived::body(c)),
-            };
+            let (kind, body) = d.kind_and_body(seq);
             push_apply(&mut tx, &mut loaded, &env, kind, body);
         }
         output = decision.output_text();
@@ -590,15 +687,26 @@ fn locked(
             );
         }
     }
+    // What the loop's task program did: its own group, after the answer's events.
+    if let Some(e) = external {
+        tx.push(e);
+        let env = tx.events().last().expect("just pushed").clone();
+        loaded.state.apply(&env);
+    }
     for w in &loaded.warnings {
         eprintln!("hookjournal: {w}");
     }
     trace.mark("fold");
     loaded.write_back(&mut tx);
+    let committed = if settings.mirror.any() {
+        tx.events().to_vec()
+    } else {
+        Vec::new()
+    };
     j.commit(tx)?;
     trace.mark("commit");
     for entry in drained {
         let _ = spool::remove(&entry);
     }
-    Ok(Some((j, output, stderr)))
+    Ok(Some((j, output, stderr, committed)))
 }

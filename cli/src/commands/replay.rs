@@ -12,7 +12,7 @@ use projections::config::PolicyConfig;
 use projections::derived::{self, ResponseEmitted};
 use projections::event;
 use projections::fold::{Full, Rewinds};
-use projections::policy::{self, DecisionEvent};
+use projections::policy;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,14 +52,6 @@ fn is_decision(k: &Kind) -> bool {
             | Kind::Checkpoint { .. }
             | Kind::ResponseEmitted { .. }
     )
-}
-
-fn decision_kind_body(seq: Seq, d: &DecisionEvent) -> (Kind, Vec<u8>) {
-    match d {
-        DecisionEvent::ReminderIssued(r) => (Kind::ReminderIssued { cause: seq }, derived::body(r)),
-        DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause: seq }, derived::body(r)),
-        DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause: seq }, derived::body(c)),
-    }
 }
 
 pub struct Difference {
@@ -118,7 +110,7 @@ impl<'a> Replayer<'a> {
     fn group(&mut self, g: Group, on_event: &mut dyn FnMut(&Envelope, &Full, &Full)) -> Result<()> {
         let hook = &g.events[0];
         let parsed = match &hook.kind {
-            Kind::Hook { .. } if !hook.spooled && !self.full.rewinds.hides(hook) => {
+            Kind::Hook { .. } if !self.full.rewinds.hides(hook) => {
                 event::parse(&hook.host, &hook.payload)
             }
             _ => None,
@@ -140,7 +132,12 @@ impl<'a> Replayer<'a> {
                 self.last_policy = Some(r.policy.clone());
             }
             let cfg = self.last_policy.as_ref().unwrap_or(cfg);
-            let d = policy::decide(&self.full.state, hook, &ev, cfg);
+            // A spooled event was answered without the state; its loop release came at ingestion.
+            let d = if hook.spooled {
+                policy::decide_spooled(&self.full.state, hook, &ev, cfg)
+            } else {
+                policy::decide(&self.full.state, hook, &ev, cfg)
+            };
             self.verified += 1;
             let recorded_out = recorded_resp
                 .as_ref()
@@ -161,11 +158,8 @@ impl<'a> Replayer<'a> {
                 .filter(|e| !matches!(e.kind, Kind::ResponseEmitted { .. }))
                 .map(|e| (e.kind.clone(), e.payload.clone()))
                 .collect();
-            let recomputed: Vec<(Kind, Vec<u8>)> = d
-                .events
-                .iter()
-                .map(|x| decision_kind_body(hook.seq, x))
-                .collect();
+            let recomputed: Vec<(Kind, Vec<u8>)> =
+                d.events.iter().map(|x| x.kind_and_body(hook.seq)).collect();
             if recorded != recomputed {
                 let names = |v: &[(Kind, Vec<u8>)]| {
                     v.iter()
@@ -412,6 +406,7 @@ const KINDS: &[&str] = &[
     "GitObserved",
     "Checkpoint",
     "HostReported",
+    "ExternalRelease",
 ];
 
 /// A typo in `--kind` must not pass for "no events match".
@@ -539,6 +534,7 @@ mod tests {
             Kind::GitObserved { cause: 1 },
             Kind::Checkpoint { cause: 1 },
             Kind::HostReported,
+            Kind::ExternalRelease,
         ];
         for k in &all {
             match k {
@@ -554,7 +550,8 @@ mod tests {
                 | Kind::TaskCommand
                 | Kind::GitObserved { .. }
                 | Kind::Checkpoint { .. }
-                | Kind::HostReported => {}
+                | Kind::HostReported
+                | Kind::ExternalRelease => {}
             }
         }
         all

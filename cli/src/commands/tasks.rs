@@ -18,7 +18,7 @@ pub struct Args {
     /// Only tasks with this status (list).
     #[arg(long, global = true)]
     pub status: Option<String>,
-    /// Only tasks owned by this agent (list), or the agent taking the task (add, start).
+    /// Only tasks owned by this agent (list), or the agent taking the task (add, claim, start).
     #[arg(long, global = true)]
     pub agent: Option<String>,
     /// Print JSON for tools instead of the human-readable output.
@@ -43,7 +43,22 @@ pub enum Cmd {
         #[arg(long)]
         description: Option<String>,
     },
-    /// Mark a task in progress (with --agent, that agent owns it).
+    /// Claim a task for an agent: atomic across processes, refused while another agent holds it.
+    Claim {
+        /// Task id (`T3`, or `SESSION:ID`); with --next, the oldest open task nobody holds.
+        #[arg(required_unless_present = "next", conflicts_with = "next")]
+        id: Option<String>,
+        /// Claim the oldest pending or failed journal-wide task nobody holds.
+        #[arg(long)]
+        next: bool,
+    },
+    /// Release (fail, for retry) tasks whose agent has been silent longer than the lease.
+    ReleaseStale {
+        /// The lease in seconds (default: policy.task_lease_secs from config.toml).
+        #[arg(long)]
+        lease: Option<u64>,
+    },
+    /// Mark a task in progress (with --agent, that agent owns it; refused while another holds it).
     Start {
         /// Task id: `T3` (journal-wide), or a session's task as `SESSION:ID` (or the id alone when one session has it).
         id: String,
@@ -189,13 +204,26 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                 })
             })?;
         }
+        Cmd::Claim { id, next } => {
+            let Some(agent) = args.agent.clone() else {
+                bail!("tasks claim needs --agent NAME (the agent taking the task)");
+            };
+            change(&dir, args.json, |st| {
+                let task = match (&id, next) {
+                    (Some(id), _) => resolve(st, id)?,
+                    (None, _) => next_unclaimed(st, &agent)?,
+                };
+                claimable(st, &task, &agent)?;
+                Ok(command("claim", task, Some(agent.clone()), None))
+            })?
+        }
+        Cmd::ReleaseStale { lease } => release_stale(&dir, args.json, lease)?,
         Cmd::Start { id } => change(&dir, args.json, |st| {
-            Ok(command(
-                "start",
-                resolve(st, &id)?,
-                args.agent.clone(),
-                None,
-            ))
+            let task = resolve(st, &id)?;
+            if let Some(agent) = &args.agent {
+                claimable(st, &task, agent)?;
+            }
+            Ok(command("start", task, args.agent.clone(), None))
         })?,
         Cmd::Done { id } => change(&dir, args.json, |st| {
             Ok(command("done", resolve(st, &id)?, None, None))
@@ -213,6 +241,107 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         })?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a task another agent holds, or one that is finished.
+fn claimable(st: &State, task: &TaskRef, agent: &str) -> Result<()> {
+    let Some(t) = find(st, task) else {
+        return Ok(());
+    };
+    if projections::tasks::held_by_other(t, Some(agent)) {
+        bail!(
+            "task {} is held by agent {} (in progress since {}); not claimed",
+            escape(&task.display()),
+            escape(t.owner.as_deref().unwrap_or("?")),
+            output::timestamp(t.changed_at_us())
+        );
+    }
+    if !t.status.is_open() {
+        bail!(
+            "task {} is {}; only pending or failed tasks can be claimed",
+            escape(&task.display()),
+            t.status.as_str()
+        );
+    }
+    Ok(())
+}
+
+/// The oldest journal-wide task that is pending or failed and held by nobody.
+fn next_unclaimed(st: &State, agent: &str) -> Result<TaskRef> {
+    let mut open: Vec<&Task> = st
+        .tasks
+        .open()
+        .filter(|t| t.status != TaskStatus::InProgress)
+        .collect();
+    open.sort_by_key(|t| t.created_seq);
+    if let Some(t) = open.first() {
+        return Ok(t.task_ref());
+    }
+    let held = st
+        .tasks
+        .open()
+        .filter(|t| t.owner.as_deref() != Some(agent))
+        .count();
+    bail!(
+        "no open task to claim for {} ({} held by other agents)",
+        escape(agent),
+        output::count(held as u64, "task")
+    )
+}
+
+/// Fails, for retry, every task whose owner has been silent longer than the lease.
+fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Result<()> {
+    let mut policy = crate::settings::load_reporting(dir).policy;
+    if let Some(l) = lease {
+        policy.task_lease_secs = l;
+    }
+    let mut j: Journal = state_io::open_and_drain(dir, true)?;
+    let state = state_io::checkpoint_or_rebuild(&mut j)?;
+    let now = crate::clock::now_us();
+    let expired = projections::policy::lease_expired(&state, now, &policy);
+    let mut loaded = Loaded::new(&j)?;
+    let mut tx = j.begin();
+    for r in &expired {
+        if let Some(s) = &r.task.session {
+            loaded.session(&j, s)?;
+        }
+        // The agent is not the one acting here: the envelope names no agent, so releasing its
+        // task does not count as hearing from it.
+        let c = command("fail", r.task.clone(), None, Some(r.reason.clone()));
+        tx.push(crate::ingest::event(
+            now,
+            "cli",
+            None,
+            None,
+            Kind::TaskCommand,
+            derived::body(&c),
+        ));
+        let env = tx.events().last().expect("pushed").clone();
+        loaded.state.apply(&env);
+    }
+    if !expired.is_empty() {
+        loaded.write_back(&mut tx);
+        j.commit(tx)?;
+        j.seal_if_full()?;
+    }
+    if json {
+        let v: Vec<serde_json::Value> = expired
+            .iter()
+            .map(|r| serde_json::json!({ "task": r.task.display(), "agent": r.agent, "reason": r.reason }))
+            .collect();
+        output::print_json(&serde_json::Value::Array(v));
+    } else if expired.is_empty() {
+        println!("no task held past its lease");
+    } else {
+        for r in &expired {
+            println!(
+                "{} released: {}",
+                escape(&r.task.display()),
+                escape(&r.reason)
+            );
+        }
+    }
+    Ok(())
 }
 
 fn command(op: &str, task: TaskRef, agent: Option<String>, reason: Option<String>) -> TaskCommand {

@@ -1,0 +1,319 @@
+//! A given/when/then harness over the pure core, in the shape of cqrs-es's `TestFramework`:
+//!
+//! ```
+//! use projections::scenario::Scenario;
+//! Scenario::default()
+//!     .given_hook(r#"{"hook_event_name":"SessionStart","session_id":"s1","source":"startup"}"#)
+//!     .when_hook(r#"{"hook_event_name":"UserPromptSubmit","session_id":"s1","prompt":"go"}"#)
+//!     .then_no_answer();
+//! ```
+//!
+//! Each hook event goes through what the hook does under the journal's lock, minus the I/O: the
+//! event is folded, the policy decides, and the decision's events (and the answer, as
+//! `ResponseEmitted`) are folded in the same batch. Outside-world readings (transcripts, git) are
+//! given as the derived events the hook would have recorded.
+
+use crate::config::PolicyConfig;
+use crate::derived::{self, ContextObserved, ResponseEmitted, TaskCommand};
+use crate::event::{self, HookEvent};
+use crate::fold::State;
+use crate::policy::{self, Decision, DecisionEvent};
+use crate::tasks::TaskRef;
+use journal::{Envelope, Kind, Seq, ZERO_HASH};
+
+/// A journal in memory: the state, the log, a clock and the settings in force.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub state: State,
+    pub log: Vec<Envelope>,
+    pub cfg: PolicyConfig,
+    /// The time of the next event (µs); each event advances it by `step_us`.
+    pub now_us: i64,
+    pub step_us: i64,
+    /// The looping agent's id (the agent-id environment variable) for the next hook events.
+    pub agent: Option<String>,
+    pub host: String,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario::with(PolicyConfig::default())
+    }
+}
+
+/// What one `when` produced: the decision, the events it recorded, and the state after them.
+#[derive(Debug)]
+pub struct Then {
+    pub decision: Decision,
+    /// The events the decision recorded (decision events and `ResponseEmitted`).
+    pub events: Vec<Envelope>,
+    pub scenario: Scenario,
+}
+
+impl Scenario {
+    pub fn with(cfg: PolicyConfig) -> Self {
+        Scenario {
+            state: State::default(),
+            log: Vec::new(),
+            cfg,
+            now_us: 1_780_000_000_000_000,
+            step_us: 1_000_000,
+            agent: None,
+            host: "claude".into(),
+        }
+    }
+
+    fn next_seq(&self) -> Seq {
+        self.log.len() as Seq + 1
+    }
+
+    fn envelope(&mut self, kind: Kind, session: Option<String>, payload: Vec<u8>) -> Envelope {
+        let env = Envelope {
+            seq: self.next_seq(),
+            recorded_at_us: self.now_us,
+            host: self.host.clone(),
+            kind,
+            session_id: session,
+            agent_id: self.agent.clone(),
+            payload,
+            truncated: None,
+            spooled: false,
+            prev: ZERO_HASH,
+            hash: ZERO_HASH,
+        };
+        self.now_us += self.step_us;
+        env
+    }
+
+    fn record(&mut self, env: Envelope) -> Envelope {
+        self.state.apply(&env);
+        self.log.push(env.clone());
+        env
+    }
+
+    /// Sets the looping agent (as `RALPH_AGENT_ID` would) for the following hook events.
+    pub fn agent(mut self, agent: Option<&str>) -> Self {
+        self.agent = agent.map(str::to_string);
+        self
+    }
+
+    /// The host of the following hook events.
+    pub fn host(mut self, host: &str) -> Self {
+        self.host = host.to_string();
+        self
+    }
+
+    /// Lets `secs` pass before the next event.
+    pub fn after_secs(mut self, secs: i64) -> Self {
+        self.now_us += secs * 1_000_000;
+        self
+    }
+
+    fn parse(&self, payload: &str) -> (Kind, HookEvent) {
+        let ev = event::parse(&self.host, payload.as_bytes())
+            .unwrap_or_else(|| panic!("not a hook payload: {payload}"));
+        (
+            Kind::Hook {
+                name: ev.name.clone(),
+            },
+            ev,
+        )
+    }
+
+    /// One hook invocation answered as the hook answers it; returns what was decided.
+    fn hook(&mut self, payload: &str, spooled: bool) -> (Decision, Vec<Envelope>) {
+        let (kind, ev) = self.parse(payload);
+        let mut env = self.envelope(kind, ev.session_id.clone(), payload.as_bytes().to_vec());
+        env.spooled = spooled;
+        let env = self.record(env);
+        let d = if spooled {
+            policy::decide_spooled(&self.state, &env, &ev, &self.cfg)
+        } else {
+            policy::decide(&self.state, &env, &ev, &self.cfg)
+        };
+        let mut recorded = Vec::new();
+        for e in &d.events {
+            let (kind, body) = e.kind_and_body(env.seq);
+            let x = self.envelope(kind, env.session_id.clone(), body);
+            recorded.push(self.record(x));
+        }
+        if d.output.is_some() || d.stderr.is_some() {
+            let body = derived::body(&ResponseEmitted {
+                output: d.output_text(),
+                stderr: d.stderr.clone(),
+                policy: self.cfg.clone(),
+            });
+            let x = self.envelope(
+                Kind::ResponseEmitted { cause: env.seq },
+                env.session_id.clone(),
+                body,
+            );
+            recorded.push(self.record(x));
+        }
+        (d, recorded)
+    }
+
+    /// A hook event that happened before (answered as the hook would have answered it).
+    pub fn given_hook(mut self, payload: &str) -> Self {
+        self.hook(payload, false);
+        self
+    }
+
+    /// Several hook events, in order.
+    pub fn given_hooks(mut self, payloads: &[&str]) -> Self {
+        for p in payloads {
+            self.hook(p, false);
+        }
+        self
+    }
+
+    /// A context reading of `session` (what a transcript read at the last hook event showed).
+    pub fn given_context(mut self, session: &str, tokens: u64) -> Self {
+        let cause = self.log.last().map(|e| e.seq).unwrap_or(0);
+        let body = derived::body(&ContextObserved {
+            path: format!("/transcripts/{session}.jsonl"),
+            offset: tokens,
+            tokens: Some(tokens),
+            model: None,
+        });
+        let env = self.envelope(
+            Kind::ContextObserved { cause },
+            Some(session.to_string()),
+            body,
+        );
+        self.record(env);
+        self
+    }
+
+    /// A task command from the CLI (`hookjournal tasks …`), by `agent` when given.
+    pub fn given_task_command(
+        mut self,
+        op: &str,
+        id: &str,
+        subject: Option<&str>,
+        agent: Option<&str>,
+    ) -> Self {
+        let c = TaskCommand {
+            op: op.into(),
+            task: TaskRef::global(id),
+            subject: subject.map(str::to_string),
+            description: None,
+            agent: agent.map(str::to_string),
+            reason: None,
+        };
+        let saved = self.agent.take();
+        self.agent = agent.map(str::to_string);
+        let env = self.envelope(Kind::TaskCommand, None, derived::body(&c));
+        self.agent = saved;
+        self.record(env);
+        self
+    }
+
+    /// The hook event under test.
+    pub fn when_hook(mut self, payload: &str) -> Then {
+        let (decision, events) = self.hook(payload, false);
+        Then {
+            decision,
+            events,
+            scenario: self,
+        }
+    }
+
+    /// A hook event that could not take the journal's lock: `decision.output` is what its hook
+    /// answered without the state, `events` what its ingestion from the spool recorded.
+    pub fn when_spooled(mut self, payload: &str) -> Then {
+        let (_, ev) = self.parse(payload);
+        let answered = policy::loop_answer(self.agent.as_deref(), &ev, &self.cfg);
+        let (mut decision, events) = self.hook(payload, true);
+        decision.output = answered;
+        Then {
+            decision,
+            events,
+            scenario: self,
+        }
+    }
+}
+
+impl Then {
+    /// The answer printed, as JSON.
+    pub fn then_answer(self, expected: serde_json::Value) -> Self {
+        assert_eq!(self.decision.output, Some(expected), "the answer");
+        self
+    }
+
+    /// The `additionalContext` of the answer.
+    pub fn context(&self) -> String {
+        self.decision
+            .output
+            .as_ref()
+            .and_then(|o| o.pointer("/hookSpecificOutput/additionalContext"))
+            .and_then(|c| c.as_str())
+            .unwrap_or_else(|| panic!("no additionalContext in {:?}", self.decision.output))
+            .to_string()
+    }
+
+    /// The answer's `additionalContext` is exactly `expected`.
+    pub fn then_context(self, expected: &str) -> Self {
+        assert_eq!(self.context(), expected, "the injected context");
+        self
+    }
+
+    pub fn then_no_answer(self) -> Self {
+        assert_eq!(self.decision.output, None, "no answer");
+        self
+    }
+
+    pub fn then_stderr(self, expected: Option<&str>) -> Self {
+        assert_eq!(self.decision.stderr.as_deref(), expected, "the stderr line");
+        self
+    }
+
+    /// The decision events, as (kind name, JSON body) pairs; `ResponseEmitted` left out.
+    pub fn then_events(self, expected: &[(&str, serde_json::Value)]) -> Self {
+        let got: Vec<(String, serde_json::Value)> = self
+            .decision
+            .events
+            .iter()
+            .map(|e| {
+                let (kind, body) = e.kind_and_body(0);
+                (
+                    kind.name().to_string(),
+                    serde_json::from_slice(&body).expect("decision bodies are JSON"),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, serde_json::Value)> = expected
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        assert_eq!(got, expected, "the decision events");
+        self
+    }
+
+    /// The kinds of the decision events alone.
+    pub fn then_event_kinds(self, expected: &[&str]) -> Self {
+        let got: Vec<&str> = self
+            .decision
+            .events
+            .iter()
+            .map(|e| match e {
+                DecisionEvent::ReminderIssued(_) => "ReminderIssued",
+                DecisionEvent::TaskReleased(_) => "TaskReleased",
+                DecisionEvent::Checkpoint(_) => "Checkpoint",
+            })
+            .collect();
+        assert_eq!(got, expected, "the decision events");
+        self
+    }
+
+    /// Checks the state after the decision's events were folded.
+    pub fn then_state(self, check: impl FnOnce(&State)) -> Self {
+        check(&self.scenario.state);
+        self
+    }
+
+    /// Goes on with the same journal.
+    pub fn and(self) -> Scenario {
+        self.scenario
+    }
+}
