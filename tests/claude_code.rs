@@ -247,8 +247,15 @@ impl Harness {
     fn claude_turn(&self, label: &'static str, prompt: &str, resume: Option<&str>) -> Turn {
         let mut cmd = Command::new(&self.claude);
         cmd.arg("-p").arg(prompt);
-        if let Some(sid) = resume {
-            cmd.arg("--resume").arg(sid);
+        match resume {
+            Some(sid) => {
+                cmd.arg("--resume").arg(sid);
+            }
+            // The session runs as the project's `dev` agent: hookjournal takes its role from the
+            // `agent_type` Claude Code puts in the payload.
+            None => {
+                cmd.args(["--agent", AGENT]);
+            }
         }
         cmd.args([
             "--allowedTools",
@@ -377,6 +384,12 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
         !hj.to_string_lossy().contains('\'') && !root.to_string_lossy().contains('\''),
         "paths must not contain quotes"
     );
+    fs::create_dir_all(project.join(".claude/agents")).expect("mkdir agents");
+    fs::write(
+        project.join(format!(".claude/agents/{AGENT}.md")),
+        format!("---\nname: {AGENT}\ndescription: Implements the tasks of this project.\n---\nYou implement tasks.\n"),
+    )
+    .expect("write agent");
     let recorder = root.join("record-hook.sh");
     fs::write(&recorder, recorder_script(&calls)).expect("write recorder");
     fs::write(
@@ -435,6 +448,7 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
         let events = check_journal_complete(&mut r, &h, &recorded);
         check_tasks(&mut r, &h, &sid);
         check_restore_text(&mut r, &exchanges);
+        check_role_priorities(&mut r, &exchanges);
         check_cost(&mut r, &h, &turns, &exchanges, &events, &sid);
         check_reconciliation(&mut r, &h, &turns, &sid);
     } else {
@@ -1038,6 +1052,72 @@ fn check_tasks(r: &mut Report, h: &Harness, sid: &str) {
         r.check(t.get("id").map(|id| !id.is_null()).unwrap_or(false), || {
             format!("(b) task without an id: {t}")
         });
+    }
+}
+
+/// The project agent the first turn runs as (its role: dev).
+const AGENT: &str = "dev";
+
+/// (g) The role's priorities reach the model twice: in the compaction summary request, as Claude
+/// Code's "Additional Instructions" (the PreCompact hook's plain-text answer), and in the restore
+/// text of the first request after the compaction.
+fn check_role_priorities(r: &mut Report, exchanges: &[Exchange]) {
+    let priority = "- (dev) Finish the in-progress task before starting another";
+    let Some(summary) = exchanges
+        .iter()
+        .find(|e| e.kind == server::Kind::CompactSummary)
+    else {
+        r.fail("(g) no compaction summary request arrived".into());
+        return;
+    };
+    let texts: Vec<String> = summary
+        .json
+        .as_ref()
+        .map(server::all_text_blocks)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, _, _, t)| t)
+        .collect();
+    let instructions = texts.iter().find_map(|t| {
+        t.split_once("Additional Instructions:\n")
+            .map(|(_, rest)| rest)
+    });
+    match instructions {
+        Some(rest) => {
+            r.check(
+                rest.starts_with("hookjournal: manual compaction of session ")
+                    && rest.contains(" Keep in the summary:\n")
+                    && rest.contains(priority),
+                || {
+                    format!(
+                        "(g) the summary request's Additional Instructions lack the dev priorities: {}",
+                        excerpt(rest, 1500)
+                    )
+                },
+            );
+        }
+        None => r.fail(format!(
+            "(g) the summary request has no Additional Instructions (the PreCompact answer did not reach the summariser); text blocks:\n{}",
+            text_block_listing(summary)
+        )),
+    }
+    if let Some(e) = after_compact_request(exchanges) {
+        let all = e
+            .json
+            .as_ref()
+            .map(server::all_text_blocks)
+            .unwrap_or_default();
+        r.check(
+            all.iter().any(|(_, _, _, t)| {
+                t.contains("Role dev: priorities: Finish the in-progress task")
+            }),
+            || {
+                format!(
+                    "(g) the restore after the compaction lacks the dev role's priorities:\n{}",
+                    text_block_listing(e)
+                )
+            },
+        );
     }
 }
 

@@ -169,7 +169,13 @@ impl Scenario {
 
     /// A context reading of `session` (what a transcript read at the last hook event showed).
     pub fn given_context(mut self, session: &str, tokens: u64) -> Self {
-        let cause = self.log.last().map(|e| e.seq).unwrap_or(0);
+        let cause = self
+            .log
+            .iter()
+            .rev()
+            .find(|e| matches!(e.kind, Kind::Hook { .. }))
+            .map(|e| e.seq)
+            .unwrap_or(0);
         let body = derived::body(&ContextObserved {
             path: format!("/transcripts/{session}.jsonl"),
             offset: tokens,

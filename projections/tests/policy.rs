@@ -261,6 +261,19 @@ fn a_compaction_starts_the_tiers_over() {
 }
 
 #[test]
+fn the_reading_taken_at_a_compaction_does_not_count() {
+    // Hosts that say nothing after compacting (no SessionStart(compact)) start over all the same.
+    Scenario::default()
+        .given_hook(&start("startup"))
+        .given_context(S, 176_000)
+        .given_hook(&precompact("auto"))
+        .given_context(S, 176_000) // read at the PreCompact: the context before compacting
+        .when_hook(&prompt("after"))
+        .then_no_answer()
+        .then_state(|st| assert_eq!(st.sessions[S].pressure.tokens, 0));
+}
+
+#[test]
 fn an_injected_reminder_counts_toward_the_tier_of_the_same_answer() {
     // 69.995% of 200,000 = 139,990 tokens; a reminder of ~40 tokens crosses 70%.
     let mut given = Scenario::default()

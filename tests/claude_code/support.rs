@@ -248,9 +248,15 @@ impl Recorded {
     /// "SessionStart(compact)", "PostToolUse(Write)", "PreCompact(manual)", ...
     pub fn label(&self) -> String {
         let ev = self.event();
-        let detail = ["tool_name", "source", "trigger", "reason", "agent_type"]
+        // `agent_type` names a subagent only with an `agent_id`; without one it is the session's
+        // own agent (`claude --agent NAME`), on every event.
+        let subagent = self
+            .str_field("agent_id")
+            .and_then(|_| self.str_field("agent_type"));
+        let detail = ["tool_name", "source", "trigger", "reason"]
             .iter()
-            .find_map(|k| self.str_field(k));
+            .find_map(|k| self.str_field(k))
+            .or(subagent);
         match detail {
             Some(d) => format!("{ev}({d})"),
             None => ev,
