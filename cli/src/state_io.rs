@@ -115,6 +115,26 @@ impl Loaded {
         Ok(())
     }
 
+    /// Pushes an event caused by `cause` (same time, host, session and agent) and folds it.
+    pub fn push_caused(
+        &mut self,
+        tx: &mut journal::Tx,
+        cause: &Envelope,
+        kind: journal::Kind,
+        body: Vec<u8>,
+    ) {
+        tx.push(crate::ingest::event(
+            cause.recorded_at_us,
+            &cause.host,
+            cause.session_id.as_deref(),
+            cause.agent_id.as_deref(),
+            kind,
+            body,
+        ));
+        let env = tx.events().last().expect("just pushed");
+        self.state.apply(env);
+    }
+
     /// Queues every changed partition into `tx` (nothing while the checkpoint is stale).
     pub fn write_back(&self, tx: &mut journal::Tx) {
         if self.stale.is_some() {
@@ -433,16 +453,7 @@ pub fn drain(
         loaded.fold(j, &env)?;
         if loaded.stale.is_none() {
             for (kind, body) in spooled_decision(&loaded.state, &env, policy) {
-                tx.push(crate::ingest::event(
-                    env.recorded_at_us,
-                    &env.host,
-                    env.session_id.as_deref(),
-                    env.agent_id.as_deref(),
-                    kind,
-                    body,
-                ));
-                let d = tx.events().last().expect("just pushed").clone();
-                loaded.fold(j, &d)?;
+                loaded.push_caused(tx, &env, kind, body);
             }
         }
         tx.drained(&entry.id);

@@ -450,7 +450,14 @@ impl Journal {
                 }
                 ensure_dir(dir)?;
                 let name = active_name(1);
-                let db = open_sled_waiting(&dir.join(&name), deadline)?;
+                // A creation killed before `CURRENT` was written can leave a half-made sled
+                // directory that sled then reads as corrupt: it holds nothing (see above).
+                let store = dir.join(&name);
+                if store.exists() {
+                    fs::remove_dir_all(&store)
+                        .ctx(|| format!("removing the unfinished store {}", store.display()))?;
+                }
+                let db = open_sled_waiting(&store, deadline)?;
                 db.insert(HEAD_KEY, encode_head(0, ZERO_HASH, 1)?)?;
                 db.flush()?;
                 drop(db);
@@ -1316,6 +1323,32 @@ mod tests {
 
     fn open(dir: &Path) -> Journal {
         crate::verify::tests_support::open(dir, DEFAULT_SEGMENT_EVENTS)
+    }
+
+    #[test]
+    fn a_creation_killed_before_current_was_written_starts_clean() {
+        let d = tempfile::tempdir().unwrap();
+        // What a kill during sled's first open can leave: a store directory sled reads as corrupt.
+        let half = d.path().join(active_name(1));
+        fs::create_dir_all(&half).unwrap();
+        fs::write(half.join("conf"), b"segment_size: 524288\n").unwrap();
+        fs::write(half.join("db"), vec![0xAB; 4096]).unwrap();
+        let mut j = open(d.path());
+        let ev = NewEvent {
+            recorded_at_us: 1,
+            host: "claude".into(),
+            kind: crate::Kind::TaskCommand,
+            session_id: None,
+            agent_id: None,
+            payload: b"{}".to_vec(),
+            truncated: None,
+            spooled: false,
+        };
+        let mut tx = j.begin();
+        tx.push(ev);
+        j.commit(tx).unwrap();
+        drop(j);
+        assert_eq!(open(d.path()).status().unwrap().events, 1);
     }
 
     #[test]

@@ -158,13 +158,22 @@ pub fn decide_spooled(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyCo
 
 /// Tasks whose owner has been silent longer than the lease at `now_us` (an agent killed without a
 /// SessionEnd never releases its task itself). The time is the event's own, recorded at ingestion.
-pub fn lease_expired(st: &State, now_us: i64, cfg: &PolicyConfig) -> Vec<TaskReleased> {
+/// The journal-wide tasks, and with `all_sessions` every session's own tasks too (the CLI, which
+/// reads the whole checkpoint; a hook holds only its own session, so it looks at none, and
+/// `replay --verify` recomputes the same answer).
+pub fn lease_expired(
+    st: &State,
+    now_us: i64,
+    cfg: &PolicyConfig,
+    all_sessions: bool,
+) -> Vec<TaskReleased> {
     if cfg.task_lease_secs == 0 {
         return Vec::new();
     }
     let lease_us = cfg.task_lease_secs.saturating_mul(1_000_000) as i64;
     let mut out = Vec::new();
-    let lists = std::iter::once(&st.tasks).chain(st.sessions.values().map(|s| &s.tasks));
+    let sessions = st.sessions.values().filter(|_| all_sessions);
+    let lists = std::iter::once(&st.tasks).chain(sessions.map(|s| &s.tasks));
     for list in lists {
         for t in list.tasks.values() {
             let Some(owner) = t.owner.as_deref() else {
@@ -238,7 +247,7 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
     let host = ev.host.as_str();
     match &ev.canonical {
         Canonical::SessionStart { source } => {
-            let expired = lease_expired(st, env.recorded_at_us, cfg);
+            let expired = lease_expired(st, env.recorded_at_us, cfg, false);
             let text = session.and_then(|s| session_start_text(st, s, cfg, source));
             let text = match (text, released_text(&expired)) {
                 (Some(t), Some(r)) => Some(format!("{t}\n{r}")),

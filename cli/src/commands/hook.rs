@@ -422,26 +422,6 @@ fn record_only(parsed: Option<&HookEvent>) -> bool {
     parsed.is_none_or(|p| p.canonical.is_record_only())
 }
 
-fn push_apply(
-    tx: &mut journal::Tx,
-    loaded: &mut Loaded,
-    cause: &journal::Envelope,
-    kind: Kind,
-    body: Vec<u8>,
-) {
-    let ev = ingest::event(
-        cause.recorded_at_us,
-        &cause.host,
-        cause.session_id.as_deref(),
-        cause.agent_id.as_deref(),
-        kind,
-        body,
-    );
-    tx.push(ev);
-    let env = tx.events().last().expect("just pushed");
-    loaded.state.apply(env);
-}
-
 /// Transcript usage, context, git and metrics, as events (Stop, SubagentStop, PreCompact, SessionEnd).
 fn observe(
     loaded: &Loaded,
@@ -636,7 +616,7 @@ fn locked(
     if let (Some(p), Some(sid)) = (parsed, env.session_id.clone()) {
         let with_metrics = git.is_some();
         for o in observe(&loaded, p, &sid, settings, git) {
-            push_apply(&mut tx, &mut loaded, &env, (o.kind)(seq), o.body);
+            loaded.push_caused(&mut tx, &env, (o.kind)(seq), o.body);
         }
         // Stop and SessionEnd: the session's metrics, from its state after this read.
         if with_metrics {
@@ -656,9 +636,8 @@ fn locked(
                     branch: s.branch.clone(),
                     duration_ms: p.metrics.duration_ms,
                 };
-                push_apply(
+                loaded.push_caused(
                     &mut tx,
-                    &mut loaded,
                     &env,
                     Kind::SessionMetrics { cause: seq },
                     derived::body(&metrics),
@@ -668,7 +647,7 @@ fn locked(
         let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
         for d in &decision.events {
             let (kind, body) = d.kind_and_body(seq);
-            push_apply(&mut tx, &mut loaded, &env, kind, body);
+            loaded.push_caused(&mut tx, &env, kind, body);
         }
         output = decision.output_text();
         stderr = decision.stderr.clone();
@@ -678,13 +657,7 @@ fn locked(
                 stderr: stderr.clone(),
                 policy: settings.policy.clone(),
             });
-            push_apply(
-                &mut tx,
-                &mut loaded,
-                &env,
-                Kind::ResponseEmitted { cause: seq },
-                body,
-            );
+            loaded.push_caused(&mut tx, &env, Kind::ResponseEmitted { cause: seq }, body);
         }
     }
     // What the loop's task program did: its own group, after the answer's events.

@@ -298,7 +298,7 @@ fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Resul
     let mut j: Journal = state_io::open_and_drain(dir, true)?;
     let state = state_io::checkpoint_or_rebuild(&mut j)?;
     let now = crate::clock::now_us();
-    let expired = projections::policy::lease_expired(&state, now, &policy);
+    let expired = projections::policy::lease_expired(&state, now, &policy, true);
     let mut loaded = Loaded::new(&j)?;
     let mut tx = j.begin();
     for r in &expired {
