@@ -1,7 +1,7 @@
 //! The hook policy, given/when/then: given these events, when this hook event arrives, the answer,
 //! the recorded events and the state are exactly these. Pure: no process, no journal on disk.
 
-use projections::config::{PolicyConfig, RereadFrom};
+use projections::config::PolicyConfig;
 use projections::scenario::Scenario;
 use projections::tasks::{TaskRef, TaskStatus};
 use serde_json::json;
@@ -143,11 +143,11 @@ fn configured_names_map_to_roles_and_the_longest_match_wins() {
         .given_hook(&edit("/proj/src/a.spec.ts"))
         .when_hook(&start("compact"));
     assert!(t.context().contains("Role qa:"));
-    // `dev` inside `devops-lead`: lead is the longer role name in it? No: both match, the longer wins.
+    // Without a map entry, the longest role name inside the agent's name wins.
     let cfg = PolicyConfig::default();
     assert_eq!(
-        projections::views::role_for(Some("debugger-1"), &cfg).map(|r| r.0),
-        Some("debugger")
+        projections::views::role_for(Some("qa-lead-1"), &cfg).map(|r| r.0),
+        Some("lead")
     );
 }
 
@@ -193,7 +193,6 @@ fn debugger_rereads_the_files_it_read_and_no_placeholder_text() {
 fn every_default_role_names_real_files_or_none() {
     for (name, rc) in &PolicyConfig::default().roles {
         assert!(rc.reread.is_empty(), "{name} has fixed placeholder files");
-        let _ = RereadFrom::None;
     }
 }
 

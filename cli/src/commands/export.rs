@@ -167,7 +167,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         Report::Tasks => {
             for t in view.state.all_tasks() {
                 // A task is in the range when it last changed within it.
-                let changed = t.history.last().map(|h| h.at_us).unwrap_or(0);
+                let changed = t.changed_at_us();
                 if !keep_session(t.session.as_deref()) || !range.contains(changed) {
                     continue;
                 }
