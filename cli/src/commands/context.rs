@@ -1,8 +1,9 @@
 //! `context SESSION --for restore|compact`: exactly the text the hooks would inject.
 
-use crate::state_io;
+use crate::cli_util::CommandHelper;
+
 use projections::views::{self, Purpose};
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -27,10 +28,9 @@ pub struct Args {
     pub source: String,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
-    let state = state_io::read_checkpoint(&dir)?;
+pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    let settings = cmd.settings();
+    let state = cmd.checkpoint()?;
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let mut s = &state.sessions[&id];
     // After /clear the hook restores from the session that ended before this one.

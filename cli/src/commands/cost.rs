@@ -1,10 +1,11 @@
 //! `cost`: tokens and USD by session, day, month or model.
 
+use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::output::{self, Align, Table};
-use crate::state_io;
+
 use projections::report::{self, CostBy, CostRow, Reconciled};
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -33,11 +34,11 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
+pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    let dir = cmd.dir();
+    let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let view = state_io::open_log(&dir, false)?;
+    let view = cmd.log(false)?;
     let full = view.full(|_| {})?;
     let by = match args.by {
         By::Session => CostBy::Session,
@@ -56,7 +57,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         None,
     );
     let rows = if matches!(args.by, By::Machine) {
-        machine_rows(&dir, &rows, &total)
+        machine_rows(dir, &rows, &total)
     } else {
         rows
     };

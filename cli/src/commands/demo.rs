@@ -2,9 +2,10 @@
 //! into the binary) through the real hook path into a temporary journal, then shows every view.
 //! Nothing is left behind.
 
+use crate::cli_util::CommandHelper;
 use crate::output::{self, bold};
 use crate::settings::Settings;
-use crate::state_io;
+
 use anyhow::{Context, Result};
 use journal::Kind;
 use projections::derived::{self, ResponseEmitted};
@@ -89,9 +90,9 @@ fn section(title: &str) {
     println!("\n{}", bold(&format!("── {title} ")));
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     // The demo always starts from an empty journal of its own: it never adds to a real one.
-    if journal.is_some() {
+    if cmd.journal_arg().is_some() {
         eprintln!("hookjournal: demo plays into a new journal of its own and ignores --journal; to keep it, use `demo --keep DIR`");
         return Ok(ExitCode::from(2));
     }
@@ -120,7 +121,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     );
     let settings = Settings::default();
     let pricing = settings.pricing();
-    let view = state_io::open_view(&dir)?;
+    let view = crate::state_io::open_view(&dir)?;
     let full = view.full(|_| {})?;
     let st = &view.state;
 

@@ -1,8 +1,9 @@
 //! `export --report …`: JSONL, one object a line, streamed. `--out FILE` is written atomically.
 
+use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::eventjson;
-use crate::state_io;
+
 use anyhow::{Context, Result};
 
 use projections::report;
@@ -83,11 +84,10 @@ pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
     }
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let view = state_io::open_view(&dir)?;
+    let view = cmd.view()?;
     let session = match &args.session {
         Some(s) => Some(resolve_session(view.state.sessions.keys(), s)?),
         None => None,

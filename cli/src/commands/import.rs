@@ -2,6 +2,7 @@
 //! `import --transcripts DIR`: backfill usage from a Claude Code projects folder, deduplicated
 //! against what the journal already holds.
 
+use crate::cli_util::CommandHelper;
 use crate::eventjson;
 use crate::ingest;
 use crate::state_io::{self, Loaded};
@@ -23,9 +24,9 @@ pub struct Args {
     pub transcripts: Option<PathBuf>,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let dir = cmd.dir();
+    let settings = cmd.settings();
     let opts = OpenOptions {
         wait: Duration::from_secs(10),
         create: true,
@@ -34,7 +35,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     };
     let existed = dir.exists();
     let mut j =
-        Journal::open(&dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
+        Journal::open(dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
     let result = match (&args.events, &args.transcripts) {
         (Some(file), _) => import_events(&mut j, file),
         (None, Some(folder)) => import_transcripts(&mut j, folder),
@@ -44,7 +45,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         // A journal this import created is removed again: a retry starts from nothing.
         drop(j);
         if !existed {
-            let _ = std::fs::remove_dir_all(&dir);
+            let _ = std::fs::remove_dir_all(dir);
         }
         return Err(e);
     }

@@ -2,6 +2,7 @@
 //! and takes it out again. What differs between agents lives in one table (`HOSTS`); the edits are
 //! pure functions over an order-preserving JSON tree; the commands only read, diff and write files.
 
+use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use std::fs;
 use std::io::Write;
@@ -219,7 +220,7 @@ fn facts(host: Host) -> &'static HostFacts {
 /// The name hookjournal's own entries are recognised by (plus the `hook` subcommand after it).
 const BINARY_NAME: &str = "hookjournal";
 
-pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
     let facts = facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -228,7 +229,7 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
         return Ok(local_scope_usage_error(facts));
     };
     // An explicit --journal goes into the command, or the hook would look for the journal elsewhere.
-    let explicit_journal = journal.map(|j| absolute(&cwd, &j));
+    let explicit_journal = cmd.journal_arg().map(|j| absolute(&cwd, j));
     let exe = std::env::current_exe().context("finding the running hookjournal binary")?;
     let command = hook_command(&exe, facts.name, explicit_journal.as_deref())?;
 
@@ -327,7 +328,7 @@ pub fn run_install(args: InstallArgs, journal: Option<PathBuf>) -> anyhow::Resul
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run_uninstall(args: UninstallArgs, _journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
     let facts = facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;

@@ -21,11 +21,14 @@ pub mod tasks;
 pub mod verify;
 pub mod watch;
 
+use crate::cli_util::CommandHelper;
 use crate::{Cli, Command};
 use std::process::ExitCode;
 
+/// Runs a parsed command line (the hook and the statusline never get here: they parse their own
+/// arguments, leniently).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let j = cli.journal;
+    let cmd = CommandHelper::new(cli.journal);
     // `--source` (or $HOOKJOURNAL_SOURCE, which other commands ignore): the team store.
     let explicit = cli.source.is_some();
     let source = cli
@@ -38,7 +41,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         _ => false,
     };
     if let Some(source) = source.filter(|_| explicit || team_view) {
-        let url = crate::ship::team::resolve(&source, j.as_deref())?;
+        let url = crate::ship::team::resolve(&source, cmd.journal_arg())?;
         return match cli.command {
             Command::Sessions(a) => crate::ship::team::sessions(&url, a),
             Command::Cost(a) => crate::ship::team::cost(&url, a),
@@ -48,25 +51,25 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     match cli.command {
         Command::Hook(_) => unreachable!("the hook is dispatched before argument parsing"),
-        Command::Install(a) => install::run_install(a, j),
-        Command::Uninstall(a) => install::run_uninstall(a, j),
-        Command::Status(a) => status::run(a, j),
-        Command::Sessions(a) => sessions::run(a, j),
-        Command::Show(a) => show::run(a, j),
-        Command::Replay(a) => replay::run(a, j),
-        Command::Export(a) => export::run(a, j),
-        Command::Import(a) => import::run(a, j),
-        Command::Cost(a) => cost::run(a, j),
-        Command::Tasks(a) => tasks::run(a, j),
-        Command::Notifications(a) => notifications::run(a, j),
-        Command::Context(a) => context::run(a, j),
-        Command::Rewind(a) => rewind::run(a, j),
-        Command::Verify(a) => verify::run(a, j),
-        Command::Recover(a) => recover::run(a, j),
-        Command::Ship(a) => ship::run(a, j),
-        Command::Demo(a) => demo::run(a, j),
-        Command::Report(a) => report::run(a, j),
-        Command::Watch(a) => watch::run(a, j),
+        Command::Install(a) => install::run_install(&cmd, a),
+        Command::Uninstall(a) => install::run_uninstall(&cmd, a),
+        Command::Status(a) => status::run(&cmd, a),
+        Command::Sessions(a) => sessions::run(&cmd, a),
+        Command::Show(a) => show::run(&cmd, a),
+        Command::Replay(a) => replay::run(&cmd, a),
+        Command::Export(a) => export::run(&cmd, a),
+        Command::Import(a) => import::run(&cmd, a),
+        Command::Cost(a) => cost::run(&cmd, a),
+        Command::Tasks(a) => tasks::run(&cmd, a),
+        Command::Notifications(a) => notifications::run(&cmd, a),
+        Command::Context(a) => context::run(&cmd, a),
+        Command::Rewind(a) => rewind::run(&cmd, a),
+        Command::Verify(a) => verify::run(&cmd, a),
+        Command::Recover(a) => recover::run(&cmd, a),
+        Command::Ship(a) => ship::run(&cmd, a),
+        Command::Demo(a) => demo::run(&cmd, a),
+        Command::Report(a) => report::run(&cmd, a),
+        Command::Watch(a) => watch::run(&cmd, a),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")
         }

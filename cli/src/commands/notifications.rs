@@ -1,8 +1,8 @@
 //! `notifications`: the notification log.
 
+use crate::cli_util::CommandHelper;
 use crate::output::{self, Align, Table};
-use crate::state_io;
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -15,9 +15,8 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let view = state_io::open_log(&dir, true)?;
+pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    let view = cmd.log(true)?;
     let full = view.full(|_| {})?;
     let session = match &args.session {
         Some(s) => Some(crate::commands::export::resolve_session(

@@ -4,10 +4,11 @@
 //! the checkpoint is rebuilt from the log. Nothing intact is dropped, nothing is deleted (a
 //! replaced store is moved aside), and every step is safe to kill and run again.
 
+use crate::cli_util::CommandHelper;
 use crate::state_io;
 use anyhow::{Context, Result};
 use journal::{spool, Kind, NewEvent};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -20,19 +21,19 @@ pub struct Args {
 
 const REBUILDING: &str = "REBUILDING";
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let dir = cmd.dir();
     if !dir.join("CURRENT").exists() && !dir.join("lock").exists() {
         anyhow::bail!("no journal at {} (nothing to recover)", dir.display());
     }
     if args.checkpoint_only {
-        let res = rebuild_checkpoint(&dir);
+        let res = rebuild_checkpoint(dir);
         let _ = std::fs::remove_file(dir.join("state").join(REBUILDING));
         res?;
         println!("checkpoint rebuilt from the log");
         return Ok(ExitCode::SUCCESS);
     }
-    let r = match journal::Journal::recover(&dir, Duration::from_secs(10)) {
+    let r = match journal::Journal::recover(dir, Duration::from_secs(10)) {
         Ok(r) => r,
         // The last sealed segment is damaged: nothing here can rebuild it.
         Err(journal::Error::Corrupt(what)) => {
@@ -46,16 +47,16 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     }
     // Sealed history nothing here can rebuild: said first, and the checkpoint is left alone
     // (it cannot be replayed past a damaged segment).
-    let code = remaining_damage(&dir, true)?;
+    let code = remaining_damage(dir, true)?;
     if code != ExitCode::SUCCESS {
         return Ok(code);
     }
     // Spooled events (intact ones are ingested in order by opening), then damaged spool files,
     // kept as bytes, then the checkpoint rebuilt from the whole log.
-    drop(state_io::open_read(&dir)?);
-    let damaged = journal_damaged_spool(&dir)?;
-    rebuild_checkpoint(&dir)?;
-    let j = state_io::open_read(&dir)?;
+    drop(cmd.open_read()?);
+    let damaged = journal_damaged_spool(dir)?;
+    rebuild_checkpoint(dir)?;
+    let j = cmd.open_read()?;
     let head = j.head_seq();
     drop(j);
 
@@ -63,7 +64,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         println!(
             "nothing to repair: the active store and its write-ahead log agree ({head} events); checkpoint rebuilt from the log"
         );
-        return remaining_damage(&dir, false);
+        return remaining_damage(dir, false);
     }
     if r.changed {
         let tail = if r.head_seq >= r.base {
@@ -97,7 +98,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         None => println!("lost: nothing"),
     }
     println!("the journal holds {head} events; checkpoint rebuilt from the log");
-    remaining_damage(&dir, false)
+    remaining_damage(dir, false)
 }
 
 /// What recover cannot repair (a damaged sealed segment: it is the only copy of its events)

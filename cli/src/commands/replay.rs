@@ -4,6 +4,7 @@
 //! The fold is faithful to time: a rewind affects the state only from the moment it was recorded,
 //! exactly as the hook saw it, so recomputed answers are comparable with what was printed.
 
+use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
 use crate::state_io;
 use anyhow::Result;
@@ -14,7 +15,7 @@ use projections::event;
 use projections::fold::{Full, Rewinds};
 use projections::policy;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -421,14 +422,13 @@ fn check_kind(k: &str) -> std::result::Result<(), String> {
     ))
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     if let Some(Err(e)) = args.kind.as_deref().map(check_kind) {
         eprintln!("hookjournal: {e}");
         return Ok(ExitCode::from(2));
     }
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
-    let view = state_io::open_view(&dir)?;
+    let settings = cmd.settings();
+    let view = cmd.view()?;
     let session = match &args.session {
         Some(s) => Some(crate::commands::export::resolve_session(
             view.state.sessions.keys(),

@@ -4,6 +4,7 @@
 //! (prompts, tool calls, failures, and every answer with the event that caused it), and the task
 //! board. Built from a full replay of the log, so it works on any journal and on a slice.
 
+use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::settings::Settings;
 use crate::state_io;
@@ -32,11 +33,11 @@ pub struct Args {
     pub until: Option<String>,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let dir = cmd.dir();
+    let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let html = build(&dir, &settings, args.session.as_deref(), range)?;
+    let html = build(dir, settings, args.session.as_deref(), range)?;
     write(&args.html, &html)?;
     println!(
         "wrote {} ({} KiB): open it in a browser",

@@ -2,10 +2,11 @@
 //! the session's events after SEQ up to the rewind. The log is never edited. The checkpoint is
 //! rebuilt by a full replay.
 
+use crate::cli_util::CommandHelper;
 use crate::state_io;
 use anyhow::{bail, Result};
 use journal::{Journal, Kind};
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -18,9 +19,8 @@ pub struct Args {
     pub to: u64,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let mut j: Journal = state_io::open_read(&dir)?;
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let mut j: Journal = cmd.open_read()?;
     let state = state_io::checkpoint_or_rebuild(&mut j)?;
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];

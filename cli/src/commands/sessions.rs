@@ -1,8 +1,8 @@
 //! `sessions`: one row per session.
 
+use crate::cli_util::CommandHelper;
 use crate::output::{self, Align, Table};
-use crate::state_io;
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -12,10 +12,9 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
-    let state = state_io::read_checkpoint(&dir)?;
+pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    let settings = cmd.settings();
+    let state = cmd.checkpoint()?;
     let pricing = settings.pricing();
     let mut sessions: Vec<_> = state.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);

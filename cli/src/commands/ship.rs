@@ -1,9 +1,10 @@
 //! `ship --postgres URL | --otlp URL [--follow]`: copies the journal to a team store and/or an
 //! OpenTelemetry collector, exactly once from the journal's side (see `crate::ship`).
 
+use crate::cli_util::CommandHelper;
 use crate::ship::{self, mask_url, otlp, pg};
 use anyhow::{bail, Result};
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -43,9 +44,9 @@ fn nonempty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty())
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let dir = cmd.dir();
+    let settings = cmd.settings();
     let pg_url = nonempty(args.postgres.clone())
         .or_else(|| nonempty(std::env::var("HOOKJOURNAL_POSTGRES_URL").ok()))
         .or_else(|| nonempty(settings.ship.postgres.clone()));
@@ -65,15 +66,15 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
         bail!("--batch must be at least 1");
     }
     // The journal must exist before it gets an identity.
-    drop(crate::state_io::open_read(&dir)?);
-    let journal_id = ship::journal_id(&dir)?;
+    drop(cmd.open_read()?);
+    let journal_id = ship::journal_id(dir)?;
     let machine = nonempty(args.machine.clone())
         .or_else(|| nonempty(settings.ship.machine.clone()))
         .unwrap_or_else(ship::hostname);
 
     let pg_target = pg_url.as_deref().map(|url| pg::Target {
         url,
-        dir: &dir,
+        dir,
         journal_id: &journal_id,
         machine: &machine,
         redact: args.redact,
@@ -85,14 +86,14 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     };
     let otlp_target = otlp_url.as_deref().map(|url| otlp::Target {
         url,
-        dir: &dir,
+        dir,
         journal_id: &journal_id,
         machine: &machine,
         redact: args.redact,
         retry_for: (!args.follow).then_some(Duration::from_secs(args.retry_for)),
     });
     let _otlp_lock = match &otlp_target {
-        Some(t) => Some(otlp::lock_cursor(&dir, t.url)?),
+        Some(t) => Some(otlp::lock_cursor(dir, t.url)?),
         None => None,
     };
     let agent = otlp::agent();

@@ -1,9 +1,10 @@
 //! `show SESSION`: the execution snapshot.
 
+use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
-use crate::state_io;
+
 use projections::session::SessionState;
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -15,10 +16,9 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    let settings = crate::settings::load_reporting(&dir);
-    let state = state_io::read_checkpoint(&dir)?;
+pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    let settings = cmd.settings();
+    let state = cmd.checkpoint()?;
     let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
     let pricing = settings.pricing();

@@ -1,9 +1,10 @@
 //! `status`: events, sessions, segments, size, last event, chain state.
 
+use crate::cli_util::CommandHelper;
 use crate::output::{relative, timestamp};
 use crate::state_io;
 use journal::hex;
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -13,18 +14,18 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    let dir = cmd.dir();
     // Counted before opening: reading the journal ingests the spool.
-    let waiting = journal::spool::list(&dir).map(|l| l.len()).unwrap_or(0);
-    let (st, sessions) = match state_io::open_read(&dir) {
+    let waiting = journal::spool::list(dir).map(|l| l.len()).unwrap_or(0);
+    let (st, sessions) = match state_io::open_read(dir) {
         Ok(j) => {
             let mut st = j.status()?;
             st.spooled = waiting;
             let sessions = j.scan_state(b"sess:")?.len();
             (st, sessions)
         }
-        Err(e) if state_io::is_readonly(&e) => state_io::readonly_status(&dir)?,
+        Err(e) if state_io::is_readonly(&e) => state_io::readonly_status(dir)?,
         Err(e) => return Err(e),
     };
     if args.json {

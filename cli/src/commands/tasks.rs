@@ -1,6 +1,7 @@
 //! `tasks`: the task store. Changes are `TaskCommand` events; every change is idempotent (a
 //! command that would change nothing records nothing and says so).
 
+use crate::cli_util::CommandHelper;
 use crate::output::{self, escape, Align, Table};
 use crate::state_io::{self, Loaded};
 use anyhow::{bail, Result};
@@ -8,7 +9,7 @@ use journal::{Journal, Kind};
 use projections::derived::{self, TaskCommand};
 use projections::fold::State;
 use projections::tasks::{Task, TaskRef, TaskStatus};
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -127,12 +128,12 @@ fn find<'a>(state: &'a State, r: &TaskRef) -> Option<&'a Task> {
     }
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let dir = cmd.dir();
     let sub = args.cmd.unwrap_or(Cmd::List);
     match sub {
         Cmd::List => {
-            let state = state_io::read_checkpoint(&dir)?;
+            let state = cmd.checkpoint()?;
             let status = args.status.as_deref().map(|s| TaskStatus::parse(s).ok_or_else(|| anyhow::anyhow!("unknown status {s:?} (pending, in_progress, completed, failed, deleted)"))).transpose()?;
             let tasks: Vec<&Task> = state
                 .all_tasks()
@@ -148,7 +149,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             }
         }
         Cmd::Show { id } => {
-            let state = state_io::read_checkpoint(&dir)?;
+            let state = cmd.checkpoint()?;
             let r = resolve(&state, &id)?;
             let t = find(&state, &r).expect("resolved");
             if args.json {
@@ -192,7 +193,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             subject,
             description,
         } => {
-            change(&dir, args.json, |state| {
+            change(dir, args.json, |state| {
                 let id = format!("T{}", state.tasks.next_number + 1);
                 Ok(TaskCommand {
                     op: "add".into(),
@@ -208,7 +209,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             let Some(agent) = args.agent.clone() else {
                 bail!("tasks claim needs --agent NAME (the agent taking the task)");
             };
-            change(&dir, args.json, |st| {
+            change(dir, args.json, |st| {
                 let task = match (&id, next) {
                     (Some(id), _) => resolve(st, id)?,
                     (None, _) => next_unclaimed(st, &agent)?,
@@ -217,18 +218,18 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                 Ok(command("claim", task, Some(agent.clone()), None))
             })?
         }
-        Cmd::ReleaseStale { lease } => release_stale(&dir, args.json, lease)?,
-        Cmd::Start { id } => change(&dir, args.json, |st| {
+        Cmd::ReleaseStale { lease } => release_stale(dir, args.json, lease)?,
+        Cmd::Start { id } => change(dir, args.json, |st| {
             let task = resolve(st, &id)?;
             if let Some(agent) = &args.agent {
                 claimable(st, &task, agent)?;
             }
             Ok(command("start", task, args.agent.clone(), None))
         })?,
-        Cmd::Done { id } => change(&dir, args.json, |st| {
+        Cmd::Done { id } => change(dir, args.json, |st| {
             Ok(command("done", resolve(st, &id)?, None, None))
         })?,
-        Cmd::Fail { id, reason } => change(&dir, args.json, |st| {
+        Cmd::Fail { id, reason } => change(dir, args.json, |st| {
             Ok(command(
                 "fail",
                 resolve(st, &id)?,
@@ -236,7 +237,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
                 Some(reason.clone()),
             ))
         })?,
-        Cmd::Reopen { id } => change(&dir, args.json, |st| {
+        Cmd::Reopen { id } => change(dir, args.json, |st| {
             Ok(command("reopen", resolve(st, &id)?, None, None))
         })?,
     }

@@ -1,10 +1,11 @@
 //! `verify`: the hash chain, segments, storage damage, and projections == full replay.
 //! Exit 3 when anything is damaged.
 
+use crate::cli_util::CommandHelper;
 use crate::state_io;
 use journal::hex;
 use projections::fold::State;
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -36,9 +37,9 @@ pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
     out
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
-    match check(&dir) {
+pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    let dir = cmd.dir();
+    match check(dir) {
         Ok(outcome) => Ok(print(&args, outcome)),
         // `--json` always prints: a tool reading it gets an answer, not an empty line.
         Err(e) if args.json => {

@@ -4,6 +4,7 @@
 //! wait for it: when the lock is busy the frame keeps the last state. `q` or Ctrl-C quits;
 //! `--once` prints one frame (for scripts and tests).
 
+use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
 use crate::settings::Settings;
 use anyhow::Result;
@@ -12,7 +13,7 @@ use projections::fold::State;
 use projections::report;
 use projections::tasks::TaskStatus;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -48,32 +49,32 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
     Ok(Some(st))
 }
 
-pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
-    let dir = crate::locate::journal_dir(journal.as_deref(), false);
+pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    let dir = cmd.dir();
     if !dir.is_dir() {
         anyhow::bail!(
             "no journal at {} (run `hookjournal install`, or pass --journal DIR)",
             dir.display()
         );
     }
-    let settings = crate::settings::load_reporting(&dir);
+    let settings = cmd.settings();
     let live = !args.once && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if !live {
         // One frame may wait a little longer for the lock (still without priority).
-        let Some(st) = read_state(&dir, &settings, Duration::from_secs(5))? else {
+        let Some(st) = read_state(dir, settings, Duration::from_secs(5))? else {
             anyhow::bail!(
                 "journal {} is busy (its lock was held for 5 s)",
                 dir.display()
             );
         };
-        print!("{}", frame(&dir, &settings, &st, now_us(), None));
+        print!("{}", frame(dir, settings, &st, now_us(), None));
         return Ok(ExitCode::SUCCESS);
     }
     let _term = RawTerminal::enter();
     let mut last = State::default();
     let mut busy;
     loop {
-        match read_state(&dir, &settings, Duration::from_millis(50)) {
+        match read_state(dir, settings, Duration::from_millis(50)) {
             Ok(Some(st)) => {
                 last = st;
                 busy = false;
@@ -85,7 +86,7 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
             }
         }
         let note = busy.then_some("journal busy: showing the previous frame");
-        let text = frame(&dir, &settings, &last, now_us(), note);
+        let text = frame(dir, settings, &last, now_us(), note);
         let mut out = std::io::stdout().lock();
         let _ = write!(out, "\x1b[H\x1b[2J{}", text.replace('\n', "\r\n"));
         let _ = out.flush();

@@ -1,0 +1,69 @@
+//! What every command shares, handed to it as one [`CommandHelper`] (jj's `cli_util`): where the
+//! journal is, its settings, and the ways of reading it. A command file is then a thin layer: its
+//! arguments, one call here for what it reads, and its rendering.
+
+use crate::settings::{self, Settings};
+use crate::state_io::{self, View};
+use journal::Journal;
+use projections::fold::State;
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+
+/// The global arguments and what is derived from them, computed once, on first use.
+pub struct CommandHelper {
+    journal_arg: Option<PathBuf>,
+    dir: OnceCell<PathBuf>,
+    settings: OnceCell<Settings>,
+}
+
+impl CommandHelper {
+    /// A helper for `--journal DIR` (or none: the journal is then located as documented on `Cli`).
+    pub fn new(journal_arg: Option<PathBuf>) -> CommandHelper {
+        CommandHelper {
+            journal_arg,
+            dir: OnceCell::new(),
+            settings: OnceCell::new(),
+        }
+    }
+
+    /// `--journal DIR` as given, for the commands that locate a project rather than a journal
+    /// (`install`, the team views).
+    pub fn journal_arg(&self) -> Option<&Path> {
+        self.journal_arg.as_deref()
+    }
+
+    /// The journal directory this command works on (it need not exist yet).
+    pub fn dir(&self) -> &Path {
+        self.dir
+            .get_or_init(|| crate::locate::journal_dir(self.journal_arg.as_deref(), false))
+    }
+
+    /// The journal's settings; a problem in `config.toml` is one line per problem on stderr,
+    /// printed once.
+    pub fn settings(&self) -> &Settings {
+        self.settings
+            .get_or_init(|| settings::load_reporting(self.dir()))
+    }
+
+    /// The checkpoint (every projection as of the last event), rebuilt from the log if stale.
+    pub fn checkpoint(&self) -> anyhow::Result<State> {
+        state_io::read_checkpoint(self.dir())
+    }
+
+    /// The log and the checkpoint, as one consistent snapshot.
+    pub fn view(&self) -> anyhow::Result<View> {
+        state_io::open_view(self.dir())
+    }
+
+    /// The log for a command that replays it; `need_rewinds` when the answer depends on rewinds
+    /// (a quiescent journal is then still read without opening the active store).
+    pub fn log(&self, need_rewinds: bool) -> anyhow::Result<View> {
+        state_io::open_log(self.dir(), need_rewinds)
+    }
+
+    /// The journal opened for a command that writes (the spool drained first), or an error
+    /// naming why it cannot be.
+    pub fn open_read(&self) -> anyhow::Result<Journal> {
+        state_io::open_read(self.dir())
+    }
+}

@@ -1,0 +1,174 @@
+//! The `hookjournal` command line as a library (the jj split): the binary is `main.rs`, a few lines
+//! calling [`main`]. Parsing the command line, the [`cli_util::CommandHelper`] every command
+//! receives (the journal's location, its settings, the read views), and one module per command
+//! under [`commands`], each a thin layer over the `journal` and `projections` crates. Every error
+//! leaves as one line on stderr.
+
+pub mod cli_util;
+mod clock;
+pub mod commands;
+mod dates;
+mod eventjson;
+mod ingest;
+mod locate;
+mod loop_tasks;
+mod mirror;
+mod output;
+mod settings;
+mod ship;
+mod state_io;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hookjournal",
+    version,
+    about = "An event-sourced journal for AI coding agent hooks"
+)]
+pub struct Cli {
+    /// Journal directory (default: $HOOKJOURNAL_DIR, then $CLAUDE_PROJECT_DIR/.hookjournal in hook
+    /// mode, then the nearest ancestor holding .hookjournal/, then ./.hookjournal).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    /// Read `sessions`, `cost` and `tasks` from a team store instead of the journal: a
+    /// postgres:// URL, or `postgres` for $HOOKJOURNAL_POSTGRES_URL / `[ship] postgres` (default:
+    /// $HOOKJOURNAL_SOURCE).
+    #[arg(long = "source", id = "team_source", value_name = "URL")]
+    pub source: Option<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The universal hook handler: stdin → journal → stdout. Always exits 0.
+    Hook(commands::hook::Args),
+    /// Register `hookjournal hook` in an agent's settings.
+    ///
+    /// Edits the project's settings at its root: the nearest directory from here up holding
+    /// .hookjournal/, .claude, .codex, .gemini or .git (your home directory never counts), else
+    /// this directory. Creates the project's journal there, so `hookjournal status` works at once.
+    Install(commands::install::InstallArgs),
+    /// Remove hookjournal's own entries from an agent's settings.
+    ///
+    /// Finds the project's settings as `install` does. The journal is left alone.
+    Uninstall(commands::install::UninstallArgs),
+    /// Events, sessions, segments, size, last event, chain state.
+    Status(commands::status::Args),
+    /// One row per session.
+    Sessions(commands::sessions::Args),
+    /// The execution snapshot of a session.
+    Show(commands::show::Args),
+    /// Event by event, with the projection changes each event caused.
+    Replay(commands::replay::Args),
+    /// Write a JSONL report.
+    Export(commands::export::Args),
+    /// Rebuild a journal from an events export, or backfill usage from transcripts.
+    Import(commands::import::Args),
+    /// Tokens and USD by session, day, month or model.
+    Cost(commands::cost::Args),
+    /// The task store.
+    Tasks(commands::tasks::Args),
+    /// The notification log.
+    Notifications(commands::notifications::Args),
+    /// The exact text the hooks would inject.
+    Context(commands::context::Args),
+    /// Make every projection ignore a session's events after SEQ.
+    Rewind(commands::rewind::Args),
+    /// Check the hash chain, segments and projections.
+    Verify(commands::verify::Args),
+    /// Replace an active store that cannot be opened, continuing from the last sealed segment.
+    Recover(commands::recover::Args),
+    /// Ship the journal to a team store on PostgreSQL and/or an OTLP/HTTP receiver.
+    Ship(commands::ship::Args),
+    /// Play a bundled sample session into a temporary journal and show every view.
+    Demo(commands::demo::Args),
+    /// Claude Code's status line: one line from its JSON on stdin; records its cost and context.
+    Statusline(commands::statusline::Args),
+    /// Write a self-contained HTML report: cost, context over time, timelines, task board.
+    Report(commands::report::Args),
+    /// A live terminal view: sessions, burn rate, context, tasks (q quits).
+    Watch(commands::watch::Args),
+}
+
+/// The whole program: `main.rs` returns what this returns.
+pub fn main() -> ExitCode {
+    // The hook must never fail loudly: it parses its own arguments leniently.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "__floor") {
+        return floor(argv.get(2));
+    }
+    match subcommand(&argv).as_deref() {
+        Some("hook") => return commands::hook::main_guarded(argv),
+        Some("statusline") => return commands::statusline::main_guarded(argv),
+        _ => {}
+    }
+    // Commands printing to a closed pipe (`| head`) end quietly, like other Unix tools, instead
+    // of failing on the write. (The hook keeps Rust's default: a write error is ignored there.)
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread is started.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    // A panic is a bug, but still one line on stderr and exit 1, never a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("hookjournal: {}", output::panic_text(info));
+    }));
+    match std::panic::catch_unwind(|| commands::run(cli)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            eprintln!("hookjournal: {}", output::one_line(&format!("{e:#}")));
+            ExitCode::from(1)
+        }
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+/// The subcommand of `hookjournal [--journal DIR] CMD …`: the hook and the statusline parse their
+/// own flags, leniently (they must never fail on an argument).
+fn subcommand(argv: &[std::ffi::OsString]) -> Option<String> {
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let a = a.to_string_lossy();
+        if a == "--journal" {
+            i += 2;
+        } else if a.starts_with("--journal=") {
+            i += 1;
+        } else {
+            return Some(a.into_owned());
+        }
+    }
+    None
+}
+
+/// The benchmark's floor: the same binary reading stdin and appending + fsyncing a plain file.
+fn floor(path: Option<&std::ffi::OsString>) -> ExitCode {
+    use std::io::{Read, Write};
+    let mut buf = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut buf);
+    let Some(path) = path else {
+        return ExitCode::from(2);
+    };
+    let ok = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| {
+            f.write_all(&buf)?;
+            f.write_all(b"\n")?;
+            f.sync_data()
+        });
+    if ok.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
