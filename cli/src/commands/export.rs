@@ -85,147 +85,37 @@ pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
 }
 
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
-    let settings = cmd.settings();
-    let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
     let view = cmd.view()?;
-    let session = match &args.session {
-        Some(s) => Some(resolve_session(view.state.sessions.keys(), s)?),
-        None => None,
+    let filter = Filter {
+        range: Range::new(args.since.as_deref(), args.until.as_deref())?,
+        session: match &args.session {
+            Some(s) => Some(resolve_session(view.state.sessions.keys(), s)?),
+            None => None,
+        },
     };
-    let (mut sink, tmp): (Box<dyn Write>, Option<tempfile::NamedTempFile>) = match &args.out {
-        Some(path) => {
-            let parent = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let tmp = tempfile::NamedTempFile::new_in(parent)
-                .with_context(|| format!("creating a temp file in {}", parent.display()))?;
-            let f = tmp.reopen().context("opening the temp file")?;
-            (Box::new(BufWriter::with_capacity(1 << 20, f)), Some(tmp))
-        }
-        None => (
-            Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())),
-            None,
-        ),
-    };
+    let mut out = Out::open(args.out.as_deref())?;
     let mut masked = 0usize;
-    let mut lines = 0u64;
-    let pricing = settings.pricing();
-    let cfg = &settings.policy;
-    let keep_session = |s: Option<&str>| session.as_deref().is_none_or(|want| s == Some(want));
-    let mut emit =
-        |w: &mut dyn Write, mut v: serde_json::Value, masked: &mut usize| -> Result<()> {
+    let lines = if args.report == Report::Events {
+        write_events(
+            &view,
+            &filter,
+            &mut out.sink,
+            args.redact.then_some(&mut masked),
+        )?
+    } else {
+        let mut lines = 0u64;
+        report_rows(args.report, &view, &filter, cmd.settings(), &mut |mut v| {
             if args.redact {
-                redact_value(&mut v, masked);
+                redact_value(&mut v, &mut masked);
             }
-            serde_json::to_writer(&mut *w, &v)?;
-            w.write_all(b"\n")?;
+            serde_json::to_writer(&mut out.sink, &v)?;
+            out.sink.write_all(b"\n")?;
             lines += 1;
             Ok(())
-        };
-    match args.report {
-        Report::Events => {
-            let bar = crate::output::progress(view.snap.head_seq, "export");
-            let mut n = 0u64;
-            view.snap.for_each(|e| {
-                n += 1;
-                if n.is_multiple_of(8192) {
-                    bar.set_position(n);
-                }
-                if keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
-                    let r =
-                        eventjson::write_line(&mut sink, &e, args.redact.then_some(&mut masked));
-                    r.map_err(|e| journal::Error::Io {
-                        context: "writing the report".into(),
-                        cause: e,
-                    })?;
-                    lines += 1;
-                }
-                Ok(())
-            })?;
-            bar.finish_and_clear();
-        }
-        Report::Sessions | Report::Snapshots => {
-            let mut sessions: Vec<_> = view
-                .state
-                .sessions
-                .values()
-                .filter(|s| keep_session(Some(&s.id)) && range.contains(s.last_at_us))
-                .collect();
-            sessions.sort_by_key(|s| s.first_seq);
-            for s in sessions {
-                let mut v = if args.report == Report::Sessions {
-                    report::session_row(s, &pricing, cfg)
-                } else {
-                    report::snapshot_json(s, &pricing, cfg)
-                };
-                v["start"] = crate::output::timestamp(s.first_at_us).into();
-                v["last"] = crate::output::timestamp(s.last_at_us).into();
-                emit(&mut sink, v, &mut masked)?;
-            }
-        }
-        Report::Tasks => {
-            for t in view.state.all_tasks() {
-                // A task is in the range when it last changed within it.
-                let changed = t.changed_at_us();
-                if !keep_session(t.session.as_deref()) || !range.contains(changed) {
-                    continue;
-                }
-                let mut v = serde_json::to_value(t)?;
-                v["ref"] = t.task_ref().display().into();
-                v["session_id"] = t.session.clone().into();
-                emit(&mut sink, v, &mut masked)?;
-            }
-        }
-        Report::Cost => {
-            let full = view.full(|_| {})?;
-            for r in full.cost.by_key.values() {
-                if !keep_session(Some(&r.session)) || !range.contains_ts(&r.timestamp) {
-                    continue;
-                }
-                let v = serde_json::json!({
-                    "timestamp": r.timestamp, "session_id": r.session, "agent_id": r.agent_id, "model": r.model,
-                    "input_tokens": r.usage.input_tokens, "output_tokens": r.usage.output_tokens,
-                    "cache_write_5m_tokens": r.usage.cache_write_5m, "cache_write_1h_tokens": r.usage.cache_write_1h,
-                    "cache_read_tokens": r.usage.cache_read, "cost_usd": pricing.cost(&r.model, &r.usage),
-                });
-                emit(&mut sink, v, &mut masked)?;
-            }
-        }
-        Report::Notifications => {
-            let full = view.full(|_| {})?;
-            for n in &full.notifications {
-                if !keep_session(n.session.as_deref()) || !range.contains(n.at_us) {
-                    continue;
-                }
-                emit(&mut sink, crate::mirror::notification_row(n), &mut masked)?;
-            }
-        }
-        Report::SessionLog => {
-            let mut rows = Vec::new();
-            view.snap.for_each(|e| {
-                if keep_session(e.session_id.as_deref()) && range.contains(e.recorded_at_us) {
-                    rows.extend(crate::mirror::session_log_row(&e));
-                }
-                Ok(())
-            })?;
-            for v in rows {
-                emit(&mut sink, v, &mut masked)?;
-            }
-        }
-    }
-    sink.flush().context("writing the report")?;
-    drop(sink);
-    if let (Some(tmp), Some(path)) = (tmp, &args.out) {
-        tmp.as_file().sync_all().ok();
-        tmp.persist(path)
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!(
-            "hookjournal: wrote {} to {}",
-            crate::output::count(lines, "line"),
-            path.display()
-        );
-    }
+        })?;
+        lines
+    };
+    out.finish(lines)?;
     if args.redact {
         eprintln!(
             "hookjournal: masked {}",
@@ -233,4 +123,195 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Which events and rows a report keeps: one session, a time range.
+struct Filter {
+    session: Option<String>,
+    range: Range,
+}
+
+impl Filter {
+    fn session(&self, s: Option<&str>) -> bool {
+        self.session.as_deref().is_none_or(|want| s == Some(want))
+    }
+}
+
+/// Where the report goes: stdout, or a temporary file renamed over `--out` once complete.
+struct Out {
+    sink: Box<dyn Write>,
+    tmp: Option<(tempfile::NamedTempFile, PathBuf)>,
+}
+
+impl Out {
+    fn open(path: Option<&std::path::Path>) -> Result<Out> {
+        let Some(path) = path else {
+            return Ok(Out {
+                sink: Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())),
+                tmp: None,
+            });
+        };
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let tmp = tempfile::NamedTempFile::new_in(parent)
+            .with_context(|| format!("creating a temp file in {}", parent.display()))?;
+        let f = tmp.reopen().context("opening the temp file")?;
+        Ok(Out {
+            sink: Box::new(BufWriter::with_capacity(1 << 20, f)),
+            tmp: Some((tmp, path.to_path_buf())),
+        })
+    }
+
+    fn finish(mut self, lines: u64) -> Result<()> {
+        self.sink.flush().context("writing the report")?;
+        drop(self.sink);
+        if let Some((tmp, path)) = self.tmp {
+            tmp.as_file().sync_all().ok();
+            tmp.persist(&path)
+                .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!(
+                "hookjournal: wrote {} to {}",
+                crate::output::count(lines, "line"),
+                path.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `--report events`: every event as recorded, streamed (never all in memory).
+fn write_events(
+    view: &crate::state_io::View,
+    filter: &Filter,
+    mut sink: &mut dyn Write,
+    mut masked: Option<&mut usize>,
+) -> Result<u64> {
+    let bar = crate::output::progress(view.snap.head_seq, "export");
+    let (mut n, mut lines) = (0u64, 0u64);
+    view.snap.for_each(|e| {
+        n += 1;
+        if n.is_multiple_of(8192) {
+            bar.set_position(n);
+        }
+        if filter.session(e.session_id.as_deref()) && filter.range.contains(e.recorded_at_us) {
+            eventjson::write_line(&mut sink, &e, masked.as_deref_mut()).map_err(|e| {
+                journal::Error::Io {
+                    context: "writing the report".into(),
+                    cause: e,
+                }
+            })?;
+            lines += 1;
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    Ok(lines)
+}
+
+/// One model response's tokens and price (`--report cost`).
+#[derive(serde::Serialize)]
+struct CostRow<'a> {
+    timestamp: &'a str,
+    session_id: &'a str,
+    agent_id: Option<&'a str>,
+    model: &'a str,
+    input_tokens: u64,
+    output_tokens: u64,
+    cache_write_5m_tokens: u64,
+    cache_write_1h_tokens: u64,
+    cache_read_tokens: u64,
+    cost_usd: Option<f64>,
+}
+
+/// The rows of every report but `events`, in order, each handed to `emit` as it is made.
+fn report_rows(
+    report: Report,
+    view: &crate::state_io::View,
+    filter: &Filter,
+    settings: &crate::settings::Settings,
+    emit: &mut dyn FnMut(serde_json::Value) -> Result<()>,
+) -> Result<()> {
+    let pricing = settings.pricing();
+    let cfg = &settings.policy;
+    match report {
+        Report::Events => unreachable!("events are streamed by write_events"),
+        Report::Sessions | Report::Snapshots => {
+            let mut sessions: Vec<_> = view
+                .state
+                .sessions
+                .values()
+                .filter(|s| filter.session(Some(&s.id)) && filter.range.contains(s.last_at_us))
+                .collect();
+            sessions.sort_by_key(|s| s.first_seq);
+            for s in sessions {
+                let mut v = if report == Report::Sessions {
+                    report::session_row(s, &pricing, cfg)
+                } else {
+                    report::snapshot_json(s, &pricing, cfg)
+                };
+                v["start"] = crate::output::timestamp(s.first_at_us).into();
+                v["last"] = crate::output::timestamp(s.last_at_us).into();
+                emit(v)?;
+            }
+        }
+        Report::Tasks => {
+            for t in view.state.all_tasks() {
+                // A task is in the range when it last changed within it.
+                if !filter.session(t.session.as_deref())
+                    || !filter.range.contains(t.changed_at_us())
+                {
+                    continue;
+                }
+                let mut v = serde_json::to_value(t)?;
+                v["ref"] = t.task_ref().display().into();
+                v["session_id"] = t.session.clone().into();
+                emit(v)?;
+            }
+        }
+        Report::Cost => {
+            let full = view.full(|_| {})?;
+            for r in full.cost.by_key.values() {
+                if !filter.session(Some(&r.session)) || !filter.range.contains_ts(&r.timestamp) {
+                    continue;
+                }
+                emit(serde_json::to_value(CostRow {
+                    timestamp: &r.timestamp,
+                    session_id: &r.session,
+                    agent_id: r.agent_id.as_deref(),
+                    model: &r.model,
+                    input_tokens: r.usage.input_tokens,
+                    output_tokens: r.usage.output_tokens,
+                    cache_write_5m_tokens: r.usage.cache_write_5m,
+                    cache_write_1h_tokens: r.usage.cache_write_1h,
+                    cache_read_tokens: r.usage.cache_read,
+                    cost_usd: pricing.cost(&r.model, &r.usage),
+                })?)?;
+            }
+        }
+        Report::Notifications => {
+            let full = view.full(|_| {})?;
+            for n in &full.notifications {
+                if filter.session(n.session.as_deref()) && filter.range.contains(n.at_us) {
+                    emit(crate::mirror::notification_row(n))?;
+                }
+            }
+        }
+        Report::SessionLog => {
+            let mut rows = Vec::new();
+            view.snap.for_each(|e| {
+                if filter.session(e.session_id.as_deref())
+                    && filter.range.contains(e.recorded_at_us)
+                {
+                    rows.extend(crate::mirror::session_log_row(&e));
+                }
+                Ok(())
+            })?;
+            for v in rows {
+                emit(v)?;
+            }
+        }
+    }
+    Ok(())
 }

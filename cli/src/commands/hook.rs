@@ -158,6 +158,15 @@ impl Drop for Trace {
     }
 }
 
+/// One invocation as read: the event to record, what the payload says (when it parsed), and the
+/// loop agent running it.
+struct Invocation {
+    ev: NewEvent,
+    parsed: Option<HookEvent>,
+    agent_id: Option<String>,
+    host: String,
+}
+
 fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let mut trace = Trace::new();
     let flags = parse_flags(argv);
@@ -167,6 +176,67 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         eprintln!("hookjournal: {line}");
     }
     crate::output::hook_waiting_notice();
+    let inv = read_invocation(&flags, &settings);
+
+    // Events that are only recorded (never answered, nothing to read from outside) skip the
+    // journal's store entirely: an atomic spool write, drained in order by the next process
+    // that holds the lock (always before anything is answered from state).
+    if settings.hook.fast_path && record_only(inv.parsed.as_ref()) {
+        let mut spooled = inv.ev.clone();
+        spooled.spooled = true;
+        if journal::ensure_dir(&dir)
+            .and_then(|_| spool::write(&dir, &spooled))
+            .is_ok()
+        {
+            trace.mark("spooled");
+            return Ok(());
+        }
+    }
+
+    let outside = read_outside(&inv, &settings);
+    let opts = open_options(inv.parsed.as_ref(), &settings);
+    trace.mark("read");
+    // Everything under the lock is guarded: an error or a panic before the commit spools the
+    // invocation instead, so it is never lost.
+    let backup = inv.ev.clone();
+    let locked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        locked(&dir, &opts, &settings, &inv, &outside, &mut trace)
+    }));
+    let done = match locked {
+        Ok(Ok(Some(done))) => done,
+        Ok(Ok(None)) => return answer_spooled(&dir, &inv, outside.external, &settings),
+        Ok(Err(e)) => {
+            spool_instead(&dir, backup, &format!("{e:#}"));
+            return answer_spooled(&dir, &inv, outside.external, &settings);
+        }
+        Err(_) => {
+            spool_instead(&dir, backup, &panic_message());
+            return answer_spooled(&dir, &inv, outside.external, &settings);
+        }
+    };
+    let (mut j, output, stderr, committed) = done;
+    if !output.is_empty() {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(output.as_bytes());
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+    if let Some(line) = stderr {
+        eprintln!("{line}");
+    }
+    // The mirrors and sealing a full active store happen after the answer is out.
+    crate::mirror::write(&dir, &settings.mirror, &committed);
+    if let Err(e) = j.seal_if_full() {
+        eprintln!("hookjournal: sealing a segment failed (will retry): {e}");
+    }
+    drop(j);
+    trace.mark("close");
+    Ok(())
+}
+
+/// Reads stdin (or Codex's legacy `notify` argument), detects the host, parses the payload and
+/// builds the event to record: `Malformed` when it does not parse.
+fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
     let recorded_at_us = now_us();
     let (mut payload, mut truncated) = read_stdin(settings.hook.payload_cap);
 
@@ -178,17 +248,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
             .as_deref()
             .and_then(event::codex_notify_payload)
         {
-            let v: serde_json::Value = serde_json::from_slice(&arg).unwrap_or_default();
-            let name = v
-                .get("type")
-                .and_then(|t| t.as_str())
-                .unwrap_or("notify")
-                .to_string();
-            let thread = v
-                .get("thread-id")
-                .and_then(|t| t.as_str())
-                .map(str::to_string);
-            notify = Some((name, thread));
+            notify = Some(notify_name_and_thread(&arg));
             payload = arg;
             truncated = None;
         }
@@ -222,9 +282,6 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let agent_id = std::env::var(&settings.policy.loop_agent_env)
         .ok()
         .filter(|a| !a.trim().is_empty());
-    let loop_reason = parsed
-        .as_ref()
-        .and_then(|p| policy::loop_release_reason(agent_id.as_deref(), p, &settings.policy));
     let ev = NewEvent {
         recorded_at_us,
         host: host.clone(),
@@ -235,26 +292,42 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         truncated,
         spooled: false,
     };
-
-    // Events that are only recorded (never answered, nothing to read from outside) skip the
-    // journal's store entirely: an atomic spool write, drained in order by the next process
-    // that holds the lock (always before anything is answered from state).
-    if settings.hook.fast_path && record_only(parsed.as_ref()) {
-        let mut spooled = ev.clone();
-        spooled.spooled = true;
-        if journal::ensure_dir(&dir)
-            .and_then(|_| spool::write(&dir, &spooled))
-            .is_ok()
-        {
-            trace.mark("spooled");
-            return Ok(());
-        }
+    Invocation {
+        ev,
+        parsed,
+        agent_id,
+        host,
     }
+}
 
-    // Outside-world reads (and the loop's own task program) do not need the journal: they happen
-    // before taking its lock.
-    let external = match (loop_reason, &agent_id, parsed.as_ref()) {
-        (Some(reason), Some(agent), Some(p)) => task_program(&settings).map(|program| {
+/// A `notify` payload's event name (`type`) and thread id.
+fn notify_name_and_thread(arg: &[u8]) -> (String, Option<String>) {
+    let v: serde_json::Value = serde_json::from_slice(arg).unwrap_or_default();
+    let name = v
+        .get("type")
+        .and_then(|t| t.as_str())
+        .unwrap_or("notify")
+        .to_string();
+    let thread = v
+        .get("thread-id")
+        .and_then(|t| t.as_str())
+        .map(str::to_string);
+    (name, thread)
+}
+
+/// What the hook reads or does outside the journal, before taking its lock: the loop's own task
+/// program (recorded as an `ExternalRelease` event) and the git branch at Stop and SessionEnd.
+struct Outside {
+    external: Option<NewEvent>,
+    git: Option<projections::derived::GitObserved>,
+}
+
+fn read_outside(inv: &Invocation, settings: &Settings) -> Outside {
+    let parsed = inv.parsed.as_ref();
+    let loop_reason = parsed
+        .and_then(|p| policy::loop_release_reason(inv.agent_id.as_deref(), p, &settings.policy));
+    let external = match (loop_reason, &inv.agent_id, parsed) {
+        (Some(reason), Some(agent), Some(p)) => task_program(settings).map(|program| {
             let budget = if session_end_event(p) {
                 settings.hook.task_command_timeout_ms.min(300)
             } else {
@@ -274,102 +347,58 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         }),
         _ => None,
     };
-    let external_event = external.as_ref().map(|r| NewEvent {
+    let external = external.as_ref().map(|r| NewEvent {
         recorded_at_us: now_us(),
-        host: host.clone(),
+        host: inv.host.clone(),
         kind: Kind::ExternalRelease,
-        session_id: ev.session_id.clone(),
-        agent_id: ev.agent_id.clone(),
+        session_id: inv.ev.session_id.clone(),
+        agent_id: inv.ev.agent_id.clone(),
         payload: derived::body(r),
         truncated: None,
         spooled: false,
     });
-    let git = match parsed.as_ref().map(|p| &p.canonical) {
+    let git = match parsed.map(|p| &p.canonical) {
         Some(Canonical::Stop { .. } | Canonical::SessionEnd { .. }) => Some(ingest::git_branch(
-            parsed.as_ref().and_then(|p| p.cwd.as_deref()),
+            parsed.and_then(|p| p.cwd.as_deref()),
             Duration::from_millis(settings.hook.git_timeout_ms),
         )),
         _ => None,
     };
+    Outside { external, git }
+}
 
-    let session_end = matches!(
-        parsed.as_ref().map(|p| &p.canonical),
-        Some(Canonical::SessionEnd { .. })
-    );
-    let wait = if session_end {
+/// How long the hook waits for the lock: less at SessionEnd, whose hooks share 1.5 s.
+fn open_options(parsed: Option<&HookEvent>, settings: &Settings) -> OpenOptions {
+    let wait = if parsed.is_some_and(session_end_event) {
         settings.hook.lock_wait_ms.min(400)
     } else {
         settings.hook.lock_wait_ms
     };
-    let opts = OpenOptions {
+    OpenOptions {
         wait: Duration::from_millis(wait),
         create: true,
         segment_events: settings.hook.segment_events,
         priority: false,
-    };
-    trace.mark("read");
-    // Everything under the lock is guarded: an error or a panic before the commit spools the
-    // invocation instead, so it is never lost.
-    let backup = ev.clone();
-    let agent = agent_id.clone();
-    let locked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let ext = external_event.clone();
-        locked(
-            &dir,
-            &opts,
-            &settings,
-            ev,
-            ext,
-            parsed.as_ref(),
-            git,
-            &mut trace,
-        )
-    }));
-    let spooled = match locked {
-        Ok(Ok(Some(done))) => Ok(done),
-        Ok(Ok(None)) => Err(()),
-        Ok(Err(e)) => {
-            spool_instead(&dir, backup, &format!("{e:#}"));
-            Err(())
-        }
-        Err(_) => {
-            spool_instead(&dir, backup, &panic_message());
-            Err(())
-        }
-    };
-    let (mut j, output, stderr, committed) = match spooled {
-        Ok(done) => done,
-        Err(()) => {
-            // The event waits in the spool; an answer that needs no state is still given.
-            if let Some(mut e) = external_event {
-                e.spooled = true;
-                if let Err(err) = spool::write(&dir, &e) {
-                    eprintln!("hookjournal: recording the loop's task release failed: {err}");
-                }
-            }
-            if let Some(p) = parsed.as_ref() {
-                answer_without_state(agent.as_deref(), p, &settings);
-            }
-            return Ok(());
-        }
-    };
+    }
+}
 
-    if !output.is_empty() {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(output.as_bytes());
-        let _ = out.write_all(b"\n");
-        let _ = out.flush();
+/// The invocation waits in the spool: the loop's task release is spooled beside it, and an
+/// answer that needs no state is still given.
+fn answer_spooled(
+    dir: &std::path::Path,
+    inv: &Invocation,
+    external: Option<NewEvent>,
+    settings: &Settings,
+) -> anyhow::Result<()> {
+    if let Some(mut e) = external {
+        e.spooled = true;
+        if let Err(err) = spool::write(dir, &e) {
+            eprintln!("hookjournal: recording the loop's task release failed: {err}");
+        }
     }
-    if let Some(line) = stderr {
-        eprintln!("{line}");
+    if let Some(p) = inv.parsed.as_ref() {
+        answer_without_state(inv.agent_id.as_deref(), p, settings);
     }
-    // The mirrors and sealing a full active store happen after the answer is out.
-    crate::mirror::write(&dir, &settings.mirror, &committed);
-    if let Err(e) = j.seal_if_full() {
-        eprintln!("hookjournal: sealing a segment failed (will retry): {e}");
-    }
-    drop(j);
-    trace.mark("close");
     Ok(())
 }
 
@@ -510,17 +539,18 @@ type Answered = (Journal, String, Option<String>, Vec<journal::Envelope>);
 
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
 /// `Ok(None)`: the event was spooled instead (busy, or older spooled events still wait).
-#[allow(clippy::too_many_arguments)]
 fn locked(
     dir: &std::path::Path,
     opts: &OpenOptions,
     settings: &Settings,
-    ev: NewEvent,
-    external: Option<NewEvent>,
-    parsed: Option<&HookEvent>,
-    git: Option<projections::derived::GitObserved>,
+    inv: &Invocation,
+    outside: &Outside,
     trace: &mut Trace,
 ) -> anyhow::Result<Option<Answered>> {
+    let ev = inv.ev.clone();
+    let parsed = inv.parsed.as_ref();
+    let external = outside.external.clone();
+    let git = outside.git.clone();
     let mut j = match Journal::open(dir, opts) {
         Ok(j) => j,
         Err(e) => {
@@ -539,42 +569,10 @@ fn locked(
     }
     let mut loaded = Loaded::new(&j)?;
     let mut tx = j.begin();
-    let budget = match parsed.map(|p| &p.canonical) {
-        // SessionEnd hooks share 1.5 s in Claude Code.
-        Some(Canonical::SessionEnd { .. }) => settings.hook.drain_budget_ms / 2,
-        _ => settings.hook.drain_budget_ms,
-    };
-    let deadline = std::time::Instant::now() + Duration::from_millis(budget);
-    // The backlog is ingested in chunks, each committed before the next, so the time spent
-    // committing counts against the budget too.
-    const CHUNK: usize = 256;
-    let mut taken = 0;
-    let drained = loop {
-        let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
-        let d = crate::state_io::drain(&j, &mut loaded, &mut tx, want, deadline, &settings.policy)?;
-        if !d.more {
-            break d.done;
-        }
-        taken += d.done.len();
-        loaded.write_back(&mut tx);
-        let chunk = std::mem::replace(&mut tx, j.begin());
-        let mirrored = if settings.mirror.any() {
-            chunk.events().to_vec()
-        } else {
-            Vec::new()
-        };
-        j.commit(chunk)?;
-        for entry in &d.done {
-            let _ = spool::remove(entry);
-        }
-        // A backlog chunk is already off this hook's answer: its mirror lines go now.
-        crate::mirror::write(dir, &settings.mirror, &mirrored);
-        if std::time::Instant::now() >= deadline || taken >= settings.hook.drain_max {
-            // Older spooled events still wait: this one queues behind them, in arrival order.
-            spool_instead(dir, ev, "a backlog of spooled events is being ingested");
-            return Ok(None);
-        }
-        tx = j.begin();
+    let Some(drained) = drain_backlog(dir, &mut j, &mut loaded, &mut tx, settings, parsed)? else {
+        // Older spooled events still wait: this one queues behind them, in arrival order.
+        spool_instead(dir, ev, "a backlog of spooled events is being ingested");
+        return Ok(None);
     };
 
     // The invocation itself.
@@ -611,55 +609,10 @@ fn locked(
     }
     loaded.state.apply(&env);
 
-    let mut output = String::new();
-    let mut stderr = None;
-    if let (Some(p), Some(sid)) = (parsed, env.session_id.clone()) {
-        let with_metrics = git.is_some();
-        for o in observe(&loaded, p, &sid, settings, git) {
-            loaded.push_caused(&mut tx, &env, (o.kind)(seq), o.body);
-        }
-        // Stop and SessionEnd: the session's metrics, from its state after this read.
-        if with_metrics {
-            if let Some(s) = loaded.state.sessions.get(&sid) {
-                let (usd, usage) = projections::report::session_usd(s, &settings.pricing());
-                let metrics = SessionMetrics {
-                    at: if matches!(p.canonical, Canonical::SessionEnd { .. }) {
-                        "session_end"
-                    } else {
-                        "stop"
-                    }
-                    .into(),
-                    payload: p.metrics.clone(),
-                    usage,
-                    usd: Some(usd),
-                    model: s.model.clone(),
-                    branch: s.branch.clone(),
-                    duration_ms: p.metrics.duration_ms,
-                };
-                loaded.push_caused(
-                    &mut tx,
-                    &env,
-                    Kind::SessionMetrics { cause: seq },
-                    derived::body(&metrics),
-                );
-            }
-        }
-        let decision = policy::decide(&loaded.state, &env, p, &settings.policy);
-        for d in &decision.events {
-            let (kind, body) = d.kind_and_body(seq);
-            loaded.push_caused(&mut tx, &env, kind, body);
-        }
-        output = decision.output_text();
-        stderr = decision.stderr.clone();
-        if !output.is_empty() || stderr.is_some() {
-            let body = derived::body(&ResponseEmitted {
-                output: output.clone(),
-                stderr: stderr.clone(),
-                policy: settings.policy.clone(),
-            });
-            loaded.push_caused(&mut tx, &env, Kind::ResponseEmitted { cause: seq }, body);
-        }
-    }
+    let (output, stderr) = match parsed {
+        Some(p) => observe_and_decide(&mut loaded, &mut tx, &env, seq, p, settings, git),
+        None => (String::new(), None),
+    };
     // What the loop's task program did: its own group, after the answer's events.
     if let Some(e) = external {
         tx.push(e);
@@ -682,4 +635,124 @@ fn locked(
         let _ = spool::remove(&entry);
     }
     Ok(Some((j, output, stderr, committed)))
+}
+
+/// Ingests the spooled backlog in chunks, each committed before the next, within the hook's
+/// budget (the time spent committing counts too). `None`: the budget ran out with events still
+/// waiting; the ids in `Some` are the spool files the open transaction ingests.
+fn drain_backlog(
+    dir: &std::path::Path,
+    j: &mut Journal,
+    loaded: &mut Loaded,
+    tx: &mut journal::Tx,
+    settings: &Settings,
+    parsed: Option<&HookEvent>,
+) -> anyhow::Result<Option<Vec<spool::SpoolEntry>>> {
+    let budget = if parsed.is_some_and(session_end_event) {
+        // SessionEnd hooks share 1.5 s in Claude Code.
+        settings.hook.drain_budget_ms / 2
+    } else {
+        settings.hook.drain_budget_ms
+    };
+    let deadline = std::time::Instant::now() + Duration::from_millis(budget);
+    const CHUNK: usize = 256;
+    let mut taken = 0;
+    loop {
+        let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
+        let d = crate::state_io::drain(j, loaded, tx, want, deadline, &settings.policy)?;
+        if !d.more {
+            return Ok(Some(d.done));
+        }
+        taken += d.done.len();
+        loaded.write_back(tx);
+        let chunk = std::mem::replace(tx, j.begin());
+        let mirrored = if settings.mirror.any() {
+            chunk.events().to_vec()
+        } else {
+            Vec::new()
+        };
+        j.commit(chunk)?;
+        for entry in &d.done {
+            let _ = spool::remove(entry);
+        }
+        // A backlog chunk is already off this hook's answer: its mirror lines go now.
+        crate::mirror::write(dir, &settings.mirror, &mirrored);
+        if std::time::Instant::now() >= deadline || taken >= settings.hook.drain_max {
+            return Ok(None);
+        }
+        *tx = j.begin();
+    }
+}
+
+/// Outside-world observations (transcript usage, git, the session's metrics) as events caused by
+/// this one, then the policy's decision and the answer it prints, also recorded. Returns the
+/// answer (stdout) and its stderr line.
+fn observe_and_decide(
+    loaded: &mut Loaded,
+    tx: &mut journal::Tx,
+    env: &journal::Envelope,
+    seq: journal::Seq,
+    p: &HookEvent,
+    settings: &Settings,
+    git: Option<projections::derived::GitObserved>,
+) -> (String, Option<String>) {
+    let Some(sid) = env.session_id.clone() else {
+        return (String::new(), None);
+    };
+    let with_metrics = git.is_some();
+    for o in observe(loaded, p, &sid, settings, git) {
+        loaded.push_caused(tx, env, (o.kind)(seq), o.body);
+    }
+    // Stop and SessionEnd: the session's metrics, from its state after this read.
+    if with_metrics {
+        if let Some(metrics) = session_metrics(loaded, p, &sid, settings) {
+            loaded.push_caused(
+                tx,
+                env,
+                Kind::SessionMetrics { cause: seq },
+                derived::body(&metrics),
+            );
+        }
+    }
+    let decision = policy::decide(&loaded.state, env, p, &settings.policy);
+    for d in &decision.events {
+        let (kind, body) = d.kind_and_body(seq);
+        loaded.push_caused(tx, env, kind, body);
+    }
+    let output = decision.output_text();
+    let stderr = decision.stderr.clone();
+    if !output.is_empty() || stderr.is_some() {
+        let body = derived::body(&ResponseEmitted {
+            output: output.clone(),
+            stderr: stderr.clone(),
+            policy: settings.policy.clone(),
+        });
+        loaded.push_caused(tx, env, Kind::ResponseEmitted { cause: seq }, body);
+    }
+    (output, stderr)
+}
+
+/// A session's metrics at Stop or SessionEnd, from its state after this event's reads.
+fn session_metrics(
+    loaded: &Loaded,
+    p: &HookEvent,
+    sid: &str,
+    settings: &Settings,
+) -> Option<SessionMetrics> {
+    let s = loaded.state.sessions.get(sid)?;
+    let (usd, usage) = projections::report::session_usd(s, &settings.pricing());
+    Some(SessionMetrics {
+        at: if session_end_event(p) {
+            "session_end"
+        } else {
+            "stop"
+        }
+        .into(),
+        payload: p.metrics.clone(),
+        usage,
+        usd: Some(usd),
+        model: s.model.clone(),
+        branch: s.branch.clone(),
+        duration_ms: p.metrics.duration_ms,
+    })
 }
