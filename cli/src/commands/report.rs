@@ -232,6 +232,7 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     let st = &full.state;
     let mut sessions: Vec<_> = st.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);
+    let tasks = st.all_tasks();
 
     let mut h = String::with_capacity(64 * 1024);
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
@@ -262,10 +263,31 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
         }
     );
 
-    // Summary cards.
+    summary_cards(&mut h, &sessions, &tasks, &total, &rec_total);
+    cost_section(&mut h, &days, &models, &rec, &rec_total);
+    context_section(&mut h, ctx, &sessions, tl);
+    sessions_table(&mut h, &sessions, &pricing);
+    timeline_section(&mut h, &sessions, tl);
+    task_board(&mut h, &tasks);
+    h.push_str("</main>\n");
+    let _ = writeln!(
+        h,
+        "<footer>hookjournal {} · every figure is a fold over the journal's events; costs are computed from transcript usage with the embedded price table, host figures are what Claude Code's statusline reported.</footer>\n</body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    h
+}
+
+/// The summary cards: sessions, cost, tokens, compactions, open tasks.
+fn summary_cards(
+    h: &mut String,
+    sessions: &[&projections::session::SessionState],
+    tasks: &[&Task],
+    total: &report::CostRow,
+    rec_total: &Reconciled,
+) {
     let tokens: u64 = total.total_tokens;
     let compactions: u64 = sessions.iter().map(|s| s.compactions).sum();
-    let tasks = st.all_tasks();
     let open = tasks.iter().filter(|t| t.status.is_open()).count();
     h.push_str("<section class=\"cards\" id=\"summary\">");
     let mut card = |k: &str, v: String| {
@@ -286,20 +308,35 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     card("compactions", compactions.to_string());
     card("open tasks", open.to_string());
     h.push_str("</section>\n");
+}
 
-    // Cost.
+/// Cost per day and per model, and the reconciliation with what the host reported.
+fn cost_section(
+    h: &mut String,
+    days: &[report::CostRow],
+    models: &[report::CostRow],
+    rec: &[Reconciled],
+    rec_total: &Reconciled,
+) {
     h.push_str("<section id=\"cost\"><h2>Cost</h2><div class=\"grid2\">");
     h.push_str(
         "<figure id=\"chart-cost-day\" class=\"chart\"><figcaption>per day (UTC)</figcaption>",
     );
-    h.push_str(&day_chart(&days));
+    h.push_str(&day_chart(days));
     h.push_str("</figure><figure id=\"chart-cost-model\" class=\"chart\"><figcaption>per model</figcaption>");
-    h.push_str(&model_chart(&models));
+    h.push_str(&model_chart(models));
     h.push_str("</figure></div>");
-    h.push_str(&reconciliation(&rec, &rec_total));
+    h.push_str(&reconciliation(rec, rec_total));
     h.push_str("</section>\n");
+}
 
-    // Context.
+/// Context use over time, one chart per session with readings.
+fn context_section(
+    h: &mut String,
+    ctx: &Ctx,
+    sessions: &[&projections::session::SessionState],
+    tl: &Timelines,
+) {
     h.push_str("<section id=\"context\"><h2>Context use over time</h2>");
     let mut any = false;
     for (i, s) in sessions.iter().enumerate() {
@@ -325,15 +362,21 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     }
     h.push_str("<div class=\"legend\"><span><i style=\"background:#2f6fde\"></i>transcripts</span><span><i style=\"background:#8a4fd8\"></i>host (statusline)</span><span><i style=\"background:#d98a00\"></i>compaction</span><span><i style=\"background:#e0a800;border-radius:50%\"></i>task reminder</span><span><i style=\"background:#d23c3c\"></i>blocked</span><span><i style=\"background:#fde8e8\"></i>warning / critical / emergency tiers</span></div>");
     h.push_str("</section>\n");
+}
 
-    // Sessions table.
+/// One row per session.
+fn sessions_table(
+    h: &mut String,
+    sessions: &[&projections::session::SessionState],
+    pricing: &projections::pricing::PricingTable,
+) {
     h.push_str("<section id=\"sessions\"><h2>Sessions</h2>");
     if sessions.is_empty() {
         h.push_str("<p class=\"empty\">no sessions recorded yet</p>");
     } else {
         h.push_str("<table><thead><tr><th>session</th><th>host</th><th>started</th><th>status</th><th>model</th><th class=\"n\">events</th><th class=\"n\">tools</th><th class=\"n\">compactions</th><th class=\"n\">cost</th></tr></thead><tbody>");
-        for s in &sessions {
-            let (usd_s, _) = report::session_usd(s, &pricing);
+        for s in sessions {
+            let (usd_s, _) = report::session_usd(s, pricing);
             let _ = write!(
                 h,
                 "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
@@ -352,11 +395,17 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
         h.push_str("</tbody></table>");
     }
     h.push_str("</section>\n");
+}
 
-    // Timeline.
+/// Each session's timeline, with why each answer was given.
+fn timeline_section(
+    h: &mut String,
+    sessions: &[&projections::session::SessionState],
+    tl: &Timelines,
+) {
     h.push_str("<section id=\"timeline\"><h2>Timeline</h2>");
     let mut any = false;
-    for s in &sessions {
+    for s in sessions {
         let Some(t) = tl.sessions.get(&s.id) else {
             continue;
         };
@@ -400,8 +449,10 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
         h.push_str("<ol class=\"timeline\"></ol><p class=\"empty\">nothing happened yet</p>");
     }
     h.push_str("</section>\n");
+}
 
-    // Task board.
+/// The task board, one column per status.
+fn task_board(h: &mut String, tasks: &[&Task]) {
     h.push_str("<section id=\"tasks\"><h2>Task board</h2><div class=\"board\">");
     for (status, title) in [
         (TaskStatus::Pending, "pending"),
@@ -444,13 +495,7 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     if tasks.is_empty() {
         h.push_str("<p class=\"empty\">no tasks</p>");
     }
-    h.push_str("</section>\n</main>\n");
-    let _ = writeln!(
-        h,
-        "<footer>hookjournal {} · every figure is a fold over the journal's events; costs are computed from transcript usage with the embedded price table, host figures are what Claude Code's statusline reported.</footer>\n</body></html>",
-        env!("CARGO_PKG_VERSION")
-    );
-    h
+    h.push_str("</section>\n");
 }
 
 fn reconciliation(rows: &[Reconciled], total: &Reconciled) -> String {
