@@ -753,9 +753,14 @@ impl Derived {
                 &[&t.journal_id],
             )?;
         }
-        let id = t.journal_id;
-        let machine = t.machine;
+        self.copy_sessions(tx, t.journal_id, t.machine)?;
+        self.copy_cost(tx, t.journal_id, t.machine)?;
+        self.copy_tasks(tx, t.journal_id, t.machine)?;
+        self.copy_notifications(tx, t.journal_id, t.machine)
+    }
 
+    /// The sessions table, one row per session.
+    fn copy_sessions(&self, tx: &mut Transaction, id: &str, machine: &str) -> Result<()> {
         let sink = tx.copy_in(
             "COPY hookjournal_sessions (journal_id, session_id, machine, host, cwd, model, branch,
              status, tier, start_at, last_at, events, first_seq, last_seq, usd, input_tokens,
@@ -815,12 +820,17 @@ impl Derived {
             ])?;
         }
         w.finish()?;
+        Ok(())
+    }
 
+    /// The cost table, one row per model response.
+    fn copy_cost(&self, tx: &mut Transaction, id: &str, machine: &str) -> Result<()> {
         let sink = tx.copy_in(
             "COPY hookjournal_cost (journal_id, record_key, machine, source, session_id, agent_id,
              model, at, day, input_tokens, output_tokens, cache_write_5m_tokens,
              cache_write_1h_tokens, cache_read_tokens, total_tokens, cost_usd) FROM STDIN BINARY",
         )?;
+        use Type as T;
         let mut w = BinaryCopyInWriter::new(
             sink,
             &[
@@ -864,11 +874,16 @@ impl Derived {
             ])?;
         }
         w.finish()?;
+        Ok(())
+    }
 
+    /// The tasks table, one row per task, in board order.
+    fn copy_tasks(&self, tx: &mut Transaction, id: &str, machine: &str) -> Result<()> {
         let sink = tx.copy_in(
             "COPY hookjournal_tasks (journal_id, task_key, ord, machine, session_id, task_id,
              subject, status, owner, retry_count, fail_reason, updated_at, row) FROM STDIN BINARY",
         )?;
+        use Type as T;
         let mut w = BinaryCopyInWriter::new(
             sink,
             &[
@@ -907,11 +922,16 @@ impl Derived {
             ])?;
         }
         w.finish()?;
+        Ok(())
+    }
 
+    /// The notification log.
+    fn copy_notifications(&self, tx: &mut Transaction, id: &str, machine: &str) -> Result<()> {
         let sink = tx.copy_in(
             "COPY hookjournal_notifications (journal_id, seq, machine, at, session_id, type, title,
              message) FROM STDIN BINARY",
         )?;
+        use Type as T;
         let mut w = BinaryCopyInWriter::new(
             sink,
             &[
