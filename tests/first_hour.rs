@@ -459,3 +459,22 @@ fn redacted_or_filtered_exports_import_only_as_an_unbroken_chain() {
     assert_expected("import-redacted-or-filtered.txt", &t);
     assert!(!env.project.join("r2").exists() && !env.project.join("r3").exists());
 }
+
+#[test]
+fn demo_prints_every_view_whole() {
+    let mut env = TestEnvironment::new();
+    // Far after the demo's events: relative times become a date, the same on every run.
+    env.set_env("HOOKJOURNAL_NOW", "2099-01-01T00:00:00Z");
+    let out = env.run(&["demo", "--keep", "kept"]);
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    let mut text = out.render();
+    // The hook's timing is the one figure that differs between runs.
+    let at = text
+        .find(" ms per hook")
+        .expect("the demo reports its hook timing");
+    let start = text[..at].rfind('(').expect("timing in parentheses") + 1;
+    text.replace_range(start..at, "[MS]");
+    let text = common::replace_pattern(&text, "[MINUTE]:dd", "[SECOND]");
+    let text = common::replace_pattern(&text, "dddd-dd-dd", "[DAY]");
+    assert_expected("demo.txt", &text);
+}

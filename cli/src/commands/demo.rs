@@ -9,6 +9,7 @@ use crate::settings::Settings;
 use anyhow::{Context, Result};
 use journal::Kind;
 use projections::derived::{self, ResponseEmitted};
+use projections::event::Canonical;
 use projections::report::{self, CostBy};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -120,9 +121,50 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         bold(&format!("hookjournal demo: played a {n}-event Claude Code session through `hookjournal hook` ({:.1} ms per hook, whole process)", elapsed.as_secs_f64() * 1000.0 / n as f64))
     );
     let settings = Settings::default();
-    let pricing = settings.pricing();
     let view = crate::state_io::open_view(&dir)?;
     let full = view.full(|_| {})?;
+    print_views(&view, &full, &settings)?;
+    let answers = print_restore(&view)?;
+    section("notifications (hookjournal notifications)");
+    let items: Vec<_> = full.notifications.iter().collect();
+    print!("{}", crate::commands::notifications::render(&items));
+    print_excerpt(answers);
+    // The HTML report, beside the journal (the temporary one goes with it; --keep keeps both).
+    let html = crate::commands::report::build(
+        &dir,
+        &settings,
+        None,
+        crate::dates::Range::new(None, None)?,
+    )?;
+    let file = dir.join("report.html");
+    crate::commands::report::write(&file, &html)?;
+    section(&format!(
+        "HTML report (hookjournal report --html): {}",
+        file.display()
+    ));
+    if args.keep.is_none() {
+        println!("{}", output::dim("(removed with the demo's temporary journal: `hookjournal demo --keep DIR` keeps it)"));
+    }
+    println!(
+        "\n{}",
+        output::dim("Try it on your own project: `hookjournal install` (Claude Code), then `hookjournal sessions`, `hookjournal replay --verify`.")
+    );
+    if args.keep.is_none() {
+        drop(view);
+        tmp.close()
+            .context("removing the demo's temporary directory")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The read views, each as its own command prints it: sessions, the snapshot, the task board,
+/// cost.
+fn print_views(
+    view: &crate::state_io::View,
+    full: &projections::fold::Full,
+    settings: &Settings,
+) -> Result<()> {
+    let pricing = settings.pricing();
     let st = &view.state;
 
     section("sessions");
@@ -153,50 +195,63 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         "{}",
         crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session)
     );
+    Ok(())
+}
 
-    section("restore text injected at SessionStart(compact)");
-    let mut restore = None;
-    let mut excerpt = Vec::new();
+/// Prints the restore text given after the compaction; returns every answer beside the hook event
+/// that caused it.
+fn print_restore(view: &crate::state_io::View) -> Result<Vec<(journal::Envelope, u64, String)>> {
+    // Each answer and the hook event that caused it.
+    let mut answers = Vec::new();
     view.snap.for_each(|e| {
         if let Kind::ResponseEmitted { cause } = e.kind {
             if let Some(r) = derived::parse::<ResponseEmitted>(&e.payload) {
-                let v: serde_json::Value = serde_json::from_str(&r.output).unwrap_or_default();
-                let text = v["hookSpecificOutput"]["additionalContext"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string();
-                if text.contains("after context compaction") {
-                    restore = Some(text.clone());
-                }
-                excerpt.push((cause, e.seq, text));
+                answers.push((cause, e.seq, r.output));
             }
         }
         Ok(())
     })?;
-    println!(
-        "{}",
-        output::escape_text(restore.as_deref().unwrap_or("(none)"))
-    );
-
-    section("notifications (hookjournal notifications)");
-    let items: Vec<_> = full.notifications.iter().collect();
-    print!("{}", crate::commands::notifications::render(&items));
-
-    section("why each answer was given (hookjournal replay, excerpt)");
-    for (cause, seq, text) in excerpt {
+    let mut excerpt = Vec::new();
+    let mut restore = None;
+    for (cause, seq, output) in answers {
         let mut hook = None;
         view.snap.for_each_in(cause, cause, |e| {
             hook = Some(e);
             Ok(())
         })?;
-        if let Some(h) = hook {
-            println!(
-                "{:>5}  {}  {}",
-                h.seq,
-                bold(&h.kind.label()),
-                output::escape(&crate::commands::replay::summary(&h))
-            );
+        let Some(hook) = hook else { continue };
+        let v: serde_json::Value = serde_json::from_str(&output).unwrap_or_default();
+        let text = v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        // The restore: the answer to SessionStart after a compaction.
+        let parsed = projections::event::parse(&hook.host, &hook.payload);
+        if parsed.is_some_and(
+            |p| matches!(&p.canonical, Canonical::SessionStart { source } if source == "compact"),
+        ) {
+            restore = Some(text.clone());
         }
+        excerpt.push((hook, seq, text));
+    }
+    section("restore text injected at SessionStart(compact)");
+    println!(
+        "{}",
+        output::escape_text(restore.as_deref().unwrap_or("(none)"))
+    );
+    Ok(excerpt)
+}
+
+/// Every answer beside the hook event that caused it (a `replay` excerpt).
+fn print_excerpt(excerpt: Vec<(journal::Envelope, u64, String)>) {
+    section("why each answer was given (hookjournal replay, excerpt)");
+    for (h, seq, text) in excerpt {
+        println!(
+            "{:>5}  {}  {}",
+            h.seq,
+            bold(&h.kind.label()),
+            output::escape(&crate::commands::replay::summary(&h))
+        );
         let first = text.lines().next().unwrap_or("");
         println!(
             "{:>5}  {}  {}",
@@ -205,30 +260,4 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             output::escape(first)
         );
     }
-    // The HTML report, beside the journal (the temporary one goes with it; --keep keeps both).
-    let html = crate::commands::report::build(
-        &dir,
-        &settings,
-        None,
-        crate::dates::Range::new(None, None)?,
-    )?;
-    let file = dir.join("report.html");
-    crate::commands::report::write(&file, &html)?;
-    section(&format!(
-        "HTML report (hookjournal report --html): {}",
-        file.display()
-    ));
-    if args.keep.is_none() {
-        println!("{}", output::dim("(removed with the demo's temporary journal: `hookjournal demo --keep DIR` keeps it)"));
-    }
-    println!(
-        "\n{}",
-        output::dim("Try it on your own project: `hookjournal install` (Claude Code), then `hookjournal sessions`, `hookjournal replay --verify`.")
-    );
-    if args.keep.is_none() {
-        drop(view);
-        tmp.close()
-            .context("removing the demo's temporary directory")?;
-    }
-    Ok(ExitCode::SUCCESS)
 }
