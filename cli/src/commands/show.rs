@@ -40,24 +40,44 @@ pub fn render(
     cfg: &projections::config::PolicyConfig,
 ) -> String {
     let mut o = String::new();
+    facts(&mut o, s, pricing, cfg);
+    task_lines(&mut o, s);
+    lists(&mut o, s);
+    if let Some(sum) = &s.last_compact_summary {
+        line(&mut o, "compact summary", escape(sum));
+    }
+    o
+}
+
+/// One `key  value` line.
+fn line(o: &mut String, k: &str, v: String) {
+    o.push_str(&format!("{:<16}{}\n", output::bold(k), v));
+}
+
+/// The session's facts, a line each: id, host, status, model, place, events, context, cost,
+/// activity, last prompt.
+fn facts(
+    o: &mut String,
+    s: &SessionState,
+    pricing: &projections::pricing::PricingTable,
+    cfg: &projections::config::PolicyConfig,
+) {
     let (usd, usage) = projections::report::session_usd(s, pricing);
     let (tier, used) = projections::views::pressure(s, cfg);
-    let line =
-        |o: &mut String, k: &str, v: String| o.push_str(&format!("{:<16}{}\n", output::bold(k), v));
-    line(&mut o, "session", escape(&s.id));
-    line(&mut o, "host", escape(&s.host));
-    line(&mut o, "status", output::tint(s.status.as_str()));
+    line(o, "session", escape(&s.id));
+    line(o, "host", escape(&s.host));
+    line(o, "status", output::tint(s.status.as_str()));
     if let Some(m) = &s.model {
-        line(&mut o, "model", escape(m));
+        line(o, "model", escape(m));
     }
     if let Some(c) = &s.cwd {
-        line(&mut o, "cwd", escape(c));
+        line(o, "cwd", escape(c));
     }
     if let Some(b) = &s.branch {
-        line(&mut o, "branch", escape(b));
+        line(o, "branch", escape(b));
     }
     line(
-        &mut o,
+        o,
         "events",
         format!(
             "{}, seq {}..{}",
@@ -67,7 +87,7 @@ pub fn render(
         ),
     );
     line(
-        &mut o,
+        o,
         "context",
         format!(
             "{} tokens ({:.0}%, {})",
@@ -77,7 +97,7 @@ pub fn render(
         ),
     );
     line(
-        &mut o,
+        o,
         "cost",
         format!(
             "{} ({} in, {} out, {} cache write, {} cache read)",
@@ -89,7 +109,7 @@ pub fn render(
         ),
     );
     line(
-        &mut o,
+        o,
         "activity",
         format!(
             "{}, {}, {}",
@@ -99,8 +119,12 @@ pub fn render(
         ),
     );
     if let Some(p) = s.prompts.first() {
-        line(&mut o, "last prompt", escape(p));
+        line(o, "last prompt", escape(p));
     }
+}
+
+/// The session's own tasks, one line each.
+fn task_lines(o: &mut String, s: &SessionState) {
     if !s.tasks.tasks.is_empty() {
         o.push_str(&format!("{}\n", output::bold("tasks")));
         // Ids are the host's (`1`, `todo-1`, …): the column is as wide as the widest.
@@ -122,6 +146,10 @@ pub fn render(
             ));
         }
     }
+}
+
+/// Files edited and read, commits, failed tool calls and subagents, a titled list each.
+fn lists(o: &mut String, s: &SessionState) {
     let list = |o: &mut String, k: &str, items: Vec<String>| {
         if !items.is_empty() {
             o.push_str(&format!("{}\n", output::bold(k)));
@@ -130,10 +158,10 @@ pub fn render(
             }
         }
     };
-    list(&mut o, "files edited", s.files_edited.clone());
-    list(&mut o, "files read", s.files_read.clone());
+    list(o, "files edited", s.files_edited.clone());
+    list(o, "files read", s.files_read.clone());
     list(
-        &mut o,
+        o,
         "commits",
         s.commits
             .iter()
@@ -141,7 +169,7 @@ pub fn render(
             .collect(),
     );
     list(
-        &mut o,
+        o,
         "failed tool calls",
         s.failed_tools
             .iter()
@@ -149,7 +177,7 @@ pub fn render(
             .collect(),
     );
     list(
-        &mut o,
+        o,
         "subagents",
         s.subagents
             .iter()
@@ -163,8 +191,4 @@ pub fn render(
             })
             .collect(),
     );
-    if let Some(sum) = &s.last_compact_summary {
-        line(&mut o, "compact summary", escape(sum));
-    }
-    o
 }
