@@ -132,63 +132,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let sub = args.cmd.unwrap_or(Cmd::List);
     match sub {
-        Cmd::List => {
-            let state = cmd.checkpoint()?;
-            let status = args.status.as_deref().map(|s| TaskStatus::parse(s).ok_or_else(|| anyhow::anyhow!("unknown status {s:?} (pending, in_progress, completed, failed, deleted)"))).transpose()?;
-            let tasks: Vec<&Task> = state
-                .all_tasks()
-                .into_iter()
-                .filter(|t| status.is_none_or(|s| t.status == s))
-                .filter(|t| args.agent.is_none() || t.owner == args.agent)
-                .collect();
-            if args.json {
-                let v: Vec<serde_json::Value> = tasks.iter().map(|t| task_json(t)).collect();
-                output::print_json(&serde_json::Value::Array(v));
-            } else {
-                print!("{}", render(&tasks));
-            }
-        }
-        Cmd::Show { id } => {
-            let state = cmd.checkpoint()?;
-            let r = resolve(&state, &id)?;
-            let t = find(&state, &r).expect("resolved");
-            if args.json {
-                output::print_json(&task_json(t));
-            } else {
-                println!(
-                    "{} {}  {}",
-                    output::bold(&escape(&r.display())),
-                    output::tint(t.status.as_str()),
-                    escape(&t.subject)
-                );
-                if let Some(d) = &t.description {
-                    println!("  {}", escape(d));
-                }
-                if let Some(o) = &t.owner {
-                    println!("  owner {}", escape(o));
-                }
-                if t.retry_count > 0 || t.fail_reason.is_some() {
-                    println!(
-                        "  retries {}; last failure: {}",
-                        t.retry_count,
-                        escape(t.fail_reason.as_deref().unwrap_or("-"))
-                    );
-                }
-                for h in &t.history {
-                    println!(
-                        "  {}  seq {:<6} {:<12} by {}{}",
-                        output::timestamp(h.at_us),
-                        h.seq,
-                        h.status.as_str(),
-                        escape(&h.by),
-                        h.note
-                            .as_deref()
-                            .map(|n| format!(" — {}", escape(n)))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-        }
+        Cmd::List => list(
+            cmd,
+            args.status.as_deref(),
+            args.agent.as_deref(),
+            args.json,
+        )?,
+        Cmd::Show { ref id } => show(cmd, id, args.json)?,
         Cmd::Add {
             subject,
             description,
@@ -454,4 +404,75 @@ pub fn render(tasks: &[&Task]) -> String {
         ]);
     }
     t.render()
+}
+
+/// `tasks [list]`: the board, filtered by status and agent.
+fn list(cmd: &CommandHelper, status: Option<&str>, agent: Option<&str>, json: bool) -> Result<()> {
+    let state = cmd.checkpoint()?;
+    let status = status
+        .map(|s| {
+            TaskStatus::parse(s).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "unknown status {s:?} (pending, in_progress, completed, failed, deleted)"
+                )
+            })
+        })
+        .transpose()?;
+    let tasks: Vec<&Task> = state
+        .all_tasks()
+        .into_iter()
+        .filter(|t| status.is_none_or(|s| t.status == s))
+        .filter(|t| agent.is_none() || t.owner.as_deref() == agent)
+        .collect();
+    if json {
+        let v: Vec<serde_json::Value> = tasks.iter().map(|t| task_json(t)).collect();
+        output::print_json(&serde_json::Value::Array(v));
+    } else {
+        print!("{}", render(&tasks));
+    }
+    Ok(())
+}
+
+/// `tasks show ID`: one task and its history.
+fn show(cmd: &CommandHelper, id: &str, json: bool) -> Result<()> {
+    let state = cmd.checkpoint()?;
+    let r = resolve(&state, id)?;
+    let t = find(&state, &r).expect("resolved");
+    if json {
+        output::print_json(&task_json(t));
+    } else {
+        println!(
+            "{} {}  {}",
+            output::bold(&escape(&r.display())),
+            output::tint(t.status.as_str()),
+            escape(&t.subject)
+        );
+        if let Some(d) = &t.description {
+            println!("  {}", escape(d));
+        }
+        if let Some(o) = &t.owner {
+            println!("  owner {}", escape(o));
+        }
+        if t.retry_count > 0 || t.fail_reason.is_some() {
+            println!(
+                "  retries {}; last failure: {}",
+                t.retry_count,
+                escape(t.fail_reason.as_deref().unwrap_or("-"))
+            );
+        }
+        for h in &t.history {
+            println!(
+                "  {}  seq {:<6} {:<12} by {}{}",
+                output::timestamp(h.at_us),
+                h.seq,
+                h.status.as_str(),
+                escape(&h.by),
+                h.note
+                    .as_deref()
+                    .map(|n| format!(" — {}", escape(n)))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
 }
