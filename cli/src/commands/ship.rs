@@ -47,21 +47,7 @@ fn nonempty(v: Option<String>) -> Option<String> {
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();
-    let pg_url = nonempty(args.postgres.clone())
-        .or_else(|| nonempty(std::env::var("HOOKJOURNAL_POSTGRES_URL").ok()))
-        .or_else(|| nonempty(settings.ship.postgres.clone()));
-    let otlp_url = nonempty(args.otlp.clone())
-        .or_else(|| nonempty(std::env::var("HOOKJOURNAL_OTLP_URL").ok()))
-        .or_else(|| nonempty(settings.ship.otlp.clone()));
-    // With an explicit target, only that one; otherwise every configured one.
-    let (pg_url, otlp_url) = match (&args.postgres, &args.otlp) {
-        (Some(_), None) => (pg_url, None),
-        (None, Some(_)) => (None, otlp_url),
-        _ => (pg_url, otlp_url),
-    };
-    if pg_url.is_none() && otlp_url.is_none() {
-        bail!("nothing to ship to: pass --postgres URL or --otlp URL (or set HOOKJOURNAL_POSTGRES_URL / HOOKJOURNAL_OTLP_URL, or [ship] in config.toml)");
-    }
+    let (pg_url, otlp_url) = urls(&args, settings)?;
     if args.batch == 0 {
         bail!("--batch must be at least 1");
     }
@@ -80,10 +66,6 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         redact: args.redact,
         batch: args.batch,
     });
-    let mut client = match &pg_target {
-        Some(t) => Some(pg_open(t)?),
-        None => None,
-    };
     let otlp_target = otlp_url.as_deref().map(|url| otlp::Target {
         url,
         dir,
@@ -96,38 +78,21 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         Some(t) => Some(otlp::lock_cursor(dir, t.url)?),
         None => None,
     };
-    let agent = otlp::agent();
+    let mut shipper = Shipper {
+        client: match &pg_target {
+            Some(t) => Some(pg_open(t)?),
+            None => None,
+        },
+        pg: pg_target,
+        otlp: otlp_target,
+        agent: otlp::agent(),
+        redact: args.redact,
+    };
     println!("journal {journal_id} (machine {machine})");
     let mut first = true;
     let mut backoff = args.poll_ms;
     loop {
-        let round = (|| -> Result<()> {
-            if let Some(t) = &pg_target {
-                // A follower reconnects after losing the server.
-                if client.as_ref().is_none_or(|c| c.is_closed()) {
-                    client = Some(pg_open(t)?);
-                }
-                let c = client.as_mut().expect("connected");
-                let r = pg::ship_round(c, t)?;
-                if first || r.shipped > 0 {
-                    report(
-                        "PostgreSQL",
-                        t.url,
-                        r.shipped,
-                        r.masked,
-                        r.head,
-                        args.redact,
-                    );
-                }
-            }
-            if let Some(t) = &otlp_target {
-                let r = otlp::ship_round(&agent, t)?;
-                if first || r.shipped > 0 {
-                    report("OTLP", t.url, r.shipped, r.masked, r.head, args.redact);
-                }
-            }
-            Ok(())
-        })();
+        let round = shipper.round(first);
         if !args.follow {
             round?;
             break;
@@ -142,8 +107,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
                     crate::output::one_line(&format!("{e:#}")),
                     backoff
                 );
-                if client.as_ref().is_some_and(|c| !c.is_closed()) && is_connection_error(&e) {
-                    client = None;
+                if shipper.client.as_ref().is_some_and(|c| !c.is_closed())
+                    && is_connection_error(&e)
+                {
+                    shipper.client = None;
                 }
                 ship::pause(backoff);
                 backoff = (backoff.max(100) * 2).min(30_000);
@@ -154,6 +121,70 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         ship::pause(args.poll_ms);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The targets: with an explicit `--postgres` or `--otlp`, only that one; otherwise every one
+/// configured (flags, then environment, then `[ship]` in config.toml).
+fn urls(
+    args: &Args,
+    settings: &crate::settings::Settings,
+) -> Result<(Option<String>, Option<String>)> {
+    let pg_url = nonempty(args.postgres.clone())
+        .or_else(|| nonempty(std::env::var("HOOKJOURNAL_POSTGRES_URL").ok()))
+        .or_else(|| nonempty(settings.ship.postgres.clone()));
+    let otlp_url = nonempty(args.otlp.clone())
+        .or_else(|| nonempty(std::env::var("HOOKJOURNAL_OTLP_URL").ok()))
+        .or_else(|| nonempty(settings.ship.otlp.clone()));
+    let (pg_url, otlp_url) = match (&args.postgres, &args.otlp) {
+        (Some(_), None) => (pg_url, None),
+        (None, Some(_)) => (None, otlp_url),
+        _ => (pg_url, otlp_url),
+    };
+    if pg_url.is_none() && otlp_url.is_none() {
+        bail!("nothing to ship to: pass --postgres URL or --otlp URL (or set HOOKJOURNAL_POSTGRES_URL / HOOKJOURNAL_OTLP_URL, or [ship] in config.toml)");
+    }
+    Ok((pg_url, otlp_url))
+}
+
+/// The targets of one `ship` run and the PostgreSQL connection it keeps between rounds.
+struct Shipper<'a> {
+    pg: Option<pg::Target<'a>>,
+    client: Option<postgres::Client>,
+    otlp: Option<otlp::Target<'a>>,
+    agent: ureq::Agent,
+    redact: bool,
+}
+
+impl Shipper<'_> {
+    /// Ships what each target has not acknowledged yet; reports a target's round when it
+    /// shipped something (or on the first round).
+    fn round(&mut self, first: bool) -> Result<()> {
+        if let Some(t) = &self.pg {
+            // A follower reconnects after losing the server.
+            if self.client.as_ref().is_none_or(|c| c.is_closed()) {
+                self.client = Some(pg_open(t)?);
+            }
+            let c = self.client.as_mut().expect("connected");
+            let r = pg::ship_round(c, t)?;
+            if first || r.shipped > 0 {
+                report(
+                    "PostgreSQL",
+                    t.url,
+                    r.shipped,
+                    r.masked,
+                    r.head,
+                    self.redact,
+                );
+            }
+        }
+        if let Some(t) = &self.otlp {
+            let r = otlp::ship_round(&self.agent, t)?;
+            if first || r.shipped > 0 {
+                report("OTLP", t.url, r.shipped, r.masked, r.head, self.redact);
+            }
+        }
+        Ok(())
+    }
 }
 
 fn report(what: &str, url: &str, shipped: u64, masked: usize, head: u64, redact: bool) {
