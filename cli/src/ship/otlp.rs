@@ -240,9 +240,44 @@ pub fn record(
     pricing: &projections::pricing::PricingTable,
     observed: u64,
 ) -> (LogRecord, usize) {
-    let event_name = format!("hookjournal.{}", snake(e.kind.name()));
+    let event_name = event_name(e);
+    let mut a = envelope_attrs(e, t);
+    kind_attrs(&mut a, e, pricing);
+    let (payload, masked) = super::shipped_payload(e, t.redact);
+    if t.redact {
+        a.push(kv("hookjournal.redacted", Value::BoolValue(masked > 0)));
+    }
+    let body = match String::from_utf8(payload) {
+        Ok(text) => Value::StringValue(text),
+        Err(b) => Value::BytesValue(b.into_bytes()),
+    };
+    let malformed = matches!(e.kind, Kind::Malformed { .. });
+    let rec = LogRecord {
+        time_unix_nano: (e.recorded_at_us.max(0) as u64) * 1000,
+        observed_time_unix_nano: observed,
+        severity_number: if malformed {
+            SeverityNumber::Warn as i32
+        } else {
+            SeverityNumber::Info as i32
+        },
+        severity_text: if malformed { "WARN" } else { "INFO" }.into(),
+        body: Some(AnyValue { value: Some(body) }),
+        attributes: a,
+        event_name,
+        ..Default::default()
+    };
+    (rec, masked)
+}
+
+/// `hookjournal.<kind in snake case>`.
+fn event_name(e: &Envelope) -> String {
+    format!("hookjournal.{}", snake(e.kind.name()))
+}
+
+/// The attributes every record has: the envelope's identity, kind, cause and flags.
+fn envelope_attrs(e: &Envelope, t: &Target) -> Vec<KeyValue> {
     let mut a = vec![
-        kv("event.name", s(event_name.clone())),
+        kv("event.name", s(event_name(e))),
         kv("hookjournal.journal_id", s(t.journal_id)),
         kv("hookjournal.seq", Value::IntValue(e.seq as i64)),
         kv("hookjournal.kind", s(e.kind.label())),
@@ -279,44 +314,53 @@ pub fn record(
             Value::IntValue(tr.original_len as i64),
         ));
     }
-    let usage_attrs = |a: &mut Vec<KeyValue>,
-                       model: &str,
-                       u: &projections::transcript::Usage,
-                       usd: Option<f64>| {
-        if !model.is_empty() {
-            a.push(kv("model", s(model)));
-            a.push(kv("gen_ai.response.model", s(model)));
-            if model.starts_with("claude") {
-                a.push(kv("gen_ai.provider.name", s("anthropic")));
-            }
+    a
+}
+
+/// A model response's usage as OTel attributes (ours and the GenAI semantic conventions').
+fn usage_attrs(
+    a: &mut Vec<KeyValue>,
+    model: &str,
+    u: &projections::transcript::Usage,
+    usd: Option<f64>,
+) {
+    if !model.is_empty() {
+        a.push(kv("model", s(model)));
+        a.push(kv("gen_ai.response.model", s(model)));
+        if model.starts_with("claude") {
+            a.push(kv("gen_ai.provider.name", s("anthropic")));
         }
-        a.push(kv("input_tokens", Value::IntValue(u.input_tokens as i64)));
-        a.push(kv("output_tokens", Value::IntValue(u.output_tokens as i64)));
-        a.push(kv(
-            "cache_read_tokens",
-            Value::IntValue(u.cache_read as i64),
-        ));
-        a.push(kv(
-            "cache_creation_tokens",
-            Value::IntValue(u.cache_write() as i64),
-        ));
-        a.push(kv(
-            "gen_ai.usage.input_tokens",
-            Value::IntValue((u.input_tokens + u.cache_read + u.cache_write()) as i64),
-        ));
-        a.push(kv(
-            "gen_ai.usage.output_tokens",
-            Value::IntValue(u.output_tokens as i64),
-        ));
-        if let Some(x) = usd {
-            a.push(kv("cost_usd", Value::DoubleValue(x)));
-        }
-    };
+    }
+    a.push(kv("input_tokens", Value::IntValue(u.input_tokens as i64)));
+    a.push(kv("output_tokens", Value::IntValue(u.output_tokens as i64)));
+    a.push(kv(
+        "cache_read_tokens",
+        Value::IntValue(u.cache_read as i64),
+    ));
+    a.push(kv(
+        "cache_creation_tokens",
+        Value::IntValue(u.cache_write() as i64),
+    ));
+    a.push(kv(
+        "gen_ai.usage.input_tokens",
+        Value::IntValue((u.input_tokens + u.cache_read + u.cache_write()) as i64),
+    ));
+    a.push(kv(
+        "gen_ai.usage.output_tokens",
+        Value::IntValue(u.output_tokens as i64),
+    ));
+    if let Some(x) = usd {
+        a.push(kv("cost_usd", Value::DoubleValue(x)));
+    }
+}
+
+/// The usage attributes of a usage reading or a session's metrics.
+fn kind_attrs(a: &mut Vec<KeyValue>, e: &Envelope, pricing: &projections::pricing::PricingTable) {
     match &e.kind {
         Kind::UsageObserved { .. } => {
             if let Some(u) = derived::parse::<derived::UsageObserved>(&e.payload) {
                 let r = &u.record;
-                usage_attrs(&mut a, &r.model, &r.usage, pricing.cost(&r.model, &r.usage));
+                usage_attrs(a, &r.model, &r.usage, pricing.cost(&r.model, &r.usage));
                 a.push(kv("gen_ai.response.id", s(r.message_id.clone())));
                 if !r.request_id.is_empty() {
                     a.push(kv("request_id", s(r.request_id.clone())));
@@ -331,7 +375,7 @@ pub fn record(
                     .clone()
                     .or(m.model.clone())
                     .unwrap_or_default();
-                usage_attrs(&mut a, &model, &m.usage, m.payload.cost_usd.or(m.usd));
+                usage_attrs(a, &model, &m.usage, m.payload.cost_usd.or(m.usd));
                 if let Some(d) = m.payload.duration_ms.or(m.duration_ms) {
                     a.push(kv("duration_ms", Value::DoubleValue(d)));
                 }
@@ -339,30 +383,6 @@ pub fn record(
         }
         _ => {}
     }
-    let (payload, masked) = super::shipped_payload(e, t.redact);
-    if t.redact {
-        a.push(kv("hookjournal.redacted", Value::BoolValue(masked > 0)));
-    }
-    let body = match String::from_utf8(payload) {
-        Ok(text) => Value::StringValue(text),
-        Err(b) => Value::BytesValue(b.into_bytes()),
-    };
-    let malformed = matches!(e.kind, Kind::Malformed { .. });
-    let rec = LogRecord {
-        time_unix_nano: (e.recorded_at_us.max(0) as u64) * 1000,
-        observed_time_unix_nano: observed,
-        severity_number: if malformed {
-            SeverityNumber::Warn as i32
-        } else {
-            SeverityNumber::Info as i32
-        },
-        severity_text: if malformed { "WARN" } else { "INFO" }.into(),
-        body: Some(AnyValue { value: Some(body) }),
-        attributes: a,
-        event_name,
-        ..Default::default()
-    };
-    (rec, masked)
 }
 
 /// POSTs one request, retrying connection failures, 429 and 5xx with exponential backoff.
