@@ -139,41 +139,12 @@ pub fn frame(
     ]);
     let (mut total, mut burn, mut active) = (0.0, 0.0, 0);
     for s in sessions.iter().take(12) {
-        let (usd, _) = report::session_usd(s, &pricing);
-        let usd = s.host_reported.total_cost().unwrap_or(0.0).max(usd);
-        let (tier, used) = projections::views::pressure(s, cfg);
-        let used = s
-            .host_reported
-            .used_percentage
-            .filter(|_| s.host_reported.seq > s.pressure.seq)
-            .map(|p| p / 100.0)
-            .unwrap_or(used);
-        let hours = (s.last_at_us - s.first_at_us).max(60_000_000) as f64 / 3.6e9;
-        let rate = usd / hours;
-        let live = s.status.as_str() != "ended";
-        if live {
-            burn += rate;
+        let row = SessionRow::of(st, s, &pricing, cfg);
+        if row.live {
+            burn += row.rate;
             active += 1;
         }
-        let task = projections::views::open_tasks_for(st, s)
-            .into_iter()
-            .find(|t| t.status == TaskStatus::InProgress)
-            .map(|t| format!("[{}] {}", t.id, t.subject))
-            .unwrap_or_default();
-        t.row(vec![
-            projections::short_id(&s.id).to_string(),
-            s.status.as_str().to_string(),
-            output::relative(s.last_at_us, now_us),
-            format!(
-                "{} {:>3.0}%",
-                projections::statusline::bar(used * 100.0),
-                used * 100.0
-            ),
-            tier.as_str().to_string(),
-            output::usd(usd),
-            if live { output::usd(rate) } else { "-".into() },
-            task.chars().take(40).collect(),
-        ]);
+        t.row(row.cells(s, now_us));
     }
     for s in &sessions {
         let (usd, _) = report::session_usd(s, &pricing);
@@ -207,6 +178,71 @@ pub fn frame(
     }
     o.push_str(&output::dim("\nq or Ctrl-C quits\n"));
     o
+}
+
+/// One session's line of the live view: what it cost, how fast, how full, what it works on.
+struct SessionRow {
+    usd: f64,
+    rate: f64,
+    live: bool,
+    used: f64,
+    tier: projections::views::Tier,
+    task: String,
+}
+
+impl SessionRow {
+    fn of(
+        st: &State,
+        s: &projections::session::SessionState,
+        pricing: &projections::pricing::PricingTable,
+        cfg: &projections::config::PolicyConfig,
+    ) -> SessionRow {
+        let (usd, _) = report::session_usd(s, pricing);
+        let usd = s.host_reported.total_cost().unwrap_or(0.0).max(usd);
+        let (tier, used) = projections::views::pressure(s, cfg);
+        // The host's own reading, when it is newer than the journal's.
+        let used = s
+            .host_reported
+            .used_percentage
+            .filter(|_| s.host_reported.seq > s.pressure.seq)
+            .map(|p| p / 100.0)
+            .unwrap_or(used);
+        let hours = (s.last_at_us - s.first_at_us).max(60_000_000) as f64 / 3.6e9;
+        let task = projections::views::open_tasks_for(st, s)
+            .into_iter()
+            .find(|t| t.status == TaskStatus::InProgress)
+            .map(|t| format!("[{}] {}", t.id, t.subject))
+            .unwrap_or_default();
+        SessionRow {
+            usd,
+            rate: usd / hours,
+            live: s.status.as_str() != "ended",
+            used,
+            tier,
+            task,
+        }
+    }
+
+    fn cells(&self, s: &projections::session::SessionState, now_us: i64) -> Vec<String> {
+        vec![
+            projections::short_id(&s.id).to_string(),
+            s.status.as_str().to_string(),
+            output::relative(s.last_at_us, now_us),
+            format!(
+                "{} {:>3.0}%",
+                projections::statusline::bar(self.used * 100.0),
+                self.used * 100.0
+            ),
+            self.tier.as_str().to_string(),
+            output::usd(self.usd),
+            if self.live {
+                output::usd(self.rate)
+            } else {
+                "-".into()
+            },
+            self.task.chars().take(40).collect(),
+        ]
+    }
 }
 
 /// The terminal in non-canonical, no-echo mode on the alternate screen, restored on drop.
