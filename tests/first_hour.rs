@@ -478,3 +478,26 @@ fn demo_prints_every_view_whole() {
     let text = common::replace_pattern(&text, "dddd-dd-dd", "[DAY]");
     assert_expected("demo.txt", &text);
 }
+
+#[test]
+fn colour_follows_no_color_and_clicolor_force() {
+    let env = TestEnvironment::new();
+    env.run(&["demo", "--keep", "kept"]);
+    let show = |vars: &[(&str, &str)]| {
+        let mut c = env.command(&env.project);
+        c.env_remove("NO_COLOR")
+            .args(["--journal", "kept", "sessions"]);
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    // Piped: plain, unless forced; NO_COLOR wins over forcing.
+    assert!(!show(&[]).contains('\x1b'));
+    let forced = show(&[("CLICOLOR_FORCE", "1")]);
+    assert!(
+        forced.contains("\x1b[32mended") || forced.contains("\x1b[1m"),
+        "{forced:?}"
+    );
+    assert!(!show(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'));
+}

@@ -125,38 +125,42 @@ pub fn hook_waiting_notice() {
     }
 }
 
+/// Whether stdout takes colour: a terminal, and `NO_COLOR`, `CLICOLOR`, `CLICOLOR_FORCE` and
+/// `TERM=dumb` as anstream reads them (decided once per process).
 pub fn color_enabled() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    static CHOICE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CHOICE.get_or_init(|| {
+        anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+    })
 }
 
+fn styled(style: anstyle::Style, s: &str) -> String {
+    if color_enabled() {
+        format!("{style}{s}{style:#}")
+    } else {
+        s.to_string()
+    }
+}
+
+/// Bold, when stdout takes colour.
 pub fn bold(s: &str) -> String {
-    if color_enabled() {
-        format!("\x1b[1m{s}\x1b[0m")
-    } else {
-        s.to_string()
-    }
+    styled(anstyle::Style::new().bold(), s)
 }
 
+/// Dim, when stdout takes colour.
 pub fn dim(s: &str) -> String {
-    if color_enabled() {
-        format!("\x1b[2m{s}\x1b[0m")
-    } else {
-        s.to_string()
-    }
+    styled(anstyle::Style::new().dimmed(), s)
 }
 
 /// Colours a status/tier word (green ok, yellow warning, red critical…).
 pub fn tint(s: &str) -> String {
-    if !color_enabled() {
-        return s.to_string();
-    }
-    let code = match s {
-        "ok" | "completed" | "active" | "valid" => "32",
-        "warning" | "in_progress" | "idle" | "compacting" | "pending" => "33",
-        "critical" | "emergency" | "failed" | "damaged" => "31",
+    let colour = match s {
+        "ok" | "completed" | "active" | "valid" => anstyle::AnsiColor::Green,
+        "warning" | "in_progress" | "idle" | "compacting" | "pending" => anstyle::AnsiColor::Yellow,
+        "critical" | "emergency" | "failed" | "damaged" => anstyle::AnsiColor::Red,
         _ => return s.to_string(),
     };
-    format!("\x1b[{code}m{s}\x1b[0m")
+    styled(anstyle::Style::new().fg_color(Some(colour.into())), s)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
