@@ -167,11 +167,12 @@ pub fn larger(new: &Usage, old: &Usage) -> bool {
 pub fn scan(bytes: &[u8]) -> Scan {
     let mut out = Scan::default();
     let mut index: HashMap<(String, String), usize> = HashMap::new();
+    let usage = memchr::memmem::Finder::new(USAGE_NEEDLE);
     let mut start = 0;
-    while let Some(len) = bytes[start..].iter().position(|&b| b == b'\n') {
+    while let Some(len) = memchr::memchr(b'\n', &bytes[start..]) {
         let line = &bytes[start..start + len];
         start += len + 1;
-        scan_line(line, &mut out, &mut index);
+        scan_line(line, &usage, &mut out, &mut index);
     }
     out.consumed = start;
     out
@@ -180,12 +181,17 @@ pub fn scan(bytes: &[u8]) -> Scan {
 const USAGE_NEEDLE: &[u8] = b"\"usage\"";
 const SYNTHETIC_MODEL: &str = "<synthetic>";
 
-fn scan_line(line: &[u8], out: &mut Scan, index: &mut HashMap<(String, String), usize>) {
+fn scan_line(
+    line: &[u8],
+    usage: &memchr::memmem::Finder<'_>,
+    out: &mut Scan,
+    index: &mut HashMap<(String, String), usize>,
+) {
     let line = line.trim_ascii();
     if line.is_empty() {
         return;
     }
-    if !contains(line, USAGE_NEEDLE) {
+    if usage.find(line).is_none() {
         if line.first() != Some(&b'{') || line.last() != Some(&b'}') {
             out.skipped_lines += 1;
         }
@@ -217,22 +223,6 @@ fn scan_line(line: &[u8], out: &mut Scan, index: &mut HashMap<(String, String), 
             out.records.push(record);
         }
     }
-}
-
-/// Substring search without allocation (the needle is short; lines can be long).
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else {
-        return true;
-    };
-    let mut from = 0;
-    while let Some(pos) = haystack[from..].iter().position(|&b| b == first) {
-        let at = from + pos + 1;
-        if haystack[at..].starts_with(rest) {
-            return true;
-        }
-        from = at;
-    }
-    false
 }
 
 /// The fields of a transcript line we need; everything else is skipped by the parser.
@@ -580,11 +570,16 @@ mod tests {
     }
 
     #[test]
-    fn contains_finds_needles() {
-        assert!(contains(b"xx\"usage\"yy", USAGE_NEEDLE));
-        assert!(contains(b"\"\"usage\"", USAGE_NEEDLE));
-        assert!(!contains(b"\"usag\"", USAGE_NEEDLE));
-        assert!(!contains(b"", USAGE_NEEDLE));
-        assert!(contains(b"abc", b""));
+    fn only_lines_naming_usage_are_parsed() {
+        let usage = br#"{"type":"assistant","message":{"id":"msg_1","model":"claude-sonnet-4-20250514","usage":{"input_tokens":5,"output_tokens":1}},"requestId":"req_1","timestamp":"2026-11-23T10:00:00Z"}"#;
+        let mut text = b"{\"type\":\"user\"}\nnot json\n".to_vec();
+        text.extend_from_slice(usage);
+        text.push(b'\n');
+        let s = scan(&text);
+        // Lines without `"usage"` are skipped unparsed; only the broken one counts as skipped.
+        assert_eq!(s.skipped_lines, 1);
+        assert_eq!(s.consumed, text.len());
+        assert_eq!(s.records.len(), 1);
+        assert_eq!(s.records[0].usage.input_tokens, 5);
     }
 }
