@@ -4,6 +4,8 @@
 //! under [`commands`], each a thin layer over the `journal` and `projections` crates. Every error
 //! leaves as one line on stderr.
 
+#![warn(missing_docs)]
+
 pub mod cli_util;
 mod clock;
 pub mod commands;
@@ -28,6 +30,7 @@ use std::process::ExitCode;
     version,
     about = "An event-sourced journal for AI coding agent hooks"
 )]
+/// The command line, as clap parses it.
 pub struct Cli {
     /// Journal directory (default: $HOOKJOURNAL_DIR, then $CLAUDE_PROJECT_DIR/.hookjournal in hook
     /// mode, then the nearest ancestor holding .hookjournal/, then ./.hookjournal).
@@ -38,10 +41,12 @@ pub struct Cli {
     /// $HOOKJOURNAL_SOURCE).
     #[arg(long = "source", id = "team_source", value_name = "URL")]
     pub source: Option<String>,
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// Every command but the hook and the statusline, which parse their own arguments.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// The universal hook handler: stdin → journal → stdout. Always exits 0.

@@ -6,18 +6,21 @@ use projections::views::{self, Purpose};
 
 use std::process::ExitCode;
 
+/// Which injected text to print.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum For {
+    /// What SessionStart injects after a compaction, /clear or resume
     Restore,
+    /// What PreCompact hands to the compaction
     Compact,
 }
 
+/// `context` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Session id (or its first characters).
     pub session: String,
-    /// restore: what SessionStart injects after a compaction, /clear or resume; compact: what
-    /// PreCompact hands to the compaction.
+    /// Which text.
     #[arg(long = "for", value_enum, default_value = "restore")]
     pub purpose: For,
     /// The compaction trigger (with --for compact).
@@ -28,6 +31,7 @@ pub struct Args {
     pub source: String,
 }
 
+/// Prints the text the hook would inject now.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
     let state = cmd.checkpoint()?;

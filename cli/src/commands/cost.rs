@@ -8,16 +8,22 @@ use projections::report::{self, CostBy, CostRow, Reconciled};
 
 use std::process::ExitCode;
 
+/// How `cost` groups its rows.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum By {
+    /// One row per session
     Session,
+    /// One row per day (UTC)
     Day,
+    /// One row per month (UTC)
     Month,
+    /// One row per model
     Model,
     /// One row per machine (locally: this one; with --source: every machine that shipped).
     Machine,
 }
 
+/// `cost` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// How to group the rows.
@@ -34,6 +40,7 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Prints tokens and USD, grouped.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();
@@ -123,6 +130,7 @@ pub fn render_reconciliation(rows: &[Reconciled], total: &Reconciled) -> String 
     )
 }
 
+/// The cost table with its total row.
 pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
     if rows.is_empty() {
         return "no usage recorded yet (usage is read from transcripts at Stop, SubagentStop, PreCompact and SessionEnd)\n".into();

@@ -15,6 +15,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+/// `demo` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Keep the demo journal in this directory (new or empty) instead of a temporary one.
@@ -91,6 +92,7 @@ fn section(title: &str) {
     println!("\n{}", bold(&format!("── {title} ")));
 }
 
+/// Plays the sample session into a journal of its own and prints every view.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     // The demo always starts from an empty journal of its own: it never adds to a real one.
     if cmd.journal_arg().is_some() {

@@ -11,6 +11,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The reports `export` writes.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Report {
     /// Every event as recorded, hashes included (`import --events` restores it).
@@ -29,6 +30,7 @@ pub enum Report {
     SessionLog,
 }
 
+/// `export` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Which report to write, one JSON object per line.
@@ -69,6 +71,7 @@ pub fn resolve_session<'a>(ids: impl Iterator<Item = &'a String>, want: &str) ->
     }
 }
 
+/// Masks secrets in every string of a JSON value, counting them.
 pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
     match v {
         serde_json::Value::String(s) => {
@@ -84,6 +87,7 @@ pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
     }
 }
 
+/// Writes the report, one JSON object a line.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let view = cmd.view()?;
     let filter = Filter {

@@ -67,6 +67,7 @@ fn parse_flags(argv: &[OsString]) -> Flags {
 
 static PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
+/// The hook, run from `main` before any argument parsing: always exits 0.
 pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
     if crate::output::printed_help(&argv, "hook") {
         return ExitCode::SUCCESS;

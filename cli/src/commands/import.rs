@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `import` flags.
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["events", "transcripts"])))]
 pub struct Args {
@@ -24,6 +25,7 @@ pub struct Args {
     pub transcripts: Option<PathBuf>,
 }
 
+/// Imports an events export into a new journal, or transcript usage into this one.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();

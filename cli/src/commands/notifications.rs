@@ -5,6 +5,7 @@ use crate::output::{self, Align, Table};
 
 use std::process::ExitCode;
 
+/// `notifications` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Only this session's notifications (full id or its first characters).
@@ -15,6 +16,7 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Prints the notification log.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let view = cmd.log(true)?;
     let full = view.full(|_| {})?;
@@ -42,6 +44,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The notification log as a table.
 pub fn render(items: &[&projections::fold::NotificationEntry]) -> String {
     if items.is_empty() {
         return "no notifications\n".into();

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `recover` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Only rebuild the checkpoint (derived state) from the log; the log is not touched.
@@ -21,6 +22,7 @@ pub struct Args {
 
 const REBUILDING: &str = "REBUILDING";
 
+/// Repairs what `verify` found, keeping every intact event.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     if !dir.join("CURRENT").exists() && !dir.join("lock").exists() {

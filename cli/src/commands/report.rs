@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// `report` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Write the report to this file (HTML).
@@ -33,6 +34,7 @@ pub struct Args {
     pub until: Option<String>,
 }
 
+/// Writes the self-contained HTML report.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();

@@ -9,6 +9,7 @@ use journal::{Journal, Kind};
 
 use std::process::ExitCode;
 
+/// `rewind` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Session id (or its first characters).
@@ -19,6 +20,7 @@ pub struct Args {
     pub to: u64,
 }
 
+/// Appends a `Rewound` event and says what it changes.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let mut j: Journal = cmd.open_read()?;
     let state = state_io::checkpoint_or_rebuild(&mut j)?;

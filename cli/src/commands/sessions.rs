@@ -5,6 +5,7 @@ use crate::output::{self, Align, Table};
 
 use std::process::ExitCode;
 
+/// `sessions` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Print JSON for tools instead of the human-readable output.
@@ -12,6 +13,7 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Prints one row per session.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
     let state = cmd.checkpoint()?;
@@ -30,6 +32,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The sessions table with its total row.
 pub fn render(rows: &[serde_json::Value]) -> String {
     let now = crate::clock::now_us();
     let mut t = Table::new(&[

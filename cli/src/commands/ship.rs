@@ -8,6 +8,7 @@ use anyhow::{bail, Result};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `ship` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// PostgreSQL URL of the team store (default: $HOOKJOURNAL_POSTGRES_URL, then `postgres` in
@@ -44,6 +45,7 @@ fn nonempty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty())
 }
 
+/// Ships the journal to the team store and/or an OTLP receiver, once or following.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();

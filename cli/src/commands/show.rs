@@ -7,6 +7,7 @@ use projections::session::SessionState;
 
 use std::process::ExitCode;
 
+/// `show` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Session id (or its first characters).
@@ -16,6 +17,7 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Prints one session's execution snapshot.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
     let state = cmd.checkpoint()?;
@@ -34,6 +36,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A session's snapshot as `key  value` lines and lists.
 pub fn render(
     s: &SessionState,
     pricing: &projections::pricing::PricingTable,

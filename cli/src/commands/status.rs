@@ -7,6 +7,7 @@ use journal::hex;
 
 use std::process::ExitCode;
 
+/// `status` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Print JSON for tools instead of the human-readable output.
@@ -14,6 +15,7 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Prints the journal's size, sessions, last event and chain state.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
     // Counted before opening: reading the journal ingests the spool.

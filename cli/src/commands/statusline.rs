@@ -85,6 +85,7 @@ fn parse_flags(argv: &[OsString]) -> Flags {
     f
 }
 
+/// Claude Code's status line, run from `main` before any argument parsing: always exits 0.
 pub fn main_guarded(argv: Vec<OsString>) -> ExitCode {
     if crate::output::printed_help(&argv, "statusline") {
         return ExitCode::SUCCESS;

@@ -12,8 +12,10 @@ use projections::tasks::{Task, TaskRef, TaskStatus};
 
 use std::process::ExitCode;
 
+/// `tasks` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// What to do (default: list).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
     /// Only tasks with this status (list).
@@ -27,6 +29,7 @@ pub struct Args {
     pub json: bool,
 }
 
+/// The task subcommands.
 #[derive(clap::Subcommand, Debug)]
 pub enum Cmd {
     /// List tasks (the default).
@@ -128,6 +131,7 @@ fn find<'a>(state: &'a State, r: &TaskRef) -> Option<&'a Task> {
     }
 }
 
+/// Lists, shows or changes tasks.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let sub = args.cmd.unwrap_or(Cmd::List);
@@ -372,6 +376,7 @@ fn change(
     Ok(())
 }
 
+/// A task as JSON, with its display ref.
 pub fn task_json(t: &Task) -> serde_json::Value {
     let mut v = serde_json::to_value(t).unwrap_or_default();
     v["ref"] = t.task_ref().display().into();
@@ -379,6 +384,7 @@ pub fn task_json(t: &Task) -> serde_json::Value {
     v
 }
 
+/// The task board as a table.
 pub fn render(tasks: &[&Task]) -> String {
     if tasks.is_empty() {
         return "no tasks\n".into();

@@ -9,6 +9,7 @@ use projections::fold::State;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `verify` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Print JSON for tools instead of the human-readable output.
@@ -37,6 +38,7 @@ pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
     out
 }
 
+/// Checks the chain, the segments and the projections; exit 3 on damage.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
     match check(dir) {

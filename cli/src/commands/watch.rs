@@ -17,6 +17,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `watch` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Milliseconds between frames.
@@ -49,6 +50,7 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
     Ok(Some(st))
 }
 
+/// The live view, redrawn as the journal changes (or once).
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     if !dir.is_dir() {
