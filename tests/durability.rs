@@ -389,6 +389,37 @@ fn every_kind_of_damage_is_named_by_verify_and_recover_keeps_every_intact_event(
 }
 
 #[test]
+fn a_damaged_last_sealed_segment_is_named_and_recover_refuses_to_guess() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(j.join("config.toml"), "[hook]\nsegment_events = 20\n").unwrap();
+    for i in 0..45 {
+        hook(&j, payload("s", 0, i).as_bytes(), &[]);
+    }
+    let mut segs: Vec<PathBuf> = std::fs::read_dir(j.join("segments"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    segs.sort();
+    let last = segs.last().unwrap();
+    let name = last.file_name().unwrap().to_string_lossy().into_owned();
+    harm(last, &Harm::Flip);
+    // recover rebuilds the active tail from the last sealed event: without it, it says so.
+    let out = cmd(&j).arg("recover").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.starts_with("cannot recover: the last sealed segment") && said.contains(&name),
+        "{said}"
+    );
+    let (code, text) = verify_code(&j);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains(&format!("  seq 21 {name}: ")), "{text}");
+}
+
+#[test]
 fn a_sealed_only_journal_with_a_damaged_empty_marker_is_named_and_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");

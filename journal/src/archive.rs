@@ -9,7 +9,8 @@
 //! `[u64 index offset][u64 count][32-byte blake3 of everything before the footer]HJCOLDEN`.
 
 use crate::error::{IoContext, Result};
-use crate::Error;
+use crate::files::{self, Durability};
+use crate::{DamagePlace, Error};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -32,58 +33,50 @@ fn key_hash(key: &[u8]) -> u64 {
 
 /// Archive files, oldest first (by the seq in their name).
 pub(crate) fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
-    crate::store::list_numbered(&dir.join(DIR), ".cold")
+    files::list_numbered(&dir.join(DIR), ".cold")
 }
 
-/// Writes `entries` as archive `state/<seq>.cold`, atomically (replacing a file of that name).
+/// Writes `entries` as archive `state/<seq>.cold`, durably and atomically (replacing a file of
+/// that name).
 pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) -> Result<PathBuf> {
     let d = dir.join(DIR);
-    crate::store::create_dir(&d)?;
-    let path = d.join(format!("{seq:020}.cold"));
-    let tmp = d.join(format!(".{seq:020}.cold.tmp"));
-    let f = crate::store::create_private(&tmp)?;
-    let mut w = BufWriter::with_capacity(1 << 20, f);
-    let mut hasher = blake3::Hasher::new();
-    let mut pos = 0u64;
-    let mut index: Vec<(u64, u64)> = Vec::with_capacity(entries.len());
-    let mut put = |w: &mut BufWriter<File>, b: &[u8], pos: &mut u64| -> std::io::Result<()> {
-        hasher.update(b);
-        *pos += b.len() as u64;
-        w.write_all(b)
-    };
-    let io = |e| Error::Io {
-        context: format!("writing {}", tmp.display()),
-        cause: e,
-    };
-    put(&mut w, MAGIC, &mut pos).map_err(io)?;
-    for (k, v) in entries {
-        index.push((key_hash(k), pos));
-        put(&mut w, &(k.len() as u32).to_le_bytes(), &mut pos).map_err(io)?;
-        put(&mut w, k, &mut pos).map_err(io)?;
-        put(&mut w, &(v.len() as u32).to_le_bytes(), &mut pos).map_err(io)?;
-        put(&mut w, v, &mut pos).map_err(io)?;
-    }
-    index.sort_unstable();
-    let index_off = pos;
-    for (h, off) in &index {
-        put(&mut w, &h.to_le_bytes(), &mut pos).map_err(io)?;
-        put(&mut w, &off.to_le_bytes(), &mut pos).map_err(io)?;
-    }
-    let digest = hasher.finalize();
-    let mut footer = Vec::with_capacity(FOOTER);
-    footer.extend_from_slice(&index_off.to_le_bytes());
-    footer.extend_from_slice(&(index.len() as u64).to_le_bytes());
-    footer.extend_from_slice(digest.as_bytes());
-    footer.extend_from_slice(END);
-    w.write_all(&footer).map_err(io)?;
-    let f = w.into_inner().map_err(|e| Error::Io {
-        context: format!("writing {}", tmp.display()),
-        cause: e.into_error(),
+    files::create_dir(&d)?;
+    let name = format!("{seq:020}.cold");
+    files::write_atomic_with(&d, &name, Durability::Durable, |f| {
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        let mut hasher = blake3::Hasher::new();
+        let mut pos = 0u64;
+        let mut index: Vec<(u64, u64)> = Vec::with_capacity(entries.len());
+        let mut put =
+            |w: &mut BufWriter<&mut File>, b: &[u8], pos: &mut u64| -> std::io::Result<()> {
+                hasher.update(b);
+                *pos += b.len() as u64;
+                w.write_all(b)
+            };
+        put(&mut w, MAGIC, &mut pos)?;
+        for (k, v) in entries {
+            index.push((key_hash(k), pos));
+            put(&mut w, &(k.len() as u32).to_le_bytes(), &mut pos)?;
+            put(&mut w, k, &mut pos)?;
+            put(&mut w, &(v.len() as u32).to_le_bytes(), &mut pos)?;
+            put(&mut w, v, &mut pos)?;
+        }
+        index.sort_unstable();
+        let index_off = pos;
+        for (h, off) in &index {
+            put(&mut w, &h.to_le_bytes(), &mut pos)?;
+            put(&mut w, &off.to_le_bytes(), &mut pos)?;
+        }
+        let digest = hasher.finalize();
+        let mut footer = Vec::with_capacity(FOOTER);
+        footer.extend_from_slice(&index_off.to_le_bytes());
+        footer.extend_from_slice(&(index.len() as u64).to_le_bytes());
+        footer.extend_from_slice(digest.as_bytes());
+        footer.extend_from_slice(END);
+        w.write_all(&footer)?;
+        w.flush()
     })?;
-    f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
-    fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
-    crate::store::sync_dir(&d)?;
-    Ok(path)
+    Ok(d.join(name))
 }
 
 /// Looks `key` up in one archive. Errors name the file.
@@ -91,7 +84,10 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
     let name = path.display();
     let f = File::open(path).ctx(|| format!("opening {name}"))?;
     let len = f.metadata().ctx(|| format!("reading {name}"))?.len();
-    let corrupt = |w: &str| Error::Corrupt(format!("archive {name}: {w}"));
+    let corrupt = |w: &str| Error::Corrupt {
+        place: DamagePlace::archive(path),
+        what: format!("archive {name}: {w}"),
+    };
     if len < (MAGIC.len() + FOOTER) as u64 {
         return Err(corrupt("too short"));
     }
@@ -157,7 +153,10 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
 pub(crate) fn read_all(path: &Path) -> Result<BTreeMap<Vec<u8>, Vec<u8>>> {
     let name = path.display();
     let bytes = fs::read(path).ctx(|| format!("reading {name}"))?;
-    let corrupt = |w: &str| Error::Corrupt(format!("archive {name}: {w}"));
+    let corrupt = |w: &str| Error::Corrupt {
+        place: DamagePlace::archive(path),
+        what: format!("archive {name}: {w}"),
+    };
     if bytes.len() < MAGIC.len() + FOOTER || &bytes[..8] != MAGIC {
         return Err(corrupt("bad header or too short"));
     }

@@ -5,6 +5,7 @@
 
 use crate::archive;
 use crate::error::Result;
+use crate::files::{self, Durability};
 use std::path::Path;
 
 const STALE: &str = "STALE";
@@ -12,8 +13,8 @@ const STALE: &str = "STALE";
 /// Marks the checkpoint stale, saying why (kept until a rebuild completes).
 pub fn mark_stale(dir: &Path, why: &str) -> Result<()> {
     let d = dir.join(archive::DIR);
-    crate::store::create_dir(&d)?;
-    crate::store::write_atomic(&d, STALE, why.as_bytes())
+    files::create_dir(&d)?;
+    files::write_atomic(&d, STALE, why.as_bytes(), Durability::Durable)
 }
 
 /// Why the checkpoint is stale, if it is.
@@ -23,7 +24,7 @@ pub fn stale_reason(dir: &Path) -> Option<String> {
 
 pub(crate) fn clear_stale(dir: &Path) -> Result<()> {
     match std::fs::remove_file(dir.join(archive::DIR).join(STALE)) {
-        Ok(()) => crate::store::sync_dir(&dir.join(archive::DIR)),
+        Ok(()) => files::sync_dir(&dir.join(archive::DIR)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(crate::Error::Io {
             context: "removing the stale-checkpoint marker".into(),

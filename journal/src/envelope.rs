@@ -2,47 +2,75 @@
 
 use serde::{Deserialize, Serialize};
 
+/// An event's position in the log: 1 for the first event, then one more for each.
 pub type Seq = u64;
+/// A blake3 hash: an event's place in the chain, a payload's digest.
 pub type Hash = [u8; 32];
+/// The `prev` of the first event (and the head hash of an empty journal).
 pub const ZERO_HASH: Hash = [0; 32];
 
 /// What an event is. `Hook` and `Malformed` come from outside; the others are written by the tool
 /// itself in the same atomic batch as the event that caused them (`cause`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Kind {
+    /// A hook invocation whose input is a JSON object with a string `hook_event_name`.
     Hook {
+        /// The event name as the host sent it, e.g. `PreToolUse`.
         name: String,
     },
+    /// An invocation whose input is not a hook event (its bytes are kept).
     Malformed {
+        /// Why it is not, e.g. `no hook_event_name`.
         reason: String,
     },
+    /// One API response's token usage, new or grown, read from a transcript for the `cause`
+    /// event (0 for `import --transcripts`).
     UsageObserved {
+        /// The event that led to it.
         cause: Seq,
     },
+    /// How far a transcript read for the `cause` event reached, and how full the context was.
     ContextObserved {
+        /// The event that led to it.
         cause: Seq,
     },
+    /// The session's totals after the transcript reads made for the `cause` event.
     SessionMetrics {
+        /// The event that led to it.
         cause: Seq,
     },
+    /// Exactly what the hook printed for the `cause` event, and the policy it decided under.
     ResponseEmitted {
+        /// The event that led to it.
         cause: Seq,
     },
+    /// A task reminder the policy found due at the `cause` event.
     ReminderIssued {
+        /// The event that led to it.
         cause: Seq,
     },
+    /// A loop agent's in-progress task, failed and released for retry at the `cause` event.
     TaskReleased {
+        /// The event that led to it.
         cause: Seq,
     },
+    /// `hookjournal rewind`: projections ignore the session's events after `to_seq` up to here.
     Rewound {
+        /// The session rewound.
         session: String,
+        /// The last event whose effect is kept.
         to_seq: Seq,
     },
+    /// A change to the task store made from the CLI (`hookjournal tasks`).
     TaskCommand,
+    /// The branch of the session's working directory, read for the `cause` event.
     GitObserved {
+        /// The event that led to it.
         cause: Seq,
     },
+    /// The session's restore text just before the compaction the `cause` event announced.
     Checkpoint {
+        /// The event that led to it.
         cause: Seq,
     },
     /// The host's own figures (Claude Code's statusline: cost, context), recorded when they change.
@@ -82,6 +110,7 @@ impl Kind {
         }
     }
 
+    /// The event this one was derived from, for the kinds the tool derives.
     pub fn cause(&self) -> Option<Seq> {
         match self {
             Kind::UsageObserved { cause }
@@ -100,7 +129,9 @@ impl Kind {
 /// A payload over the cap keeps its first bytes; this records what the whole was.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Truncation {
+    /// The whole payload's length in bytes.
     pub original_len: u64,
+    /// The blake3 of the whole payload.
     pub blake3: Hash,
 }
 
@@ -109,11 +140,17 @@ pub struct Truncation {
 pub struct NewEvent {
     /// Microseconds since the Unix epoch, UTC.
     pub recorded_at_us: i64,
+    /// The agent host, e.g. `claude`; `cli` for events written by commands.
     pub host: String,
+    /// What the event is.
     pub kind: Kind,
+    /// The agent session it belongs to, if any.
     pub session_id: Option<String>,
+    /// The looping agent's id (from the loop's environment), if any.
     pub agent_id: Option<String>,
+    /// The hook's input bytes verbatim, or a derived kind's JSON body; capped.
     pub payload: Vec<u8>,
+    /// Set when the payload was cut to the cap.
     pub truncated: Option<Truncation>,
     /// The event waited in the spool (the lock was busy), so nothing was answered for it.
     pub spooled: bool,
@@ -136,16 +173,27 @@ impl NewEvent {
 /// An event in the log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Envelope {
+    /// Its position in the log.
     pub seq: Seq,
+    /// Microseconds since the Unix epoch, UTC, when it was recorded.
     pub recorded_at_us: i64,
+    /// The agent host, e.g. `claude`; `cli` for events written by commands.
     pub host: String,
+    /// What the event is.
     pub kind: Kind,
+    /// The agent session it belongs to, if any.
     pub session_id: Option<String>,
+    /// The looping agent's id (from the loop's environment), if any.
     pub agent_id: Option<String>,
+    /// The hook's input bytes verbatim, or a derived kind's JSON body; capped.
     pub payload: Vec<u8>,
+    /// Set when the payload was cut to the cap.
     pub truncated: Option<Truncation>,
+    /// The event waited in the spool, so nothing was answered for it.
     pub spooled: bool,
+    /// The hash of the event before it (`ZERO_HASH` for the first).
     pub prev: Hash,
+    /// This event's hash: see `compute_hash`.
     pub hash: Hash,
 }
 
@@ -208,36 +256,28 @@ impl Envelope {
         *h.finalize().as_bytes()
     }
 
-    pub fn encode(&self) -> Vec<u8> {
+    /// The envelope's bincode, as segments, the log and the store hold it.
+    pub(crate) fn encode(&self) -> Vec<u8> {
         bincode::serde::encode_to_vec(self, bincode_config())
             .expect("encoding an envelope into a Vec cannot fail")
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<Envelope, String> {
+    /// The inverse of `encode`; the error says why the bytes are not an envelope.
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Envelope, String> {
         bincode::serde::decode_from_slice(bytes, bincode_config())
             .map(|(e, _)| e)
             .map_err(|e| e.to_string())
     }
-
-    pub fn recorded_at_secs(&self) -> f64 {
-        self.recorded_at_us as f64 / 1e6
-    }
 }
 
-/// The inverse of `hex`: 64 hex digits → a hash.
+/// The inverse of `hex`: 64 hex digits (either case) → a hash.
 pub fn unhex(s: &str) -> Option<Hash> {
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
+    blake3::Hash::from_hex(s).ok().map(|h| *h.as_bytes())
 }
 
+/// A hash as 64 lowercase hex digits (blake3's own rendering).
 pub fn hex(h: &Hash) -> String {
-    h.iter().map(|b| format!("{b:02x}")).collect()
+    blake3::Hash::from_bytes(*h).to_hex().to_string()
 }
 
 #[cfg(test)]
@@ -282,6 +322,19 @@ mod tests {
         let t = e.truncated.unwrap();
         assert_eq!(t.original_len, 100);
         assert_eq!(t.blake3, *blake3::hash(&big).as_bytes());
+    }
+
+    #[test]
+    fn hex_is_64_lowercase_digits_and_unhex_reverses_it() {
+        let h: Hash = std::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0xa5);
+        let s = hex(&h);
+        let by_hand: String = h.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(s, by_hand);
+        assert_eq!(unhex(&s), Some(h));
+        assert_eq!(unhex(&s.to_uppercase()), Some(h));
+        assert_eq!(unhex(&s[..63]), None);
+        assert_eq!(unhex(&format!("{}g", &s[..63])), None);
+        assert_eq!(hex(&ZERO_HASH), "0".repeat(64));
     }
 
     #[test]

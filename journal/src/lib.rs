@@ -5,10 +5,13 @@
 //! the active store small is what makes the hook's open cost independent of the journal's size.
 //! This crate knows nothing about agents: payloads are bytes, kinds are labels.
 
+#![warn(missing_docs)]
+
 mod archive;
 pub mod checkpoint;
 mod envelope;
 mod error;
+mod files;
 mod lock;
 mod segment;
 pub mod spool;
@@ -17,13 +20,16 @@ mod verify;
 mod wal;
 
 pub use envelope::{hex, unhex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
-pub use error::{Error, Result};
+pub use error::{ChainBreak, Error, Result};
+pub use files::{write_atomic, Durability};
 pub use segment::SegmentInfo;
 pub use store::{
     ensure_dir, Journal, OpenOptions, ReadSnapshot, Recovered, Status, Tx, DEFAULT_SEGMENT_EVENTS,
 };
-pub use verify::{verify, Damage, VerifyReport};
+pub use verify::{verify, Damage, DamagePlace, VerifyReport};
 
-/// Directory and file modes: the journal holds prompts and tool output, so only its owner reads it.
+/// The mode of every directory the journal creates: the journal holds prompts and tool output,
+/// so only its owner reads it.
 pub const DIR_MODE: u32 = 0o700;
+/// The mode of every file the journal creates (owner read and write only).
 pub const FILE_MODE: u32 = 0o600;

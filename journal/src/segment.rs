@@ -6,7 +6,8 @@
 
 use crate::envelope::{Envelope, Seq};
 use crate::error::{IoContext, Result};
-use crate::Error;
+use crate::files::{self, Durability};
+use crate::{DamagePlace, Error};
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,11 +16,16 @@ const MAGIC: &[u8; 8] = b"HJSEG001";
 const END: &[u8; 8] = b"HJSEGEND";
 const FOOTER_LEN: usize = 8 + 8 + 8 + 32 + 8;
 
+/// A sealed segment file and the events it holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentInfo {
+    /// The file.
     pub path: PathBuf,
+    /// The seq of its first event.
     pub first: Seq,
+    /// The seq of its last event.
     pub last: Seq,
+    /// The file's size.
     pub bytes: u64,
 }
 
@@ -64,48 +70,38 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentInfo>> {
     Ok(out)
 }
 
-/// Writes a segment atomically (temp file, fsync, rename, fsync of the directory).
+/// Writes a segment (at least one event) durably and atomically: see `files::write_atomic_with`.
 pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
     let first = events
         .first()
-        .map(|e| e.seq)
-        .ok_or_else(|| Error::Invalid("empty segment".into()))?;
+        .expect("a segment holds at least one event")
+        .seq;
     let last = events.last().map(|e| e.seq).unwrap_or(first);
     let name = file_name(first, last);
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let path = dir.join(&name);
-    let file = crate::store::create_private(&tmp)?;
-    let mut hasher = blake3::Hasher::new();
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    let mut put = |w: &mut BufWriter<File>, bytes: &[u8]| -> std::io::Result<()> {
-        hasher.update(bytes);
-        w.write_all(bytes)
-    };
-    put(&mut w, MAGIC).ctx(|| format!("writing {}", tmp.display()))?;
-    for e in events {
-        let rec = e.encode();
-        put(&mut w, &(rec.len() as u32).to_le_bytes())
-            .ctx(|| format!("writing {}", tmp.display()))?;
-        put(&mut w, &rec).ctx(|| format!("writing {}", tmp.display()))?;
-    }
-    let digest = hasher.finalize();
-    let mut footer = Vec::with_capacity(FOOTER_LEN);
-    footer.extend_from_slice(&first.to_le_bytes());
-    footer.extend_from_slice(&last.to_le_bytes());
-    footer.extend_from_slice(&(events.len() as u64).to_le_bytes());
-    footer.extend_from_slice(digest.as_bytes());
-    footer.extend_from_slice(END);
-    w.write_all(&footer)
-        .ctx(|| format!("writing {}", tmp.display()))?;
-    let file = w.into_inner().map_err(|e| Error::Io {
-        context: format!("writing {}", tmp.display()),
-        cause: e.into_error(),
+    files::write_atomic_with(dir, &name, Durability::Durable, |file| {
+        let mut hasher = blake3::Hasher::new();
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let mut put = |w: &mut BufWriter<&mut File>, bytes: &[u8]| -> std::io::Result<()> {
+            hasher.update(bytes);
+            w.write_all(bytes)
+        };
+        put(&mut w, MAGIC)?;
+        for e in events {
+            let rec = e.encode();
+            put(&mut w, &(rec.len() as u32).to_le_bytes())?;
+            put(&mut w, &rec)?;
+        }
+        let digest = hasher.finalize();
+        let mut footer = Vec::with_capacity(FOOTER_LEN);
+        footer.extend_from_slice(&first.to_le_bytes());
+        footer.extend_from_slice(&last.to_le_bytes());
+        footer.extend_from_slice(&(events.len() as u64).to_le_bytes());
+        footer.extend_from_slice(digest.as_bytes());
+        footer.extend_from_slice(END);
+        w.write_all(&footer)?;
+        w.flush()
     })?;
-    file.sync_all()
-        .ctx(|| format!("syncing {}", tmp.display()))?;
-    drop(file);
-    fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))?;
-    crate::store::sync_dir(dir)?;
+    let path = dir.join(&name);
     let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     Ok(SegmentInfo {
         path,
@@ -137,7 +133,10 @@ pub(crate) fn for_each(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let bytes = fs::read(&seg.path).ctx(|| format!("reading segment {name}"))?;
-    let corrupt = |what: String| Error::Corrupt(format!("segment {name}: {what}"));
+    let corrupt = |what: String| Error::Corrupt {
+        place: DamagePlace::Segment(name.clone()),
+        what: format!("segment {name}: {what}"),
+    };
     if bytes.len() < MAGIC.len() + FOOTER_LEN || &bytes[..8] != MAGIC {
         return Err(corrupt("bad header or too short".into()));
     }
@@ -191,7 +190,10 @@ pub(crate) fn stream(seg: &SegmentInfo, mut f: impl FnMut(Envelope) -> Result<()
         .unwrap_or_default();
     let file = File::open(&seg.path).ctx(|| format!("opening segment {name}"))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let corrupt = |what: String| Error::Corrupt(format!("segment {name}: {what}"));
+    let corrupt = |what: String| Error::Corrupt {
+        place: DamagePlace::Segment(name.clone()),
+        what: format!("segment {name}: {what}"),
+    };
     if len < (MAGIC.len() + FOOTER_LEN) as u64 {
         return Err(corrupt("too short".into()));
     }

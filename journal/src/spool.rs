@@ -11,20 +11,23 @@
 
 use crate::envelope::{bincode_config, NewEvent};
 use crate::error::{IoContext, Result};
-use crate::Error;
+use crate::files::{self, Durability};
+use crate::{DamagePlace, Error};
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// The spool's directory, inside the journal's.
 pub const SPOOL_DIR: &str = "spool";
 const SUFFIX: &str = ".spool";
 const MAGIC: &[u8; 8] = b"HJSPOOL2";
 
+/// A spooled event's file.
 #[derive(Clone, Debug)]
 pub struct SpoolEntry {
+    /// Its id: `<unix ns>-<pid>-<counter>`, so ids sort by arrival.
     pub id: String,
+    /// The file, `spool/<id>.spool`.
     pub path: PathBuf,
 }
 
@@ -33,7 +36,7 @@ pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let spool = dir.join(SPOOL_DIR);
     if !spool.exists() {
-        crate::store::create_dir(&spool)?;
+        files::create_dir(&spool)?;
     }
     let ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -44,33 +47,18 @@ pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
-    let tmp = spool.join(format!(".{id}.tmp"));
-    let path = spool.join(format!("{id}{SUFFIX}"));
     let body = bincode::serde::encode_to_vec(ev, bincode_config())
-        .map_err(|e| Error::Invalid(e.to_string()))?;
+        .expect("encoding an event into a Vec cannot fail");
     let mut bytes = Vec::with_capacity(body.len() + 40);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(blake3::hash(&body).as_bytes());
     bytes.extend_from_slice(&body);
-    let written = (|| {
-        let mut f = fs::OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .mode(crate::FILE_MODE)
-            .open(&tmp)
-            .ctx(|| format!("creating {}", tmp.display()))?;
-        f.write_all(&bytes)
-            .ctx(|| format!("writing {}", tmp.display()))?;
-        f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
-        drop(f);
-        fs::rename(&tmp, &path).ctx(|| format!("renaming {}", tmp.display()))
-    })();
-    if written.is_err() {
-        // A full disk: leave no partial file behind.
-        let _ = fs::remove_file(&tmp);
-    }
-    written?;
-    crate::store::sync_dir(&spool)?;
+    files::write_atomic(
+        &spool,
+        &format!("{id}{SUFFIX}"),
+        &bytes,
+        Durability::Durable,
+    )?;
     Ok(id)
 }
 
@@ -110,7 +98,10 @@ pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
 /// hook and readers; `verify` names it and `recover` journals its bytes.
 pub fn read(entry: &SpoolEntry) -> Result<NewEvent> {
     let bytes = fs::read(&entry.path).ctx(|| format!("reading {}", entry.path.display()))?;
-    decode(&bytes).map_err(|e| Error::Corrupt(format!("spool file {}.spool: {e}", entry.id)))
+    decode(&bytes).map_err(|e| Error::Corrupt {
+        place: DamagePlace::Spool(entry.id.clone()),
+        what: format!("spool file {}.spool: {e}", entry.id),
+    })
 }
 
 fn decode(bytes: &[u8]) -> std::result::Result<NewEvent, String> {

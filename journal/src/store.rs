@@ -11,18 +11,18 @@
 
 use crate::archive;
 use crate::envelope::{bincode_config, unhex, Envelope, Hash, NewEvent, Seq, ZERO_HASH};
-use crate::error::{IoContext, Result};
+use crate::error::{ChainBreak, IoContext, Result};
+use crate::files::{create_dir, sync_dir, write_atomic, Durability};
 use crate::lock::DirLock;
 use crate::segment::{self, SegmentInfo};
 use crate::wal::{self, Wal};
-use crate::{spool, Error};
+use crate::{spool, DamagePlace, Error};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Events per sealed segment unless the journal's settings say otherwise.
 pub const DEFAULT_SEGMENT_EVENTS: u64 = 4096;
 const HEAD_KEY: &[u8] = b"m:head";
 const STATE: &[u8] = b"s:";
@@ -40,6 +40,7 @@ const ROTATING: &str = "ROTATING";
 /// The first append after a seal removes it durably before committing.
 const EMPTY: &str = "ACTIVE_EMPTY";
 
+/// How `Journal::open` waits for, creates and sizes the journal.
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
     /// How long to wait for the lock before giving up with `Error::Busy`.
@@ -63,6 +64,7 @@ impl Default for OpenOptions {
     }
 }
 
+/// An open journal, holding its lock until dropped: appends, checkpoint partitions, seals.
 pub struct Journal {
     dir: PathBuf,
     db: sled::Db,
@@ -98,33 +100,18 @@ impl Tx {
     }
     /// Appends an already sealed envelope (import), checking it continues the chain exactly.
     pub fn push_sealed(&mut self, env: Envelope) -> Result<Seq> {
-        if env.seq != self.next_seq {
-            return Err(Error::Invalid(format!(
-                "expected seq {}, got {}",
-                self.next_seq, env.seq
-            )));
-        }
-        if env.prev != self.prev {
-            return Err(Error::Invalid(format!(
-                "seq {}: prev hash does not continue the chain",
-                env.seq
-            )));
-        }
-        if env.compute_hash() != env.hash {
-            return Err(Error::Invalid(format!(
-                "seq {}: hash does not match its content",
-                env.seq
-            )));
-        }
+        ChainBreak::check(&env, self.next_seq, &self.prev).map_err(Error::BrokenChain)?;
         let seq = env.seq;
         self.prev = env.hash;
         self.next_seq += 1;
         self.events.push(env);
         Ok(seq)
     }
+    /// Writes checkpoint partition `key`.
     pub fn put_state(&mut self, key: &[u8], value: Vec<u8>) {
         self.state.push((key.to_vec(), Some(value)));
     }
+    /// Deletes checkpoint partition `key` (archived copies included).
     pub fn delete_state(&mut self, key: &[u8]) {
         self.state.push((key.to_vec(), None));
     }
@@ -136,12 +123,11 @@ impl Tx {
     pub fn folded_unfolded(&mut self) {
         self.folded = true;
     }
+    /// The events appended so far, sealed (with their seqs and hashes).
     pub fn events(&self) -> &[Envelope] {
         &self.events
     }
-    pub fn next_seq(&self) -> Seq {
-        self.next_seq
-    }
+    /// Whether committing the batch would change nothing.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty() && self.state.is_empty() && self.drained.is_empty() && !self.folded
     }
@@ -154,9 +140,11 @@ pub struct Recovered {
     pub sealed: Seq,
     /// The active tail after recovery: `base..=head_seq` (empty when `head_seq < base`).
     pub base: Seq,
+    /// The last seq kept (the journal's head after recovery).
     pub head_seq: Seq,
-    /// Of the active tail: how many only the write-ahead log held, how many only the store.
+    /// Of the active tail: how many only the write-ahead log held.
     pub from_wal_only: u64,
+    /// Of the active tail: how many only the old store held.
     pub from_store_only: u64,
     /// Seqs some copy claimed that no intact copy holds (lost), as a range.
     pub lost: Option<(Seq, Seq)>,
@@ -168,100 +156,46 @@ pub struct Recovered {
     pub changed: bool,
 }
 
+/// The journal's size and head, for `status`.
 #[derive(Clone, Debug)]
 pub struct Status {
+    /// The journal's directory.
     pub dir: PathBuf,
+    /// Events in the log (the head seq).
     pub events: u64,
+    /// The hash of the last event.
     pub head_hash: Hash,
+    /// Sealed segments.
     pub segments: usize,
+    /// Events in the active store, not yet sealed.
     pub active_events: u64,
+    /// Bytes on disk.
     pub bytes: u64,
+    /// When the last event was recorded (microseconds since the Unix epoch).
     pub last_recorded_at_us: Option<i64>,
+    /// Spool files waiting to be ingested.
     pub spooled: usize,
 }
 
-pub(crate) fn create_dir(path: &Path) -> Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(crate::DIR_MODE)
-        .create(path)
-        .ctx(|| format!("creating {}", path.display()))
-}
-
-/// Creates (or truncates) a file only its owner can read: the journal holds prompts and output.
-pub(crate) fn create_private(path: &Path) -> Result<fs::File> {
-    fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(crate::FILE_MODE)
-        .open(path)
-        .ctx(|| format!("creating {}", path.display()))
-}
-
-/// Files of `dir` named `<number><suffix>`, in number order (a missing `dir` has none).
-pub(crate) fn list_numbered(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBuf)>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::Io {
-                context: format!("listing {}", dir.display()),
-                cause: e,
-            })
-        }
-    };
-    let mut out: Vec<(u64, PathBuf)> = rd
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let n = name.strip_suffix(suffix)?.parse().ok()?;
-            Some((n, e.path()))
-        })
-        .collect();
-    out.sort();
-    Ok(out)
-}
-
-pub(crate) fn sync_dir(path: &Path) -> Result<()> {
-    fs::File::open(path)
-        .and_then(|d| d.sync_all())
-        .ctx(|| format!("syncing {}", path.display()))
-}
-
-/// Writes `dir/name` atomically: a temp file unique to this process, fsync, rename, fsync of the
-/// directory. Two processes writing the same file race harmlessly (the last rename wins).
-pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
-    static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let res = (|| {
-        let mut f = crate::store::create_private(&tmp)?;
-        f.write_all(bytes)
-            .ctx(|| format!("writing {}", tmp.display()))?;
-        f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
-        fs::rename(&tmp, dir.join(name)).ctx(|| format!("renaming {}", tmp.display()))
-    })();
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res?;
-    sync_dir(dir)
-}
-
-fn encode_head(seq: Seq, hash: Hash, base: Seq) -> Result<Vec<u8>> {
+fn encode_head(seq: Seq, hash: Hash, base: Seq) -> Vec<u8> {
     bincode::serde::encode_to_vec((seq, hash, base), bincode_config())
-        .map_err(|e| Error::Invalid(e.to_string()))
+        .expect("encoding a head record into a Vec cannot fail")
 }
 
 pub(crate) fn read_head(db: &sled::Db, active: &str) -> Result<(Seq, Hash, Seq)> {
     match db.get(HEAD_KEY)? {
         Some(v) => bincode::serde::decode_from_slice::<(Seq, Hash, Seq), _>(&v, bincode_config())
             .map(|(h, _)| h)
-            .map_err(|e| Error::Corrupt(format!("active store head: {e}"))),
-        None => Err(Error::Corrupt(format!(
-            "active store {active} has no head record"
-        ))),
+            .map_err(|e| {
+                Error::corrupt(
+                    DamagePlace::ActiveStore(Some(active.into())),
+                    format!("active store head: {e}"),
+                )
+            }),
+        None => Err(Error::corrupt(
+            DamagePlace::ActiveStore(Some(active.into())),
+            format!("active store {active} has no head record"),
+        )),
     }
 }
 
@@ -276,9 +210,10 @@ pub(crate) fn read_current(dir: &Path) -> Result<Option<String>> {
             {
                 Ok(Some(name))
             } else {
-                Err(Error::Corrupt(format!(
-                    "CURRENT is damaged (it names {name:?}); run `hookjournal recover`"
-                )))
+                Err(Error::corrupt(
+                    DamagePlace::Current,
+                    format!("CURRENT is damaged (it names {name:?}); run `hookjournal recover`"),
+                ))
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -382,10 +317,13 @@ fn open_sled(path: &Path) -> Result<sled::Db> {
     // Some damage makes sled panic rather than fail: that is damage all the same.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| config.open())) {
         Ok(db) => Ok(db?),
-        Err(_) => Err(Error::Corrupt(format!(
-            "the store {} cannot be read (sled panicked)",
-            path.display()
-        ))),
+        Err(_) => Err(Error::corrupt(
+            DamagePlace::ActiveStore(Some(crate::files::file_name(path))),
+            format!(
+                "the store {} cannot be read (sled panicked)",
+                path.display()
+            ),
+        )),
     }
 }
 
@@ -417,7 +355,7 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     }
     let gi = dir.join(".gitignore");
     if !gi.exists() {
-        write_atomic(dir, ".gitignore", b"*\n")?;
+        write_atomic(dir, ".gitignore", b"*\n", Durability::Durable)?;
     }
     Ok(())
 }
@@ -444,9 +382,12 @@ impl Journal {
                 }
                 // A journal that already holds events must never restart at seq 1.
                 if let Some(what) = holds_history(dir)? {
-                    return Err(Error::Corrupt(format!(
-                        "CURRENT is missing but the journal holds {what}; run `hookjournal recover`"
-                    )));
+                    return Err(Error::corrupt(
+                        DamagePlace::Current,
+                        format!(
+                            "CURRENT is missing but the journal holds {what}; run `hookjournal recover`"
+                        ),
+                    ));
                 }
                 ensure_dir(dir)?;
                 let name = active_name(1);
@@ -458,17 +399,18 @@ impl Journal {
                         .ctx(|| format!("removing the unfinished store {}", store.display()))?;
                 }
                 let db = open_sled_waiting(&store, deadline)?;
-                db.insert(HEAD_KEY, encode_head(0, ZERO_HASH, 1)?)?;
+                db.insert(HEAD_KEY, encode_head(0, ZERO_HASH, 1))?;
                 db.flush()?;
                 drop(db);
-                write_atomic(dir, CURRENT, name.as_bytes())?;
+                write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)?;
                 name
             }
         };
         if !dir.join(&active).is_dir() {
-            return Err(Error::Corrupt(format!(
-                "CURRENT names {active}, which does not exist; run `hookjournal recover`"
-            )));
+            return Err(Error::corrupt(
+                DamagePlace::Current,
+                format!("CURRENT names {active}, which does not exist; run `hookjournal recover`"),
+            ));
         }
         let db = open_sled_waiting(&dir.join(&active), deadline)?;
         let (head_seq, head_hash, base) = read_head(&db, &active)?;
@@ -500,10 +442,13 @@ impl Journal {
         match wal_tail {
             Some((seq, hash)) if seq == self.head_seq => {
                 if hash != self.head_hash {
-                    return Err(Error::Corrupt(format!(
-                        "{} and the active store disagree on seq {seq}; run `hookjournal recover`",
-                        self.wal.path().display()
-                    )));
+                    return Err(Error::corrupt(
+                        DamagePlace::wal(self.wal.path()),
+                        format!(
+                            "{} and the active store disagree on seq {seq}; run `hookjournal recover`",
+                            self.wal.path().display()
+                        ),
+                    ));
                 }
                 Ok(())
             }
@@ -518,11 +463,14 @@ impl Journal {
                 let mut prev = self.head_hash;
                 for (i, e) in missing.iter().enumerate() {
                     if e.seq != self.head_seq + 1 + i as u64 || e.prev != prev {
-                        return Err(Error::Corrupt(format!(
-                            "{}: seq {} does not continue the active store's chain; run `hookjournal recover`",
-                            self.wal.path().display(),
-                            e.seq
-                        )));
+                        return Err(Error::corrupt(
+                            DamagePlace::wal(self.wal.path()),
+                            format!(
+                                "{}: seq {} does not continue the active store's chain; run `hookjournal recover`",
+                                self.wal.path().display(),
+                                e.seq
+                            ),
+                        ));
                     }
                     prev = e.hash;
                 }
@@ -538,7 +486,7 @@ impl Journal {
                     batch.insert(UNFOLDED_KEY, &first.to_be_bytes());
                 }
                 let last = missing.last().expect("the log is ahead");
-                batch.insert(HEAD_KEY, encode_head(last.seq, last.hash, self.base)?);
+                batch.insert(HEAD_KEY, encode_head(last.seq, last.hash, self.base));
                 self.db.apply_batch(batch)?;
                 self.db.flush()?;
                 self.head_seq = last.seq;
@@ -562,17 +510,18 @@ impl Journal {
         let Some(v) = self.db.get(UNFOLDED_KEY)? else {
             return Ok(Vec::new());
         };
-        let from = v
-            .as_ref()
-            .try_into()
-            .map(u64::from_be_bytes)
-            .map_err(|_| Error::Corrupt("active store: bad unfolded marker".into()))?;
+        let from = v.as_ref().try_into().map(u64::from_be_bytes).map_err(|_| {
+            Error::corrupt(
+                DamagePlace::ActiveStore(None),
+                "active store: bad unfolded marker",
+            )
+        })?;
         let mut out = Vec::new();
         for kv in self.db.range(event_key(from)..=event_key(self.head_seq)) {
             let (_, v) = kv?;
-            out.push(
-                Envelope::decode(&v).map_err(|e| Error::Corrupt(format!("active store: {e}")))?,
-            );
+            out.push(Envelope::decode(&v).map_err(|e| {
+                Error::corrupt(DamagePlace::ActiveStore(None), format!("active store: {e}"))
+            })?);
         }
         Ok(out)
     }
@@ -599,14 +548,17 @@ impl Journal {
         let (sealed_seq, sealed_hash) = match segments.last() {
             Some(seg) => {
                 let events = segment::read_all(seg).map_err(|e| {
-                    Error::Corrupt(format!(
-                        "the last sealed segment {} is damaged ({e}); recover cannot rebuild sealed history — restore it from a backup or an export",
-                        seg.path.display()
-                    ))
+                    Error::corrupt(
+                        DamagePlace::segment(&seg.path),
+                        format!(
+                            "the last sealed segment {} is damaged ({e}); recover cannot rebuild sealed history — restore it from a backup or an export",
+                            seg.path.display()
+                        ),
+                    )
                 })?;
-                let last = events
-                    .last()
-                    .ok_or_else(|| Error::Corrupt("empty segment".into()))?;
+                let last = events.last().ok_or_else(|| {
+                    Error::corrupt(DamagePlace::segment(&seg.path), "empty segment")
+                })?;
                 (last.seq, last.hash)
             }
             None => (0, ZERO_HASH),
@@ -633,7 +585,9 @@ impl Journal {
                     let mut out = Vec::new();
                     for kv in db.scan_prefix(b"e") {
                         let (_, v) = kv?;
-                        out.push(Envelope::decode(&v).map_err(|e| Error::Corrupt(e.to_string()))?);
+                        out.push(Envelope::decode(&v).map_err(|e| {
+                            Error::corrupt(DamagePlace::ActiveStore(Some(name.clone())), e)
+                        })?);
                     }
                     Ok((b, out))
                 }) {
@@ -734,7 +688,7 @@ impl Journal {
             }
             batch.insert(
                 HEAD_KEY,
-                encode_head(head_seq.max(sealed_seq), head_hash, base)?,
+                encode_head(head_seq.max(sealed_seq), head_hash, base),
             );
             db.apply_batch(batch)?;
             db.flush()?;
@@ -744,7 +698,7 @@ impl Journal {
                 .ctx(|| format!("renaming {}", building.display()))?;
             sync_dir(dir)?;
             let _ = fs::remove_file(dir.join(EMPTY));
-            write_atomic(dir, CURRENT, name.as_bytes())?;
+            write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)?;
             r.changed = true;
         }
         // Whatever CURRENT does not name is moved aside, never deleted.
@@ -817,16 +771,20 @@ impl Journal {
         sync_dir(&self.dir)
     }
 
+    /// The journal's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+    /// The seq of the last event (0 when the journal is empty).
     pub fn head_seq(&self) -> Seq {
         self.head_seq
     }
+    /// The hash of the last event (`ZERO_HASH` when the journal is empty).
     pub fn head_hash(&self) -> Hash {
         self.head_hash
     }
 
+    /// Starts a batch that continues the chain from the current head.
     pub fn begin(&self) -> Tx {
         Tx {
             next_seq: self.head_seq + 1,
@@ -853,9 +811,7 @@ impl Journal {
             return Ok(());
         }
         if tx.next_seq - tx.events.len() as u64 != self.head_seq + 1 {
-            return Err(Error::Invalid(
-                "transaction began before another commit".into(),
-            ));
+            return Err(Error::StaleTx);
         }
         if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
             fs::remove_file(self.dir.join(EMPTY))
@@ -887,7 +843,7 @@ impl Journal {
             .last()
             .map(|e| (e.seq, e.hash))
             .unwrap_or((self.head_seq, self.head_hash));
-        batch.insert(HEAD_KEY, encode_head(seq, hash, self.base)?);
+        batch.insert(HEAD_KEY, encode_head(seq, hash, self.base));
         self.db.apply_batch(batch)?;
         if flush {
             self.db.flush()?;
@@ -897,6 +853,7 @@ impl Journal {
         Ok(())
     }
 
+    /// Flushes the active store to disk (after `commit_unflushed`).
     pub fn flush(&self) -> Result<()> {
         self.db.flush()?;
         Ok(())
@@ -966,7 +923,7 @@ impl Journal {
         crate::checkpoint::clear_stale(&self.dir)
     }
 
-    pub fn needs_seal(&self) -> bool {
+    fn needs_seal(&self) -> bool {
         self.head_seq + 1 - self.base >= self.segment_events
     }
 
@@ -987,10 +944,24 @@ impl Journal {
         }
         let new_base = self.head_seq + 1;
         let new_name = active_name(new_base);
-        write_atomic(&self.dir, ROTATING, new_name.as_bytes())?;
+        write_atomic(
+            &self.dir,
+            ROTATING,
+            new_name.as_bytes(),
+            Durability::Durable,
+        )?;
         let segdir = self.dir.join(SEGMENTS);
         create_dir(&segdir)?;
         let events = self.active_events()?;
+        if events.is_empty() {
+            return Err(Error::corrupt(
+                DamagePlace::ActiveStore(Some(self.active.clone())),
+                format!(
+                    "active store {} holds no events, but its head is seq {}",
+                    self.active, self.head_seq
+                ),
+            ));
+        }
         segment::write(&segdir, &events)?;
 
         let new_path = self.dir.join(&new_name);
@@ -1019,7 +990,7 @@ impl Journal {
         }
         batch.insert(
             HEAD_KEY,
-            encode_head(self.head_seq, self.head_hash, new_base)?,
+            encode_head(self.head_seq, self.head_hash, new_base),
         );
         if let Some(v) = self.db.get(UNFOLDED_KEY)? {
             batch.insert(UNFOLDED_KEY, v);
@@ -1038,7 +1009,7 @@ impl Journal {
             let path = self.dir.join(spool::SPOOL_DIR).join(format!("{id}.spool"));
             spool::remove(&spool::SpoolEntry { id, path })?;
         }
-        write_atomic(&self.dir, CURRENT, new_name.as_bytes())?;
+        write_atomic(&self.dir, CURRENT, new_name.as_bytes(), Durability::Durable)?;
         let old = std::mem::replace(&mut self.db, db);
         drop(old);
         let old_path = self.dir.join(std::mem::replace(&mut self.active, new_name));
@@ -1054,7 +1025,7 @@ impl Journal {
             self.head_seq,
             crate::envelope::hex(&self.head_hash)
         );
-        write_atomic(&self.dir, EMPTY, marker.as_bytes())?;
+        write_atomic(&self.dir, EMPTY, marker.as_bytes(), Durability::Durable)?;
         self.merge_archives()
     }
 
@@ -1090,7 +1061,10 @@ impl Journal {
                     .get(1..9)
                     .map(|b| u64::from_be_bytes(b.try_into().unwrap()))
                     .unwrap_or(0);
-                Error::Corrupt(format!("active store, seq {seq}: {e}"))
+                Error::corrupt(
+                    DamagePlace::ActiveStore(None),
+                    format!("active store, seq {seq}: {e}"),
+                )
             })?;
             out.push(env);
         }
@@ -1112,6 +1086,7 @@ impl Journal {
         })
     }
 
+    /// The journal's size and head.
     pub fn status(&self) -> Result<Status> {
         let segments = segment::list(&self.dir.join(SEGMENTS))?;
         let mut bytes = dir_size(&self.dir);
@@ -1159,9 +1134,13 @@ fn dir_size(path: &Path) -> u64 {
 
 /// What a reader saw under the lock: sealed segments (read later, lock-free) plus the active tail.
 pub struct ReadSnapshot {
+    /// The sealed segments, in seq order.
     pub segments: Vec<SegmentInfo>,
+    /// The events after the last sealed segment, in seq order.
     pub active: Vec<Envelope>,
+    /// The seq of the last event.
     pub head_seq: Seq,
+    /// The hash of the last event.
     pub head_hash: Hash,
 }
 
@@ -1234,7 +1213,10 @@ impl ReadSnapshot {
             Some((base, path)) => {
                 let s = wal::scan(path)?;
                 if let Some(d) = s.damage {
-                    return Err(Error::Corrupt(format!("{}: {d}", path.display())));
+                    return Err(Error::corrupt(
+                        DamagePlace::wal(path),
+                        format!("{}: {d}", path.display()),
+                    ));
                 }
                 (*base, s.events)
             }
@@ -1244,10 +1226,7 @@ impl ReadSnapshot {
                 let marker = fs::read_to_string(dir.join(EMPTY)).unwrap_or_default();
                 let sealed_only = marker.split_whitespace().nth(1) == Some(&end.to_string());
                 if !sealed_only {
-                    return Err(Error::Invalid(format!(
-                        "journal {} is read-only here and its active store can only be read by its owner",
-                        dir.display()
-                    )));
+                    return Err(Error::OwnerOnly(dir.to_path_buf()));
                 }
                 (end + 1, Vec::new())
             }
@@ -1349,6 +1328,76 @@ mod tests {
         j.commit(tx).unwrap();
         drop(j);
         assert_eq!(open(d.path()).status().unwrap().events, 1);
+    }
+
+    #[test]
+    fn an_import_that_does_not_continue_the_chain_is_a_typed_break() {
+        let a = tempfile::tempdir().unwrap();
+        let mut j = open(a.path());
+        for i in 1..=3 {
+            append(&mut j, i);
+        }
+        let events = j.active_events().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let j2 = open(b.path());
+        let mut tx = j2.begin();
+        assert!(matches!(
+            tx.push_sealed(events[1].clone()),
+            Err(Error::BrokenChain(ChainBreak::Seq {
+                expected: 1,
+                found: 2
+            }))
+        ));
+        let mut forged = events[0].clone();
+        forged.prev = [7; 32];
+        assert!(matches!(
+            tx.push_sealed(forged),
+            Err(Error::BrokenChain(ChainBreak::Prev { seq: 1, prev })) if prev == [7; 32]
+        ));
+        let mut altered = events[0].clone();
+        altered.payload = b"{}".to_vec();
+        let err = tx.push_sealed(altered).unwrap_err();
+        assert_eq!(err.to_string(), "seq 1: hash does not match its content");
+        assert_eq!(tx.push_sealed(events[0].clone()).unwrap(), 1);
+        // A batch begun before another commit is refused, typed.
+        let mut late = j.begin();
+        late.push(NewEvent {
+            recorded_at_us: 5,
+            host: "claude".into(),
+            kind: Kind::TaskCommand,
+            session_id: None,
+            agent_id: None,
+            payload: b"{}".to_vec(),
+            truncated: None,
+            spooled: false,
+        });
+        append(&mut j, 4);
+        assert!(matches!(j.commit(late), Err(Error::StaleTx)));
+    }
+
+    #[test]
+    fn recover_names_a_damaged_last_segment_by_its_place() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = crate::verify::tests_support::open(d.path(), 5);
+        for i in 1..=7 {
+            append(&mut j, i);
+            j.seal_if_full().unwrap();
+        }
+        drop(j);
+        let seg = segment::list(&d.path().join(SEGMENTS)).unwrap().remove(0);
+        let mut bytes = fs::read(&seg.path).unwrap();
+        bytes[20] ^= 1;
+        fs::write(&seg.path, bytes).unwrap();
+        match Journal::recover(d.path(), Duration::from_secs(1)) {
+            Err(Error::Corrupt {
+                place: DamagePlace::Segment(name),
+                what,
+            }) => {
+                assert_eq!(name, "00000000000000000001-00000000000000000005.seg");
+                assert!(what.starts_with("the last sealed segment"), "{what}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -1,30 +1,92 @@
 //! `verify`: the hash chain, segment integrity and storage damage, reported where found.
 
 use crate::envelope::{hex, Envelope, Hash, Seq, ZERO_HASH};
+use crate::error::ChainBreak;
+use crate::files::file_name;
 use crate::lock::DirLock;
 use crate::{segment, spool, store, wal, Error, Result};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
+/// Which part of the journal is damaged. Its `Display` is the place `verify` names (`verify
+/// --json`'s `place`), e.g. `wal/00000000000000000031.wal`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DamagePlace {
+    /// A sealed segment, by file name: the only copy of its events.
+    Segment(String),
+    /// The active sled store; named when it is the store itself (not an event in it) that does
+    /// not open or read.
+    ActiveStore(Option<String>),
+    /// A write-ahead log, by file name (under `wal/`).
+    Wal(String),
+    /// The `CURRENT` file, which names the active store.
+    Current,
+    /// The `ACTIVE_EMPTY` marker a seal leaves.
+    EmptyMarker,
+    /// A spooled event's file, by id (under `spool/`).
+    Spool(String),
+    /// A checkpoint archive, by file name (under `state/`).
+    Archive(String),
+    /// The checkpoint: stale, or different from a full replay.
+    Checkpoint,
+}
+
+impl DamagePlace {
+    pub(crate) fn segment(path: &Path) -> DamagePlace {
+        DamagePlace::Segment(file_name(path))
+    }
+    pub(crate) fn wal(path: &Path) -> DamagePlace {
+        DamagePlace::Wal(file_name(path))
+    }
+    pub(crate) fn archive(path: &Path) -> DamagePlace {
+        DamagePlace::Archive(file_name(path))
+    }
+}
+
+impl fmt::Display for DamagePlace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DamagePlace::Segment(name) => f.write_str(name),
+            DamagePlace::ActiveStore(None) => f.write_str("active store"),
+            DamagePlace::ActiveStore(Some(name)) => write!(f, "active store {name}"),
+            DamagePlace::Wal(name) => write!(f, "wal/{name}"),
+            DamagePlace::Current => f.write_str("CURRENT"),
+            DamagePlace::EmptyMarker => f.write_str("ACTIVE_EMPTY"),
+            DamagePlace::Spool(id) => write!(f, "spool/{id}.spool"),
+            DamagePlace::Archive(name) => write!(f, "state/{name}"),
+            DamagePlace::Checkpoint => f.write_str("checkpoint"),
+        }
+    }
+}
+
+/// One problem `verify` found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Damage {
     /// The first seq affected, when known.
     pub seq: Option<Seq>,
-    /// Where: a segment file name or `active store`.
-    pub place: String,
+    /// Where it is.
+    pub place: DamagePlace,
+    /// What is wrong, as said to a person.
     pub what: String,
 }
 
+/// What `verify` checked and found.
 #[derive(Clone, Debug, Default)]
 pub struct VerifyReport {
+    /// Events read, sealed and active.
     pub events: u64,
+    /// Sealed segments read.
     pub segments: usize,
+    /// The hash of the last event read (the chain head when nothing is damaged).
     pub head_hash: Hash,
+    /// Every problem found, at most one chain break per segment and one for the active tail.
     pub damage: Vec<Damage>,
 }
 
 impl VerifyReport {
+    /// Whether nothing is damaged.
     pub fn ok(&self) -> bool {
         self.damage.is_empty()
     }
@@ -36,40 +98,36 @@ struct Chain {
 }
 
 impl Chain {
-    fn check(&mut self, e: &Envelope, place: &str) -> Option<Damage> {
-        let dmg = |what: String| {
-            Some(Damage {
+    /// Checks that `e` continues the chain, then moves past it whatever the answer.
+    fn check(&mut self, e: &Envelope, place: &DamagePlace) -> Option<Damage> {
+        let out = ChainBreak::check(e, self.expect_seq, &self.prev)
+            .err()
+            .map(|b| Damage {
                 seq: Some(e.seq),
-                place: place.to_string(),
-                what,
-            })
-        };
-        let out = if e.seq != self.expect_seq {
-            dmg(format!(
-                "expected seq {}, found seq {} (an event was deleted, reordered or duplicated)",
-                self.expect_seq, e.seq
-            ))
-        } else if e.prev != self.prev {
-            dmg(format!(
-                "prev hash {} does not match the hash of seq {} (broken chain)",
-                &hex(&e.prev)[..16],
-                e.seq.saturating_sub(1)
-            ))
-        } else if e.compute_hash() != e.hash {
-            dmg("content does not match its hash (the event was altered)".into())
-        } else {
-            None
-        };
+                place: place.clone(),
+                what: describe(&b),
+            });
         self.expect_seq = e.seq + 1;
         self.prev = e.hash;
         out
     }
 }
 
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+/// A chain break as `verify` says it (with its likely cause).
+fn describe(b: &ChainBreak) -> String {
+    match b {
+        ChainBreak::Seq { expected, found } => format!(
+            "expected seq {expected}, found seq {found} (an event was deleted, reordered or duplicated)"
+        ),
+        ChainBreak::Prev { seq, prev } => format!(
+            "prev hash {} does not match the hash of seq {} (broken chain)",
+            &hex(prev)[..16],
+            seq.saturating_sub(1)
+        ),
+        ChainBreak::Altered { .. } => {
+            "content does not match its hash (the event was altered)".into()
+        }
+    }
 }
 
 /// What the active tail looks like from inside, without changing anything (verify never heals).
@@ -88,7 +146,7 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
             if store::has_history(dir)? {
                 report.damage.push(Damage {
                     seq: None,
-                    place: "CURRENT".into(),
+                    place: DamagePlace::Current,
                     what: "missing, but the journal holds events".into(),
                 });
                 return Ok(None);
@@ -98,7 +156,7 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
         Err(e) => {
             report.damage.push(Damage {
                 seq: None,
-                place: "CURRENT".into(),
+                place: DamagePlace::Current,
                 what: e.to_string(),
             });
             return Ok(None);
@@ -107,7 +165,7 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
     if !dir.join(&name).is_dir() {
         report.damage.push(Damage {
             seq: None,
-            place: "CURRENT".into(),
+            place: DamagePlace::Current,
             what: format!("names {name}, which does not exist"),
         });
         return Ok(None);
@@ -118,7 +176,7 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
         Err(e) => {
             report.damage.push(Damage {
                 seq: None,
-                place: format!("active store {name}"),
+                place: DamagePlace::ActiveStore(Some(name)),
                 what: format!("cannot be opened: {e}"),
             });
             return Ok(None);
@@ -135,7 +193,10 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
                     .and_then(|b| b.try_into().ok())
                     .map(u64::from_be_bytes)
                     .unwrap_or(0);
-                Error::Corrupt(format!("seq {seq} does not decode: {e}"))
+                Error::corrupt(
+                    DamagePlace::ActiveStore(Some(name.clone())),
+                    format!("seq {seq} does not decode: {e}"),
+                )
             })?;
             events.push(env);
         }
@@ -150,7 +211,7 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
         Err(e) => {
             report.damage.push(Damage {
                 seq: None,
-                place: format!("active store {name}"),
+                place: DamagePlace::ActiveStore(Some(name)),
                 what: e.to_string(),
             });
             Ok(None)
@@ -197,7 +258,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         if !wal::is_torn_tail(&wal_path, log.valid_len, rest)? {
             report.damage.push(Damage {
                 seq: Some(log.events.last().map(|e| e.seq + 1).unwrap_or(base)),
-                place: format!("wal/{}", file_name(&wal_path)),
+                place: DamagePlace::wal(&wal_path),
                 what: format!("{d} at byte {}", log.valid_len),
             });
         }
@@ -209,7 +270,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         prev: ZERO_HASH,
     };
     for seg in &segments {
-        let place = file_name(&seg.path);
+        let place = DamagePlace::segment(&seg.path);
         if seg.first != chain.expect_seq {
             report.damage.push(Damage {
                 seq: Some(chain.expect_seq),
@@ -244,7 +305,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         progress(report.events);
     }
     // The active tail: the store and the log must hold the same events.
-    let wal_place = format!("wal/{}", file_name(&wal_path));
+    let wal_place = DamagePlace::wal(&wal_path);
     let tail: Vec<Envelope> = match &active {
         Some(a) => {
             let in_store: BTreeMap<Seq, Hash> = a.events.iter().map(|e| (e.seq, e.hash)).collect();
@@ -262,7 +323,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
             if let (Some(first), Some(last)) = (only_log.first(), only_log.last()) {
                 report.damage.push(Damage {
                     seq: Some(*first),
-                    place: "active store".into(),
+                    place: DamagePlace::ActiveStore(None),
                     what: format!(
                         "lacks {} event(s) in seq {first}..{last} (lost, or never written after a kill); {wal_place} holds them: `hookjournal recover` restores them",
                         only_log.len()
@@ -302,7 +363,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     };
     let mut first_bad = None;
     for e in &tail {
-        if let Some(d) = chain.check(e, "active store") {
+        if let Some(d) = chain.check(e, &DamagePlace::ActiveStore(None)) {
             first_bad.get_or_insert(d);
         }
     }
@@ -323,7 +384,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         if !matches {
             report.damage.push(Damage {
                 seq: Some(*seq),
-                place: "active store".into(),
+                place: DamagePlace::ActiveStore(None),
                 what: format!(
                     "head record says seq {seq} but the store's events end at seq {}",
                     last.map(|l| l.0).unwrap_or(base - 1)
@@ -338,7 +399,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     ) {
         report.damage.push(Damage {
             seq: None,
-            place: "ACTIVE_EMPTY".into(),
+            place: DamagePlace::EmptyMarker,
             what,
         });
     }
@@ -348,7 +409,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
             if entry.path.exists() {
                 report.damage.push(Damage {
                     seq: None,
-                    place: format!("spool/{}.spool", entry.id),
+                    place: DamagePlace::Spool(entry.id.clone()),
                     what: e.to_string(),
                 });
             }
@@ -365,7 +426,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         }) {
             report.damage.push(Damage {
                 seq: None,
-                place: format!("state/{}", file_name(&path)),
+                place: DamagePlace::archive(&path),
                 what: e.to_string(),
             });
         }
@@ -373,7 +434,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     if let Some(why) = crate::checkpoint::stale_reason(dir) {
         report.damage.push(Damage {
             seq: None,
-            place: "checkpoint".into(),
+            place: DamagePlace::Checkpoint,
             what: format!(
                 "stale ({}); the next reader or `hookjournal recover` rebuilds it",
                 why.trim()
@@ -458,7 +519,7 @@ mod tests {
         assert!(
             r.damage
                 .iter()
-                .any(|d| d.place.contains(name.as_ref()) || d.what.contains(name.as_ref())),
+                .any(|d| d.place == DamagePlace::Segment(name.to_string())),
             "{:?}",
             r.damage
         );
@@ -505,13 +566,71 @@ mod tests {
         drop(db);
         let r = check(dir.path());
         assert_eq!(r.damage.len(), 1, "{:?}", r.damage);
-        assert_eq!(r.damage[0].place, "active store");
+        assert_eq!(r.damage[0].place, DamagePlace::ActiveStore(None));
         assert_eq!(r.damage[0].seq, Some(33));
         assert!(
             r.damage[0].what.contains("lacks 1 event(s) in seq 33..33")
                 && r.damage[0]
                     .what
                     .contains("wal/00000000000000000031.wal holds them"),
+            "{:?}",
+            r.damage
+        );
+    }
+
+    #[test]
+    fn damage_places_render_as_verify_has_always_named_them() {
+        let places = [
+            (
+                DamagePlace::Segment("00000000000000000001-00000000000000000010.seg".into()),
+                "00000000000000000001-00000000000000000010.seg",
+            ),
+            (DamagePlace::ActiveStore(None), "active store"),
+            (
+                DamagePlace::ActiveStore(Some("active-00000000000000000031".into())),
+                "active store active-00000000000000000031",
+            ),
+            (
+                DamagePlace::Wal("00000000000000000031.wal".into()),
+                "wal/00000000000000000031.wal",
+            ),
+            (DamagePlace::Current, "CURRENT"),
+            (DamagePlace::EmptyMarker, "ACTIVE_EMPTY"),
+            (
+                DamagePlace::Spool("00000000000000000007-0000000042-000000".into()),
+                "spool/00000000000000000007-0000000042-000000.spool",
+            ),
+            (
+                DamagePlace::Archive("00000000000000000031.cold".into()),
+                "state/00000000000000000031.cold",
+            ),
+            (DamagePlace::Checkpoint, "checkpoint"),
+        ];
+        for (place, text) in places {
+            assert_eq!(place.to_string(), text, "{place:?}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_wal_and_archive_are_named_by_their_typed_place() {
+        let dir = journal();
+        let wal = crate::wal::path(dir.path(), 31);
+        let mut bytes = std::fs::read(&wal).unwrap();
+        bytes[10] ^= 0x40;
+        std::fs::write(&wal, bytes).unwrap();
+        // No partition was ever archived here: a file that is not an archive stands for one.
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        let archive = dir.path().join("state").join("00000000000000000031.cold");
+        std::fs::write(&archive, b"not an archive").unwrap();
+        let r = check(dir.path());
+        let places: Vec<_> = r.damage.iter().map(|d| &d.place).collect();
+        assert!(
+            places.contains(&&DamagePlace::Wal("00000000000000000031.wal".into())),
+            "{:?}",
+            r.damage
+        );
+        assert!(
+            places.contains(&&DamagePlace::Archive("00000000000000000031.cold".into())),
             "{:?}",
             r.damage
         );

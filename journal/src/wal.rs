@@ -15,7 +15,8 @@
 
 use crate::envelope::{Envelope, Hash, Seq};
 use crate::error::{IoContext, Result};
-use crate::Error;
+use crate::files::Durability;
+use crate::{DamagePlace, Error};
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -35,7 +36,7 @@ pub(crate) fn path(dir: &Path, base: Seq) -> PathBuf {
 
 /// The write-ahead logs present, oldest first, as (base, path).
 pub(crate) fn list(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
-    crate::store::list_numbered(&dir.join(DIR), ".wal")
+    crate::files::list_numbered(&dir.join(DIR), ".wal")
 }
 
 fn checksum(len: u32, body: &[u8]) -> Hash {
@@ -183,7 +184,7 @@ impl Wal {
         let path = path(dir, base);
         let d = dir.join(DIR);
         if !d.exists() {
-            crate::store::create_dir(&d)?;
+            crate::files::create_dir(&d)?;
         }
         let file = fs::OpenOptions::new()
             .read(true)
@@ -217,12 +218,15 @@ impl Wal {
             // Only the final record may be torn; damage before it is not ours to cut.
             let rest = s.file_len - s.valid_len;
             if !is_torn_tail(&wal.path, s.valid_len, rest)? {
-                return Err(Error::Corrupt(format!(
-                    "{}: {} at byte {}",
-                    wal.path.display(),
-                    s.damage.unwrap_or_default(),
-                    s.valid_len
-                )));
+                return Err(Error::Corrupt {
+                    place: DamagePlace::wal(&wal.path),
+                    what: format!(
+                        "{}: {} at byte {}",
+                        wal.path.display(),
+                        s.damage.unwrap_or_default(),
+                        s.valid_len
+                    ),
+                });
             }
         }
         wal.file
@@ -321,12 +325,12 @@ pub(crate) fn is_torn_tail(path: &Path, valid_len: u64, rest: u64) -> Result<boo
 /// Rewrites a log to hold exactly `events` (recover, and healing a log that lost records).
 pub(crate) fn rewrite(dir: &Path, base: Seq, events: &[Envelope]) -> Result<()> {
     let d = dir.join(DIR);
-    crate::store::create_dir(&d)?;
+    crate::files::create_dir(&d)?;
     let mut buf = Vec::new();
     for e in events {
         record(e, &mut buf);
     }
-    crate::store::write_atomic(&d, &format!("{base:020}.wal"), &buf)
+    crate::files::write_atomic(&d, &format!("{base:020}.wal"), &buf, Durability::Durable)
 }
 
 #[cfg(test)]
@@ -418,6 +422,12 @@ mod tests {
         let n = bytes.len();
         bytes[n - 20] ^= 0x01;
         fs::write(&p, &bytes).unwrap();
-        assert!(matches!(Wal::open(d.path(), 1), Err(Error::Corrupt(_))));
+        assert!(matches!(
+            Wal::open(d.path(), 1),
+            Err(Error::Corrupt {
+                place: DamagePlace::Wal(name),
+                ..
+            }) if name == "00000000000000000001.wal"
+        ));
     }
 }

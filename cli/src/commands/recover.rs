@@ -38,7 +38,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let r = match journal::Journal::recover(dir, Duration::from_secs(10)) {
         Ok(r) => r,
         // The last sealed segment is damaged: nothing here can rebuild it.
-        Err(journal::Error::Corrupt(what)) => {
+        Err(journal::Error::Corrupt {
+            place: journal::DamagePlace::Segment(_),
+            what,
+        }) => {
             println!("cannot recover: {}", crate::output::escape(&what));
             return Ok(ExitCode::from(3));
         }
@@ -110,7 +113,7 @@ fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
     let damage: Vec<_> = report
         .damage
         .iter()
-        .filter(|d| !sealed_only || d.place.ends_with(".seg"))
+        .filter(|d| !sealed_only || matches!(d.place, journal::DamagePlace::Segment(_)))
         .collect();
     if damage.is_empty() {
         return Ok(ExitCode::SUCCESS);
@@ -119,7 +122,7 @@ fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
         let seq = d.seq.map(|s| format!("seq {s} ")).unwrap_or_default();
         println!(
             "still damaged: {seq}{}: {}",
-            crate::output::escape(&d.place),
+            crate::output::escape(&d.place.to_string()),
             crate::output::escape(&d.what)
         );
     }

@@ -291,18 +291,13 @@ fn refresh(dir: &Path, session: &str) {
     let facts = read_facts(dir, session, &settings);
     match facts {
         Some(f) => {
-            let tmp = base.join(format!(".{stem}.view.tmp"));
-            let ok = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(journal::FILE_MODE)
-                .open(&tmp)
-                .and_then(|mut w| w.write_all(&serde_json::to_vec(&f).unwrap_or_default()))
-                .and_then(|_| std::fs::rename(&tmp, &view));
-            if ok.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
+            // A cache: rebuilt when lost, so not worth an fsync on this path.
+            let _ = journal::write_atomic(
+                &base,
+                &format!("{stem}.view"),
+                &serde_json::to_vec(&f).unwrap_or_default(),
+                journal::Durability::Volatile,
+            );
         }
         None => {
             if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&view) {

@@ -56,7 +56,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
 
 struct Outcome {
     report: journal::VerifyReport,
-    damage: Vec<serde_json::Value>,
+    damage: Vec<journal::Damage>,
     projections_ok: Option<bool>,
 }
 
@@ -70,11 +70,7 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e.into()),
     };
     bar.finish_and_clear();
-    let mut damage: Vec<serde_json::Value> = report
-        .damage
-        .iter()
-        .map(|d| serde_json::json!({ "seq": d.seq, "place": d.place, "what": d.what }))
-        .collect();
+    let mut damage = report.damage.clone();
     let mut projections_ok = None;
     if report.ok() {
         // Only a sound log is worth replaying (opening ingests what the hooks spooled).
@@ -93,11 +89,11 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
                     Err(e) => vec![e.to_string()],
                 };
                 projections_ok = Some(diff.is_empty());
-                for what in diff {
-                    damage.push(
-                        serde_json::json!({ "seq": null, "place": "checkpoint", "what": what }),
-                    );
-                }
+                damage.extend(diff.into_iter().map(|what| journal::Damage {
+                    seq: None,
+                    place: journal::DamagePlace::Checkpoint,
+                    what,
+                }));
             }
             // Read-only here: the checkpoint cannot be opened, the log was checked.
             Err(e)
@@ -123,7 +119,10 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
     if args.json {
         crate::output::print_json(&serde_json::json!({
             "ok": ok, "events": report.events, "segments": report.segments,
-            "head_hash": hex(&report.head_hash), "projections_match_replay": projections_ok, "damage": damage,
+            "head_hash": hex(&report.head_hash), "projections_match_replay": projections_ok,
+            "damage": damage.iter().map(|d| serde_json::json!({
+                "seq": d.seq, "place": d.place.to_string(), "what": d.what,
+            })).collect::<Vec<_>>(),
         }));
     } else if ok {
         let checked = match projections_ok {
@@ -144,15 +143,12 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
             damage.len()
         );
         for d in &damage {
-            let seq = d["seq"]
-                .as_u64()
-                .map(|s| format!("seq {s} "))
-                .unwrap_or_default();
+            let seq = d.seq.map(|s| format!("seq {s} ")).unwrap_or_default();
             println!(
                 "  {}{}: {}",
                 seq,
-                crate::output::escape(d["place"].as_str().unwrap_or("")),
-                crate::output::escape(d["what"].as_str().unwrap_or(""))
+                crate::output::escape(&d.place.to_string()),
+                crate::output::escape(&d.what)
             );
         }
         println!("  `hookjournal recover` rebuilds what can be rebuilt from the intact copies and says what it kept");

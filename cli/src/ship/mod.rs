@@ -166,7 +166,7 @@ pub fn stream(
     let r = snap.for_each_in(from, to, |e| {
         f(e).map_err(|err| {
             failed = Some(err);
-            journal::Error::Invalid("shipping stopped".into())
+            journal::Error::Stopped
         })
     });
     if let Some(err) = failed {
