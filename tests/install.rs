@@ -602,7 +602,7 @@ fn install_then_uninstall_gives_back_the_original_bytes() {
             _ => (GEMINI_SETTINGS, GEMINI_JSONC),
         };
         // Every style in the project file; the other scopes' files are edited the same way.
-        let mut originals = if scope.is_empty() {
+        let originals = if scope.is_empty() {
             let mut all = styles(plain);
             all.extend(styles(jsonc));
             all.extend(["{}".to_string(), "{}\n".to_string()]);

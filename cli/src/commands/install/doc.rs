@@ -30,7 +30,9 @@ struct Style {
 }
 
 /// JSON with comments and trailing commas: what the hosts read. Nothing looser (no missing commas,
-/// single quotes or bare keys), so a file the hosts would refuse is refused here too.
+/// single quotes or bare keys), so a file the hosts would refuse is refused here too. (The CST
+/// collects comments as tokens and takes them whatever `allow_comments` says; it is set for the
+/// reader.)
 fn options() -> ParseOptions {
     ParseOptions {
         allow_comments: true,
@@ -288,7 +290,7 @@ impl Doc {
     /// Applies edits (each replaces a range of the text), the one furthest on first; edits at one
     /// offset apply in the order given, so the later-listed ends up in front.
     fn splice(&mut self, mut edits: Vec<(Range<usize>, String)>) -> Result<(), String> {
-        edits.sort_by(|a, b| b.0.start.cmp(&a.0.start));
+        edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
         let mut text = self.text.clone();
         for (range, with) in edits {
             text.replace_range(range, &with);
