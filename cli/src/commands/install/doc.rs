@@ -167,7 +167,7 @@ impl Doc {
             }
         };
         let edits = match items(container).last() {
-            // `{}` → `{⏎  item⏎}`; `{⏎  // note⏎}` → `{⏎  // note⏎  item⏎}`.
+            // `{}` → `{\n  item\n}`; `{\n  // note\n}` → `{\n  // note\n  item\n}`.
             None => {
                 let child = format!("{indent}{}", self.style.unit);
                 let item = item(self, Some(&child));
@@ -243,7 +243,7 @@ impl Doc {
             // The item has its line: the line goes, with a comment at its end.
             let end = end_of_line_comments(comma.as_ref().unwrap_or(item));
             if prev.is_none() && next.is_none() {
-                // The container's last item: `{⏎  item⏎}` gives back `{}`.
+                // The container's last item: `{\n  item\n}` gives back `{}`.
                 let children = container.children();
                 let (Some(open), Some(close)) = (children.first(), children.last()) else {
                     return Err("an empty container node".into());
