@@ -501,3 +501,299 @@ fn never_registers_worktree_create_or_message_display() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Files as people write them: comments, trailing commas, their own indentation and line ends.
+// install keeps every byte of theirs; uninstall gives the file back byte for byte.
+
+const CLAUDE_JSONC: &str = r#"// Team settings: keep hooks fast.
+{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "model": "claude-sonnet-4-5", // pinned for the release
+  /* permissions reviewed in January */
+  "permissions": {
+    "allow": ["Bash(npm run test:*)", "Read(~/.zshrc)",],
+    "deny": ["Read(./.env)"],
+  },
+
+  "hooks": {
+    "PreToolUse": [
+      // lint every shell command
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh", "timeout": 5}]},
+      // {"matcher": "Edit", "hooks": [{"type": "command", "command": "./old.sh"}]},
+    ],
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "notify-send done"}]}, // desktop ping
+    ],
+  },
+  "includeCoAuthoredBy": false,
+}
+"#;
+
+const CODEX_JSONC: &str = r#"{
+    /* hooks for Codex */
+    "hooks": {
+        "SessionStart": [
+            {
+                "matcher": "startup|resume",
+                "hooks": [{"type": "command", "command": "python3 .codex/hooks/context.py"}]
+            }
+        ] // context first
+    }
+}
+"#;
+
+const GEMINI_JSONC: &str = "{\n\t// UI\n\t\"ui\": {\"theme\": \"GitHub\",},\n\t\"hooksConfig\": {\"enabled\": true},\n\t\"hooks\": {\n\t\t\"BeforeTool\": [\n\t\t\t{\"matcher\": \"write_file\", \"hooks\": [{\"name\": \"scan\", \"type\": \"command\", \"command\": \"./scan.sh\", \"timeout\": 5000}]},\n\t\t],\n\t},\n}\n";
+
+/// The plain fixtures in other styles: CRLF line ends, four-space indentation, one line.
+fn styles(original: &str) -> Vec<String> {
+    let mut out = vec![original.to_string(), original.replace('\n', "\r\n")];
+    if serde_json::from_str::<Value>(original).is_ok() {
+        let four = original
+            .lines()
+            .map(|l| {
+                let n = l.len() - l.trim_start_matches(' ').len();
+                format!("{}{}\n", " ".repeat(2 * n), &l[n..])
+            })
+            .collect::<String>();
+        out.push(four);
+        let value: Value = serde_json::from_str(original).unwrap();
+        out.push(serde_json::to_string(&value).unwrap());
+    }
+    out
+}
+
+/// The comments of `text`, from their opening `//` or `/*` to the end of their line (none in a
+/// file that is plain JSON, where `//` can only be inside a string).
+fn comments(text: &str) -> Vec<&str> {
+    if serde_json::from_str::<Value>(text).is_ok() {
+        return Vec::new();
+    }
+    text.lines()
+        .filter_map(|l| l.find("//").or_else(|| l.find("/*")).map(|i| &l[i..]))
+        .collect()
+}
+
+#[test]
+fn install_then_uninstall_gives_back_the_original_bytes() {
+    let files: &[(&str, &[&str], &str, usize)] = &[
+        ("claude", &[], ".claude/settings.json", 22),
+        (
+            "claude",
+            &["--scope", "local"],
+            ".claude/settings.local.json",
+            22,
+        ),
+        (
+            "claude",
+            &["--scope", "user"],
+            "~/.claude/settings.json",
+            22,
+        ),
+        ("codex", &[], ".codex/hooks.json", 11),
+        ("codex", &["--scope", "user"], "~/.codex/hooks.json", 11),
+        ("gemini", &[], ".gemini/settings.json", 8),
+        ("gemini", &["--scope", "user"], "~/.gemini/settings.json", 8),
+    ];
+    for (host, scope, file, events) in files {
+        let (plain, jsonc) = match *host {
+            "claude" => (CLAUDE_SETTINGS, CLAUDE_JSONC),
+            "codex" => (CODEX_HOOKS, CODEX_JSONC),
+            _ => (GEMINI_SETTINGS, GEMINI_JSONC),
+        };
+        // Every style in the project file; the other scopes' files are edited the same way.
+        let originals = if scope.is_empty() {
+            let mut all = styles(plain);
+            all.extend(styles(jsonc));
+            all.extend(["{}".to_string(), "{}\n".to_string()]);
+            all
+        } else {
+            vec![plain.to_string(), jsonc.to_string()]
+        };
+        for original in originals {
+            let env = TestEnv::new();
+            let path = match file.strip_prefix("~/") {
+                Some(rel) => env.home(rel),
+                None => env.project(file),
+            };
+            write(&path, &original);
+            let args = |cmd: &'static str| {
+                let mut a = vec![cmd, "--host", host];
+                a.extend(scope.iter());
+                a
+            };
+            let what = format!("{host} {scope:?} on {original:?}");
+
+            env.ok(&args("install"));
+            let installed = fs::read_to_string(&path).unwrap();
+            let ours = serde_json::to_string(&format!("\"{BIN}\" hook --host {host}")).unwrap();
+            assert_eq!(
+                installed.matches(&ours).count(),
+                *events,
+                "{what}:\n{installed}"
+            );
+            for comment in comments(&original) {
+                assert!(installed.contains(comment), "{what}: lost {comment:?}");
+            }
+            if original.contains('\r') {
+                assert!(!installed.replace("\r\n", "").contains('\n'), "{what}");
+            }
+            env.ok(&args("install"));
+            assert_eq!(fs::read_to_string(&path).unwrap(), installed, "{what}");
+
+            let out = env.ok(&args("uninstall"));
+            assert!(
+                out.contains(&format!("Removed {events} hookjournal hooks")),
+                "{out}"
+            );
+            assert_eq!(fs::read_to_string(&path).unwrap(), original, "{what}");
+        }
+    }
+}
+
+/// Our group as install writes it in a four-space file: `pad` is the indentation of its `{`.
+fn codex_group(pad: &str, timeout: u64, tool: bool) -> String {
+    let cmd = serde_json::to_string(&format!("\"{BIN}\" hook --host codex")).unwrap();
+    let matcher = if tool {
+        format!("{pad}    \"matcher\": \"*\",\n")
+    } else {
+        String::new()
+    };
+    format!(
+        "{{\n{matcher}{pad}    \"hooks\": [\n{pad}        {{\n{pad}            \"type\": \"command\",\n{pad}            \"command\": {cmd},\n{pad}            \"timeout\": {timeout}\n{pad}        }}\n{pad}    ]\n{pad}}}"
+    )
+}
+
+#[test]
+fn install_writes_only_its_entries_in_the_files_own_style() {
+    let env = TestEnv::new();
+    let path = env.project(".codex/hooks.json");
+    write(&path, CODEX_JSONC);
+    env.ok(&["install", "--host", "codex"]);
+
+    let event = |name: &str, timeout: u64, tool: bool| {
+        format!(
+            "        \"{name}\": [\n            {}\n        ]",
+            codex_group("            ", timeout, tool)
+        )
+    };
+    let added = [
+        event("SessionEnd", 2, false),
+        event("UserPromptSubmit", 30, false),
+        event("PreToolUse", 10, true),
+        event("PermissionRequest", 10, true),
+        event("PostToolUse", 10, true),
+        event("PreCompact", 30, false),
+        event("PostCompact", 10, false),
+        event("SubagentStart", 10, false),
+        event("SubagentStop", 10, false),
+        event("Stop", 10, false),
+    ]
+    .join(",\n");
+    let expected = format!(
+        r#"{{
+    /* hooks for Codex */
+    "hooks": {{
+        "SessionStart": [
+            {{
+                "matcher": "startup|resume",
+                "hooks": [{{"type": "command", "command": "python3 .codex/hooks/context.py"}}]
+            }},
+            {}
+        ], // context first
+{added}
+    }}
+}}
+"#,
+        codex_group("            ", 30, false)
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), expected);
+}
+
+#[test]
+fn dry_run_on_a_commented_file_only_adds_lines() {
+    let env = TestEnv::new();
+    let path = env.project(".claude/settings.json");
+    write(&path, CLAUDE_JSONC);
+    let out = env.ok(&["install", "--dry-run"]);
+    assert!(out.contains(&format!("+++ {}", path.display())), "{out}");
+    let removed: Vec<_> = out
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .collect();
+    assert!(removed.is_empty(), "{out}");
+    assert!(
+        out.contains("\n       // lint every shell command\n"),
+        "{out}"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), CLAUDE_JSONC);
+
+    env.ok(&["install"]);
+    let out = env.ok(&["uninstall", "--dry-run"]);
+    assert!(
+        out.lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .count()
+            == 0,
+        "{out}"
+    );
+}
+
+#[test]
+fn statusline_round_trips_in_a_commented_file() {
+    let env = TestEnv::new();
+    let path = env.project(".claude/settings.json");
+    let original = CLAUDE_JSONC.replace(
+        "  \"includeCoAuthoredBy\": false,\n",
+        "  \"statusLine\": {\"type\": \"command\", \"command\": \"~/bin/line \\\"$PWD\\\"\"}, // mine\n  \"includeCoAuthoredBy\": false,\n",
+    );
+    write(&path, &original);
+    env.ok(&["install", "--statusline"]);
+    let installed = fs::read_to_string(&path).unwrap();
+    assert!(installed.contains("statusline --chain"), "{installed}");
+    assert!(installed.contains("}, // mine\n"), "{installed}");
+    let out = env.ok(&["uninstall"]);
+    assert!(out.contains("Restored your own status line"), "{out}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), original);
+
+    // Without one of the user's: ours is added, then taken out again.
+    let env = TestEnv::new();
+    let path = env.project(".claude/settings.json");
+    write(&path, CLAUDE_JSONC);
+    env.ok(&["install", "--statusline"]);
+    env.ok(&["uninstall"]);
+    assert_eq!(fs::read_to_string(&path).unwrap(), CLAUDE_JSONC);
+}
+
+#[test]
+fn files_that_are_not_jsonc_are_refused_with_the_position() {
+    let bad_files = [
+        (
+            "{\n  \"model\": \"opus\"\n  \"hooks\": {}\n}\n",
+            "Expected comma on line 2 column 18",
+        ),
+        ("{\n  'model': 'opus'\n}\n", "on line 2 column 3"),
+        (
+            "{\n  \"a\": 1,\n  /* open\n}\n",
+            "Unterminated comment block on line 3 column 3",
+        ),
+        ("{\"a\": 1} {\"b\": 2}", "line 1 column 10"),
+    ];
+    for (text, reason) in bad_files {
+        for command in ["install", "uninstall"] {
+            let env = TestEnv::new();
+            let path = env.project(".claude/settings.json");
+            write(&path, text);
+            let out = env.run(&[command]);
+            assert_eq!(out.status.code(), Some(1), "{command} on {text:?}");
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
+            assert!(stderr.contains("not valid JSON"), "{stderr}");
+            assert!(stderr.contains(reason), "{reason:?} not in {stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert_eq!(fs::read_to_string(&path).unwrap(), text);
+            assert!(!env.project(".claude/settings.json.bak").exists());
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! `hookjournal install` / `uninstall`: registers the universal handler in an agent's settings file,
 //! and takes it out again. What differs between agents lives in one table (`HOSTS`); the edits are
-//! pure functions over an order-preserving JSON tree; the commands only read, diff and write files.
+//! functions over the settings document (`doc`: the file's own text, comments and all, edited in
+//! place); the commands only read, diff and write files.
 
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
@@ -9,7 +10,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use self::json::{Json, Object};
+mod doc;
+
+use self::doc::{prop, string_value, Doc};
+use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
 
 #[derive(clap::Args, Debug)]
 pub struct InstallArgs {
@@ -234,8 +238,12 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     let command = hook_command(&exe, facts.name, explicit_journal.as_deref())?;
 
     let before = read_settings(&path)?;
-    let mut settings = before.as_ref().map(|(_, v)| v.clone()).unwrap_or_default();
-    install_handler(&mut settings, facts, &command)
+    let before_text = before.as_ref().map(|doc| doc.text().to_string());
+    let mut doc = match before {
+        Some(doc) => doc,
+        None => Doc::parse("").map_err(|e| anyhow!(e))?,
+    };
+    install_handler(&mut doc, facts, &command)
         .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?;
     let mut statusline = None;
     if args.statusline {
@@ -248,12 +256,12 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         }
         let base = statusline_base(&exe, explicit_journal.as_deref())?;
         statusline = Some(
-            install_statusline(&mut settings, &base, args.statusline_record_only)
+            install_statusline(&mut doc, &base, args.statusline_record_only)
                 .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?,
         );
     }
-    let after = render(&settings);
-    let before_text = before.as_ref().map(|(text, _)| text.as_str());
+    let after = doc.text().to_string();
+    let before_text = before_text.as_deref();
 
     // User scope serves every project: each gets its own journal when its first event arrives.
     let journal_dir = match (explicit_journal, t.scope) {
@@ -291,7 +299,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
             facts.product
         );
     } else {
-        let backup = write_settings(&path, &after, before.is_some())?;
+        let backup = write_settings(&path, &after, before_text.is_some())?;
         println!(
             "Registered hookjournal for {} {} events in {}{}.",
             facts.events.len(),
@@ -313,7 +321,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     if let Some(note) = journal_note {
         println!("Note: {note}");
     }
-    for warning in warnings(facts, t.scope, &settings) {
+    for warning in warnings(facts, t.scope, &doc) {
         println!("Note: {warning}");
     }
     // Hosts read project settings where they start: from a subdirectory, that is the project.
@@ -339,13 +347,15 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     if t.scope != Scope::User {
         print!("{}", project_line(&project, marker, &cwd));
     }
-    let Some((before_text, mut settings)) = read_settings(&path)? else {
+    let Some(mut doc) = read_settings(&path)? else {
         println!("{} does not exist; nothing to remove.", path.display());
         return Ok(ExitCode::SUCCESS);
     };
-    let removed = remove_handlers(&mut settings)
+    let before_text = doc.text().to_string();
+    let removed = remove_handlers(&mut doc)
         .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?;
-    let restored = remove_statusline(&mut settings);
+    let restored = remove_statusline(&mut doc)
+        .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?;
     if let Some(r) = &restored {
         println!("{r}");
     }
@@ -356,7 +366,7 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let after = render(&settings);
+    let after = doc.text().to_string();
     if t.dry_run {
         print!("{}", unified_diff(&path, Some(&before_text), &after));
         println!("Dry run: nothing written.");
@@ -547,22 +557,24 @@ fn chained_of(cmd: &str) -> Option<String> {
 
 /// Sets `statusLine` to ours, chaining a command the user already had (its other keys stay).
 /// Re-installing keeps the chained command. Returns the command registered.
-fn install_statusline(
-    settings: &mut Json,
-    base: &str,
-    record_only: bool,
-) -> Result<String, String> {
-    let root = settings
-        .as_object_mut()
-        .ok_or("the top level is not a JSON object")?;
-    let theirs = match root.get("statusLine") {
-        None => None,
-        Some(Json::Object(o)) => match o.get("command") {
-            Some(Json::String(c)) if is_our_statusline(c) => chained_of(c),
-            Some(Json::String(c)) => Some(c.clone()),
-            _ => return Err("\"statusLine\" has no command to chain".into()),
+fn install_statusline(doc: &mut Doc, base: &str, record_only: bool) -> Result<String, String> {
+    let existing = match doc.root_object()? {
+        Some(root) => match prop(&root, "statusLine") {
+            None => None,
+            Some(p) => {
+                let o = p.object_value().ok_or("\"statusLine\" is not an object")?;
+                let command = prop(&o, "command")
+                    .and_then(|c| c.value())
+                    .and_then(|v| string_value(&v).map(|s| (v, s)));
+                Some(command.ok_or("\"statusLine\" has no command to chain")?)
+            }
         },
-        Some(_) => return Err("\"statusLine\" is not an object".into()),
+        None => None,
+    };
+    let theirs = match &existing {
+        Some((_, c)) if is_our_statusline(c) => chained_of(c),
+        Some((_, c)) => Some(c.clone()),
+        None => None,
     };
     let mut command = base.to_string();
     if let Some(t) = &theirs {
@@ -572,41 +584,49 @@ fn install_statusline(
         command.push_str(" --chain ");
         command.push_str(&quote_str(t));
     }
-    match root.get_mut("statusLine") {
-        Some(Json::Object(o)) => o.insert("command", Json::from(command.as_str())),
-        _ => {
-            let mut o = Object::default();
-            o.insert("type", Json::from("command"));
-            o.insert("command", Json::from(command.as_str()));
-            root.insert("statusLine", Json::Object(o));
-        }
+    match existing {
+        Some((node, _)) => doc.replace(&node, &command.as_str().into())?,
+        None => doc.append_to_root(
+            "statusLine",
+            &CstInputValue::Object(vec![
+                ("type".into(), "command".into()),
+                ("command".into(), command.as_str().into()),
+            ]),
+        )?,
     }
     Ok(command)
 }
 
 /// Takes our status line out: the user's chained command comes back, or the key goes.
 /// Returns what was done, `None` when the status line was not ours.
-fn remove_statusline(settings: &mut Json) -> Option<String> {
-    let root = settings.as_object_mut()?;
-    let Some(Json::Object(o)) = root.get_mut("statusLine") else {
-        return None;
+fn remove_statusline(doc: &mut Doc) -> Result<Option<String>, String> {
+    let Ok(Some(root)) = doc.root_object() else {
+        return Ok(None);
     };
-    let Some(Json::String(cmd)) = o.get("command") else {
-        return None;
+    let Some(status) = prop(&root, "statusLine") else {
+        return Ok(None);
     };
-    if !is_our_statusline(cmd) {
-        return None;
+    let Some((node, cmd)) = status
+        .object_value()
+        .and_then(|o| prop(&o, "command"))
+        .and_then(|c| c.value())
+        .and_then(|v| string_value(&v).map(|s| (v, s)))
+    else {
+        return Ok(None);
+    };
+    if !is_our_statusline(&cmd) {
+        return Ok(None);
     }
-    match chained_of(cmd) {
+    Ok(Some(match chained_of(&cmd) {
         Some(theirs) => {
-            o.insert("command", Json::from(theirs.as_str()));
-            Some(format!("Restored your own status line: {theirs}"))
+            doc.replace(&node, &theirs.as_str().into())?;
+            format!("Restored your own status line: {theirs}")
         }
         None => {
-            root.remove("statusLine");
-            Some("Removed hookjournal's status line.".into())
+            doc.remove(&status.into())?;
+            "Removed hookjournal's status line.".into()
         }
-    }
+    }))
 }
 
 /// Double-quotes a string for POSIX sh (see `shell_quote`).
@@ -624,116 +644,141 @@ fn quote_str(s: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The edits: pure functions over the settings tree.
+// The edits: functions over the settings document (see `doc`).
 
-/// Makes `settings` register `command` for every event of the host, exactly once, after the
-/// user's own hooks; every other key and hook stays as it was.
-fn install_handler(settings: &mut Json, facts: &HostFacts, command: &str) -> Result<(), String> {
-    let root = settings
-        .as_object_mut()
-        .ok_or("the top level is not a JSON object")?;
-    match root.get("hooks") {
-        None => root.insert("hooks", Json::Object(Object::default())),
-        Some(Json::Object(hooks)) => {
-            for event in facts.events {
-                if hooks
-                    .get(event.name)
-                    .is_some_and(|v| !matches!(v, Json::Array(_)))
-                {
-                    return Err(format!("\"hooks\".\"{}\" is not an array", event.name));
-                }
+/// Makes `doc` register `command` for every event of the host, exactly once, after the user's own
+/// hooks; every other key, hook, comment and blank of the file stays as it was.
+fn install_handler(doc: &mut Doc, facts: &HostFacts, command: &str) -> Result<(), String> {
+    if let Some(hooks) = hooks_object(doc)? {
+        for event in facts.events {
+            if prop(&hooks, event.name)
+                .is_some_and(|p| !matches!(p.value(), Some(v) if v.as_array().is_some()))
+            {
+                return Err(format!("\"hooks\".\"{}\" is not an array", event.name));
             }
         }
-        Some(_) => return Err("\"hooks\" is not an object".into()),
     }
-    remove_handlers(settings)?;
-    let root = settings.as_object_mut().expect("checked above");
-    if root.get("hooks").is_none() {
-        root.insert("hooks", Json::Object(Object::default()));
+    remove_handlers(doc)?;
+    if hooks_object(doc)?.is_none() {
+        let all = facts
+            .events
+            .iter()
+            .map(|e| {
+                let groups = CstInputValue::Array(vec![matcher_group(facts, e, command)]);
+                (e.name.to_string(), groups)
+            })
+            .collect();
+        return doc.append_to_root("hooks", &CstInputValue::Object(all));
     }
-    let Some(Json::Object(hooks)) = root.get_mut("hooks") else {
-        unreachable!("checked above")
-    };
     for event in facts.events {
+        // Looked up again for each event: an edit re-parses the file.
+        let hooks = hooks_object(doc)?.ok_or("\"hooks\" went missing")?;
         let group = matcher_group(facts, event, command);
-        match hooks.get_mut(event.name) {
-            Some(Json::Array(groups)) => groups.push(group),
-            _ => hooks.insert(event.name, Json::Array(vec![group])),
+        match prop(&hooks, event.name).and_then(|p| p.array_value()) {
+            Some(groups) => doc.append_element(&groups, &group)?,
+            None => doc.append_prop(&hooks, event.name, &CstInputValue::Array(vec![group]))?,
         }
     }
     Ok(())
 }
 
-fn matcher_group(facts: &HostFacts, event: &Event, command: &str) -> Json {
-    let mut handler = Object::default();
+/// The `hooks` object; `None` when the file has none.
+fn hooks_object(doc: &Doc) -> Result<Option<CstObject>, String> {
+    let Some(root) = doc.root_object()? else {
+        return Ok(None);
+    };
+    match prop(&root, "hooks") {
+        None => Ok(None),
+        Some(p) => p
+            .object_value()
+            .map(Some)
+            .ok_or_else(|| "\"hooks\" is not an object".into()),
+    }
+}
+
+fn matcher_group(facts: &HostFacts, event: &Event, command: &str) -> CstInputValue {
+    let mut handler = Vec::new();
     if facts.named_handlers {
-        handler.insert("name", Json::from(BINARY_NAME));
+        handler.push(("name".to_string(), BINARY_NAME.into()));
     }
-    handler.insert("type", Json::from("command"));
-    handler.insert("command", Json::from(command));
-    handler.insert(
-        "timeout",
-        Json::Number((event.timeout_s * facts.timeout_scale).into()),
-    );
-    let mut group = Object::default();
+    handler.push(("type".into(), "command".into()));
+    handler.push(("command".into(), command.into()));
+    handler.push((
+        "timeout".into(),
+        (event.timeout_s * facts.timeout_scale).into(),
+    ));
+    let mut group = Vec::new();
     if event.tool {
-        group.insert("matcher", Json::from("*"));
+        group.push(("matcher".to_string(), "*".into()));
     }
-    group.insert("hooks", Json::Array(vec![Json::Object(handler)]));
-    Json::Object(group)
+    group.push((
+        "hooks".into(),
+        CstInputValue::Array(vec![CstInputValue::Object(handler)]),
+    ));
+    CstInputValue::Object(group)
 }
 
 /// Removes every hookjournal handler; a group, an event or the `hooks` object left empty by that is
 /// removed too. Returns how many handlers went. Entries of shapes we do not know are left alone.
-fn remove_handlers(settings: &mut Json) -> Result<usize, String> {
-    let root = settings
-        .as_object_mut()
-        .ok_or("the top level is not a JSON object")?;
-    let hooks = match root.get_mut("hooks") {
-        None => return Ok(0),
-        Some(Json::Object(hooks)) => hooks,
-        Some(_) => return Err("\"hooks\" is not an object".into()),
-    };
+fn remove_handlers(doc: &mut Doc) -> Result<usize, String> {
     let mut removed = 0;
-    let mut emptied_events = Vec::new();
-    for (event, groups) in hooks.iter_mut() {
-        let Json::Array(groups) = groups else {
-            continue;
+    // One handler at a time, the tree looked up again after each edit.
+    while let Some(hooks) = hooks_object(doc)? {
+        let Some(target) = next_removal(&hooks) else {
+            break;
         };
-        let before = removed;
-        groups.retain_mut(|group| {
-            let Some(Json::Array(handlers)) =
-                group.as_object_mut().and_then(|g| g.get_mut("hooks"))
-            else {
-                return true;
-            };
-            let n = handlers.len();
-            handlers.retain(|h| !is_our_handler(h));
-            removed += n - handlers.len();
-            !(handlers.is_empty() && n > 0)
-        });
-        if groups.is_empty() && removed > before {
-            emptied_events.push(event.clone());
-        }
-    }
-    for event in &emptied_events {
-        hooks.remove(event);
-    }
-    if hooks.is_empty() && removed > 0 {
-        root.remove("hooks");
+        doc.remove(&target)?;
+        removed += 1;
     }
     Ok(removed)
 }
 
-fn is_our_handler(handler: &Json) -> bool {
-    match handler.as_object().and_then(|h| h.get("command")) {
-        Some(Json::String(cmd)) => is_hookjournal_command(cmd),
-        _ => false,
+/// The first hookjournal handler under `hooks`, widened to what its removal empties: its group
+/// when it is the group's only handler, then the event, then `hooks` itself.
+fn next_removal(hooks: &CstObject) -> Option<CstNode> {
+    let events = hooks.properties();
+    for event in &events {
+        let Some(groups) = event.array_value() else {
+            continue;
+        };
+        let group_nodes = groups.elements();
+        for group in &group_nodes {
+            let Some(handlers) = group
+                .as_object()
+                .and_then(|g| prop(&g, "hooks"))
+                .and_then(|h| h.array_value())
+            else {
+                continue;
+            };
+            let handler_nodes = handlers.elements();
+            let Some(ours) = handler_nodes.iter().find(|h| is_our_handler(h)) else {
+                continue;
+            };
+            return Some(if handler_nodes.len() > 1 {
+                ours.clone()
+            } else if group_nodes.len() > 1 {
+                group.clone()
+            } else if events.len() > 1 {
+                event.clone().into()
+            } else {
+                hooks.parent()?.into()
+            });
+        }
     }
+    None
+}
+
+fn is_our_handler(handler: &CstNode) -> bool {
+    handler
+        .as_object()
+        .and_then(|h| prop(&h, "command"))
+        .and_then(|c| c.value())
+        .and_then(|v| string_value(&v))
+        .is_some_and(|cmd| is_hookjournal_command(&cmd))
 }
 
 /// Things the user should know after installing that the edit itself cannot fix.
-fn warnings(facts: &HostFacts, scope: Scope, settings: &Json) -> Vec<String> {
+fn warnings(facts: &HostFacts, scope: Scope, doc: &Doc) -> Vec<String> {
     let mut out = Vec::new();
     if facts.host == Host::Claude && scope == Scope::Project {
         out.push(
@@ -743,12 +788,15 @@ fn warnings(facts: &HostFacts, scope: Scope, settings: &Json) -> Vec<String> {
         );
     }
     if facts.host == Host::Gemini {
-        let disabled = settings
-            .as_object()
-            .and_then(|r| r.get("hooksConfig"))
-            .and_then(Json::as_object)
-            .and_then(|c| c.get("enabled"))
-            .is_some_and(|e| *e == Json::Bool(false));
+        let disabled = doc
+            .root_object()
+            .ok()
+            .flatten()
+            .and_then(|r| prop(&r, "hooksConfig"))
+            .and_then(|c| c.object_value())
+            .and_then(|c| prop(&c, "enabled"))
+            .and_then(|e| e.value())
+            .is_some_and(|e| matches!(e, CstNode::Leaf(CstLeafNode::BooleanLit(b)) if !b.value()));
         if disabled {
             out.push(
                 "this file sets hooksConfig.enabled to false: Gemini CLI will not run any hook."
@@ -759,29 +807,22 @@ fn warnings(facts: &HostFacts, scope: Scope, settings: &Json) -> Vec<String> {
     out
 }
 
-/// Pretty JSON, two-space indent, trailing newline.
-fn render(settings: &Json) -> String {
-    let mut s = serde_json::to_string_pretty(settings).expect("a JSON tree always serializes");
-    s.push('\n');
-    s
-}
-
 // ---------------------------------------------------------------------------------------------
 // Files.
 
-/// The file's text and tree, `None` if it does not exist. Whitespace-only counts as `{}`.
-fn read_settings(path: &Path) -> anyhow::Result<Option<(String, Json)>> {
+/// The file as a document, `None` if it does not exist. Comments and trailing commas are fine.
+fn read_settings(path: &Path) -> anyhow::Result<Option<Doc>> {
     let text = match fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(anyhow!("{}: {e}", path.display())),
     };
-    if text.trim().is_empty() {
-        return Ok(Some((text, Json::Object(Object::default()))));
-    }
-    match serde_json::from_str::<Json>(&text) {
-        Ok(v) => Ok(Some((text, v))),
-        Err(e) => bail!("{}: not valid JSON ({e}); nothing changed", path.display()),
+    match Doc::parse(&text) {
+        Ok(doc) => Ok(Some(doc)),
+        Err(e) => bail!(
+            "{}: not valid JSON ({e}; comments and trailing commas are fine); nothing changed",
+            path.display()
+        ),
     }
 }
 
@@ -893,191 +934,35 @@ fn unified_diff(path: &Path, before: Option<&str>, after: &str) -> String {
         .to_string()
 }
 
-// ---------------------------------------------------------------------------------------------
-
-/// A JSON tree that keeps object keys in file order, so rewriting a user's settings file does not
-/// reorder it. (serde_json's `preserve_order` would do the same, but a feature flag changes
-/// `serde_json::Value` for every crate in the build, and the other crates' output with it.)
-mod json {
-    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-    use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
-    use std::fmt;
-
-    #[derive(Clone, Debug, PartialEq)]
-    pub enum Json {
-        Null,
-        Bool(bool),
-        Number(serde_json::Number),
-        String(String),
-        Array(Vec<Json>),
-        Object(Object),
-    }
-
-    /// Keys in insertion order; inserting an existing key replaces its value in place.
-    #[derive(Clone, Debug, Default, PartialEq)]
-    pub struct Object(Vec<(String, Json)>);
-
-    impl Default for Json {
-        fn default() -> Self {
-            Json::Object(Object::default())
-        }
-    }
-
-    impl From<&str> for Json {
-        fn from(s: &str) -> Self {
-            Json::String(s.to_string())
-        }
-    }
-
-    impl Json {
-        pub fn as_object(&self) -> Option<&Object> {
-            match self {
-                Json::Object(o) => Some(o),
-                _ => None,
-            }
-        }
-        pub fn as_object_mut(&mut self) -> Option<&mut Object> {
-            match self {
-                Json::Object(o) => Some(o),
-                _ => None,
-            }
-        }
-    }
-
-    impl Object {
-        pub fn get(&self, key: &str) -> Option<&Json> {
-            self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-        }
-        pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
-            self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
-        }
-        pub fn insert(&mut self, key: &str, value: Json) {
-            match self.get_mut(key) {
-                Some(slot) => *slot = value,
-                None => self.0.push((key.to_string(), value)),
-            }
-        }
-        pub fn remove(&mut self, key: &str) -> Option<Json> {
-            let i = self.0.iter().position(|(k, _)| k == key)?;
-            Some(self.0.remove(i).1)
-        }
-        pub fn is_empty(&self) -> bool {
-            self.0.is_empty()
-        }
-        pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Json)> {
-            self.0.iter_mut().map(|(k, v)| (&*k, v))
-        }
-    }
-
-    impl Serialize for Json {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            match self {
-                Json::Null => s.serialize_unit(),
-                Json::Bool(b) => s.serialize_bool(*b),
-                Json::Number(n) => n.serialize(s),
-                Json::String(v) => s.serialize_str(v),
-                Json::Array(items) => {
-                    let mut seq = s.serialize_seq(Some(items.len()))?;
-                    for item in items {
-                        seq.serialize_element(item)?;
-                    }
-                    seq.end()
-                }
-                Json::Object(o) => {
-                    let mut map = s.serialize_map(Some(o.0.len()))?;
-                    for (k, v) in &o.0 {
-                        map.serialize_entry(k, v)?;
-                    }
-                    map.end()
-                }
-            }
-        }
-    }
-
-    impl<'de> Deserialize<'de> for Json {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            d.deserialize_any(JsonVisitor)
-        }
-    }
-
-    struct JsonVisitor;
-
-    impl<'de> Visitor<'de> for JsonVisitor {
-        type Value = Json;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("any JSON value")
-        }
-        fn visit_unit<E>(self) -> Result<Json, E> {
-            Ok(Json::Null)
-        }
-        fn visit_none<E>(self) -> Result<Json, E> {
-            Ok(Json::Null)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
-            Json::deserialize(d)
-        }
-        fn visit_bool<E>(self, b: bool) -> Result<Json, E> {
-            Ok(Json::Bool(b))
-        }
-        fn visit_i64<E>(self, n: i64) -> Result<Json, E> {
-            Ok(Json::Number(n.into()))
-        }
-        fn visit_u64<E>(self, n: u64) -> Result<Json, E> {
-            Ok(Json::Number(n.into()))
-        }
-        fn visit_f64<E: de::Error>(self, n: f64) -> Result<Json, E> {
-            serde_json::Number::from_f64(n)
-                .map(Json::Number)
-                .ok_or_else(|| E::custom("number out of range"))
-        }
-        fn visit_str<E>(self, s: &str) -> Result<Json, E> {
-            Ok(Json::String(s.to_string()))
-        }
-        fn visit_string<E>(self, s: String) -> Result<Json, E> {
-            Ok(Json::String(s))
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-            let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-            while let Some(item) = seq.next_element()? {
-                items.push(item);
-            }
-            Ok(Json::Array(items))
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-            let mut o = Object::default();
-            while let Some((k, v)) = map.next_entry::<String, Json>()? {
-                o.insert(&k, v); // a repeated key keeps its first position and its last value
-            }
-            Ok(Json::Object(o))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const CMD: &str = "\"/opt/bin/hookjournal\" hook --host claude";
 
-    fn parse(s: &str) -> Json {
-        serde_json::from_str(s).unwrap()
+    fn parse(s: &str) -> Doc {
+        Doc::parse(s).unwrap()
     }
-    fn value(j: &Json) -> serde_json::Value {
-        serde_json::to_value(j).unwrap()
+    /// The document as serde_json reads it (for inputs without comments).
+    fn value(d: &Doc) -> serde_json::Value {
+        serde_json::from_str(d.text()).unwrap()
     }
 
-    fn user_settings() -> Json {
-        parse(
-            r#"{
-              "model": "opus",
-              "permissions": {"allow": ["Bash(git:*)"], "deny": []},
-              "hooks": {
-                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh", "timeout": 5}]}],
-                "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]
-              },
-              "env": {"FOO": "1"}
-            }"#,
-        )
+    const USER_SETTINGS: &str = r#"{
+      "model": "opus",
+      "permissions": {"allow": ["Bash(git:*)"], "deny": []},
+      "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh", "timeout": 5}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]
+      },
+      "env": {"FOO": "1"}
+    }"#;
+
+    /// The same settings as a person writes JSONC: comments, trailing commas, tabs.
+    const USER_JSONC: &str = "// project settings\n{\n\t\"model\": \"opus\", // fast enough\n\t\"hooks\": {\n\t\t/* lint before bash */\n\t\t\"PreToolUse\": [\n\t\t\t{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]},\n\t\t],\n\n\t\t\"Stop\": [{\"hooks\": []}],\n\t},\n}\n";
+
+    fn user_settings() -> Doc {
+        parse(USER_SETTINGS)
     }
 
     #[test]
@@ -1119,7 +1004,7 @@ mod tests {
     fn install_keeps_key_order() {
         let mut s = user_settings();
         install_handler(&mut s, facts(Host::Claude), CMD).unwrap();
-        let text = render(&s);
+        let text = s.text();
         let pos = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
         assert!(pos("model") < pos("permissions"));
         assert!(pos("permissions") < pos("hooks"));
@@ -1131,13 +1016,13 @@ mod tests {
     fn install_is_idempotent_and_replaces_a_moved_binary() {
         let mut once = user_settings();
         install_handler(&mut once, facts(Host::Claude), CMD).unwrap();
-        let mut twice = once.clone();
+        let mut twice = parse(once.text());
         install_handler(&mut twice, facts(Host::Claude), CMD).unwrap();
-        assert_eq!(render(&once), render(&twice));
+        assert_eq!(once.text(), twice.text());
 
         let moved = "\"/home/me/.cargo/bin/hookjournal\" hook --host claude";
         install_handler(&mut twice, facts(Host::Claude), moved).unwrap();
-        let text = render(&twice);
+        let text = twice.text();
         assert!(!text.contains("/opt/bin/hookjournal"));
         assert_eq!(
             text.matches("/home/me/.cargo/bin/hookjournal").count(),
@@ -1146,22 +1031,82 @@ mod tests {
     }
 
     #[test]
-    fn uninstall_restores_the_original() {
-        let original = user_settings();
-        let mut s = original.clone();
+    fn uninstall_gives_back_the_original_bytes() {
+        for original in [
+            USER_SETTINGS,
+            USER_JSONC,
+            "{}",
+            "{\"model\": \"opus\"}\n",
+            "",
+        ] {
+            for f in HOSTS {
+                let mut s = parse(original);
+                install_handler(&mut s, f, CMD).unwrap();
+                assert_ne!(s.text(), original);
+                let mut s = parse(s.text());
+                assert_eq!(remove_handlers(&mut s).unwrap(), f.events.len());
+                let expected = if original.is_empty() {
+                    "{}\n"
+                } else {
+                    original
+                };
+                assert_eq!(s.text(), expected, "{} on {original:?}", f.name);
+                assert_eq!(remove_handlers(&mut s).unwrap(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn install_keeps_comments_and_follows_the_files_indentation() {
+        let mut s = parse(USER_JSONC);
+        install_handler(&mut s, facts(Host::Codex), CMD).unwrap();
+        let text = s.text();
+        // Everything the user wrote is still there, in order, around our entries.
+        let mut rest = text;
+        for part in [
+            "// project settings\n{\n\t\"model\": \"opus\", // fast enough\n\t\"hooks\": {\n",
+            "\t\t/* lint before bash */\n\t\t\"PreToolUse\": [\n",
+            "\t\t],\n\n\t\t\"Stop\": [{\"hooks\": []}, {\"hooks\": [{\"type\": \"command\", ",
+            "\t},\n}\n",
+        ] {
+            let at = rest
+                .find(part)
+                .unwrap_or_else(|| panic!("{part:?} is gone from\n{text}"));
+            rest = &rest[at + part.len()..];
+        }
+        // Our group in the user's PreToolUse, a level of tabs deeper, with trailing commas as
+        // the file writes them.
+        assert!(
+            text.contains(&format!(
+                "\t\t\t{{\"matcher\": \"Bash\", \"hooks\": [{{\"type\": \"command\", \"command\": \"./lint.sh\"}}]}},\n\t\t\t{{\n\t\t\t\t\"matcher\": \"*\",\n\t\t\t\t\"hooks\": [\n\t\t\t\t\t{{\n\t\t\t\t\t\t\"type\": \"command\",\n\t\t\t\t\t\t\"command\": {},\n\t\t\t\t\t\t\"timeout\": 10,\n\t\t\t\t\t}},\n\t\t\t\t],\n\t\t\t}},\n\t\t],\n",
+                serde_json::to_string(CMD).unwrap()
+            )),
+            "{text}"
+        );
+        let mut s = parse(text);
+        remove_handlers(&mut s).unwrap();
+        assert_eq!(s.text(), USER_JSONC);
+    }
+
+    #[test]
+    fn uninstall_drops_an_event_array_it_emptied() {
+        // As before the CST: an event array left empty by removing ours goes, even one the user
+        // had written empty (nothing in the file tells the two apart).
+        let original =
+            "{\n  \"hooks\": {\n    \"PreToolUse\": [],\n    \"Stop\": [\"x\"]\n  }\n}\n";
+        let mut s = parse(original);
         install_handler(&mut s, facts(Host::Claude), CMD).unwrap();
-        assert_eq!(remove_handlers(&mut s).unwrap(), CLAUDE_EVENTS.len());
-        assert_eq!(render(&s), render(&original));
-        assert_eq!(remove_handlers(&mut s).unwrap(), 0);
+        remove_handlers(&mut s).unwrap();
+        assert_eq!(s.text(), original.replace("\n    \"PreToolUse\": [],", ""));
     }
 
     #[test]
     fn uninstall_removes_a_hooks_object_it_emptied() {
-        let original = parse(r#"{"model": "opus"}"#);
-        let mut s = original.clone();
+        let original = "{\n  \"model\": \"opus\"\n}\n";
+        let mut s = parse(original);
         install_handler(&mut s, facts(Host::Codex), CMD).unwrap();
         remove_handlers(&mut s).unwrap();
-        assert_eq!(s, original);
+        assert_eq!(s.text(), original);
     }
 
     #[test]
@@ -1172,8 +1117,8 @@ mod tests {
         ));
         assert_eq!(remove_handlers(&mut s).unwrap(), 1);
         assert_eq!(
-            value(&s),
-            serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say hi"}]}]}})
+            s.text(),
+            r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say hi"}]}]}}"#
         );
     }
 
@@ -1189,6 +1134,9 @@ mod tests {
         assert_eq!(v["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 10000);
         assert_eq!(v["hooks"]["BeforeTool"][0]["matcher"], "*");
         assert!(v["hooks"].get("BeforeModel").is_none());
+        assert!(warnings(facts(Host::Gemini), Scope::Project, &s).is_empty());
+        let off = parse("{\"hooksConfig\": {\"enabled\": false}}");
+        assert_eq!(warnings(facts(Host::Gemini), Scope::Project, &off).len(), 1);
     }
 
     #[test]
@@ -1200,14 +1148,37 @@ mod tests {
             r#"{"hooks": {"Stop": {}}}"#,
         ] {
             let mut s = parse(bad);
-            let before = s.clone();
             assert!(
                 install_handler(&mut s, facts(Host::Claude), CMD).is_err(),
                 "{bad}"
             );
-            assert_eq!(s, before, "{bad}");
+            assert_eq!(s.text(), bad);
         }
         assert!(remove_handlers(&mut parse(r#"{"hooks": 3}"#)).is_err());
+    }
+
+    #[test]
+    fn statusline_round_trips_through_a_users_own() {
+        let original = "{\n  // mine\n  \"statusLine\": {\"type\": \"command\", \"command\": \"echo \\\"hi\\\" $HOME\", \"padding\": 1},\n}\n";
+        let mut s = parse(original);
+        let base = "\"/opt/bin/hookjournal\" statusline";
+        let cmd = install_statusline(&mut s, base, false).unwrap();
+        assert_eq!(cmd, format!("{base} --chain \"echo \\\"hi\\\" \\$HOME\""));
+        assert_eq!(
+            install_statusline(&mut parse(s.text()), base, false).unwrap(),
+            cmd
+        );
+        let restored = remove_statusline(&mut s).unwrap().unwrap();
+        assert!(restored.starts_with("Restored your own"), "{restored}");
+        assert_eq!(s.text(), original);
+
+        let mut s = parse(USER_JSONC);
+        install_statusline(&mut s, base, false).unwrap();
+        assert_eq!(
+            remove_statusline(&mut s).unwrap().as_deref(),
+            Some("Removed hookjournal's status line.")
+        );
+        assert_eq!(s.text(), USER_JSONC);
     }
 
     #[test]
@@ -1277,15 +1248,5 @@ mod tests {
             settings_path(facts(Host::Gemini), Scope::Project, p, None).unwrap(),
             Path::new("/p/.gemini/settings.json")
         );
-    }
-
-    #[test]
-    fn json_tree_keeps_order_and_duplicate_keys_like_serde_json() {
-        let j = parse(r#"{"z": 1, "a": {"y": [1.5, null, true], "b": "s"}, "z": 2}"#);
-        assert_eq!(
-            serde_json::to_string(&j).unwrap(),
-            r#"{"z":2,"a":{"y":[1.5,null,true],"b":"s"}}"#
-        );
-        assert_eq!(render(&parse("{}")), "{}\n");
     }
 }
