@@ -460,7 +460,27 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
         let out = env.ok(&["install", "--host", case.host, "--dry-run"]);
         assert!(out.contains(&format!("+++ {}", path.display())), "{out}");
         assert!(out.contains(&format!("hook --host {}", case.host)), "{out}");
-        assert!(out.lines().any(|l| l.starts_with('-')), "{out}");
+        assert!(out.contains(&format!("--- {}", path.display())), "{out}");
+        // Install only adds: a line it takes out comes back whole, with a comma added, or (a
+        // one-line array) with an entry inserted before its closing bracket.
+        let added: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| &l[1..])
+            .collect();
+        for removed in out
+            .lines()
+            .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        {
+            let removed = &removed[1..];
+            let open_end = &removed[..removed.rfind(']').unwrap_or(removed.len())];
+            assert!(
+                added.iter().any(|a| *a == removed
+                    || *a == format!("{removed},")
+                    || (a.starts_with(open_end) && a.len() > removed.len())),
+                "install took out {removed:?}:\n{out}"
+            );
+        }
         assert_eq!(fs::read_to_string(&path).unwrap(), case.original);
         assert!(!env.project(&format!("{}.bak", case.file)).exists());
 

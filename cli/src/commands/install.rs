@@ -15,8 +15,10 @@ mod doc;
 use self::doc::{prop, string_value, Doc};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
 
+/// `install` flags.
 #[derive(clap::Args, Debug)]
 pub struct InstallArgs {
+    /// Which settings file, and whether to only show the change.
     #[command(flatten)]
     pub target: Target,
     /// Also register `hookjournal statusline` as Claude Code's status line. One you already have
@@ -28,8 +30,10 @@ pub struct InstallArgs {
     pub statusline_record_only: bool,
 }
 
+/// `uninstall` flags.
 #[derive(clap::Args, Debug)]
 pub struct UninstallArgs {
+    /// Which settings file, and whether to only show the change.
     #[command(flatten)]
     pub target: Target,
 }
@@ -37,8 +41,7 @@ pub struct UninstallArgs {
 /// Which settings file to edit, and whether to only show the change.
 #[derive(clap::Args, Debug)]
 pub struct Target {
-    /// project: the project's shared settings; local: Claude's .claude/settings.local.json (not
-    /// committed); user: your settings for every project.
+    /// Which settings file.
     #[arg(long, value_enum, default_value_t = Scope::Project)]
     pub scope: Scope,
     /// The agent whose settings to edit.
@@ -49,17 +52,25 @@ pub struct Target {
     pub dry_run: bool,
 }
 
+/// Whose settings: the project's, the developer's own for this project, or the user's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scope {
+    /// The project's shared settings
     Project,
+    /// Claude Code's .claude/settings.local.json (not committed)
     Local,
+    /// Your settings for every project
     User,
 }
 
+/// The agents `install` registers with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Host {
+    /// Claude Code
     Claude,
+    /// Codex CLI
     Codex,
+    /// Gemini CLI
     Gemini,
 }
 
@@ -224,6 +235,7 @@ fn facts(host: Host) -> &'static HostFacts {
 /// The name hookjournal's own entries are recognised by (plus the `hook` subcommand after it).
 const BINARY_NAME: &str = "hookjournal";
 
+/// Registers the hook in a host's settings (and the status line), creating the journal.
 pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
     let facts = facts(t.host);
@@ -336,6 +348,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// Removes hookjournal's own entries from a host's settings.
 pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
     let facts = facts(t.host);
