@@ -71,12 +71,52 @@ pub struct Checkpoint {
     pub text: String,
 }
 
+/// What a task command does, stored as its lowercase name (`"add"`, `"claim"`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskOp {
+    /// Creates the task (pending), owned by the agent when one is given.
+    Add,
+    /// Moves it to in progress, owned by the agent when one is given (an unknown id is created).
+    Start,
+    /// Like `start` for an agent, but only an existing open task nobody else holds.
+    Claim,
+    /// Completes it (a deleted task stays deleted).
+    Done,
+    /// Fails an open task and releases it for retry (`retry_count` + 1, owner cleared).
+    Fail,
+    /// Back to pending, owner cleared.
+    Reopen,
+    /// Marks it deleted. No `tasks` subcommand writes it; it comes from imported or hand-made
+    /// events (`import --events`).
+    Delete,
+    /// An op this version does not know (a newer version's, or a hand-made event): the command
+    /// is recorded and changes no task.
+    #[serde(other)]
+    Unknown,
+}
+
+impl TaskOp {
+    /// The stored name (`add`, `start`, …; `unknown` for `Unknown`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TaskOp::Add => "add",
+            TaskOp::Start => "start",
+            TaskOp::Claim => "claim",
+            TaskOp::Done => "done",
+            TaskOp::Fail => "fail",
+            TaskOp::Reopen => "reopen",
+            TaskOp::Delete => "delete",
+            TaskOp::Unknown => "unknown",
+        }
+    }
+}
+
 /// A change to the task store made from the CLI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskCommand {
-    /// add, start, claim (start, refused while another agent holds the task), done, fail,
-    /// reopen, delete
-    pub op: String,
+    /// What the command does.
+    pub op: TaskOp,
     pub task: crate::tasks::TaskRef,
     #[serde(default)]
     pub subject: Option<String>,
@@ -114,7 +154,7 @@ pub fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
 
 /// The host's own figures, as its statusline input showed them (recorded only when they change).
 /// Claude Code's cost and duration counters start again at compaction: the fold treats a drop as
-/// a new epoch (see `host::HostFigures`).
+/// a new epoch (see `reported::HostFigures`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct HostReported {

@@ -14,10 +14,11 @@
 //! given as the derived events the hook would have recorded.
 
 use crate::config::PolicyConfig;
-use crate::derived::{self, ContextObserved, ResponseEmitted, TaskCommand};
+use crate::derived::{self, ContextObserved, ResponseEmitted, TaskCommand, TaskOp};
 use crate::event::{self, HookEvent};
 use crate::fold::State;
-use crate::policy::{self, Decision, DecisionEvent};
+use crate::host::Host;
+use crate::policy::{self, Answer, Decision, DecisionEvent};
 use crate::tasks::TaskRef;
 use journal::{Envelope, Kind, Seq, ZERO_HASH};
 
@@ -32,7 +33,8 @@ pub struct Scenario {
     pub step_us: i64,
     /// The looping agent's id (the agent-id environment variable) for the next hook events.
     pub agent: Option<String>,
-    pub host: String,
+    /// The host of the next hook events.
+    pub host: Host,
 }
 
 impl Default for Scenario {
@@ -59,7 +61,7 @@ impl Scenario {
             now_us: 1_780_000_000_000_000,
             step_us: 1_000_000,
             agent: None,
-            host: "claude".into(),
+            host: Host::Claude,
         }
     }
 
@@ -71,7 +73,7 @@ impl Scenario {
         let env = Envelope {
             seq: self.next_seq(),
             recorded_at_us: self.now_us,
-            host: self.host.clone(),
+            host: self.host.to_string(),
             kind,
             session_id: session,
             agent_id: self.agent.clone(),
@@ -98,8 +100,8 @@ impl Scenario {
     }
 
     /// The host of the following hook events.
-    pub fn host(mut self, host: &str) -> Self {
-        self.host = host.to_string();
+    pub fn host(mut self, host: Host) -> Self {
+        self.host = host;
         self
     }
 
@@ -137,7 +139,7 @@ impl Scenario {
             let x = self.envelope(kind, env.session_id.clone(), body);
             recorded.push(self.record(x));
         }
-        if d.output.is_some() || d.stderr.is_some() {
+        if d.answer.is_some() || d.stderr.is_some() {
             let body = derived::body(&ResponseEmitted {
                 output: d.output_text(),
                 stderr: d.stderr.clone(),
@@ -194,13 +196,13 @@ impl Scenario {
     /// A task command from the CLI (`hookjournal tasks …`), by `agent` when given.
     pub fn given_task_command(
         mut self,
-        op: &str,
+        op: TaskOp,
         id: &str,
         subject: Option<&str>,
         agent: Option<&str>,
     ) -> Self {
         let c = TaskCommand {
-            op: op.into(),
+            op,
             task: TaskRef::global(id),
             subject: subject.map(str::to_string),
             description: None,
@@ -225,13 +227,13 @@ impl Scenario {
         }
     }
 
-    /// A hook event that could not take the journal's lock: `decision.output` is what its hook
+    /// A hook event that could not take the journal's lock: `decision.answer` is what its hook
     /// answered without the state, `events` what its ingestion from the spool recorded.
     pub fn when_spooled(mut self, payload: &str) -> Then {
         let (_, ev) = self.parse(payload);
         let answered = policy::loop_answer(self.agent.as_deref(), &ev, &self.cfg);
         let (mut decision, events) = self.hook(payload, true);
-        decision.output = answered;
+        decision.answer = answered;
         Then {
             decision,
             events,
@@ -243,19 +245,16 @@ impl Scenario {
 impl Then {
     /// The answer printed, as JSON.
     pub fn then_answer(self, expected: serde_json::Value) -> Self {
-        assert_eq!(self.decision.output, Some(expected), "the answer");
+        assert_eq!(self.decision.output(), Some(expected), "the answer");
         self
     }
 
     /// The `additionalContext` of the answer.
     pub fn context(&self) -> String {
-        self.decision
-            .output
-            .as_ref()
-            .and_then(|o| o.pointer("/hookSpecificOutput/additionalContext"))
-            .and_then(|c| c.as_str())
-            .unwrap_or_else(|| panic!("no additionalContext in {:?}", self.decision.output))
-            .to_string()
+        match &self.decision.answer {
+            Some(Answer::Context { text, .. }) => text.clone(),
+            other => panic!("no additionalContext in {other:?}"),
+        }
     }
 
     /// The answer's `additionalContext` is exactly `expected`.
@@ -265,7 +264,7 @@ impl Then {
     }
 
     pub fn then_no_answer(self) -> Self {
-        assert_eq!(self.decision.output, None, "no answer");
+        assert_eq!(self.decision.answer, None, "no answer");
         self
     }
 

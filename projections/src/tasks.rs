@@ -126,6 +126,34 @@ pub struct Origin<'a> {
     pub by: &'a str,
 }
 
+/// A task to create: where it lives, its id, and what is known of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NewTask<'a> {
+    /// The session whose own task it is; `None` for a journal-wide task.
+    pub session: Option<&'a str>,
+    /// The id (the host's, or `T<n>` for journal-wide tasks).
+    pub id: &'a str,
+    /// What the task is.
+    pub subject: Option<&'a str>,
+    /// Its longer description.
+    pub description: Option<&'a str>,
+    /// Claude's present-tense form (`Writing tests`).
+    pub active_form: Option<&'a str>,
+    /// The agent that owns it.
+    pub owner: Option<&'a str>,
+}
+
+impl<'a> NewTask<'a> {
+    /// A task known by its place and id only.
+    pub fn new(session: Option<&'a str>, id: &'a str) -> Self {
+        NewTask {
+            session,
+            id,
+            ..NewTask::default()
+        }
+    }
+}
+
 /// A set of tasks: a session's own, or the journal-wide store.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskList {
@@ -146,17 +174,15 @@ impl TaskList {
     }
 
     /// Creates a task, or fills in what a known one lacks (TaskCreated after TaskCreate).
-    #[allow(clippy::too_many_arguments)]
-    pub fn create(
-        &mut self,
-        session: Option<&str>,
-        id: &str,
-        subject: Option<&str>,
-        description: Option<&str>,
-        active_form: Option<&str>,
-        owner: Option<&str>,
-        o: Origin,
-    ) {
+    pub fn create(&mut self, new: NewTask, o: Origin) {
+        let NewTask {
+            session,
+            id,
+            subject,
+            description,
+            active_form,
+            owner,
+        } = new;
         if let Some(n) = id.strip_prefix('T').and_then(|n| n.parse::<u64>().ok()) {
             self.next_number = self.next_number.max(n);
         }
@@ -207,7 +233,7 @@ impl TaskList {
         note: Option<&str>,
     ) -> bool {
         if !self.tasks.contains_key(id) {
-            self.create(session, id, None, None, None, None, o);
+            self.create(NewTask::new(session, id), o);
         }
         let t = self.tasks.get_mut(id).expect("just created");
         if t.status == to {
@@ -305,7 +331,14 @@ mod tests {
     #[test]
     fn failing_a_finished_task_changes_nothing() {
         let mut l = TaskList::default();
-        l.create(None, "T1", Some("a"), None, None, Some("agent-7"), o(1));
+        l.create(
+            NewTask {
+                subject: Some("a"),
+                owner: Some("agent-7"),
+                ..NewTask::new(None, "T1")
+            },
+            o(1),
+        );
         l.set_status(None, "T1", TaskStatus::Completed, o(2), None);
         let before = l.clone();
         assert!(!l.fail("T1", "context limit reached", o(3)));
@@ -315,7 +348,14 @@ mod tests {
     #[test]
     fn failing_releases_for_retry_once() {
         let mut l = TaskList::default();
-        l.create(None, "T1", Some("a"), None, None, Some("agent-7"), o(1));
+        l.create(
+            NewTask {
+                subject: Some("a"),
+                owner: Some("agent-7"),
+                ..NewTask::new(None, "T1")
+            },
+            o(1),
+        );
         l.set_status(None, "T1", TaskStatus::InProgress, o(2), None);
         assert!(l.fail("T1", "context limit reached", o(3)));
         assert!(!l.fail("T1", "session ended unexpectedly", o(4)));

@@ -5,6 +5,7 @@
 use crate::config::PolicyConfig;
 use crate::derived::{self, ContextObserved, HostReported, ResponseEmitted};
 use crate::event::{self, Canonical};
+use crate::policy::Answer;
 use crate::views;
 use journal::{Envelope, Kind, Seq};
 use std::collections::BTreeMap;
@@ -126,7 +127,7 @@ impl Timelines {
         };
         match &env.kind {
             Kind::Hook { name } => {
-                let parsed = event::parse(&env.host, &env.payload);
+                let parsed = event::from_envelope(env);
                 let summary = parsed.as_ref().map(summary).unwrap_or_default();
                 // Causes are remembered only for events that get answered (bounded memory).
                 if matches!(
@@ -255,16 +256,11 @@ impl Timelines {
                         }
                     })
                     .unwrap_or_else(|| format!("event #{cause}"));
-                let v: serde_json::Value = serde_json::from_str(&r.output).unwrap_or_default();
-                let blocked = v.get("decision").and_then(|d| d.as_str()) == Some("block")
-                    || v.get("continue").and_then(|c| c.as_bool()) == Some(false);
-                let text = v
-                    .pointer("/hookSpecificOutput/additionalContext")
-                    .or_else(|| v.get("reason"))
-                    .or_else(|| v.get("stopReason"))
-                    .or_else(|| v.get("systemMessage"))
-                    .and_then(|x| x.as_str())
-                    .map(str::to_string)
+                let answer = Answer::from_recorded(&r.output);
+                let blocked = matches!(answer, Some(Answer::BlockStop { .. } | Answer::StopAgent));
+                let text = answer
+                    .as_ref()
+                    .map(|a| a.text().to_string())
                     .unwrap_or_else(|| r.output.clone());
                 let t = self.session(&sid, env);
                 if blocked {

@@ -159,11 +159,10 @@ pub fn run(args: Args, journal: Option<PathBuf>) -> Result<ExitCode> {
     view.snap.for_each(|e| {
         if let Kind::ResponseEmitted { cause } = e.kind {
             if let Some(r) = derived::parse::<ResponseEmitted>(&e.payload) {
-                let v: serde_json::Value = serde_json::from_str(&r.output).unwrap_or_default();
-                let text = v["hookSpecificOutput"]["additionalContext"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string();
+                let text = match projections::policy::Answer::from_recorded(&r.output) {
+                    Some(projections::policy::Answer::Context { text, .. }) => text,
+                    _ => String::new(),
+                };
                 if text.contains("after context compaction") {
                     restore = Some(text.clone());
                 }
