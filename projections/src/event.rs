@@ -11,68 +11,116 @@ use std::borrow::Cow;
 /// The canonical meaning of one hook invocation, whatever host sent it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Canonical {
+    /// The session starts (or continues after a compaction, `/clear` or a resume).
     SessionStart {
+        /// `startup`, `resume`, `clear` or `compact` (default `startup`).
         source: String,
     },
+    /// The session ends.
     SessionEnd {
+        /// Why (`clear`, `logout`, `prompt_input_exit`, …; default `other`).
         reason: String,
     },
+    /// The user submitted a prompt.
     Prompt {
+        /// The prompt.
         text: String,
     },
+    /// A tool is about to run.
     ToolPre {
+        /// The tool's name.
         tool: String,
+        /// Its input.
         input: Option<serde_json::Value>,
     },
+    /// A tool finished.
     ToolPost {
+        /// The tool's name.
         tool: String,
+        /// Its input.
         input: Option<serde_json::Value>,
+        /// What it returned.
         response: Option<serde_json::Value>,
     },
+    /// A tool call failed.
     ToolFailure {
+        /// The tool's name.
         tool: String,
+        /// Its input.
         input: Option<serde_json::Value>,
+        /// The error (an object's JSON text when it is not a string).
         error: String,
     },
+    /// The host notified the user.
     Notification {
+        /// `notification_type` (`idle_prompt`, `permission_prompt`, …).
         kind: String,
+        /// Its title, when given.
         title: Option<String>,
+        /// Its message.
         message: String,
     },
+    /// The agent finished its answer.
     Stop {
+        /// Whether a Stop hook is already making it go on (`stop_hook_active`).
         active: bool,
+        /// What the agent said last.
         last_message: Option<String>,
     },
+    /// The turn failed (rate limit, overload, …).
     StopFailure {
+        /// The error.
         error: String,
     },
+    /// A subagent started.
     SubagentStart {
+        /// Its id.
         agent_id: String,
+        /// Its type, when given.
         agent_type: Option<String>,
     },
+    /// A subagent finished.
     SubagentStop {
+        /// Its id.
         agent_id: String,
+        /// Its type, when given.
         agent_type: Option<String>,
+        /// Its own transcript.
         transcript: Option<String>,
+        /// What it said last.
         last_message: Option<String>,
     },
+    /// The context is about to be compacted.
     PreCompact {
+        /// `manual` or `auto` (default `auto`).
         trigger: String,
+        /// The user's `/compact` instructions, when there are any.
         instructions: Option<String>,
     },
+    /// A compaction finished.
     PostCompact {
+        /// `manual` or `auto`.
         trigger: String,
+        /// The summary it produced.
         summary: Option<String>,
     },
+    /// The host's task tool created a task.
     TaskCreated {
+        /// The task's id.
         task_id: String,
+        /// Its subject.
         subject: Option<String>,
+        /// Its description.
         description: Option<String>,
     },
+    /// The host's task tool completed a task.
     TaskCompleted {
+        /// The task's id.
         task_id: String,
+        /// Its subject.
         subject: Option<String>,
     },
+    /// Any other event: recorded, counted, never answered.
     Other,
 }
 
@@ -157,14 +205,20 @@ impl Canonical {
 /// Metrics a payload may carry itself (some hosts and wrappers report them).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PayloadMetrics {
+    /// Cost in USD (`cost_usd` or `cost`).
     pub cost_usd: Option<f64>,
+    /// Duration in ms (`duration_ms` or `duration`).
     pub duration_ms: Option<f64>,
+    /// Input tokens (`tokens_in` or `input_tokens`).
     pub tokens_in: Option<u64>,
+    /// Output tokens (`tokens_out` or `output_tokens`).
     pub tokens_out: Option<u64>,
+    /// The model.
     pub model: Option<String>,
 }
 
 impl PayloadMetrics {
+    /// Whether the payload carried none of them.
     pub fn is_empty(&self) -> bool {
         *self == PayloadMetrics::default()
     }
@@ -177,17 +231,24 @@ pub struct HookEvent {
     pub name: String,
     /// The host that sent it.
     pub host: Host,
+    /// The session (Cursor: conversation) id; `None` when absent or empty.
     pub session_id: Option<String>,
+    /// The project directory.
     pub cwd: Option<String>,
+    /// The session's transcript; `None` when absent or empty.
     pub transcript_path: Option<String>,
     /// Set inside a Claude Code subagent.
     pub agent_id: Option<String>,
+    /// The agent's type (a subagent's, or the session's `claude --agent NAME`).
     pub agent_type: Option<String>,
     /// The agent's own name, when the host or a wrapper names it (`agent_name` / `agentName`):
     /// what roles are taken from.
     pub agent_name: Option<String>,
+    /// The model, when the payload names it.
     pub model: Option<String>,
+    /// What the event means.
     pub canonical: Canonical,
+    /// Metrics the payload carried itself.
     pub metrics: PayloadMetrics,
 }
 
@@ -427,7 +488,6 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
     let Some(meaning) = meaning else {
         return Canonical::Other;
     };
-    let tool = || s(raw.tool_name).unwrap_or_default();
     match meaning.kind {
         EventKind::SessionStart => Canonical::SessionStart {
             source: s(raw.source).unwrap_or_else(|| "startup".into()),
@@ -438,33 +498,9 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
         EventKind::Prompt => Canonical::Prompt {
             text: s(raw.prompt).unwrap_or_default(),
         },
-        EventKind::ToolPre => match meaning.implied_tool {
-            Some(t) => Canonical::ToolPre {
-                tool: t.tool().into(),
-                input: implied_input(t, raw),
-            },
-            None => Canonical::ToolPre {
-                tool: tool(),
-                input: val(raw.tool_input),
-            },
-        },
-        EventKind::ToolPost => match meaning.implied_tool {
-            Some(t) => Canonical::ToolPost {
-                tool: t.tool().into(),
-                input: implied_input(t, raw),
-                response: None,
-            },
-            None => Canonical::ToolPost {
-                tool: tool(),
-                input: val(raw.tool_input),
-                response: val(raw.tool_response),
-            },
-        },
-        EventKind::ToolFailure => Canonical::ToolFailure {
-            tool: tool(),
-            input: val(raw.tool_input),
-            error: text(raw.error).unwrap_or_default(),
-        },
+        EventKind::ToolPre | EventKind::ToolPost | EventKind::ToolFailure => {
+            tool_event(meaning, raw)
+        }
         EventKind::Notification => Canonical::Notification {
             kind: s(raw.notification_type).unwrap_or_else(|| "notification".into()),
             title: s(raw.title),
@@ -505,6 +541,37 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
             subject: s(raw.task_subject),
         },
         EventKind::Other => Canonical::Other,
+    }
+}
+
+/// A tool event: the tool, its input (and response, or error), from the payload or, for events
+/// that name no tool, from their own fields.
+fn tool_event(meaning: &HostEvent, raw: &Raw) -> Canonical {
+    let tool = || s(raw.tool_name).unwrap_or_default();
+    match (meaning.kind, meaning.implied_tool) {
+        (EventKind::ToolPre, Some(t)) => Canonical::ToolPre {
+            tool: t.tool().into(),
+            input: implied_input(t, raw),
+        },
+        (EventKind::ToolPost, Some(t)) => Canonical::ToolPost {
+            tool: t.tool().into(),
+            input: implied_input(t, raw),
+            response: None,
+        },
+        (EventKind::ToolPre, None) => Canonical::ToolPre {
+            tool: tool(),
+            input: val(raw.tool_input),
+        },
+        (EventKind::ToolPost, None) => Canonical::ToolPost {
+            tool: tool(),
+            input: val(raw.tool_input),
+            response: val(raw.tool_response),
+        },
+        _ => Canonical::ToolFailure {
+            tool: tool(),
+            input: val(raw.tool_input),
+            error: text(raw.error).unwrap_or_default(),
+        },
     }
 }
 

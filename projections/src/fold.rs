@@ -20,6 +20,7 @@ pub struct Global {
     pub last_ended: BTreeMap<String, String>,
     /// Seq of the last task command (resets every session's reminder counter, lazily).
     pub last_task_command: Seq,
+    /// The last event folded.
     pub last_seq: Seq,
     /// Rewinds seen so far: (session, to_seq, at_seq).
     pub rewinds: Vec<(String, Seq, Seq)>,
@@ -35,12 +36,14 @@ pub struct Rewinds {
 }
 
 impl Rewinds {
+    /// Hides the session's events after `to_seq` and before `at_seq`.
     pub fn add(&mut self, session: &str, to_seq: Seq, at_seq: Seq) {
         self.ranges
             .entry(session.to_string())
             .or_default()
             .push((to_seq, at_seq));
     }
+    /// Rewinds from the checkpoint's list `(session, to_seq, at_seq)`.
     pub fn from_list(list: &[(String, Seq, Seq)]) -> Rewinds {
         let mut r = Rewinds::default();
         for (s, to, at) in list {
@@ -48,6 +51,7 @@ impl Rewinds {
         }
         r
     }
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }
@@ -135,10 +139,14 @@ pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
     out
 }
 
+/// What the hook path needs and the checkpoint holds, stored as partitions.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
+    /// Each session's state.
     pub sessions: BTreeMap<String, SessionState>,
+    /// The journal-wide task store.
     pub tasks: TaskList,
+    /// The small journal-wide record.
     pub global: Global,
 }
 
@@ -146,6 +154,7 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     bincode::serde::encode_to_vec(v, bincode::config::standard()).expect("state encodes")
 }
 
+/// Decodes a checkpoint partition; `None` when the bytes do not decode.
 pub fn decode<T: for<'de> Deserialize<'de>>(b: &[u8]) -> Option<T> {
     bincode::serde::decode_from_slice(b, bincode::config::standard())
         .ok()
@@ -185,6 +194,7 @@ impl State {
         }
     }
 
+    /// The session's state, created empty when new.
     pub fn session_mut(&mut self, id: &str) -> &mut SessionState {
         self.sessions
             .entry(id.to_string())
@@ -350,9 +360,11 @@ impl State {
     pub fn encode_session(s: &SessionState) -> Vec<u8> {
         encode(s)
     }
+    /// The journal-wide task partition, encoded.
     pub fn encode_tasks(&self) -> Vec<u8> {
         encode(&self.tasks)
     }
+    /// The global partition, encoded.
     pub fn encode_global(&self) -> Vec<u8> {
         encode(&self.global)
     }
@@ -411,10 +423,15 @@ fn start_task(list: &mut TaskList, sess: Option<&str>, id: &str, c: &TaskCommand
 /// One response's usage, as the cost summary keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CostRecord {
+    /// Its session.
     pub session: String,
+    /// The subagent whose transcript it came from.
     pub agent_id: Option<String>,
+    /// The model.
     pub model: String,
+    /// When it was written.
     pub timestamp: String,
+    /// The usage (the largest reading).
     pub usage: Usage,
 }
 
@@ -422,6 +439,7 @@ pub struct CostRecord {
 /// The cost summary ignores rewinds on purpose: money spent stays spent.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CostSummary {
+    /// The responses by `message_id:request_id`.
     pub by_key: BTreeMap<String, CostRecord>,
     /// Sessions' own reported metrics (hosts that put cost in payloads): last value per session.
     pub reported: BTreeMap<String, derived::SessionMetrics>,
@@ -430,6 +448,7 @@ pub struct CostSummary {
 }
 
 impl CostSummary {
+    /// Folds an event (usage, metrics, host figures; other kinds are ignored).
     pub fn apply(&mut self, env: &Envelope) {
         match &env.kind {
             Kind::UsageObserved { .. } => {
@@ -487,14 +506,21 @@ impl CostSummary {
     }
 }
 
+/// A notification the host showed the user.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NotificationEntry {
+    /// The event's seq.
     pub seq: Seq,
+    /// When (µs).
     pub at_us: i64,
+    /// Its session.
     pub session: Option<String>,
+    /// `notification_type` (`idle_prompt`, `permission_prompt`, …).
     #[serde(rename = "type")]
     pub kind: String,
+    /// Its title.
     pub title: Option<String>,
+    /// Its message.
     pub message: String,
 }
 
@@ -530,10 +556,15 @@ impl NotificationEntry {
 /// Everything: the checkpointed state plus the CLI-only projections.
 #[derive(Clone, Debug, Default)]
 pub struct Full {
+    /// The checkpointed state.
     pub state: State,
+    /// The cost summary.
     pub cost: CostSummary,
+    /// Every notification, in order.
     pub notifications: Vec<NotificationEntry>,
+    /// Events folded (hidden ones included).
     pub events: u64,
+    /// The rewinds whose ranges are skipped.
     pub rewinds: Rewinds,
 }
 
@@ -546,6 +577,7 @@ impl Full {
         }
     }
 
+    /// Folds one event: the cost always, the rest unless a rewind hides it.
     pub fn apply(&mut self, env: &Envelope) {
         self.events += 1;
         self.cost.apply(env);

@@ -15,8 +15,11 @@ use serde_json::{json, Value};
 /// Events the policy asks to record, in the same batch as its cause.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DecisionEvent {
+    /// A task reminder was injected.
     ReminderIssued(ReminderIssued),
+    /// A task was failed and released.
     TaskReleased(TaskReleased),
+    /// The restore text at a compaction.
     Checkpoint(Checkpoint),
 }
 
@@ -532,5 +535,51 @@ impl DecisionEvent {
             DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause }, body(r)),
             DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause }, body(c)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the hook printed reads back as the answer it was, and renders exactly as before the
+    /// answer was typed (the recorded outputs `replay --verify` compares with).
+    #[test]
+    fn answers_render_as_recorded_and_read_back() {
+        let cases = [
+            (
+                Answer::Context {
+                    event: "UserPromptSubmit".into(),
+                    text: "a \"quoted\" note".into(),
+                },
+                r#"{"hookSpecificOutput":{"additionalContext":"a \"quoted\" note","hookEventName":"UserPromptSubmit"}}"#,
+            ),
+            (
+                Answer::CompactionText("hookjournal: keep\n- x".into()),
+                "hookjournal: keep\n- x",
+            ),
+            (
+                Answer::BlockStop {
+                    reason: "full".into(),
+                },
+                r#"{"decision":"block","reason":"full"}"#,
+            ),
+            (
+                Answer::StopAgent,
+                r#"{"continue":false,"stopReason":"Context Limit Reached"}"#,
+            ),
+        ];
+        for (answer, printed) in cases {
+            assert_eq!(answer.to_string(), printed);
+            assert_eq!(Answer::from_recorded(printed), Some(answer));
+        }
+        assert_eq!(Answer::from_recorded(""), None);
+        assert_eq!(Answer::from_recorded(r#"{"systemMessage":"x"}"#), None);
+        // Context that mentions a block is not a block.
+        let context = Answer::Context {
+            event: "Stop".into(),
+            text: r#"{"decision":"block"}"#.into(),
+        };
+        assert_eq!(Answer::from_recorded(&context.to_string()), Some(context));
     }
 }

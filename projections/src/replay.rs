@@ -271,3 +271,65 @@ fn clip(s: &str) -> String {
         s.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    const S: &str = "s1";
+
+    fn hook(event: &str, fields: &str) -> String {
+        format!(r#"{{"hook_event_name":"{event}","session_id":"{S}","cwd":"/p",{fields}}}"#)
+    }
+
+    /// A session that was answered: a restore, a reminder, a blocked Stop.
+    fn answered() -> Scenario {
+        let mut cfg = PolicyConfig::default();
+        cfg.reminder_threshold = 2;
+        Scenario::with(cfg)
+            .given_task_command(derived::TaskOp::Add, "T1", Some("Ship"), None)
+            .given_hooks(&[
+                &hook("SessionStart", r#""source":"startup""#),
+                &hook("UserPromptSubmit", r#""prompt":"go""#),
+                &hook("UserPromptSubmit", r#""prompt":"on""#),
+                // The reading is caused by an event that recorded no decision (in the hook, the
+                // readings come before the decision events).
+                &hook("PreToolUse", r#""tool_name":"Read""#),
+            ])
+            .given_context(S, 192_000)
+            .given_hook(&hook("Stop", r#""stop_hook_active":false"#))
+    }
+
+    #[test]
+    fn recorded_answers_replay_without_a_difference() {
+        let s = answered();
+        let mut r = Replayer::new(s.log.as_slice(), Some(&s.cfg));
+        let mut seen = 0;
+        r.run(|_, _, _| seen += 1).unwrap();
+        assert_eq!(seen, s.log.len());
+        assert_eq!(r.differences, Vec::new());
+        assert_eq!(r.verified, 5);
+        assert_eq!(r.full.state, s.state);
+    }
+
+    #[test]
+    fn an_answer_the_state_does_not_give_is_a_difference() {
+        let mut s = answered();
+        let blocked = s
+            .log
+            .iter_mut()
+            .rev()
+            .find(|e| matches!(e.kind, Kind::ResponseEmitted { .. }))
+            .unwrap();
+        let mut r: ResponseEmitted = derived::parse(&blocked.payload).unwrap();
+        r.output = r#"{"decision":"block","reason":"something else"}"#.into();
+        blocked.payload = derived::body(&r);
+        let cause = blocked.kind.cause().unwrap();
+        let mut rep = Replayer::new(s.log.as_slice(), Some(&s.cfg));
+        rep.run(|_, _, _| {}).unwrap();
+        assert_eq!(rep.differences.len(), 1, "{:?}", rep.differences);
+        assert_eq!(rep.differences[0].seq, cause);
+        assert!(rep.differences[0].what.starts_with("answer differs"));
+    }
+}

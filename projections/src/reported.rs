@@ -7,26 +7,37 @@ use crate::derived::HostReported;
 use journal::Seq;
 use serde::{Deserialize, Serialize};
 
+/// A session's host-reported figures over every reading.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostFigures {
+    /// Readings folded.
     pub readings: u64,
-    /// The last cost reading, and the largest of the current epoch.
+    /// The last cost reading.
     pub last_cost: Option<f64>,
+    /// The largest cost of the current epoch.
     pub epoch_max: f64,
     /// Sum of the maxima of the epochs before the current one.
     pub closed_cost: f64,
     /// Epochs seen (1 once there is a cost reading).
     pub epochs: u32,
+    /// Tokens in the context window, as last reported.
     pub context_tokens: Option<u64>,
+    /// The window's size, as last reported.
     pub context_window: Option<u64>,
+    /// Percent of the window used, as last reported.
     pub used_percentage: Option<f64>,
+    /// The model, as last reported.
     pub model: Option<String>,
+    /// The session's duration, as last reported.
     pub duration_ms: Option<f64>,
+    /// The latest reading's event.
     pub seq: Seq,
+    /// The latest reading's time (µs).
     pub at_us: i64,
 }
 
 impl HostFigures {
+    /// Folds one reading: a cost below the last one opens a new epoch.
     pub fn apply(&mut self, seq: Seq, at_us: i64, r: &HostReported) {
         self.readings += 1;
         self.seq = seq;

@@ -25,11 +25,15 @@ use journal::{Envelope, Kind, Seq, ZERO_HASH};
 /// A journal in memory: the state, the log, a clock and the settings in force.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The state after every event so far.
     pub state: State,
+    /// Every event so far.
     pub log: Vec<Envelope>,
+    /// The policy settings in force.
     pub cfg: PolicyConfig,
     /// The time of the next event (µs); each event advances it by `step_us`.
     pub now_us: i64,
+    /// How far each event moves the clock (µs).
     pub step_us: i64,
     /// The looping agent's id (the agent-id environment variable) for the next hook events.
     pub agent: Option<String>,
@@ -46,13 +50,16 @@ impl Default for Scenario {
 /// What one `when` produced: the decision, the events it recorded, and the state after them.
 #[derive(Debug)]
 pub struct Then {
+    /// The decision.
     pub decision: Decision,
     /// The events the decision recorded (decision events and `ResponseEmitted`).
     pub events: Vec<Envelope>,
+    /// The scenario after them, to go on with.
     pub scenario: Scenario,
 }
 
 impl Scenario {
+    /// An empty journal under `cfg`, at a fixed time, on Claude Code.
     pub fn with(cfg: PolicyConfig) -> Self {
         Scenario {
             state: State::default(),
@@ -263,11 +270,13 @@ impl Then {
         self
     }
 
+    /// Nothing was answered.
     pub fn then_no_answer(self) -> Self {
         assert_eq!(self.decision.answer, None, "no answer");
         self
     }
 
+    /// The stderr line is exactly `expected`.
     pub fn then_stderr(self, expected: Option<&str>) -> Self {
         assert_eq!(self.decision.stderr.as_deref(), expected, "the stderr line");
         self

@@ -12,23 +12,33 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Last prompts kept per session.
 pub const MAX_PROMPTS: usize = 5;
+/// Files kept per list (read, edited).
 pub const MAX_FILES: usize = 20;
+/// Commits kept per session.
 pub const MAX_COMMITS: usize = 10;
+/// Failed tool calls kept per session.
 pub const MAX_FAILURES: usize = 10;
 const MAX_TEXT: usize = 600;
 
+/// Where a session is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Working: a prompt, a tool call, a start.
     #[default]
     Active,
+    /// Waiting for the user (after a Stop or an idle notification).
     Idle,
+    /// Between PreCompact and the compaction's end.
     Compacting,
+    /// Ended (SessionEnd); any later event makes it active again.
     Ended,
 }
 
 impl Status {
+    /// The status as JSON and tables show it (`active`, `idle`, …).
     pub fn as_str(&self) -> &'static str {
         match self {
             Status::Active => "active",
@@ -39,25 +49,38 @@ impl Status {
     }
 }
 
+/// A commit the session made, read from `git commit`'s output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Commit {
+    /// The abbreviated hash.
     pub hash: String,
+    /// The commit message's first line (clipped).
     pub message: String,
+    /// The event that showed it.
     pub seq: Seq,
 }
 
+/// A tool call that failed (or a turn, as tool `(turn)`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FailedTool {
+    /// The tool's name.
     pub tool: String,
+    /// The error's first line, and the next as detail (clipped).
     pub error: String,
+    /// The event that reported it.
     pub seq: Seq,
 }
 
+/// A subagent the session started.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Subagent {
+    /// The subagent's id.
     pub agent_id: String,
+    /// Its type (`Explore`, …), when given.
     pub agent_type: Option<String>,
+    /// Started and not stopped yet.
     pub running: bool,
+    /// What it said last (clipped).
     pub last_message: Option<String>,
 }
 
@@ -68,6 +91,7 @@ pub struct ReminderState {
     pub since_task_use: u64,
     /// `since_task_use` when the last reminder was issued (None: none since the reset).
     pub last_reminder_at: Option<u64>,
+    /// Reminders issued so far.
     pub issued: u64,
     /// The last journal-wide task command this counter has seen (a command resets it too).
     pub seen_task_command: Seq,
@@ -77,8 +101,11 @@ pub struct ReminderState {
 /// A compaction starts it over: the tiers are measured again from the next reading.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Pressure {
+    /// The context tokens of the latest reading (0 after a compaction, until the next reading).
     pub tokens: u64,
+    /// The model of the latest reading.
     pub model: Option<String>,
+    /// The event that carried the latest reading.
     pub seq: Seq,
     /// A Stop was blocked for the current emergency crossing (cleared when it passes).
     pub emergency_blocked: bool,
@@ -100,47 +127,79 @@ impl Pressure {
     }
 }
 
+/// Everything folded for one session: its checkpoint partition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionState {
+    /// The session id.
     pub id: String,
+    /// The host's name, as the session's first event stored it.
     pub host: String,
+    /// The project directory.
     pub cwd: Option<String>,
+    /// The main transcript (a subagent's events do not change it).
     pub transcript_path: Option<String>,
+    /// The session's first event.
     pub first_seq: Seq,
+    /// Its latest event.
     pub last_seq: Seq,
+    /// When its first event was recorded (µs).
     pub first_at_us: i64,
+    /// When its latest event was recorded (µs).
     pub last_at_us: i64,
+    /// Hook events folded.
     pub hook_events: u64,
+    /// Where the session is in its life.
     pub status: Status,
+    /// Why it ended (SessionEnd's `reason`).
     pub end_reason: Option<String>,
+    /// The model, from payloads and readings.
     pub model: Option<String>,
     /// The agent's name or type as the payload gave it (`agent_name`/`agentName`, or the
     /// `agent_type` of a session started as an agent): what its role is taken from (`dev-3` → dev).
     pub agent_role: Option<String>,
     /// The looping agent driving this session (from the agent-id environment variable).
     pub loop_agent: Option<String>,
+    /// The last prompts, most recent first (clipped).
     pub prompts: Vec<String>,
+    /// Prompts so far.
     pub prompt_count: u64,
+    /// Files the session read, most recent first.
     pub files_read: Vec<String>,
+    /// Files edited, most recent first (subagents' edits too).
     pub files_edited: Vec<String>,
+    /// Commits made, most recent first.
     pub commits: Vec<Commit>,
+    /// Failed tool calls, most recent first.
     pub failed_tools: Vec<FailedTool>,
+    /// Tool calls finished (or failed).
     pub tool_calls: u64,
+    /// The subagents, in order of appearance.
     pub subagents: Vec<Subagent>,
+    /// Compactions so far.
     pub compactions: u64,
+    /// Their triggers (`manual`, `auto`), the last 20.
     pub compact_triggers: Vec<String>,
+    /// The last compaction's summary (PostCompact), clipped.
     pub last_compact_summary: Option<String>,
+    /// The plan the agent last presented (ExitPlanMode), clipped.
     pub plan: Option<String>,
+    /// What the agent said at its last Stop (clipped).
     pub last_assistant_message: Option<String>,
+    /// The session's own tasks (the host's task tools and events).
     pub tasks: TaskList,
+    /// When a task reminder is due.
     pub reminder: ReminderState,
+    /// How full the context window is.
     pub pressure: Pressure,
     /// Usage per deduplicated response key, for totals and to dedupe later reads.
     pub usage_by_key: BTreeMap<String, (String, Usage)>,
     /// Byte offset read so far per transcript path.
     pub transcript_offsets: BTreeMap<String, u64>,
+    /// The git branch, as last observed.
     pub branch: Option<String>,
+    /// The metrics recorded at the last Stop or SessionEnd.
     pub metrics: Option<derived::SessionMetrics>,
+    /// SessionStart's `source` (`startup`, `compact`, `clear`, `resume`).
     pub source: Option<String>,
     /// Subagent transcripts seen at SubagentStop (path → agent id): re-read at Stop and
     /// SessionEnd, because SubagentStop fires before the subagent's last usage is written.
@@ -244,6 +303,7 @@ fn is_task_tool(tool: &str) -> bool {
 }
 
 impl SessionState {
+    /// A session with nothing folded yet.
     pub fn new(id: &str) -> SessionState {
         SessionState {
             id: id.to_string(),
@@ -251,6 +311,7 @@ impl SessionState {
         }
     }
 
+    /// Usage summed over every deduplicated response.
     pub fn usage_total(&self) -> Usage {
         let mut u = Usage::default();
         for (_, x) in self.usage_by_key.values() {
@@ -259,6 +320,7 @@ impl SessionState {
         u
     }
 
+    /// The session's tasks in progress.
     pub fn in_progress(&self) -> Vec<&crate::tasks::Task> {
         self.tasks
             .tasks
@@ -306,17 +368,6 @@ impl SessionState {
             by: &ev.name,
         };
         match &ev.canonical {
-            Canonical::SessionStart { source } => {
-                self.status = Status::Active;
-                self.source = Some(source.clone());
-                if source == "compact" || source == "clear" {
-                    self.pressure.start_over(env.seq);
-                }
-            }
-            Canonical::SessionEnd { reason } => {
-                self.status = Status::Ended;
-                self.end_reason = Some(reason.clone());
-            }
             Canonical::Prompt { text } => {
                 self.status = Status::Active;
                 self.prompt_count += 1;
@@ -324,22 +375,35 @@ impl SessionState {
                 self.prompts.truncate(MAX_PROMPTS);
                 self.activity(last_task_command);
             }
-            Canonical::ToolPre { .. } => {
+            Canonical::ToolPre { .. }
+            | Canonical::ToolPost { .. }
+            | Canonical::ToolFailure { .. } => self.tool_event(ev, o, last_task_command),
+            Canonical::SubagentStart { .. } | Canonical::SubagentStop { .. } => {
+                if !self.subagent_event(&ev.canonical) {
+                    return;
+                }
+            }
+            Canonical::TaskCreated { .. } | Canonical::TaskCompleted { .. } => {
+                self.task_event(&ev.canonical, o)
+            }
+            other => self.lifecycle(other, env.seq),
+        }
+        self.subagent_seen(ev);
+    }
+
+    /// Start, end, idle, stop and compaction: the session's status and what comes with it.
+    fn lifecycle(&mut self, c: &Canonical, seq: Seq) {
+        match c {
+            Canonical::SessionStart { source } => {
                 self.status = Status::Active;
+                self.source = Some(source.clone());
+                if source == "compact" || source == "clear" {
+                    self.pressure.start_over(seq);
+                }
             }
-            Canonical::ToolPost {
-                tool,
-                input,
-                response,
-            } => {
-                let input = input.as_ref().unwrap_or(&Value::Null);
-                let response = response.as_ref().unwrap_or(&Value::Null);
-                self.tool_used(ev, tool, input, response, o, last_task_command);
-            }
-            Canonical::ToolFailure { tool, error, .. } => {
-                self.tool_calls += 1;
-                self.activity(last_task_command);
-                self.failed(tool, &failure_text(error), env.seq);
+            Canonical::SessionEnd { reason } => {
+                self.status = Status::Ended;
+                self.end_reason = Some(reason.clone());
             }
             Canonical::Notification { kind, .. } => {
                 if kind == "idle_prompt" {
@@ -354,8 +418,55 @@ impl SessionState {
             }
             Canonical::StopFailure { error } => {
                 self.status = Status::Idle;
-                self.failed("(turn)", error, env.seq);
+                self.failed("(turn)", error, seq);
             }
+            Canonical::PreCompact { trigger, .. } => {
+                self.status = Status::Compacting;
+                self.compactions += 1;
+                self.compact_triggers.push(trigger.clone());
+                if self.compact_triggers.len() > 20 {
+                    self.compact_triggers.remove(0);
+                }
+                self.pressure.start_over(seq);
+            }
+            Canonical::PostCompact { summary, .. } => {
+                self.status = Status::Active;
+                self.pressure.start_over(seq);
+                if let Some(s) = summary {
+                    self.last_compact_summary = Some(clip(s, 1500));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Before a tool, after it, and a failed call.
+    fn tool_event(&mut self, ev: &HookEvent, o: Origin, last_task_command: Seq) {
+        match &ev.canonical {
+            Canonical::ToolPre { .. } => self.status = Status::Active,
+            Canonical::ToolPost {
+                tool,
+                input,
+                response,
+            } => {
+                let input = input.as_ref().unwrap_or(&Value::Null);
+                let response = response.as_ref().unwrap_or(&Value::Null);
+                self.tool_used(ev, tool, input, response, o, last_task_command);
+            }
+            Canonical::ToolFailure { tool, error, .. } => {
+                self.tool_calls += 1;
+                self.activity(last_task_command);
+                self.failed(tool, &failure_text(error), o.seq);
+            }
+            _ => {}
+        }
+    }
+
+    /// SubagentStart and SubagentStop. `false` for a SubagentStop that is no subagent of the
+    /// session: Claude Code runs /compact as a forked agent (no start, no type); it is journaled,
+    /// and nothing else of the event is folded.
+    fn subagent_event(&mut self, c: &Canonical) -> bool {
+        match c {
             Canonical::SubagentStart {
                 agent_id,
                 agent_type,
@@ -366,11 +477,9 @@ impl SessionState {
                 last_message,
                 transcript,
             } => {
-                // Claude Code runs /compact as a forked agent: a SubagentStop with no start and
-                // no type. It is journaled, but it is not a subagent of the session.
                 let known = self.subagents.iter().any(|s| &s.agent_id == agent_id);
                 if !known && agent_type.as_deref().unwrap_or("").is_empty() {
-                    return;
+                    return false;
                 }
                 self.subagent_stopped(
                     agent_id,
@@ -379,50 +488,37 @@ impl SessionState {
                     transcript.as_deref(),
                 );
             }
-            Canonical::PreCompact { trigger, .. } => {
-                self.status = Status::Compacting;
-                self.compactions += 1;
-                self.compact_triggers.push(trigger.clone());
-                if self.compact_triggers.len() > 20 {
-                    self.compact_triggers.remove(0);
-                }
-                self.pressure.start_over(env.seq);
-            }
-            Canonical::PostCompact { summary, .. } => {
-                self.status = Status::Active;
-                self.pressure.start_over(env.seq);
-                if let Some(s) = summary {
-                    self.last_compact_summary = Some(clip(s, 1500));
-                }
-            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Claude Code's TaskCreated and TaskCompleted: the session's own task store.
+    fn task_event(&mut self, c: &Canonical, o: Origin) {
+        match c {
             Canonical::TaskCreated {
                 task_id,
                 subject,
                 description,
-            } => {
-                if !task_id.is_empty() {
-                    let new = NewTask {
-                        subject: subject.as_deref(),
-                        description: description.as_deref(),
-                        ..NewTask::new(Some(&self.id), task_id)
-                    };
-                    self.tasks.create(new, o);
-                }
+            } if !task_id.is_empty() => {
+                let new = NewTask {
+                    subject: subject.as_deref(),
+                    description: description.as_deref(),
+                    ..NewTask::new(Some(&self.id), task_id)
+                };
+                self.tasks.create(new, o);
             }
-            Canonical::TaskCompleted { task_id, subject } => {
-                if !task_id.is_empty() {
-                    let new = NewTask {
-                        subject: subject.as_deref(),
-                        ..NewTask::new(Some(&self.id), task_id)
-                    };
-                    self.tasks.create(new, o);
-                    self.tasks
-                        .set_status(Some(&self.id), task_id, TaskStatus::Completed, o, None);
-                }
+            Canonical::TaskCompleted { task_id, subject } if !task_id.is_empty() => {
+                let new = NewTask {
+                    subject: subject.as_deref(),
+                    ..NewTask::new(Some(&self.id), task_id)
+                };
+                self.tasks.create(new, o);
+                self.tasks
+                    .set_status(Some(&self.id), task_id, TaskStatus::Completed, o, None);
             }
-            Canonical::Other => {}
+            _ => {}
         }
-        self.subagent_seen(ev);
     }
 
     /// What every hook event says about the session: project directory, transcript, model, the

@@ -7,13 +7,17 @@ use journal::Seq;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A task's name: its session (`None`: journal-wide) and its id there.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TaskRef {
+    /// The session whose own task it is; `None` for a journal-wide task.
     pub session: Option<String>,
+    /// The id (the host's, or `T<n>`).
     pub id: String,
 }
 
 impl TaskRef {
+    /// A journal-wide task.
     pub fn global(id: &str) -> TaskRef {
         TaskRef {
             session: None,
@@ -29,17 +33,24 @@ impl TaskRef {
     }
 }
 
+/// Where a task is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
+    /// Not started (also `todo`, `open`).
     Pending,
+    /// Being worked on (also `active`, `started`).
     InProgress,
+    /// Done (also `done`, `complete`).
     Completed,
+    /// Failed and released for retry.
     Failed,
+    /// Deleted (also `cancelled`).
     Deleted,
 }
 
 impl TaskStatus {
+    /// A status from the names hosts and users give it (any case, `-` or `_`).
     pub fn parse(s: &str) -> Option<TaskStatus> {
         Some(
             match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
@@ -52,6 +63,7 @@ impl TaskStatus {
             },
         )
     }
+    /// The stored name (`pending`, `in_progress`, …).
     pub fn as_str(&self) -> &'static str {
         match self {
             TaskStatus::Pending => "pending",
@@ -70,34 +82,53 @@ impl TaskStatus {
     }
 }
 
+/// One change of a task's status.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskChange {
+    /// The event that made it.
     pub seq: Seq,
+    /// When (µs).
     pub at_us: i64,
+    /// The status it moved to.
     pub status: TaskStatus,
     /// What made the change: the hook event (`PostToolUse`, `TaskCompleted`, …), `cli`, or
     /// `release` (a looping agent's task failed at PreCompact or SessionEnd).
     pub by: String,
+    /// Why, when known (a fail reason, a release's owner).
     pub note: Option<String>,
 }
 
+/// One task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
+    /// Its id.
     pub id: String,
+    /// Its session; `None` for a journal-wide task.
     pub session: Option<String>,
+    /// What it is.
     pub subject: String,
+    /// Its longer description.
     pub description: Option<String>,
+    /// Claude's present-tense form (`Writing tests`).
     pub active_form: Option<String>,
+    /// Where it is.
     pub status: TaskStatus,
+    /// The agent that holds it.
     pub owner: Option<String>,
+    /// Times it was failed and released.
     pub retry_count: u32,
+    /// Why it last failed.
     pub fail_reason: Option<String>,
+    /// The event that created it.
     pub created_seq: Seq,
+    /// The event that last changed it.
     pub updated_seq: Seq,
+    /// Its status changes (the first and the last 31).
     pub history: Vec<TaskChange>,
 }
 
 impl Task {
+    /// Its name.
     pub fn task_ref(&self) -> TaskRef {
         TaskRef {
             session: self.session.clone(),
@@ -121,8 +152,11 @@ impl Task {
 /// Where a change came from (the event's seq and time, and a label).
 #[derive(Clone, Copy, Debug)]
 pub struct Origin<'a> {
+    /// The event's seq.
     pub seq: Seq,
+    /// The event's time (µs).
     pub at_us: i64,
+    /// What made the change (`PostToolUse`, `cli`, `release`, …).
     pub by: &'a str,
 }
 
@@ -157,6 +191,7 @@ impl<'a> NewTask<'a> {
 /// A set of tasks: a session's own, or the journal-wide store.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskList {
+    /// The tasks by id.
     pub tasks: BTreeMap<String, Task>,
     /// Next number for journal-wide ids (`T1`, `T2`, …).
     pub next_number: u64,
@@ -165,10 +200,12 @@ pub struct TaskList {
 const MAX_HISTORY: usize = 32;
 
 impl TaskList {
+    /// The task with this id.
     pub fn get(&self, id: &str) -> Option<&Task> {
         self.tasks.get(id)
     }
 
+    /// The open tasks (pending, in progress, failed), by id.
     pub fn open(&self) -> impl Iterator<Item = &Task> {
         self.tasks.values().filter(|t| t.status.is_open())
     }
@@ -285,6 +322,7 @@ impl TaskList {
         true
     }
 
+    /// Gives the task to `owner` (or nobody).
     pub fn set_owner(&mut self, id: &str, owner: Option<&str>, o: Origin) {
         if let Some(t) = self.tasks.get_mut(id) {
             if t.owner.as_deref() != owner {
@@ -294,6 +332,7 @@ impl TaskList {
         }
     }
 
+    /// Changes a task's subject and description, each when given.
     pub fn edit(&mut self, id: &str, subject: Option<&str>, description: Option<&str>, o: Origin) {
         if let Some(t) = self.tasks.get_mut(id) {
             if let Some(s) = subject {
