@@ -285,8 +285,10 @@ mod tests {
 
     /// A session that was answered: a restore, a reminder, a blocked Stop.
     fn answered() -> Scenario {
-        let mut cfg = PolicyConfig::default();
-        cfg.reminder_threshold = 2;
+        let cfg = PolicyConfig {
+            reminder_threshold: 2,
+            ..PolicyConfig::default()
+        };
         Scenario::with(cfg)
             .given_task_command(derived::TaskOp::Add, "T1", Some("Ship"), None)
             .given_hooks(&[

@@ -405,10 +405,8 @@ impl SessionState {
                 self.status = Status::Ended;
                 self.end_reason = Some(reason.clone());
             }
-            Canonical::Notification { kind, .. } => {
-                if kind == "idle_prompt" {
-                    self.status = Status::Idle;
-                }
+            Canonical::Notification { kind, .. } if kind == "idle_prompt" => {
+                self.status = Status::Idle;
             }
             Canonical::Stop { last_message, .. } => {
                 self.status = Status::Idle;
