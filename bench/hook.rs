@@ -62,7 +62,6 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
             let t = &templates[(i % templates.len() as u64) as usize];
             let payload = t.replace("__SID__", &session).into_bytes();
             let name = projections::event::event_name(&payload).unwrap_or_default();
-            touched.insert(session.clone());
             tx.push(NewEvent {
                 recorded_at_us: base_us + i as i64 * 1000,
                 host: "claude".into(),
@@ -73,14 +72,15 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
                 truncated: None,
                 spooled: false,
             });
-            full.apply(tx.events().last().unwrap());
+            let env = tx.events().last().unwrap();
+            touched.extend(projections::fold::partitions_for(env));
+            full.apply(env);
             i += 1;
         }
-        tx.put_state(projections::fold::GLOBAL_KEY, full.state.encode_global());
-        tx.put_state(projections::fold::TASKS_KEY, full.state.encode_tasks());
-        for s in &touched {
-            let part = projections::fold::State::encode_session(&full.state.sessions[s]);
-            tx.put_state(&projections::fold::session_key(s), part);
+        for p in &touched {
+            if let Some(part) = full.state.encode_partition(p) {
+                tx.put_state(&p.key(), part);
+            }
         }
         j.commit_unflushed(tx).unwrap();
         j.seal_if_full().unwrap();
@@ -139,7 +139,7 @@ fn time_process(args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
 /// Whether the hook records this payload without answering: the events the policy never
 /// answers take the spool fast path and never open the store (`Canonical::is_record_only`).
 fn record_only(payload: &str) -> bool {
-    projections::event::parse("claude", payload.as_bytes())
+    projections::event::parse(&projections::host::Host::Claude, payload.as_bytes())
         .is_none_or(|e| e.canonical.is_record_only())
 }
 

@@ -2,10 +2,10 @@
 //! event touches and writes back only those that changed; the CLI folds the whole log.
 
 use anyhow::{Context, Result};
-use journal::{spool, Envelope, Journal, ReadSnapshot};
+use journal::{spool, Envelope, Journal, ReadSnapshot, Seq};
 use projections::config::PolicyConfig;
-use projections::fold::{self, Full, Rewinds, State};
-use projections::session::SessionState;
+use projections::fold::{self, Full, Partition, Rewinds, State};
+use projections::replay::{self, Log};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -34,31 +34,8 @@ impl Loaded {
         if l.stale.is_some() {
             return Ok(l);
         }
-        match j.get_state(fold::GLOBAL_KEY) {
-            Ok(Some(b)) => {
-                match fold::decode(&b) {
-                    Some(g) => l.state.global = g,
-                    None => l.damaged(j, "checkpoint partition `global` does not decode"),
-                }
-                l.original.insert(fold::GLOBAL_KEY.to_vec(), b);
-            }
-            Ok(None) => {}
-            Err(e) => l.damaged(j, &format!("checkpoint partition `global`: {e}")),
-        }
-        match j.get_state(fold::TASKS_KEY) {
-            Ok(Some(b)) => {
-                match fold::decode(&b) {
-                    Some(t) => l.state.tasks = t,
-                    None => l.damaged(j, "checkpoint partition `tasks` does not decode"),
-                }
-                // A journal-wide partition that went cold is written back, so it is hot again.
-                if j.is_hot(fold::TASKS_KEY)? {
-                    l.original.insert(fold::TASKS_KEY.to_vec(), b);
-                }
-            }
-            Ok(None) => {}
-            Err(e) => l.damaged(j, &format!("checkpoint partition `tasks`: {e}")),
-        }
+        l.load(j, &Partition::Global)?;
+        l.load(j, &Partition::Tasks)?;
         Ok(l)
     }
 
@@ -73,35 +50,46 @@ impl Loaded {
         }
     }
 
-    /// Loads a session's partition if it is not loaded yet.
-    pub fn session(&mut self, j: &Journal, id: &str) -> Result<()> {
-        if self.stale.is_some() || self.state.sessions.contains_key(id) {
-            return Ok(());
-        }
-        let key = fold::session_key(id);
+    /// Reads partition `p` from the checkpoint into the state, remembering its bytes.
+    fn load(&mut self, j: &Journal, p: &Partition) -> Result<()> {
+        let key = p.key();
         match j.get_state(&key) {
             Ok(Some(b)) => {
-                match fold::decode::<SessionState>(&b) {
-                    Some(s) => {
-                        self.state.sessions.insert(id.to_string(), s);
-                    }
-                    None => self.damaged(
-                        j,
-                        &format!("the checkpoint of session {id} does not decode"),
-                    ),
+                if let Err(why) = self.state.decode_partition(p, &b) {
+                    self.damaged(j, &why);
                 }
-                self.original.insert(key, b);
+                // A journal-wide partition that went cold is written back, so it is hot again.
+                if *p != Partition::Tasks || j.is_hot(&key)? {
+                    self.original.insert(key, b);
+                }
             }
             Ok(None) => {}
-            Err(e) => self.damaged(j, &format!("the checkpoint of session {id}: {e}")),
+            Err(e) => self.damaged(j, &format!("{}: {e}", p.describe())),
         }
         Ok(())
     }
 
-    /// Loads whatever partitions `env` touches.
+    /// Loads partition `p` if it is not in the state yet (the global ones are loaded by `new`).
+    fn ensure(&mut self, j: &Journal, p: &Partition) -> Result<()> {
+        let held = match p {
+            Partition::Global | Partition::Tasks => true,
+            Partition::Session(id) => self.state.sessions.contains_key(id),
+        };
+        if self.stale.is_some() || held {
+            return Ok(());
+        }
+        self.load(j, p)
+    }
+
+    /// Loads a session's partition if it is not loaded yet.
+    pub fn session(&mut self, j: &Journal, id: &str) -> Result<()> {
+        self.ensure(j, &Partition::Session(id.to_string()))
+    }
+
+    /// Loads whatever partitions `env` needs (`fold::partitions_for`).
     pub fn for_event(&mut self, j: &Journal, env: &Envelope) -> Result<()> {
-        for s in State::sessions_touched(env) {
-            self.session(j, &s)?;
+        for p in fold::partitions_for(env) {
+            self.ensure(j, &p)?;
         }
         Ok(())
     }
@@ -145,10 +133,8 @@ impl Loaded {
                 tx.put_state(&key, bytes);
             }
         };
-        put(fold::GLOBAL_KEY.to_vec(), self.state.encode_global());
-        put(fold::TASKS_KEY.to_vec(), self.state.encode_tasks());
-        for (id, s) in &self.state.sessions {
-            put(fold::session_key(id), State::encode_session(s));
+        for (key, bytes) in self.state.partitions() {
+            put(key, bytes);
         }
     }
 }
@@ -241,34 +227,39 @@ pub fn checkpoint(j: &Journal) -> Result<State> {
         .map_err(|e| anyhow::anyhow!("checkpoint: {e}; run `hookjournal verify`"))
 }
 
-/// Folds every event of a snapshot. With `exact_rewinds`, a first pass collects the rewinds
-/// (verify's way); otherwise the checkpoint's list of rewinds is trusted.
+/// A snapshot read as the replay engine's log.
+pub struct SnapLog<'a>(pub &'a ReadSnapshot);
+
+impl Log for SnapLog<'_> {
+    type Error = journal::Error;
+
+    fn each(&self, f: &mut dyn FnMut(Envelope)) -> journal::Result<()> {
+        self.0.for_each(|e| {
+            f(e);
+            Ok(())
+        })
+    }
+
+    fn each_in(&self, from: Seq, to: Seq, f: &mut dyn FnMut(Envelope)) -> journal::Result<()> {
+        self.0.for_each_in(from, to, |e| {
+            f(e);
+            Ok(())
+        })
+    }
+}
+
+/// Folds every event of a snapshot, skipping what `rewinds` hide (`replay::full_replay`).
 pub fn full_replay(
     snap: &ReadSnapshot,
     rewinds: Rewinds,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<Full> {
-    let mut full = Full::with_rewinds(rewinds);
-    let mut n = 0u64;
-    snap.for_each(|env| {
-        full.apply(&env);
-        n += 1;
-        if n.is_multiple_of(65_536) {
-            progress(n);
-        }
-        Ok(())
-    })?;
-    progress(n);
-    Ok(full)
+    Ok(replay::full_replay(&SnapLog(snap), rewinds, progress)?)
 }
 
+/// The rewinds a snapshot holds (pass one of a full replay).
 pub fn collect_rewinds(snap: &ReadSnapshot) -> Result<Rewinds> {
-    let mut r = Rewinds::default();
-    snap.for_each(|env| {
-        fold::collect_rewind(&mut r, &env);
-        Ok(())
-    })?;
-    Ok(r)
+    Ok(replay::collect_rewinds(&SnapLog(snap))?)
 }
 
 /// What most read commands need: a snapshot taken under a short lock, and the checkpoint.
@@ -472,12 +463,12 @@ fn spooled_decision(
     if !matches!(env.kind, journal::Kind::Hook { .. }) {
         return Vec::new();
     }
-    let Some(ev) = projections::event::parse(&env.host, &env.payload) else {
+    let Some(ev) = projections::event::from_envelope(env) else {
         return Vec::new();
     };
     let d = projections::policy::decide_spooled(state, env, &ev, policy);
     let mut out: Vec<_> = d.events.iter().map(|e| e.kind_and_body(env.seq)).collect();
-    if d.output.is_some() || d.stderr.is_some() {
+    if d.answer.is_some() || d.stderr.is_some() {
         out.push((
             journal::Kind::ResponseEmitted { cause: env.seq },
             projections::derived::body(&projections::derived::ResponseEmitted {

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The policy settings (`[policy]` in `.hookjournal/config.toml`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PolicyConfig {
@@ -12,7 +13,9 @@ pub struct PolicyConfig {
     pub reminder_cooldown: u64,
     /// Context pressure tiers, as fractions of the window.
     pub warning: f64,
+    /// The critical tier.
     pub critical: f64,
+    /// The emergency tier (Stop is blocked once at it).
     pub emergency: f64,
     /// Window assumed when the model does not say (1M-context models are recognised by name).
     pub context_window: u64,
@@ -58,6 +61,7 @@ pub enum RereadFrom {
     Docs,
 }
 
+/// A role: what to keep through a compaction and what to re-read after it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RoleConfig {
@@ -77,69 +81,74 @@ fn role(priorities: &[&str], reread_from: RereadFrom) -> RoleConfig {
     }
 }
 
+/// The six built-in roles (replaced whole by any `[policy.roles.*]` table).
+fn builtin_roles() -> BTreeMap<String, RoleConfig> {
+    let mut roles = BTreeMap::new();
+    roles.insert(
+        "scout".into(),
+        role(
+            &[
+                "Map the code before changing it",
+                "Report findings with file:line references",
+            ],
+            RereadFrom::Read,
+        ),
+    );
+    roles.insert(
+        "dev".into(),
+        role(
+            &[
+                "Finish the in-progress task before starting another",
+                "Keep the build and tests green",
+            ],
+            RereadFrom::Edited,
+        ),
+    );
+    roles.insert(
+        "qa".into(),
+        role(
+            &[
+                "Re-run the failing tests first",
+                "Report each failure with its command and output",
+            ],
+            RereadFrom::Tests,
+        ),
+    );
+    roles.insert(
+        "lead".into(),
+        role(
+            &[
+                "Keep the task board current",
+                "Unblock the agent with the oldest in-progress task",
+            ],
+            RereadFrom::None,
+        ),
+    );
+    roles.insert(
+        "architect".into(),
+        role(
+            &[
+                "Keep decisions and their reasons written down",
+                "Check changes against the agreed design",
+            ],
+            RereadFrom::Docs,
+        ),
+    );
+    roles.insert(
+        "debugger".into(),
+        role(
+            &[
+                "Reproduce the failure before changing code",
+                "Record the root cause when found",
+            ],
+            RereadFrom::Read,
+        ),
+    );
+    roles
+}
+
 impl Default for PolicyConfig {
     fn default() -> Self {
-        let mut roles = BTreeMap::new();
-        roles.insert(
-            "scout".into(),
-            role(
-                &[
-                    "Map the code before changing it",
-                    "Report findings with file:line references",
-                ],
-                RereadFrom::Read,
-            ),
-        );
-        roles.insert(
-            "dev".into(),
-            role(
-                &[
-                    "Finish the in-progress task before starting another",
-                    "Keep the build and tests green",
-                ],
-                RereadFrom::Edited,
-            ),
-        );
-        roles.insert(
-            "qa".into(),
-            role(
-                &[
-                    "Re-run the failing tests first",
-                    "Report each failure with its command and output",
-                ],
-                RereadFrom::Tests,
-            ),
-        );
-        roles.insert(
-            "lead".into(),
-            role(
-                &[
-                    "Keep the task board current",
-                    "Unblock the agent with the oldest in-progress task",
-                ],
-                RereadFrom::None,
-            ),
-        );
-        roles.insert(
-            "architect".into(),
-            role(
-                &[
-                    "Keep decisions and their reasons written down",
-                    "Check changes against the agreed design",
-                ],
-                RereadFrom::Docs,
-            ),
-        );
-        roles.insert(
-            "debugger".into(),
-            role(
-                &[
-                    "Reproduce the failure before changing code",
-                    "Record the root cause when found",
-                ],
-                RereadFrom::Read,
-            ),
-        );
         PolicyConfig {
             reminder_threshold: 10,
             reminder_cooldown: 10,
@@ -151,7 +160,7 @@ impl Default for PolicyConfig {
             loop_mode: false,
             loop_agent_env: "RALPH_AGENT_ID".into(),
             block_stop_at_emergency: true,
-            roles,
+            roles: builtin_roles(),
             role_names: BTreeMap::new(),
             task_lease_secs: 2 * 3600,
             task_command: None,

@@ -10,36 +10,52 @@ use serde::{Deserialize, Serialize};
 pub struct UsageObserved {
     /// The transcript read, and the byte offset reading reached.
     pub path: String,
+    /// The byte offset reading reached.
     pub offset: u64,
     /// The subagent whose transcript this was, if any (usage still counts for the parent session).
     pub agent_id: Option<String>,
+    /// The response: ids, model, time and usage.
     pub record: UsageRecord,
 }
 
 /// What the latest read of a transcript showed of the context window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ContextObserved {
+    /// The transcript read.
     pub path: String,
+    /// The byte offset reading reached.
     pub offset: u64,
+    /// The context tokens of the latest main-chain response, if the read found one.
     pub tokens: Option<u64>,
+    /// That response's model.
     pub model: Option<String>,
 }
 
+/// The git branch of the session's directory, read at Stop and SessionEnd.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GitObserved {
+    /// The branch (`None` when detached or not a repository).
     pub branch: Option<String>,
+    /// Why git could not tell (a timeout, an error).
     pub error: Option<String>,
 }
 
+/// A session's figures at a Stop or SessionEnd.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionMetrics {
     /// `stop` or `session_end`.
     pub at: String,
+    /// What the payload carried itself.
     pub payload: PayloadMetrics,
+    /// Transcript usage summed over the session's deduplicated responses.
     pub usage: Usage,
+    /// That usage priced with the price table.
     pub usd: Option<f64>,
+    /// The session's model.
     pub model: Option<String>,
+    /// The git branch.
     pub branch: Option<String>,
+    /// The payload's duration.
     pub duration_ms: Option<f64>,
 }
 
@@ -47,43 +63,101 @@ pub struct SessionMetrics {
 /// `replay --verify` recomputes the answer under the same settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResponseEmitted {
+    /// What was printed on stdout (empty for nothing).
     pub output: String,
+    /// The stderr line, if any.
     pub stderr: Option<String>,
+    /// The policy settings the answer was computed with.
     pub policy: crate::config::PolicyConfig,
 }
 
+/// A task reminder was injected.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReminderIssued {
+    /// The open tasks it listed (`TaskRef::display`).
     pub open_tasks: Vec<String>,
+    /// Tool calls and prompts since the last task-tool use.
     pub since_task_use: u64,
 }
 
+/// A task was failed and released for retry (a loop agent's, or an expired lease).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskReleased {
+    /// The task.
     pub task: crate::tasks::TaskRef,
+    /// Why (`context limit reached`, `session ended unexpectedly`, `lease expired: …`).
     pub reason: String,
+    /// The agent that held it.
     pub agent: Option<String>,
 }
 
+/// The session's restore text, recorded at PreCompact.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
+    /// The compaction's trigger (`manual`, `auto`).
     pub trigger: String,
+    /// The restore text as it was then.
     pub text: String,
+}
+
+/// What a task command does, stored as its lowercase name (`"add"`, `"claim"`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskOp {
+    /// Creates the task (pending), owned by the agent when one is given.
+    Add,
+    /// Moves it to in progress, owned by the agent when one is given (an unknown id is created).
+    Start,
+    /// Like `start` for an agent, but only an existing open task nobody else holds.
+    Claim,
+    /// Completes it (a deleted task stays deleted).
+    Done,
+    /// Fails an open task and releases it for retry (`retry_count` + 1, owner cleared).
+    Fail,
+    /// Back to pending, owner cleared.
+    Reopen,
+    /// Marks it deleted. No `tasks` subcommand writes it; it comes from imported or hand-made
+    /// events (`import --events`).
+    Delete,
+    /// An op this version does not know (a newer version's, or a hand-made event): the command
+    /// is recorded and changes no task.
+    #[serde(other)]
+    Unknown,
+}
+
+impl TaskOp {
+    /// The stored name (`add`, `start`, …; `unknown` for `Unknown`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TaskOp::Add => "add",
+            TaskOp::Start => "start",
+            TaskOp::Claim => "claim",
+            TaskOp::Done => "done",
+            TaskOp::Fail => "fail",
+            TaskOp::Reopen => "reopen",
+            TaskOp::Delete => "delete",
+            TaskOp::Unknown => "unknown",
+        }
+    }
 }
 
 /// A change to the task store made from the CLI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskCommand {
-    /// add, start, claim (start, refused while another agent holds the task), done, fail,
-    /// reopen, delete
-    pub op: String,
+    /// What the command does.
+    pub op: TaskOp,
+    /// The task it applies to.
     pub task: crate::tasks::TaskRef,
+    /// The subject (`add`).
     #[serde(default)]
     pub subject: Option<String>,
+    /// The description (`add`).
     #[serde(default)]
     pub description: Option<String>,
+    /// The agent doing it (`--agent`): the owner for `add`, `start` and `claim`.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Why (`fail`, `done`, `reopen`, `delete`).
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -94,9 +168,11 @@ pub struct TaskCommand {
 pub struct ExternalRelease {
     /// The program run.
     pub command: String,
+    /// The looping agent whose tasks were released.
     pub agent: String,
     /// The hook event that caused the release (`PreCompact`, `SessionEnd`).
     pub event: String,
+    /// Why they were released.
     pub reason: String,
     /// Task ids the program failed.
     pub released: Vec<String>,
@@ -104,30 +180,78 @@ pub struct ExternalRelease {
     pub errors: Vec<String>,
 }
 
+/// A derived event's body: its JSON.
 pub fn body<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("derived bodies are plain data")
 }
 
+/// A derived event's body read back; `None` when it does not decode.
 pub fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
     serde_json::from_slice(bytes).ok()
 }
 
 /// The host's own figures, as its statusline input showed them (recorded only when they change).
 /// Claude Code's cost and duration counters start again at compaction: the fold treats a drop as
-/// a new epoch (see `host::HostFigures`).
+/// a new epoch (see `reported::HostFigures`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct HostReported {
     /// Where the figures came from: `statusline`.
     pub source: String,
+    /// The session's cost so far, as the host counts it.
     pub cost_usd: Option<f64>,
+    /// The session's wall-clock duration.
     pub duration_ms: Option<f64>,
+    /// Time spent in API requests.
     pub api_duration_ms: Option<f64>,
     /// Tokens in the context window (the last request's input + cache reads + cache writes).
     pub context_tokens: Option<u64>,
+    /// The context window's size.
     pub context_window: Option<u64>,
+    /// Percent of the window used.
     pub used_percentage: Option<f64>,
+    /// The model.
     pub model: Option<String>,
+    /// Whether the context is past 200k tokens.
     pub exceeds_200k_tokens: Option<bool>,
+    /// The host's version.
     pub version: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Task commands in the journal decode into the same op, and encode back byte for byte.
+    #[test]
+    fn stored_task_commands_decode_unchanged() {
+        let ops = [
+            ("add", TaskOp::Add),
+            ("start", TaskOp::Start),
+            ("claim", TaskOp::Claim),
+            ("done", TaskOp::Done),
+            ("fail", TaskOp::Fail),
+            ("reopen", TaskOp::Reopen),
+            ("delete", TaskOp::Delete),
+        ];
+        for (name, op) in ops {
+            let stored = format!(
+                r#"{{"op":"{name}","task":{{"session":null,"id":"T1"}},"subject":"s","description":null,"agent":"dev-1","reason":null}}"#
+            );
+            let c: TaskCommand = parse(stored.as_bytes()).expect(name);
+            assert_eq!(c.op, op);
+            assert_eq!(op.as_str(), name);
+            assert_eq!(String::from_utf8(body(&c)).unwrap(), stored);
+        }
+        // A session's task, and the fields older commands left out.
+        let c: TaskCommand = parse(br#"{"op":"done","task":{"session":"s1","id":"3"}}"#).unwrap();
+        assert_eq!(
+            (c.op, c.task.session.as_deref()),
+            (TaskOp::Done, Some("s1"))
+        );
+        // An op this version does not know still decodes (and changes nothing in the fold).
+        let c: TaskCommand =
+            parse(br#"{"op":"archive","task":{"session":null,"id":"T1"}}"#).unwrap();
+        assert_eq!(c.op, TaskOp::Unknown);
+    }
 }

@@ -2,6 +2,8 @@
 //! event. Lenient by design: every field is optional, a field of an unexpected type is treated as
 //! absent, and unknown events and fields are kept (as `Other`), never errors.
 
+use crate::host::{self, Host, HostEvent, HostFacts, ImpliedTool};
+use journal::Envelope;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -9,72 +11,179 @@ use std::borrow::Cow;
 /// The canonical meaning of one hook invocation, whatever host sent it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Canonical {
+    /// The session starts (or continues after a compaction, `/clear` or a resume).
     SessionStart {
+        /// `startup`, `resume`, `clear` or `compact` (default `startup`).
         source: String,
     },
+    /// The session ends.
     SessionEnd {
+        /// Why (`clear`, `logout`, `prompt_input_exit`, …; default `other`).
         reason: String,
     },
+    /// The user submitted a prompt.
     Prompt {
+        /// The prompt.
         text: String,
     },
+    /// A tool is about to run.
     ToolPre {
+        /// The tool's name.
         tool: String,
+        /// Its input.
         input: Option<serde_json::Value>,
     },
+    /// A tool finished.
     ToolPost {
+        /// The tool's name.
         tool: String,
+        /// Its input.
         input: Option<serde_json::Value>,
+        /// What it returned.
         response: Option<serde_json::Value>,
     },
+    /// A tool call failed.
     ToolFailure {
+        /// The tool's name.
         tool: String,
+        /// Its input.
         input: Option<serde_json::Value>,
+        /// The error (an object's JSON text when it is not a string).
         error: String,
     },
+    /// The host notified the user.
     Notification {
+        /// `notification_type` (`idle_prompt`, `permission_prompt`, …).
         kind: String,
+        /// Its title, when given.
         title: Option<String>,
+        /// Its message.
         message: String,
     },
+    /// The agent finished its answer.
     Stop {
+        /// Whether a Stop hook is already making it go on (`stop_hook_active`).
         active: bool,
+        /// What the agent said last.
         last_message: Option<String>,
     },
+    /// The turn failed (rate limit, overload, …).
     StopFailure {
+        /// The error.
         error: String,
     },
+    /// A subagent started.
     SubagentStart {
+        /// Its id.
         agent_id: String,
+        /// Its type, when given.
         agent_type: Option<String>,
     },
+    /// A subagent finished.
     SubagentStop {
+        /// Its id.
         agent_id: String,
+        /// Its type, when given.
         agent_type: Option<String>,
+        /// Its own transcript.
         transcript: Option<String>,
+        /// What it said last.
         last_message: Option<String>,
     },
+    /// The context is about to be compacted.
     PreCompact {
+        /// `manual` or `auto` (default `auto`).
         trigger: String,
+        /// The user's `/compact` instructions, when there are any.
         instructions: Option<String>,
     },
+    /// A compaction finished.
     PostCompact {
+        /// `manual` or `auto`.
         trigger: String,
+        /// The summary it produced.
         summary: Option<String>,
     },
+    /// The host's task tool created a task.
     TaskCreated {
+        /// The task's id.
         task_id: String,
+        /// Its subject.
         subject: Option<String>,
+        /// Its description.
         description: Option<String>,
     },
+    /// The host's task tool completed a task.
     TaskCompleted {
+        /// The task's id.
         task_id: String,
+        /// Its subject.
         subject: Option<String>,
     },
+    /// Any other event: recorded, counted, never answered.
+    Other,
+}
+
+/// The canonical events without their fields: what a host's event name stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// `Canonical::SessionStart`.
+    SessionStart,
+    /// `Canonical::SessionEnd`.
+    SessionEnd,
+    /// `Canonical::Prompt`.
+    Prompt,
+    /// `Canonical::ToolPre`.
+    ToolPre,
+    /// `Canonical::ToolPost`.
+    ToolPost,
+    /// `Canonical::ToolFailure`.
+    ToolFailure,
+    /// `Canonical::Notification`.
+    Notification,
+    /// `Canonical::Stop`.
+    Stop,
+    /// `Canonical::StopFailure`.
+    StopFailure,
+    /// `Canonical::SubagentStart`.
+    SubagentStart,
+    /// `Canonical::SubagentStop`.
+    SubagentStop,
+    /// `Canonical::PreCompact`.
+    PreCompact,
+    /// `Canonical::PostCompact`.
+    PostCompact,
+    /// `Canonical::TaskCreated`.
+    TaskCreated,
+    /// `Canonical::TaskCompleted`.
+    TaskCompleted,
+    /// `Canonical::Other`: recorded, never answered.
     Other,
 }
 
 impl Canonical {
+    /// Which canonical event this is.
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Canonical::SessionStart { .. } => EventKind::SessionStart,
+            Canonical::SessionEnd { .. } => EventKind::SessionEnd,
+            Canonical::Prompt { .. } => EventKind::Prompt,
+            Canonical::ToolPre { .. } => EventKind::ToolPre,
+            Canonical::ToolPost { .. } => EventKind::ToolPost,
+            Canonical::ToolFailure { .. } => EventKind::ToolFailure,
+            Canonical::Notification { .. } => EventKind::Notification,
+            Canonical::Stop { .. } => EventKind::Stop,
+            Canonical::StopFailure { .. } => EventKind::StopFailure,
+            Canonical::SubagentStart { .. } => EventKind::SubagentStart,
+            Canonical::SubagentStop { .. } => EventKind::SubagentStop,
+            Canonical::PreCompact { .. } => EventKind::PreCompact,
+            Canonical::PostCompact { .. } => EventKind::PostCompact,
+            Canonical::TaskCreated { .. } => EventKind::TaskCreated,
+            Canonical::TaskCompleted { .. } => EventKind::TaskCompleted,
+            Canonical::Other => EventKind::Other,
+        }
+    }
+
     /// Whether the policy never answers this event and it needs nothing read from outside:
     /// such events take the hook's spool fast path and never open the store.
     pub fn is_record_only(&self) -> bool {
@@ -96,14 +205,20 @@ impl Canonical {
 /// Metrics a payload may carry itself (some hosts and wrappers report them).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PayloadMetrics {
+    /// Cost in USD (`cost_usd` or `cost`).
     pub cost_usd: Option<f64>,
+    /// Duration in ms (`duration_ms` or `duration`).
     pub duration_ms: Option<f64>,
+    /// Input tokens (`tokens_in` or `input_tokens`).
     pub tokens_in: Option<u64>,
+    /// Output tokens (`tokens_out` or `output_tokens`).
     pub tokens_out: Option<u64>,
+    /// The model.
     pub model: Option<String>,
 }
 
 impl PayloadMetrics {
+    /// Whether the payload carried none of them.
     pub fn is_empty(&self) -> bool {
         *self == PayloadMetrics::default()
     }
@@ -114,18 +229,26 @@ impl PayloadMetrics {
 pub struct HookEvent {
     /// The event name as the host sent it (`PreToolUse`, `AfterTool`, `beforeShellExecution`…).
     pub name: String,
-    pub host: String,
+    /// The host that sent it.
+    pub host: Host,
+    /// The session (Cursor: conversation) id; `None` when absent or empty.
     pub session_id: Option<String>,
+    /// The project directory.
     pub cwd: Option<String>,
+    /// The session's transcript; `None` when absent or empty.
     pub transcript_path: Option<String>,
     /// Set inside a Claude Code subagent.
     pub agent_id: Option<String>,
+    /// The agent's type (a subagent's, or the session's `claude --agent NAME`).
     pub agent_type: Option<String>,
     /// The agent's own name, when the host or a wrapper names it (`agent_name` / `agentName`):
     /// what roles are taken from.
     pub agent_name: Option<String>,
+    /// The model, when the payload names it.
     pub model: Option<String>,
+    /// What the event means.
     pub canonical: Canonical,
+    /// Metrics the payload carried itself.
     pub metrics: PayloadMetrics,
 }
 
@@ -289,10 +412,11 @@ pub fn event_name(bytes: &[u8]) -> Option<String> {
     s(raw.hook_event_name)
 }
 
-/// Detects the host from the payload shape (see hook-protocol.md §3). `hint` is the `--host` flag.
-pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> String {
+/// Detects the host from the payload shape (see hook-protocol.md §3). `hint` is the `--host` flag:
+/// any value but `auto` wins, whatever it names.
+pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
     if let Some(h) = hint.filter(|h| *h != "auto") {
-        return h.to_string();
+        return Host::from_name(h);
     }
     #[derive(Deserialize)]
     struct Shape<'a> {
@@ -308,155 +432,39 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> String {
         model: Option<&'a RawValue>,
     }
     let Ok(shape) = serde_json::from_slice::<Shape>(bytes) else {
-        return "claude".into();
+        return Host::Claude;
     };
     let name = s(shape.hook_event_name).unwrap_or_default();
     if shape.cursor_version.is_some() || name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
     {
-        return "cursor".into();
+        return Host::Cursor;
     }
-    const GEMINI: &[&str] = &[
-        "BeforeTool",
-        "AfterTool",
-        "BeforeAgent",
-        "AfterAgent",
-        "BeforeModel",
-        "AfterModel",
-        "BeforeToolSelection",
-        "PreCompress",
-    ];
-    if GEMINI.contains(&name.as_str()) || shape.timestamp.is_some() {
-        return "gemini".into();
+    if host::GEMINI.owns(&name) || shape.timestamp.is_some() {
+        return Host::Gemini;
     }
     if shape.turn_id.is_some()
-        || name == "Interrupt"
+        || host::CODEX.owns(&name)
         || (shape.model.is_some() && name != "SessionStart")
     {
-        return "codex".into();
+        return Host::Codex;
     }
-    "claude".into()
+    Host::Claude
 }
 
-/// Parses a well-formed payload. `None` only for bytes that `malformed_reason` rejects.
-pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
+/// Parses a well-formed payload sent by `host`. `None` only for bytes that `malformed_reason`
+/// rejects.
+pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)?;
-    let cursor = host == "cursor";
-    let tool = || s(raw.tool_name).unwrap_or_default();
-    let canonical = match (host, name.as_str()) {
-        (_, "SessionStart") | ("cursor", "sessionStart") => Canonical::SessionStart {
-            source: s(raw.source).unwrap_or_else(|| "startup".into()),
-        },
-        (_, "SessionEnd") | ("cursor", "sessionEnd") => Canonical::SessionEnd {
-            reason: s(raw.reason).unwrap_or_else(|| "other".into()),
-        },
-        (_, "UserPromptSubmit") | ("gemini", "BeforeAgent") | ("cursor", "beforeSubmitPrompt") => {
-            Canonical::Prompt {
-                text: s(raw.prompt).unwrap_or_default(),
-            }
-        }
-        (_, "PreToolUse") | ("gemini", "BeforeTool") | ("cursor", "preToolUse") => {
-            Canonical::ToolPre {
-                tool: tool(),
-                input: val(raw.tool_input),
-            }
-        }
-        (_, "PostToolUse") | ("gemini", "AfterTool") | ("cursor", "postToolUse") => {
-            Canonical::ToolPost {
-                tool: tool(),
-                input: val(raw.tool_input),
-                response: val(raw.tool_response),
-            }
-        }
-        (_, "PostToolUseFailure") => Canonical::ToolFailure {
-            tool: tool(),
-            input: val(raw.tool_input),
-            error: text(raw.error).unwrap_or_default(),
-        },
-        ("cursor", "beforeShellExecution") => Canonical::ToolPre {
-            tool: "Bash".into(),
-            input: s(raw.command).map(|c| serde_json::json!({ "command": c })),
-        },
-        ("cursor", "afterShellExecution") => Canonical::ToolPost {
-            tool: "Bash".into(),
-            input: s(raw.command).map(|c| serde_json::json!({ "command": c })),
-            response: None,
-        },
-        ("cursor", "afterFileEdit") => Canonical::ToolPost {
-            tool: "Edit".into(),
-            input: s(raw.file_path)
-                .map(|p| serde_json::json!({ "file_path": p, "edits": val(raw.edits) })),
-            response: None,
-        },
-        ("cursor", "beforeReadFile") => Canonical::ToolPre {
-            tool: "Read".into(),
-            input: s(raw.file_path).map(|p| serde_json::json!({ "file_path": p })),
-        },
-        (_, "Notification") => Canonical::Notification {
-            kind: s(raw.notification_type).unwrap_or_else(|| "notification".into()),
-            title: s(raw.title),
-            message: text(raw.message).unwrap_or_default(),
-        },
-        (_, "Stop") | ("gemini", "AfterAgent") | ("cursor", "stop") => Canonical::Stop {
-            active: b(raw.stop_hook_active).unwrap_or(false),
-            last_message: s(raw.last_assistant_message),
-        },
-        (_, "StopFailure") => Canonical::StopFailure {
-            error: text(raw.error).unwrap_or_default(),
-        },
-        (_, "SubagentStart") => Canonical::SubagentStart {
-            agent_id: s(raw.agent_id).unwrap_or_default(),
-            agent_type: s(raw.agent_type),
-        },
-        (_, "SubagentStop") | ("cursor", "subagentStop") => Canonical::SubagentStop {
-            agent_id: s(raw.agent_id).unwrap_or_default(),
-            agent_type: s(raw.agent_type),
-            transcript: s(raw.agent_transcript_path),
-            last_message: s(raw.last_assistant_message),
-        },
-        (_, "PreCompact") | ("gemini", "PreCompress") | ("cursor", "preCompact") => {
-            Canonical::PreCompact {
-                trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
-                instructions: s(raw.custom_instructions).filter(|s| !s.is_empty()),
-            }
-        }
-        (_, "PostCompact") => Canonical::PostCompact {
-            trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
-            summary: s(raw.compact_summary),
-        },
-        (_, "TaskCreated") => Canonical::TaskCreated {
-            task_id: s(raw.task_id).unwrap_or_default(),
-            subject: s(raw.task_subject),
-            description: s(raw.task_description),
-        },
-        (_, "TaskCompleted") => Canonical::TaskCompleted {
-            task_id: s(raw.task_id).unwrap_or_default(),
-            subject: s(raw.task_subject),
-        },
-        _ => Canonical::Other,
-    };
-    let cwd = s(raw.cwd).or_else(|| {
-        if cursor {
-            val(raw.workspace_roots)
-                .and_then(|v| v.get(0).and_then(|x| x.as_str()).map(str::to_string))
-        } else {
-            None
-        }
-    });
-    let metrics = PayloadMetrics {
-        cost_usd: f(raw.cost_usd).or_else(|| f(raw.cost)),
-        duration_ms: f(raw.duration_ms).or_else(|| f(raw.duration)),
-        tokens_in: u(raw.tokens_in).or_else(|| u(raw.input_tokens)),
-        tokens_out: u(raw.tokens_out).or_else(|| u(raw.output_tokens)),
-        model: s(raw.model),
-    };
+    let facts = host.facts();
+    let canonical = canonical(facts.meaning(&name), &raw);
     Some(HookEvent {
         name,
-        host: host.to_string(),
+        host: host.clone(),
         session_id: s(raw.session_id)
             .or_else(|| s(raw.conversation_id))
             .filter(|s| !s.is_empty()),
-        cwd,
+        cwd: cwd(facts, &raw),
         transcript_path: s(raw.transcript_path).filter(|p| !p.is_empty()),
         agent_id: s(raw.agent_id).filter(|s| !s.is_empty()),
         agent_type: s(raw.agent_type),
@@ -465,8 +473,140 @@ pub fn parse(host: &str, bytes: &[u8]) -> Option<HookEvent> {
             .filter(|n| !n.trim().is_empty()),
         model: s(raw.model),
         canonical,
-        metrics,
+        metrics: metrics(&raw),
     })
+}
+
+/// Parses the payload of a stored hook event, as sent by the host its envelope names.
+pub fn from_envelope(env: &Envelope) -> Option<HookEvent> {
+    parse(&Host::from_name(&env.host), &env.payload)
+}
+
+/// The canonical event an event name stands for (`None`: unknown, kept as `Other`), with its
+/// fields read from the payload.
+fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
+    let Some(meaning) = meaning else {
+        return Canonical::Other;
+    };
+    match meaning.kind {
+        EventKind::SessionStart => Canonical::SessionStart {
+            source: s(raw.source).unwrap_or_else(|| "startup".into()),
+        },
+        EventKind::SessionEnd => Canonical::SessionEnd {
+            reason: s(raw.reason).unwrap_or_else(|| "other".into()),
+        },
+        EventKind::Prompt => Canonical::Prompt {
+            text: s(raw.prompt).unwrap_or_default(),
+        },
+        EventKind::ToolPre | EventKind::ToolPost | EventKind::ToolFailure => {
+            tool_event(meaning, raw)
+        }
+        EventKind::Notification => Canonical::Notification {
+            kind: s(raw.notification_type).unwrap_or_else(|| "notification".into()),
+            title: s(raw.title),
+            message: text(raw.message).unwrap_or_default(),
+        },
+        EventKind::Stop => Canonical::Stop {
+            active: b(raw.stop_hook_active).unwrap_or(false),
+            last_message: s(raw.last_assistant_message),
+        },
+        EventKind::StopFailure => Canonical::StopFailure {
+            error: text(raw.error).unwrap_or_default(),
+        },
+        EventKind::SubagentStart => Canonical::SubagentStart {
+            agent_id: s(raw.agent_id).unwrap_or_default(),
+            agent_type: s(raw.agent_type),
+        },
+        EventKind::SubagentStop => Canonical::SubagentStop {
+            agent_id: s(raw.agent_id).unwrap_or_default(),
+            agent_type: s(raw.agent_type),
+            transcript: s(raw.agent_transcript_path),
+            last_message: s(raw.last_assistant_message),
+        },
+        EventKind::PreCompact => Canonical::PreCompact {
+            trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
+            instructions: s(raw.custom_instructions).filter(|s| !s.is_empty()),
+        },
+        EventKind::PostCompact => Canonical::PostCompact {
+            trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
+            summary: s(raw.compact_summary),
+        },
+        EventKind::TaskCreated => Canonical::TaskCreated {
+            task_id: s(raw.task_id).unwrap_or_default(),
+            subject: s(raw.task_subject),
+            description: s(raw.task_description),
+        },
+        EventKind::TaskCompleted => Canonical::TaskCompleted {
+            task_id: s(raw.task_id).unwrap_or_default(),
+            subject: s(raw.task_subject),
+        },
+        EventKind::Other => Canonical::Other,
+    }
+}
+
+/// A tool event: the tool, its input (and response, or error), from the payload or, for events
+/// that name no tool, from their own fields.
+fn tool_event(meaning: &HostEvent, raw: &Raw) -> Canonical {
+    let tool = || s(raw.tool_name).unwrap_or_default();
+    match (meaning.kind, meaning.implied_tool) {
+        (EventKind::ToolPre, Some(t)) => Canonical::ToolPre {
+            tool: t.tool().into(),
+            input: implied_input(t, raw),
+        },
+        (EventKind::ToolPost, Some(t)) => Canonical::ToolPost {
+            tool: t.tool().into(),
+            input: implied_input(t, raw),
+            response: None,
+        },
+        (EventKind::ToolPre, None) => Canonical::ToolPre {
+            tool: tool(),
+            input: val(raw.tool_input),
+        },
+        (EventKind::ToolPost, None) => Canonical::ToolPost {
+            tool: tool(),
+            input: val(raw.tool_input),
+            response: val(raw.tool_response),
+        },
+        _ => Canonical::ToolFailure {
+            tool: tool(),
+            input: val(raw.tool_input),
+            error: text(raw.error).unwrap_or_default(),
+        },
+    }
+}
+
+/// The input of a tool event that names no tool, from the payload's own fields.
+fn implied_input(t: ImpliedTool, raw: &Raw) -> Option<serde_json::Value> {
+    match t {
+        ImpliedTool::Shell => s(raw.command).map(|c| serde_json::json!({ "command": c })),
+        ImpliedTool::FileEdit => {
+            s(raw.file_path).map(|p| serde_json::json!({ "file_path": p, "edits": val(raw.edits) }))
+        }
+        ImpliedTool::FileRead => s(raw.file_path).map(|p| serde_json::json!({ "file_path": p })),
+    }
+}
+
+/// The project directory: `cwd`, else the first workspace root on hosts that send those.
+fn cwd(facts: &HostFacts, raw: &Raw) -> Option<String> {
+    s(raw.cwd).or_else(|| {
+        if facts.payload.cwd.contains(&"workspace_roots") {
+            val(raw.workspace_roots)
+                .and_then(|v| v.get(0).and_then(|x| x.as_str()).map(str::to_string))
+        } else {
+            None
+        }
+    })
+}
+
+/// The metrics a payload carries itself, under any of the names hosts and wrappers use.
+fn metrics(raw: &Raw) -> PayloadMetrics {
+    PayloadMetrics {
+        cost_usd: f(raw.cost_usd).or_else(|| f(raw.cost)),
+        duration_ms: f(raw.duration_ms).or_else(|| f(raw.duration)),
+        tokens_in: u(raw.tokens_in).or_else(|| u(raw.input_tokens)),
+        tokens_out: u(raw.tokens_out).or_else(|| u(raw.output_tokens)),
+        model: s(raw.model),
+    }
 }
 
 /// Codex's legacy `notify` program gets `{"type":"agent-turn-complete","thread-id":…}` as its last
@@ -508,7 +648,7 @@ mod tests {
     #[test]
     fn wrong_field_types_are_treated_as_absent() {
         let e = parse(
-            "claude",
+            &Host::Claude,
             br#"{"hook_event_name":"Stop","session_id":7,"stop_hook_active":"yes"}"#,
         )
         .unwrap();
@@ -526,33 +666,33 @@ mod tests {
     fn hosts_are_told_apart_by_shape() {
         assert_eq!(
             detect_host(br#"{"hook_event_name":"PreToolUse","turn_id":"t"}"#, None),
-            "codex"
+            Host::Codex
         );
         assert_eq!(
             detect_host(br#"{"hook_event_name":"SessionStart","model":"m"}"#, None),
-            "claude"
+            Host::Claude
         );
         assert_eq!(
             detect_host(br#"{"hook_event_name":"AfterTool"}"#, None),
-            "gemini"
+            Host::Gemini
         );
         assert_eq!(
             detect_host(br#"{"hook_event_name":"stop","cursor_version":"1"}"#, None),
-            "cursor"
+            Host::Cursor
         );
         assert_eq!(
             detect_host(br#"{"hook_event_name":"Stop"}"#, Some("gemini")),
-            "gemini"
+            Host::Gemini
         );
     }
 
     #[test]
     fn gemini_and_cursor_map_to_canonical_events() {
-        let g = parse("gemini", br#"{"hook_event_name":"BeforeTool","session_id":"g","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#).unwrap();
+        let g = parse(&Host::Gemini, br#"{"hook_event_name":"BeforeTool","session_id":"g","tool_name":"run_shell_command","tool_input":{"command":"ls"}}"#).unwrap();
         assert!(
             matches!(g.canonical, Canonical::ToolPre { ref tool, .. } if tool == "run_shell_command")
         );
-        let c = parse("cursor", br#"{"hook_event_name":"afterFileEdit","conversation_id":"c","file_path":"/a.ts","workspace_roots":["/w"]}"#).unwrap();
+        let c = parse(&Host::Cursor, br#"{"hook_event_name":"afterFileEdit","conversation_id":"c","file_path":"/a.ts","workspace_roots":["/w"]}"#).unwrap();
         assert_eq!(c.session_id.as_deref(), Some("c"));
         assert_eq!(c.cwd.as_deref(), Some("/w"));
         assert!(matches!(c.canonical, Canonical::ToolPost { ref tool, .. } if tool == "Edit"));

@@ -4,10 +4,10 @@
 //! store, a small global record), stored as partitions so a hook loads only what it touches.
 //! `Full` adds the projections only the CLI reads (cost, notifications), rebuilt by full replay.
 
-use crate::derived::{self, TaskCommand, TaskReleased};
+use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
 use crate::session::SessionState;
-use crate::tasks::{Origin, TaskList, TaskStatus};
+use crate::tasks::{NewTask, Origin, TaskList, TaskStatus};
 use crate::transcript::Usage;
 use journal::{Envelope, Kind, Seq};
 use serde::{Deserialize, Serialize};
@@ -20,6 +20,7 @@ pub struct Global {
     pub last_ended: BTreeMap<String, String>,
     /// Seq of the last task command (resets every session's reminder counter, lazily).
     pub last_task_command: Seq,
+    /// The last event folded.
     pub last_seq: Seq,
     /// Rewinds seen so far: (session, to_seq, at_seq).
     pub rewinds: Vec<(String, Seq, Seq)>,
@@ -35,12 +36,14 @@ pub struct Rewinds {
 }
 
 impl Rewinds {
+    /// Hides the session's events after `to_seq` and before `at_seq`.
     pub fn add(&mut self, session: &str, to_seq: Seq, at_seq: Seq) {
         self.ranges
             .entry(session.to_string())
             .or_default()
             .push((to_seq, at_seq));
     }
+    /// Rewinds from the checkpoint's list `(session, to_seq, at_seq)`.
     pub fn from_list(list: &[(String, Seq, Seq)]) -> Rewinds {
         let mut r = Rewinds::default();
         for (s, to, at) in list {
@@ -48,6 +51,7 @@ impl Rewinds {
         }
         r
     }
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }
@@ -66,19 +70,83 @@ impl Rewinds {
     }
 }
 
-/// Partition keys of the checkpoint.
+/// Key of the checkpoint's `Global` partition.
 pub const GLOBAL_KEY: &[u8] = b"global";
+/// Key of the checkpoint's journal-wide task store.
 pub const TASKS_KEY: &[u8] = b"tasks";
+const SESSION_PREFIX: &[u8] = b"sess:";
+
+/// Key of a session's checkpoint partition.
 pub fn session_key(id: &str) -> Vec<u8> {
-    let mut k = b"sess:".to_vec();
+    let mut k = SESSION_PREFIX.to_vec();
     k.extend_from_slice(id.as_bytes());
     k
 }
 
+/// One partition of the checkpoint: what a hook loads, folds into and writes back.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Partition {
+    /// The small journal-wide record (`Global`).
+    Global,
+    /// The journal-wide task store.
+    Tasks,
+    /// One session's state.
+    Session(String),
+}
+
+impl Partition {
+    /// Its key in the checkpoint store.
+    pub fn key(&self) -> Vec<u8> {
+        match self {
+            Partition::Global => GLOBAL_KEY.to_vec(),
+            Partition::Tasks => TASKS_KEY.to_vec(),
+            Partition::Session(id) => session_key(id),
+        }
+    }
+
+    /// The partition stored under `key`; `None` for a key that is none of them.
+    pub fn from_key(key: &[u8]) -> Option<Partition> {
+        if key == GLOBAL_KEY {
+            Some(Partition::Global)
+        } else if key == TASKS_KEY {
+            Some(Partition::Tasks)
+        } else {
+            let id = key.strip_prefix(SESSION_PREFIX)?;
+            Some(Partition::Session(String::from_utf8_lossy(id).into_owned()))
+        }
+    }
+
+    /// How messages name it (`checkpoint partition `global``, `the checkpoint of session S`).
+    pub fn describe(&self) -> String {
+        match self {
+            Partition::Global => "checkpoint partition `global`".into(),
+            Partition::Tasks => "checkpoint partition `tasks`".into(),
+            Partition::Session(id) => format!("the checkpoint of session {id}"),
+        }
+    }
+}
+
+/// The partitions folding `env` reads and may change: the global record and the journal-wide
+/// tasks always, and every session it touches (`State::sessions_touched`). A hook loads exactly
+/// these before folding an event, and a checkpoint built that way equals a full replay.
+pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
+    let mut out = vec![Partition::Global, Partition::Tasks];
+    out.extend(
+        State::sessions_touched(env)
+            .into_iter()
+            .map(Partition::Session),
+    );
+    out
+}
+
+/// What the hook path needs and the checkpoint holds, stored as partitions.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
+    /// Each session's state.
     pub sessions: BTreeMap<String, SessionState>,
+    /// The journal-wide task store.
     pub tasks: TaskList,
+    /// The small journal-wide record.
     pub global: Global,
 }
 
@@ -86,6 +154,7 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     bincode::serde::encode_to_vec(v, bincode::config::standard()).expect("state encodes")
 }
 
+/// Decodes a checkpoint partition; `None` when the bytes do not decode.
 pub fn decode<T: for<'de> Deserialize<'de>>(b: &[u8]) -> Option<T> {
     bincode::serde::decode_from_slice(b, bincode::config::standard())
         .ok()
@@ -125,6 +194,7 @@ impl State {
         }
     }
 
+    /// The session's state, created empty when new.
     pub fn session_mut(&mut self, id: &str) -> &mut SessionState {
         self.sessions
             .entry(id.to_string())
@@ -139,7 +209,7 @@ impl State {
         }
         match &env.kind {
             Kind::Hook { .. } => {
-                let Some(ev) = event::parse(&env.host, &env.payload) else {
+                let Some(ev) = event::from_envelope(env) else {
                     return;
                 };
                 if let (Some(name), None) = (&ev.agent_name, &ev.agent_id) {
@@ -208,77 +278,45 @@ impl State {
             by: "cli",
         };
         let sess = c.task.session.clone();
-        let list = self.task_list(sess.as_deref());
+        let sess = sess.as_deref();
+        let list = self.task_list(sess);
         let id = c.task.id.as_str();
-        match c.op.as_str() {
-            "add" => list.create(
-                sess.as_deref(),
-                id,
-                c.subject.as_deref(),
-                c.description.as_deref(),
-                None,
-                c.agent.as_deref(),
+        let reason = c.reason.as_deref();
+        match c.op {
+            TaskOp::Add => list.create(
+                NewTask {
+                    subject: c.subject.as_deref(),
+                    description: c.description.as_deref(),
+                    owner: c.agent.as_deref(),
+                    ..NewTask::new(sess, id)
+                },
                 o,
             ),
-            // A task another agent holds is never taken over: the first claim in the log wins.
-            "start" | "claim" => {
-                let Some(t) = list.get(id) else {
-                    if c.op == "start" {
-                        list.set_status(sess.as_deref(), id, TaskStatus::InProgress, o, None);
-                        list.set_owner(id, c.agent.as_deref(), o);
-                    }
-                    return;
-                };
-                if !t.status.is_open() || crate::tasks::held_by_other(t, c.agent.as_deref()) {
-                    return;
-                }
-                list.set_status(sess.as_deref(), id, TaskStatus::InProgress, o, None);
-                if c.agent.is_some() {
-                    list.set_owner(id, c.agent.as_deref(), o);
-                }
-            }
-            "done" => {
+            TaskOp::Start | TaskOp::Claim => start_task(list, sess, id, c, o),
+            TaskOp::Done => {
                 if list
                     .get(id)
                     .is_some_and(|t| t.status == TaskStatus::Deleted)
                 {
                     return;
                 }
-                list.set_status(
-                    sess.as_deref(),
-                    id,
-                    TaskStatus::Completed,
-                    o,
-                    c.reason.as_deref(),
-                );
+                list.set_status(sess, id, TaskStatus::Completed, o, reason);
             }
-            "fail" => {
-                list.fail(id, c.reason.as_deref().unwrap_or("failed"), o);
+            TaskOp::Fail => {
+                list.fail(id, reason.unwrap_or("failed"), o);
             }
-            "reopen"
+            TaskOp::Reopen
                 if list
                     .get(id)
                     .is_some_and(|t| t.status != TaskStatus::Pending) =>
             {
-                list.set_status(
-                    sess.as_deref(),
-                    id,
-                    TaskStatus::Pending,
-                    o,
-                    c.reason.as_deref(),
-                );
+                list.set_status(sess, id, TaskStatus::Pending, o, reason);
                 list.set_owner(id, None, o);
             }
-            "delete" => {
-                list.set_status(
-                    sess.as_deref(),
-                    id,
-                    TaskStatus::Deleted,
-                    o,
-                    c.reason.as_deref(),
-                );
+            TaskOp::Delete => {
+                list.set_status(sess, id, TaskStatus::Deleted, o, reason);
             }
-            _ => {}
+            TaskOp::Reopen | TaskOp::Unknown => {}
         }
     }
 
@@ -294,12 +332,39 @@ impl State {
         out
     }
 
+    /// The encoded partition `p`; `None` for a session the state does not hold.
+    pub fn encode_partition(&self, p: &Partition) -> Option<Vec<u8>> {
+        match p {
+            Partition::Global => Some(self.encode_global()),
+            Partition::Tasks => Some(self.encode_tasks()),
+            Partition::Session(id) => self.sessions.get(id).map(State::encode_session),
+        }
+    }
+
+    /// Decodes partition `p` into the state (replacing what it held of it); an error when the
+    /// bytes do not decode, and then the state is unchanged.
+    pub fn decode_partition(&mut self, p: &Partition, bytes: &[u8]) -> Result<(), String> {
+        let what = || format!("{} does not decode", p.describe());
+        match p {
+            Partition::Global => self.global = decode(bytes).ok_or_else(what)?,
+            Partition::Tasks => self.tasks = decode(bytes).ok_or_else(what)?,
+            Partition::Session(id) => {
+                let s = decode(bytes).ok_or_else(what)?;
+                self.sessions.insert(id.clone(), s);
+            }
+        }
+        Ok(())
+    }
+
+    /// One session's partition, encoded.
     pub fn encode_session(s: &SessionState) -> Vec<u8> {
         encode(s)
     }
+    /// The journal-wide task partition, encoded.
     pub fn encode_tasks(&self) -> Vec<u8> {
         encode(&self.tasks)
     }
+    /// The global partition, encoded.
     pub fn encode_global(&self) -> Vec<u8> {
         encode(&self.global)
     }
@@ -308,15 +373,19 @@ impl State {
     pub fn from_partitions(parts: &[(Vec<u8>, Vec<u8>)]) -> Result<State, String> {
         let mut st = State::default();
         for (k, v) in parts {
-            if k == GLOBAL_KEY {
-                st.global = decode(v).ok_or("global partition does not decode")?;
-            } else if k == TASKS_KEY {
-                st.tasks = decode(v).ok_or("tasks partition does not decode")?;
-            } else if let Some(id) = k.strip_prefix(b"sess:") {
-                let id = String::from_utf8_lossy(id).into_owned();
-                let s: SessionState =
-                    decode(v).ok_or_else(|| format!("session partition {id} does not decode"))?;
-                st.sessions.insert(id, s);
+            match Partition::from_key(k) {
+                Some(Partition::Global) => {
+                    st.global = decode(v).ok_or("global partition does not decode")?
+                }
+                Some(Partition::Tasks) => {
+                    st.tasks = decode(v).ok_or("tasks partition does not decode")?
+                }
+                Some(Partition::Session(id)) => {
+                    let s: SessionState = decode(v)
+                        .ok_or_else(|| format!("session partition {id} does not decode"))?;
+                    st.sessions.insert(id, s);
+                }
+                None => {}
             }
         }
         Ok(st)
@@ -332,13 +401,37 @@ impl State {
     }
 }
 
+/// `start` and `claim`. A task another agent holds is never taken over: the first claim in the
+/// log wins. `start` of an unknown id creates it in progress; `claim` needs an existing task.
+fn start_task(list: &mut TaskList, sess: Option<&str>, id: &str, c: &TaskCommand, o: Origin) {
+    let Some(t) = list.get(id) else {
+        if c.op == TaskOp::Start {
+            list.set_status(sess, id, TaskStatus::InProgress, o, None);
+            list.set_owner(id, c.agent.as_deref(), o);
+        }
+        return;
+    };
+    if !t.status.is_open() || crate::tasks::held_by_other(t, c.agent.as_deref()) {
+        return;
+    }
+    list.set_status(sess, id, TaskStatus::InProgress, o, None);
+    if c.agent.is_some() {
+        list.set_owner(id, c.agent.as_deref(), o);
+    }
+}
+
 /// One response's usage, as the cost summary keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CostRecord {
+    /// Its session.
     pub session: String,
+    /// The subagent whose transcript it came from.
     pub agent_id: Option<String>,
+    /// The model.
     pub model: String,
+    /// When it was written.
     pub timestamp: String,
+    /// The usage (the largest reading).
     pub usage: Usage,
 }
 
@@ -346,14 +439,16 @@ pub struct CostRecord {
 /// The cost summary ignores rewinds on purpose: money spent stays spent.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CostSummary {
+    /// The responses by `message_id:request_id`.
     pub by_key: BTreeMap<String, CostRecord>,
     /// Sessions' own reported metrics (hosts that put cost in payloads): last value per session.
     pub reported: BTreeMap<String, derived::SessionMetrics>,
     /// What the host itself reported per session (statusline readings), over every epoch.
-    pub host: BTreeMap<String, crate::host::HostFigures>,
+    pub host: BTreeMap<String, crate::reported::HostFigures>,
 }
 
 impl CostSummary {
+    /// Folds an event (usage, metrics, host figures; other kinds are ignored).
     pub fn apply(&mut self, env: &Envelope) {
         match &env.kind {
             Kind::UsageObserved { .. } => {
@@ -411,14 +506,21 @@ impl CostSummary {
     }
 }
 
+/// A notification the host showed the user.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NotificationEntry {
+    /// The event's seq.
     pub seq: Seq,
+    /// When (µs).
     pub at_us: i64,
+    /// Its session.
     pub session: Option<String>,
+    /// `notification_type` (`idle_prompt`, `permission_prompt`, …).
     #[serde(rename = "type")]
     pub kind: String,
+    /// Its title.
     pub title: Option<String>,
+    /// Its message.
     pub message: String,
 }
 
@@ -431,7 +533,7 @@ impl NotificationEntry {
         if name != "Notification" {
             return None;
         }
-        let ev = event::parse(&env.host, &env.payload)?;
+        let ev = event::from_envelope(env)?;
         let Canonical::Notification {
             kind,
             title,
@@ -454,10 +556,15 @@ impl NotificationEntry {
 /// Everything: the checkpointed state plus the CLI-only projections.
 #[derive(Clone, Debug, Default)]
 pub struct Full {
+    /// The checkpointed state.
     pub state: State,
+    /// The cost summary.
     pub cost: CostSummary,
+    /// Every notification, in order.
     pub notifications: Vec<NotificationEntry>,
+    /// Events folded (hidden ones included).
     pub events: u64,
+    /// The rewinds whose ranges are skipped.
     pub rewinds: Rewinds,
 }
 
@@ -470,6 +577,7 @@ impl Full {
         }
     }
 
+    /// Folds one event: the cost always, the rest unless a rewind hides it.
     pub fn apply(&mut self, env: &Envelope) {
         self.events += 1;
         self.cost.apply(env);

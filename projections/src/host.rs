@@ -1,115 +1,669 @@
-//! What the host itself reported (Claude Code's statusline figures), folded per session.
+//! The hosts hookjournal speaks to, and what it knows about each of them: the event names it
+//! sends and what they mean, which events take which kind of answer, which payload fields hold
+//! what, how a compaction shows, what trust the host wants and where `install` writes.
 //!
-//! Claude Code's cost counter drops back at compaction (and when a resumed session starts a new
-//! process): every drop opens a new *epoch*, and the host's total is the sum of the epochs' maxima.
+//! The facts are data (`HostFacts`), read by the adapter (`event::parse`), the policy
+//! (`policy::decide`) and the docs' tests; a host is stored in envelopes by its name
+//! (`Host::as_str`), so the storage format knows nothing of this type.
 
-use crate::derived::HostReported;
-use journal::Seq;
-use serde::{Deserialize, Serialize};
+use crate::event::EventKind;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostFigures {
-    pub readings: u64,
-    /// The last cost reading, and the largest of the current epoch.
-    pub last_cost: Option<f64>,
-    pub epoch_max: f64,
-    /// Sum of the maxima of the epochs before the current one.
-    pub closed_cost: f64,
-    /// Epochs seen (1 once there is a cost reading).
-    pub epochs: u32,
-    pub context_tokens: Option<u64>,
-    pub context_window: Option<u64>,
-    pub used_percentage: Option<f64>,
-    pub model: Option<String>,
-    pub duration_ms: Option<f64>,
-    pub seq: Seq,
-    pub at_us: i64,
+/// An agent that runs hookjournal's hook.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Host {
+    /// Claude Code.
+    Claude,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// Google's Gemini CLI.
+    Gemini,
+    /// Cursor.
+    Cursor,
+    /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
+    /// does not know, kept by its name: read with Claude Code's event names, answered only with
+    /// what needs nothing host-specific (see `GENERIC`).
+    Other(String),
 }
 
-impl HostFigures {
-    pub fn apply(&mut self, seq: Seq, at_us: i64, r: &HostReported) {
-        self.readings += 1;
-        self.seq = seq;
-        self.at_us = at_us;
-        if let Some(c) = r.cost_usd.filter(|c| c.is_finite() && *c >= 0.0) {
-            match self.last_cost {
-                // A drop (beyond rounding) is the host starting its counter again.
-                Some(last) if c + 1e-9 < last => {
-                    self.closed_cost += self.epoch_max;
-                    self.epoch_max = c;
-                    self.epochs += 1;
-                }
-                Some(_) => self.epoch_max = self.epoch_max.max(c),
-                None => {
-                    self.epoch_max = c;
-                    self.epochs = 1;
-                }
-            }
-            self.last_cost = Some(c);
-        }
-        if r.context_tokens.is_some() {
-            self.context_tokens = r.context_tokens;
-        }
-        if r.context_window.is_some() {
-            self.context_window = r.context_window;
-        }
-        if r.used_percentage.is_some() {
-            self.used_percentage = r.used_percentage;
-        }
-        if r.model.is_some() {
-            self.model = r.model.clone();
-        }
-        if r.duration_ms.is_some() {
-            self.duration_ms = r.duration_ms;
+/// The hosts hookjournal knows, in the order the docs list them.
+pub const KNOWN: [Host; 4] = [Host::Claude, Host::Codex, Host::Gemini, Host::Cursor];
+
+impl Host {
+    /// The host's name as envelopes store it and `--host` takes it (`claude`, `codex`, …).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Host::Claude => "claude",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+            Host::Cursor => "cursor",
+            Host::Other(name) => name,
         }
     }
 
-    /// The host's cost over every epoch; `None` when it never reported one.
-    pub fn total_cost(&self) -> Option<f64> {
-        (self.epochs > 0).then_some(self.closed_cost + self.epoch_max)
+    /// The host a stored or given name denotes; a name hookjournal does not know is kept as
+    /// `Other` (so it is stored again exactly as it was given).
+    pub fn from_name(name: &str) -> Host {
+        KNOWN
+            .into_iter()
+            .find(|h| h.as_str() == name)
+            .unwrap_or_else(|| Host::Other(name.to_string()))
+    }
+
+    /// What hookjournal knows about this host.
+    pub fn facts(&self) -> &'static HostFacts {
+        match self {
+            Host::Claude => &CLAUDE,
+            Host::Codex => &CODEX,
+            Host::Gemini => &GEMINI,
+            Host::Cursor => &CURSOR,
+            Host::Other(_) => &GENERIC,
+        }
+    }
+
+    /// Whether the host takes an answer of `shape` to the canonical event `kind`.
+    pub fn answers(&self, kind: EventKind, shape: AnswerShape) -> bool {
+        self.facts().answers.contains(&(kind, shape))
     }
 }
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not one of the hosts hookjournal knows (`FromStr` is strict; for stored names,
+/// which may be anything, use `Host::from_name`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownHost(pub String);
+
+impl fmt::Display for UnknownHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = KNOWN.iter().map(Host::as_str).collect();
+        write!(f, "unknown host {:?} (known: {})", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownHost {}
+
+impl FromStr for Host {
+    type Err = UnknownHost;
+
+    fn from_str(s: &str) -> Result<Host, UnknownHost> {
+        match Host::from_name(s) {
+            Host::Other(name) => Err(UnknownHost(name)),
+            known => Ok(known),
+        }
+    }
+}
+
+/// The kinds of answer a hook can print, each honoured by some (host, event) pairs only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AnswerShape {
+    /// `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`: text added to the
+    /// model's context.
+    Context,
+    /// Plain text on stdout, appended to the compaction's summary request (Claude Code's
+    /// PreCompact; it rejects `hookSpecificOutput` there).
+    CompactionText,
+    /// `{"decision":"block","reason":…}` at Stop: the agent goes on with the reason as its prompt.
+    BlockStop,
+    /// `{"continue":false,"stopReason":…}`: the agent stops (a loop agent at the context limit).
+    StopAgent,
+}
+
+/// How an event name reads when the event names no tool itself (Cursor's shell and file
+/// events): the tool it stands for, and the payload fields its input is taken from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImpliedTool {
+    /// `Bash`, input `{"command"}` from the payload's `command`.
+    Shell,
+    /// `Edit`, input `{"file_path","edits"}` from the payload's `file_path` and `edits`.
+    FileEdit,
+    /// `Read`, input `{"file_path"}` from the payload's `file_path`.
+    FileRead,
+}
+
+impl ImpliedTool {
+    /// The tool name the event is recorded as.
+    pub fn tool(&self) -> &'static str {
+        match self {
+            ImpliedTool::Shell => "Bash",
+            ImpliedTool::FileEdit => "Edit",
+            ImpliedTool::FileRead => "Read",
+        }
+    }
+}
+
+/// How `install` registers the handler for one event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Registration {
+    /// Seconds the host may give the handler (converted by `InstallFacts::timeout_scale`).
+    pub timeout_s: u64,
+    /// Tool events take a matcher on the tool name: `"*"`, every tool.
+    pub tool_matcher: bool,
+}
+
+/// One event name a host sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostEvent {
+    /// The name as the host sends it in `hook_event_name`.
+    pub name: &'static str,
+    /// What it means (`EventKind::Other`: recorded, never answered).
+    pub kind: EventKind,
+    /// For tool events that name no tool: the tool they stand for.
+    pub implied_tool: Option<ImpliedTool>,
+    /// How `install` registers it; `None`: never registered (see `never_registered` reasons in
+    /// docs/hooks.md), or the host is not installed by hookjournal.
+    pub register: Option<Registration>,
+}
+
+/// The payload fields that hold the ids and paths hookjournal reads. (The adapter reads every
+/// field name it knows on every host; these are the ones each host is known to send.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PayloadFields {
+    /// The session (conversation) id.
+    pub session_id: &'static str,
+    /// The subagent's id, on events that run inside a subagent.
+    pub agent_id: Option<&'static str>,
+    /// The session's transcript.
+    pub transcript_path: Option<&'static str>,
+    /// The project directory, first field that has it first.
+    pub cwd: &'static [&'static str],
+}
+
+/// How the host's context compaction shows in its hook events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompactionFacts {
+    /// The event fired before the context is compacted (its `trigger` is `manual` or `auto`).
+    pub before: Option<&'static str>,
+    /// The event fired after it (Claude Code's carries `compact_summary`).
+    pub after: Option<&'static str>,
+    /// The SessionStart `source` the session continues with after a compaction, if known.
+    pub restart_source: Option<&'static str>,
+    /// Whether `before` also fires when nothing is compacted (Gemini CLI fires PreCompress
+    /// before every model request).
+    pub before_fires_without_compaction: bool,
+}
+
+/// What the host wants before project hooks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Nothing: hooks in the settings load at the next session start.
+    None,
+    /// The project folder must be trusted.
+    TrustedFolder,
+    /// Each new project hook must be trusted in the host (`/hooks`); Codex records it as a
+    /// `trusted_hash` in `~/.codex/config.toml`, and `codex exec` skips untrusted hooks silently.
+    TrustedHooks,
+    /// Not established (hookjournal does not install for this host).
+    Unverified,
+}
+
+/// The settings file `install` edits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The project's shared settings.
+    Project,
+    /// The project's settings for this user only (Claude Code's `settings.local.json`).
+    Local,
+    /// The user's settings for every project.
+    User,
+}
+
+/// Where and how `install` registers the handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstallFacts {
+    /// Directory holding the settings file, in the project and in the user's home.
+    pub config_dir: &'static str,
+    /// Environment variable that moves the user-level config directory, if the host has one.
+    pub config_dir_env: Option<&'static str>,
+    /// The settings file in the project's `config_dir`.
+    pub project_file: &'static str,
+    /// The per-user file in the project's `config_dir`, if the host has one.
+    pub local_file: Option<&'static str>,
+    /// The settings file in the user's config directory.
+    pub user_file: &'static str,
+    /// 1 where `timeout` is in seconds, 1000 where it is in milliseconds.
+    pub timeout_scale: u64,
+    /// Handlers carry a `name` the host shows and toggles them by (Gemini:
+    /// `/hooks disable hookjournal`).
+    pub named_handlers: bool,
+    /// What to do after installing.
+    pub next_step: &'static str,
+}
+
+impl InstallFacts {
+    /// The settings file for `scope`, given the project and the user's config directory (the
+    /// home's `config_dir`, or where `config_dir_env` moves it); `None` when the host has no
+    /// such scope or no user directory is given.
+    pub fn settings_path(
+        &self,
+        scope: Scope,
+        project: &Path,
+        user_dir: Option<&Path>,
+    ) -> Option<PathBuf> {
+        match scope {
+            Scope::Project => Some(project.join(self.config_dir).join(self.project_file)),
+            Scope::Local => self
+                .local_file
+                .map(|f| project.join(self.config_dir).join(f)),
+            Scope::User => user_dir.map(|d| d.join(self.user_file)),
+        }
+    }
+}
+
+/// Everything hookjournal knows about one host.
+#[derive(Debug, PartialEq, Eq)]
+pub struct HostFacts {
+    /// The name envelopes store and `--host` takes (empty for `GENERIC`).
+    pub name: &'static str,
+    /// The product, as the docs name it.
+    pub product: &'static str,
+    /// The event names it sends, in registration order.
+    pub events: &'static [HostEvent],
+    /// The (canonical event, answer) pairs it honours; everything else is answered with nothing.
+    pub answers: &'static [(EventKind, AnswerShape)],
+    /// Where the payload holds ids and paths.
+    pub payload: PayloadFields,
+    /// How a compaction shows.
+    pub compaction: CompactionFacts,
+    /// What it wants before project hooks run.
+    pub trust: Trust,
+    /// How `install` registers the handler; `None`: not installed by hookjournal.
+    pub install: Option<InstallFacts>,
+}
+
+impl HostFacts {
+    /// The host's own event of this name.
+    pub fn event(&self, name: &str) -> Option<&'static HostEvent> {
+        self.events.iter().find(|e| e.name == name)
+    }
+
+    /// What an event name means on this host: its own name, else Claude Code's (read on every
+    /// host); `None`: an unknown event (recorded as `Other`).
+    pub fn meaning(&self, name: &str) -> Option<&'static HostEvent> {
+        self.event(name).or_else(|| CLAUDE.event(name))
+    }
+
+    /// Whether `name` is this host's own and no event of Claude Code's (what host detection
+    /// recognises it by).
+    pub fn owns(&self, name: &str) -> bool {
+        self.event(name).is_some() && CLAUDE.event(name).is_none()
+    }
+
+    /// The events `install` registers, in order.
+    pub fn registered(&self) -> impl Iterator<Item = (&'static HostEvent, Registration)> {
+        self.events
+            .iter()
+            .filter_map(|e| e.register.map(|r| (e, r)))
+    }
+}
+
+const fn ev(name: &'static str, kind: EventKind, timeout_s: u64) -> HostEvent {
+    HostEvent {
+        name,
+        kind,
+        implied_tool: None,
+        register: Some(Registration {
+            timeout_s,
+            tool_matcher: false,
+        }),
+    }
+}
+
+const fn tool(name: &'static str, kind: EventKind) -> HostEvent {
+    HostEvent {
+        name,
+        kind,
+        implied_tool: None,
+        register: Some(Registration {
+            timeout_s: 10,
+            tool_matcher: true,
+        }),
+    }
+}
+
+/// An event hookjournal reads but does not register.
+const fn seen(name: &'static str, kind: EventKind) -> HostEvent {
+    HostEvent {
+        name,
+        kind,
+        implied_tool: None,
+        register: None,
+    }
+}
+
+const fn implied(name: &'static str, kind: EventKind, t: ImpliedTool) -> HostEvent {
+    HostEvent {
+        name,
+        kind,
+        implied_tool: Some(t),
+        register: None,
+    }
+}
+
+use EventKind as K;
+
+/// Claude Code's events. Never `WorktreeCreate` (its stdout must be a path) nor `MessageDisplay`
+/// (fires per streamed chunk). SessionEnd shares a 1.5 s budget among all hooks: ours asks for 2
+/// and finishes far inside it. Context-building events get 30 s (Claude's own UserPromptSubmit
+/// default).
+const CLAUDE_EVENTS: &[HostEvent] = &[
+    ev("SessionStart", K::SessionStart, 30),
+    ev("SessionEnd", K::SessionEnd, 2),
+    ev("UserPromptSubmit", K::Prompt, 30),
+    tool("PreToolUse", K::ToolPre),
+    tool("PostToolUse", K::ToolPost),
+    tool("PostToolUseFailure", K::ToolFailure),
+    ev("PostToolBatch", K::Other, 10),
+    tool("PermissionRequest", K::Other),
+    ev("Notification", K::Notification, 10),
+    ev("Stop", K::Stop, 10),
+    ev("StopFailure", K::StopFailure, 10),
+    ev("SubagentStart", K::SubagentStart, 10),
+    ev("SubagentStop", K::SubagentStop, 10),
+    ev("PreCompact", K::PreCompact, 30),
+    ev("PostCompact", K::PostCompact, 10),
+    ev("TaskCreated", K::TaskCreated, 10),
+    ev("TaskCompleted", K::TaskCompleted, 10),
+    ev("TeammateIdle", K::Other, 10),
+    ev("InstructionsLoaded", K::Other, 10),
+    ev("ConfigChange", K::Other, 10),
+    ev("CwdChanged", K::Other, 10),
+    ev("FileChanged", K::Other, 10),
+    seen("WorktreeCreate", K::Other),
+    seen("MessageDisplay", K::Other),
+];
+
+/// Codex CLI's events (same shape as Claude's, seconds; SessionEnd has a 1 s budget of its own).
+/// Older Codex versions ignore event names they do not know, so SessionEnd is safe to list.
+/// `Interrupt` fires after a hook answered `continue:false`.
+const CODEX_EVENTS: &[HostEvent] = &[
+    ev("SessionStart", K::SessionStart, 30),
+    ev("SessionEnd", K::SessionEnd, 2),
+    ev("UserPromptSubmit", K::Prompt, 30),
+    tool("PreToolUse", K::ToolPre),
+    tool("PermissionRequest", K::Other),
+    tool("PostToolUse", K::ToolPost),
+    ev("PreCompact", K::PreCompact, 30),
+    ev("PostCompact", K::PostCompact, 10),
+    ev("SubagentStart", K::SubagentStart, 10),
+    ev("SubagentStop", K::SubagentStop, 10),
+    ev("Stop", K::Stop, 10),
+    seen("Interrupt", K::Other),
+];
+
+/// Gemini CLI's events (milliseconds). Not BeforeModel, AfterModel or BeforeToolSelection: they
+/// fire on every model request (AfterModel on every streamed chunk), carry the whole
+/// conversation, and the handler has nothing to record or answer there that the agent and tool
+/// events do not give.
+const GEMINI_EVENTS: &[HostEvent] = &[
+    ev("SessionStart", K::SessionStart, 30),
+    ev("SessionEnd", K::SessionEnd, 2),
+    ev("BeforeAgent", K::Prompt, 30),
+    ev("AfterAgent", K::Stop, 10),
+    tool("BeforeTool", K::ToolPre),
+    tool("AfterTool", K::ToolPost),
+    ev("PreCompress", K::PreCompact, 30),
+    ev("Notification", K::Notification, 10),
+    seen("BeforeModel", K::Other),
+    seen("AfterModel", K::Other),
+    seen("BeforeToolSelection", K::Other),
+];
+
+/// Cursor's events (camelCase; not installed by hookjournal).
+const CURSOR_EVENTS: &[HostEvent] = &[
+    seen("sessionStart", K::SessionStart),
+    seen("sessionEnd", K::SessionEnd),
+    seen("beforeSubmitPrompt", K::Prompt),
+    seen("preToolUse", K::ToolPre),
+    seen("postToolUse", K::ToolPost),
+    implied("beforeShellExecution", K::ToolPre, ImpliedTool::Shell),
+    implied("afterShellExecution", K::ToolPost, ImpliedTool::Shell),
+    implied("afterFileEdit", K::ToolPost, ImpliedTool::FileEdit),
+    implied("beforeReadFile", K::ToolPre, ImpliedTool::FileRead),
+    seen("stop", K::Stop),
+    seen("subagentStop", K::SubagentStop),
+    seen("preCompact", K::PreCompact),
+];
+
+/// Context at session start, with a prompt and after a tool.
+const CONTEXT: [(EventKind, AnswerShape); 3] = [
+    (K::SessionStart, AnswerShape::Context),
+    (K::Prompt, AnswerShape::Context),
+    (K::ToolPost, AnswerShape::Context),
+];
+
+/// Claude Code: context; its summariser takes PreCompact's text; Stop can be blocked; a loop
+/// agent is stopped at PreCompact (Claude Code 2.1.197 passes that JSON to the summariser as
+/// text instead: the task release does not depend on it).
+pub const CLAUDE: HostFacts = HostFacts {
+    name: "claude",
+    product: "Claude Code",
+    events: CLAUDE_EVENTS,
+    answers: &[
+        CONTEXT[0],
+        CONTEXT[1],
+        CONTEXT[2],
+        (K::PreCompact, AnswerShape::CompactionText),
+        (K::PreCompact, AnswerShape::StopAgent),
+        (K::Stop, AnswerShape::BlockStop),
+    ],
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: Some("agent_id"),
+        transcript_path: Some("transcript_path"),
+        cwd: &["cwd"],
+    },
+    compaction: CompactionFacts {
+        before: Some("PreCompact"),
+        after: Some("PostCompact"),
+        restart_source: Some("compact"),
+        before_fires_without_compaction: false,
+    },
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".claude",
+        config_dir_env: Some("CLAUDE_CONFIG_DIR"),
+        project_file: "settings.json",
+        local_file: Some("settings.local.json"),
+        user_file: "settings.json",
+        timeout_scale: 1,
+        named_handlers: false,
+        next_step: "start Claude Code here (hooks load at session start; /hooks lists them); \
+                    check with `hookjournal status`.",
+    }),
+};
+
+/// Codex CLI: context; Stop can be blocked (JSON or nothing, never plain text); it honours
+/// `continue:false` (then fires `Interrupt`).
+pub const CODEX: HostFacts = HostFacts {
+    name: "codex",
+    product: "Codex CLI",
+    events: CODEX_EVENTS,
+    answers: &[
+        CONTEXT[0],
+        CONTEXT[1],
+        CONTEXT[2],
+        (K::PreCompact, AnswerShape::StopAgent),
+        (K::Stop, AnswerShape::BlockStop),
+    ],
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: Some("agent_id"),
+        transcript_path: Some("transcript_path"),
+        cwd: &["cwd"],
+    },
+    compaction: CompactionFacts {
+        before: Some("PreCompact"),
+        after: Some("PostCompact"),
+        restart_source: None,
+        before_fires_without_compaction: false,
+    },
+    trust: Trust::TrustedHooks,
+    install: Some(InstallFacts {
+        config_dir: ".codex",
+        config_dir_env: Some("CODEX_HOME"),
+        project_file: "hooks.json",
+        local_file: None,
+        user_file: "hooks.json",
+        timeout_scale: 1,
+        named_handlers: false,
+        next_step: "start Codex here and trust the new hooks in /hooks (project hooks run only in \
+                    trusted projects); check with `hookjournal status`.",
+    }),
+};
+
+/// Gemini CLI: context; no text at compaction, no blocked Stop.
+pub const GEMINI: HostFacts = HostFacts {
+    name: "gemini",
+    product: "Gemini CLI",
+    events: GEMINI_EVENTS,
+    answers: &[
+        CONTEXT[0],
+        CONTEXT[1],
+        CONTEXT[2],
+        (K::PreCompact, AnswerShape::StopAgent),
+    ],
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: None,
+        transcript_path: Some("transcript_path"),
+        cwd: &["cwd"],
+    },
+    compaction: CompactionFacts {
+        before: Some("PreCompress"),
+        after: None,
+        restart_source: None,
+        before_fires_without_compaction: true,
+    },
+    trust: Trust::TrustedFolder,
+    install: Some(InstallFacts {
+        config_dir: ".gemini",
+        config_dir_env: None,
+        project_file: "settings.json",
+        local_file: None,
+        user_file: "settings.json",
+        timeout_scale: 1000,
+        named_handlers: true,
+        next_step: "start Gemini CLI here (/hooks panel lists the hooks); check with \
+                    `hookjournal status`.",
+    }),
+};
+
+/// Cursor: recorded, never answered (it has no context injection for these events).
+pub const CURSOR: HostFacts = HostFacts {
+    name: "cursor",
+    product: "Cursor",
+    events: CURSOR_EVENTS,
+    answers: &[],
+    payload: PayloadFields {
+        session_id: "conversation_id",
+        agent_id: None,
+        transcript_path: None,
+        cwd: &["cwd", "workspace_roots"],
+    },
+    compaction: CompactionFacts {
+        before: Some("preCompact"),
+        after: None,
+        restart_source: None,
+        before_fires_without_compaction: false,
+    },
+    trust: Trust::Unverified,
+    install: None,
+};
+
+/// A host hookjournal does not know (`Host::Other`): Claude Code's event names, context answers
+/// and a loop agent's stop; nothing that needs host-specific support (text at compaction, a
+/// blocked Stop).
+pub const GENERIC: HostFacts = HostFacts {
+    name: "",
+    product: "an unknown host",
+    events: CLAUDE_EVENTS,
+    answers: &[
+        CONTEXT[0],
+        CONTEXT[1],
+        CONTEXT[2],
+        (K::PreCompact, AnswerShape::StopAgent),
+    ],
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: None,
+        transcript_path: Some("transcript_path"),
+        cwd: &["cwd"],
+    },
+    compaction: CompactionFacts {
+        before: Some("PreCompact"),
+        after: None,
+        restart_source: None,
+        before_fires_without_compaction: false,
+    },
+    trust: Trust::Unverified,
+    install: None,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn cost(c: f64) -> HostReported {
-        HostReported {
-            source: "statusline".into(),
-            cost_usd: Some(c),
-            ..HostReported::default()
-        }
-    }
-
     #[test]
-    fn a_drop_opens_an_epoch_and_totals_sum_the_maxima() {
-        let mut h = HostFigures::default();
-        assert_eq!(h.total_cost(), None);
-        for (i, c) in [0.1, 0.4, 0.9, 0.02, 0.3].iter().enumerate() {
-            h.apply(i as u64 + 1, 0, &cost(*c));
+    fn names_round_trip_and_unknown_names_are_kept() {
+        for h in KNOWN {
+            assert_eq!(Host::from_name(h.as_str()), h);
+            assert_eq!(h.as_str().parse::<Host>(), Ok(h.clone()));
+            assert_eq!(h.to_string(), h.facts().name);
         }
-        assert_eq!(h.epochs, 2);
-        assert!((h.total_cost().unwrap() - 1.2).abs() < 1e-9);
-        // The same reading again changes nothing.
-        h.apply(9, 0, &cost(0.3));
-        assert!((h.total_cost().unwrap() - 1.2).abs() < 1e-9);
-    }
-
-    #[test]
-    fn readings_without_cost_keep_the_context() {
-        let mut h = HostFigures::default();
-        h.apply(
-            1,
-            0,
-            &HostReported {
-                context_tokens: Some(5),
-                used_percentage: Some(2.5),
-                ..HostReported::default()
-            },
+        assert_eq!(Host::from_name("auto"), Host::Other("auto".into()));
+        assert_eq!(Host::from_name("Claude").as_str(), "Claude");
+        assert_eq!(
+            "cli".parse::<Host>(),
+            Err(UnknownHost("cli".into())),
+            "FromStr is strict"
         );
-        assert_eq!(h.total_cost(), None);
-        assert_eq!(h.context_tokens, Some(5));
-        assert_eq!(h.used_percentage, Some(2.5));
+    }
+
+    #[test]
+    fn every_event_name_is_listed_once_per_host() {
+        for f in [&CLAUDE, &CODEX, &GEMINI, &CURSOR] {
+            for e in f.events {
+                assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
+            }
+            // A host's own name never means something else under Claude's name.
+            for e in f.events {
+                if let Some(c) = CLAUDE.event(e.name) {
+                    assert_eq!(c.kind, e.kind, "{} {}", f.name, e.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn install_paths_per_scope() {
+        let p = Path::new("/p");
+        let home = Path::new("/h/.claude");
+        let c = CLAUDE.install.unwrap();
+        assert_eq!(
+            c.settings_path(Scope::Project, p, None),
+            Some(PathBuf::from("/p/.claude/settings.json"))
+        );
+        assert_eq!(
+            c.settings_path(Scope::Local, p, None),
+            Some(PathBuf::from("/p/.claude/settings.local.json"))
+        );
+        assert_eq!(
+            c.settings_path(Scope::User, p, Some(home)),
+            Some(PathBuf::from("/h/.claude/settings.json"))
+        );
+        let x = CODEX.install.unwrap();
+        assert_eq!(x.settings_path(Scope::Local, p, None), None);
+        assert_eq!(
+            x.settings_path(Scope::Project, p, None),
+            Some(PathBuf::from("/p/.codex/hooks.json"))
+        );
+        assert!(CURSOR.install.is_none() && CURSOR.registered().next().is_none());
     }
 }

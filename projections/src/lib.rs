@@ -1,6 +1,7 @@
 //! Pure folds over the hookjournal event log: host adapters (raw payload → canonical event),
 //! projections (state), views (texts and reports) and the hook policy (state × event → answer).
 //! No files, no clock, no environment, no processes: same events in, same state out.
+#![warn(missing_docs)]
 
 pub mod config;
 pub mod derived;
@@ -10,7 +11,9 @@ pub mod host;
 pub mod policy;
 pub mod pricing;
 pub mod redact;
+pub mod replay;
 pub mod report;
+pub mod reported;
 pub mod scenario;
 pub mod session;
 pub mod statusline;

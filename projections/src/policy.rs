@@ -3,8 +3,9 @@
 
 use crate::config::PolicyConfig;
 use crate::derived::{Checkpoint, ReminderIssued, TaskReleased};
-use crate::event::{Canonical, HookEvent};
+use crate::event::{Canonical, EventKind, HookEvent};
 use crate::fold::State;
+use crate::host::{AnswerShape, Host};
 use crate::session::SessionState;
 use crate::tasks::{TaskRef, TaskStatus};
 use crate::views::{self, Purpose, Tier};
@@ -14,40 +15,153 @@ use serde_json::{json, Value};
 /// Events the policy asks to record, in the same batch as its cause.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DecisionEvent {
+    /// A task reminder was injected.
     ReminderIssued(ReminderIssued),
+    /// A task was failed and released.
     TaskReleased(TaskReleased),
+    /// The restore text at a compaction.
     Checkpoint(Checkpoint),
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Decision {
-    /// The one JSON object to print, if any.
-    pub output: Option<Value>,
-    /// One line for stderr (warnings the user should see in logs).
-    pub stderr: Option<String>,
-    pub events: Vec<DecisionEvent>,
+/// What the hook answers, before it is printed: each kind of answer is honoured by some
+/// (host, event) pairs only (`Host::answers`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// Text for the model's context, answering the host's event named `event`.
+    Context {
+        /// The event name as the host sent it (`hookEventName` must equal it).
+        event: String,
+        /// The text added to the context.
+        text: String,
+    },
+    /// Plain text for the compaction's summariser (Claude Code's PreCompact).
+    CompactionText(String),
+    /// A blocked Stop: the agent goes on with `reason` as its prompt.
+    BlockStop {
+        /// What the agent is told.
+        reason: String,
+    },
+    /// The agent is stopped (a loop agent at the context limit).
+    StopAgent,
 }
 
-impl Decision {
-    /// What the hook prints: the JSON object, or, for a string, the text itself (the one answer
-    /// a host takes as plain text: Claude Code's PreCompact, see `compaction_output`).
-    pub fn output_text(&self) -> String {
-        match &self.output {
-            Some(Value::String(text)) => text.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
+/// The `stopReason` of `Answer::StopAgent`.
+const STOP_REASON: &str = "Context Limit Reached";
+
+impl Answer {
+    /// The kind of answer this is.
+    pub fn shape(&self) -> AnswerShape {
+        match self {
+            Answer::Context { .. } => AnswerShape::Context,
+            Answer::CompactionText(_) => AnswerShape::CompactionText,
+            Answer::BlockStop { .. } => AnswerShape::BlockStop,
+            Answer::StopAgent => AnswerShape::StopAgent,
+        }
+    }
+
+    /// The answer as JSON: an object, or a string for plain text.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Answer::Context { event, text } => json!({
+                "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
+            }),
+            Answer::CompactionText(text) => Value::String(text.clone()),
+            Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
+            Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
+        }
+    }
+
+    /// The text the answer shows: the context, the summariser's text, the reason.
+    pub fn text(&self) -> &str {
+        match self {
+            Answer::Context { text, .. } | Answer::CompactionText(text) => text,
+            Answer::BlockStop { reason } => reason,
+            Answer::StopAgent => STOP_REASON,
+        }
+    }
+
+    /// The text the answer puts into the model's context, counted toward the next pressure tier
+    /// (the context, or a blocked Stop's reason, which becomes the agent's prompt).
+    pub fn injected_text(&self) -> Option<&str> {
+        match self {
+            Answer::Context { text, .. } => Some(text),
+            Answer::BlockStop { reason } => Some(reason),
+            Answer::CompactionText(_) | Answer::StopAgent => None,
+        }
+    }
+
+    /// Reads back what a hook printed (`ResponseEmitted.output`): `None` for nothing, or for a
+    /// JSON object that is none of the answers above. Text that is not a JSON object is
+    /// `CompactionText`, the one answer printed as plain text.
+    pub fn from_recorded(output: &str) -> Option<Answer> {
+        if output.is_empty() {
+            return None;
+        }
+        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(output) else {
+            return Some(Answer::CompactionText(output.to_string()));
+        };
+        let str_at = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+        if o.get("decision").and_then(Value::as_str) == Some("block") {
+            return Some(Answer::BlockStop {
+                reason: str_at(o.get("reason")).unwrap_or_default(),
+            });
+        }
+        if o.get("continue").and_then(Value::as_bool) == Some(false) {
+            return Some(Answer::StopAgent);
+        }
+        let specific = o.get("hookSpecificOutput");
+        let text = str_at(specific.and_then(|h| h.get("additionalContext")))?;
+        Some(Answer::Context {
+            event: str_at(specific.and_then(|h| h.get("hookEventName"))).unwrap_or_default(),
+            text,
+        })
+    }
+}
+
+/// What the hook prints: the JSON object, or for `CompactionText` the text itself.
+impl std::fmt::Display for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Answer::CompactionText(text) => f.write_str(text),
+            other => write!(f, "{}", other.to_json()),
         }
     }
 }
 
-fn context_output(host: &str, event: &str, text: String) -> Option<Value> {
-    match host {
-        // Cursor has no context injection for these events.
-        "cursor" => None,
-        _ => Some(
-            json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } }),
-        ),
+/// The policy's answer to one hook event: what to print, what to say on stderr, what to record.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decision {
+    /// The answer to print, if any.
+    pub answer: Option<Answer>,
+    /// One line for stderr (warnings the user should see in logs).
+    pub stderr: Option<String>,
+    /// Events to record in the same batch as the hook event.
+    pub events: Vec<DecisionEvent>,
+}
+
+impl Decision {
+    /// What the hook prints (see `Answer`'s `Display`); empty for no answer.
+    pub fn output_text(&self) -> String {
+        self.answer
+            .as_ref()
+            .map(Answer::to_string)
+            .unwrap_or_default()
     }
+
+    /// The answer as JSON, if there is one.
+    pub fn output(&self) -> Option<Value> {
+        self.answer.as_ref().map(Answer::to_json)
+    }
+}
+
+/// Context for the host's event, where the host takes context at that event.
+fn context_answer(ev: &HookEvent, text: String) -> Option<Answer> {
+    ev.host
+        .answers(ev.canonical.kind(), AnswerShape::Context)
+        .then(|| Answer::Context {
+            event: ev.name.clone(),
+            text,
+        })
 }
 
 /// The looping agent, from the agent-id variable captured in the envelope at ingestion.
@@ -106,10 +220,14 @@ fn release(st: &State, s: Option<&SessionState>, agent: &str, reason: &str) -> V
 /// The answer a loop agent's PreCompact gets, whatever the journal's state: it needs nothing read,
 /// so a hook that could not take the journal's lock still gives it (the release follows when the
 /// spooled event is ingested, see `decide_spooled`).
-pub fn loop_answer(agent: Option<&str>, ev: &HookEvent, cfg: &PolicyConfig) -> Option<Value> {
+pub fn loop_answer(agent: Option<&str>, ev: &HookEvent, cfg: &PolicyConfig) -> Option<Answer> {
     match (&ev.canonical, loop_release_reason(agent, ev, cfg)) {
-        (Canonical::PreCompact { .. }, Some(_)) if ev.host != "cursor" => {
-            Some(json!({ "continue": false, "stopReason": "Context Limit Reached" }))
+        (Canonical::PreCompact { .. }, Some(_))
+            if ev
+                .host
+                .answers(EventKind::PreCompact, AnswerShape::StopAgent) =>
+        {
+            Some(Answer::StopAgent)
         }
         _ => None,
     }
@@ -143,8 +261,8 @@ fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d
     };
     d.events
         .extend(released.into_iter().map(DecisionEvent::TaskReleased));
-    if let Some(out) = loop_answer(agent, ev, cfg) {
-        d.output = Some(out);
+    if let Some(answer) = loop_answer(agent, ev, cfg) {
+        d.answer = Some(answer);
     }
 }
 
@@ -244,80 +362,117 @@ fn reminder_due(
 pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) -> Decision {
     let mut d = Decision::default();
     let session = ev.session_id.as_deref().and_then(|id| st.sessions.get(id));
-    let host = ev.host.as_str();
     match &ev.canonical {
         Canonical::SessionStart { source } => {
-            let expired = lease_expired(st, env.recorded_at_us, cfg, false);
-            let text = session.and_then(|s| session_start_text(st, s, cfg, source));
-            let text = match (text, released_text(&expired)) {
-                (Some(t), Some(r)) => Some(format!("{t}\n{r}")),
-                (t, r) => t.or(r),
-            };
-            if let Some(t) = text {
-                d.output = context_output(host, &ev.name, t);
-            }
-            d.events
-                .extend(expired.into_iter().map(DecisionEvent::TaskReleased));
+            at_session_start(st, env, ev, cfg, session, source, &mut d)
         }
         Canonical::PreCompact { trigger, .. } => {
             if let Some(s) = session {
-                d.events.push(DecisionEvent::Checkpoint(Checkpoint {
-                    trigger: trigger.clone(),
-                    text: views::restore_text(st, s, cfg, Purpose::Compact { trigger }),
-                }));
-                if let Some(text) = views::compaction_guidance(st, s, cfg, trigger) {
-                    d.output = compaction_output(host, text);
-                }
+                at_pre_compact(st, s, ev, cfg, trigger, &mut d);
             }
             loop_safety(st, env, ev, cfg, &mut d);
         }
-        // Cursor takes no injected context: nothing to say, and no reminder spent on it.
-        Canonical::Prompt { .. } | Canonical::ToolPost { .. } if host == "cursor" => {}
+        // A host that takes no context here (Cursor): nothing to say, and no reminder spent on it.
+        Canonical::Prompt { .. } | Canonical::ToolPost { .. }
+            if !ev.host.answers(ev.canonical.kind(), AnswerShape::Context) => {}
         Canonical::Prompt { .. } => {
-            let Some(s) = session else { return d };
-            // The reminder is decided first: what it injects counts toward the tier at once.
-            let reminder = reminder_due(st, s, cfg);
-            let extra = reminder
-                .as_ref()
-                .map(|(_, t)| views::estimated_tokens(t))
-                .unwrap_or(0);
-            let mut parts = Vec::new();
-            if let Some(t) = views::escalation_text(s, cfg, extra) {
-                parts.push(t);
-            }
-            if let Some((r, t)) = reminder {
-                d.events.push(DecisionEvent::ReminderIssued(r));
-                parts.push(t);
-            }
-            if !parts.is_empty() {
-                d.output = context_output(host, &ev.name, parts.join("\n\n"));
+            if let Some(s) = session {
+                at_prompt(st, s, ev, cfg, &mut d);
             }
         }
         Canonical::ToolPost { .. } => {
-            let Some(s) = session else { return d };
-            if let Some((r, t)) = reminder_due(st, s, cfg) {
+            if let Some((r, t)) = session.and_then(|s| reminder_due(st, s, cfg)) {
                 d.events.push(DecisionEvent::ReminderIssued(r));
-                d.output = context_output(host, &ev.name, t);
+                d.answer = context_answer(ev, t);
             }
         }
         Canonical::Stop { active, .. } => {
-            let Some(s) = session else { return d };
-            let (tier, _) = views::pressure(s, cfg);
-            let can_block = matches!(host, "claude" | "codex") && ev.agent_id.is_none();
-            if tier == Tier::Emergency
-                && !*active
-                && !s.pressure.emergency_blocked
-                && cfg.block_stop_at_emergency
-                && can_block
-            {
-                d.output =
-                    Some(json!({ "decision": "block", "reason": views::emergency_reason(s, cfg) }));
+            if let Some(s) = session {
+                d.answer = at_stop(s, ev, cfg, *active);
             }
         }
         Canonical::SessionEnd { .. } => loop_safety(st, env, ev, cfg, &mut d),
         _ => {}
     }
     d
+}
+
+/// SessionStart: the restore or startup text, and the tasks whose lease expired (released now).
+fn at_session_start(
+    st: &State,
+    env: &Envelope,
+    ev: &HookEvent,
+    cfg: &PolicyConfig,
+    session: Option<&SessionState>,
+    source: &str,
+    d: &mut Decision,
+) {
+    let expired = lease_expired(st, env.recorded_at_us, cfg, false);
+    let text = session.and_then(|s| session_start_text(st, s, cfg, source));
+    let text = match (text, released_text(&expired)) {
+        (Some(t), Some(r)) => Some(format!("{t}\n{r}")),
+        (t, r) => t.or(r),
+    };
+    if let Some(t) = text {
+        d.answer = context_answer(ev, t);
+    }
+    d.events
+        .extend(expired.into_iter().map(DecisionEvent::TaskReleased));
+}
+
+/// PreCompact: the checkpoint, and what the summariser should keep where the host takes it.
+fn at_pre_compact(
+    st: &State,
+    s: &SessionState,
+    ev: &HookEvent,
+    cfg: &PolicyConfig,
+    trigger: &str,
+    d: &mut Decision,
+) {
+    d.events.push(DecisionEvent::Checkpoint(Checkpoint {
+        trigger: trigger.to_string(),
+        text: views::restore_text(st, s, cfg, Purpose::Compact { trigger }),
+    }));
+    if let Some(text) = views::compaction_guidance(st, s, cfg, trigger) {
+        d.answer = compaction_answer(&ev.host, text);
+    }
+}
+
+/// A prompt: the pressure notice and the task reminder, either or both.
+fn at_prompt(st: &State, s: &SessionState, ev: &HookEvent, cfg: &PolicyConfig, d: &mut Decision) {
+    // The reminder is decided first: what it injects counts toward the tier at once.
+    let reminder = reminder_due(st, s, cfg);
+    let extra = reminder
+        .as_ref()
+        .map(|(_, t)| views::estimated_tokens(t))
+        .unwrap_or(0);
+    let mut parts = Vec::new();
+    if let Some(t) = views::escalation_text(s, cfg, extra) {
+        parts.push(t);
+    }
+    if let Some((r, t)) = reminder {
+        d.events.push(DecisionEvent::ReminderIssued(r));
+        parts.push(t);
+    }
+    if !parts.is_empty() {
+        d.answer = context_answer(ev, parts.join("\n\n"));
+    }
+}
+
+/// Stop: blocked once per emergency crossing, for the main agent on hosts that take a block,
+/// never while the host says a Stop hook is already active.
+fn at_stop(s: &SessionState, ev: &HookEvent, cfg: &PolicyConfig, active: bool) -> Option<Answer> {
+    let (tier, _) = views::pressure(s, cfg);
+    let can_block =
+        ev.host.answers(EventKind::Stop, AnswerShape::BlockStop) && ev.agent_id.is_none();
+    (tier == Tier::Emergency
+        && !active
+        && !s.pressure.emergency_blocked
+        && cfg.block_stop_at_emergency
+        && can_block)
+        .then(|| Answer::BlockStop {
+            reason: views::emergency_reason(s, cfg),
+        })
 }
 
 /// The restore text (compact, clear, resume) or the startup list of open tasks.
@@ -363,13 +518,11 @@ fn released_text(released: &[TaskReleased]) -> Option<String> {
 ///
 /// Claude Code appends a PreCompact hook's stdout, trimmed, to the summary request as
 /// "Additional Instructions" (manual and auto compaction alike). It forwards JSON as raw text and
-/// rejects `hookSpecificOutput` for this event, so the answer here is plain text: a string
-/// `output` is printed as it is (see `Decision::output_text`).
-fn compaction_output(host: &str, text: String) -> Option<Value> {
-    match host {
-        "claude" => Some(Value::String(text)),
-        _ => None,
-    }
+/// rejects `hookSpecificOutput` for this event, so the answer here is plain text, printed as it is
+/// (see `Answer`'s `Display`).
+fn compaction_answer(host: &Host, text: String) -> Option<Answer> {
+    host.answers(EventKind::PreCompact, AnswerShape::CompactionText)
+        .then_some(Answer::CompactionText(text))
 }
 
 impl DecisionEvent {
@@ -382,5 +535,51 @@ impl DecisionEvent {
             DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause }, body(r)),
             DecisionEvent::Checkpoint(c) => (Kind::Checkpoint { cause }, body(c)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the hook printed reads back as the answer it was, and renders exactly as before the
+    /// answer was typed (the recorded outputs `replay --verify` compares with).
+    #[test]
+    fn answers_render_as_recorded_and_read_back() {
+        let cases = [
+            (
+                Answer::Context {
+                    event: "UserPromptSubmit".into(),
+                    text: "a \"quoted\" note".into(),
+                },
+                r#"{"hookSpecificOutput":{"additionalContext":"a \"quoted\" note","hookEventName":"UserPromptSubmit"}}"#,
+            ),
+            (
+                Answer::CompactionText("hookjournal: keep\n- x".into()),
+                "hookjournal: keep\n- x",
+            ),
+            (
+                Answer::BlockStop {
+                    reason: "full".into(),
+                },
+                r#"{"decision":"block","reason":"full"}"#,
+            ),
+            (
+                Answer::StopAgent,
+                r#"{"continue":false,"stopReason":"Context Limit Reached"}"#,
+            ),
+        ];
+        for (answer, printed) in cases {
+            assert_eq!(answer.to_string(), printed);
+            assert_eq!(Answer::from_recorded(printed), Some(answer));
+        }
+        assert_eq!(Answer::from_recorded(""), None);
+        assert_eq!(Answer::from_recorded(r#"{"systemMessage":"x"}"#), None);
+        // Context that mentions a block is not a block.
+        let context = Answer::Context {
+            event: "Stop".into(),
+            text: r#"{"decision":"block"}"#.into(),
+        };
+        assert_eq!(Answer::from_recorded(&context.to_string()), Some(context));
     }
 }

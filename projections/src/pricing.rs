@@ -36,10 +36,15 @@ use crate::transcript::Usage;
 /// Prices of one model, USD per million tokens.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModelPrice {
+    /// Uncached input.
     pub input: f64,
+    /// Output.
     pub output: f64,
+    /// Cache writes with the 5-minute TTL.
     pub cache_write_5m: f64,
+    /// Cache writes with the 1-hour TTL.
     pub cache_write_1h: f64,
+    /// Cache reads.
     pub cache_read: f64,
     /// Rate card for requests whose input exceeds a threshold, when the model has one.
     pub long_context: Option<LongContext>,
@@ -50,10 +55,15 @@ pub struct ModelPrice {
 pub struct LongContext {
     /// The tier applies when `input + cache writes + cache reads` is strictly greater.
     pub threshold_tokens: u64,
+    /// Uncached input.
     pub input: f64,
+    /// Output.
     pub output: f64,
+    /// Cache writes with the 5-minute TTL.
     pub cache_write_5m: f64,
+    /// Cache writes with the 1-hour TTL.
     pub cache_write_1h: f64,
+    /// Cache reads.
     pub cache_read: f64,
 }
 

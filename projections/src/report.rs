@@ -9,18 +9,28 @@ use crate::views;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// One row of `cost`: usage and cost of one session, day, month or model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CostRow {
+    /// The session, day (`2026-11-03`), month (`2026-11`) or model.
     pub key: String,
+    /// Cost in USD of the priced responses.
     pub usd: f64,
     /// Responses whose model has no price (their tokens are counted, their cost is not).
     pub unpriced_responses: u64,
+    /// Uncached input tokens.
     pub input_tokens: u64,
+    /// Output tokens.
     pub output_tokens: u64,
+    /// Cache write tokens (both TTLs).
     pub cache_write_tokens: u64,
+    /// Cache read tokens.
     pub cache_read_tokens: u64,
+    /// All tokens.
     pub total_tokens: u64,
+    /// Deduplicated responses.
     pub responses: u64,
+    /// The models seen, sorted.
     pub models: Vec<String>,
 }
 
@@ -44,11 +54,16 @@ impl CostRow {
     }
 }
 
+/// What `cost` groups by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CostBy {
+    /// Per session.
     Session,
+    /// Per UTC day.
     Day,
+    /// Per UTC month.
     Month,
+    /// Per model.
     Model,
 }
 
@@ -229,7 +244,9 @@ pub fn snapshot_json(
 /// A session's cost as the transcripts show it beside what the host itself reported.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Reconciled {
+    /// The session (`total` for the total row).
     pub session: String,
+    /// Cost of the session's transcript usage.
     pub transcript_usd: f64,
     /// The host's own figure: the statusline's readings summed over epochs, else a cost a hook
     /// payload carried.
@@ -240,6 +257,7 @@ pub struct Reconciled {
     pub difference_usd: Option<f64>,
     /// Times the host's counter started again (compaction, a resumed process).
     pub host_epochs: u32,
+    /// The session's compactions.
     pub compactions: u64,
     /// Why the figures differ, most likely first (empty when they agree).
     pub explanation: Vec<String>,
@@ -257,6 +275,36 @@ pub fn reconcile(
     since: Option<&str>,
     until: Option<&str>,
 ) -> (Vec<Reconciled>, Reconciled) {
+    let TranscriptCosts {
+        mut by,
+        unpriced,
+        agents_with_usage,
+    } = transcript_costs(c, pricing, since, until);
+    host_costs(&mut by, c, since, until);
+    let total = compare(&mut by, st, &unpriced, &agents_with_usage);
+    let mut rows: Vec<Reconciled> = by.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.transcript_usd
+            .partial_cmp(&a.transcript_usd)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.session.cmp(&b.session))
+    });
+    (rows, total)
+}
+
+/// What the transcripts say per session: cost, responses without a price, subagents with usage.
+struct TranscriptCosts {
+    by: BTreeMap<String, Reconciled>,
+    unpriced: BTreeMap<String, u64>,
+    agents_with_usage: BTreeMap<String, Vec<String>>,
+}
+
+fn transcript_costs(
+    c: &CostSummary,
+    pricing: &PricingTable,
+    since: Option<&str>,
+    until: Option<&str>,
+) -> TranscriptCosts {
     let mut by: BTreeMap<String, Reconciled> = BTreeMap::new();
     let mut unpriced: BTreeMap<String, u64> = BTreeMap::new();
     let mut agents_with_usage: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -280,6 +328,21 @@ pub fn reconcile(
             }
         }
     }
+    TranscriptCosts {
+        by,
+        unpriced,
+        agents_with_usage,
+    }
+}
+
+/// The host's own figure per session: its statusline readings, else a cost a payload carried.
+/// A session the transcripts do not show counts when its last reading is in the range.
+fn host_costs(
+    by: &mut BTreeMap<String, Reconciled>,
+    c: &CostSummary,
+    since: Option<&str>,
+    until: Option<&str>,
+) {
     let in_range = |at_us: i64| {
         let day = chrono_day(at_us);
         !(since.is_some_and(|s| day.as_str() < s) || until.is_some_and(|u| day.as_str() > u))
@@ -306,6 +369,16 @@ pub fn reconcile(
             }
         }
     }
+}
+
+/// Differences and their explanations per session, and the total (which compares only the
+/// sessions the host reported on).
+fn compare(
+    by: &mut BTreeMap<String, Reconciled>,
+    st: &crate::fold::State,
+    unpriced: &BTreeMap<String, u64>,
+    agents_with_usage: &BTreeMap<String, Vec<String>>,
+) -> Reconciled {
     let mut total = Reconciled {
         session: "total".into(),
         ..Reconciled::default()
@@ -331,7 +404,6 @@ pub fn reconcile(
         );
     }
     total.host_usd = host_total;
-    // The total compares only the sessions the host reported on.
     if let Some(h) = host_total {
         let t: f64 = by
             .values()
@@ -340,14 +412,7 @@ pub fn reconcile(
             .sum();
         total.difference_usd = Some(h - t);
     }
-    let mut rows: Vec<Reconciled> = by.into_values().collect();
-    rows.sort_by(|a, b| {
-        b.transcript_usd
-            .partial_cmp(&a.transcript_usd)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.session.cmp(&b.session))
-    });
-    (rows, total)
+    total
 }
 
 fn chrono_day(at_us: i64) -> String {

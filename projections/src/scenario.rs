@@ -14,25 +14,31 @@
 //! given as the derived events the hook would have recorded.
 
 use crate::config::PolicyConfig;
-use crate::derived::{self, ContextObserved, ResponseEmitted, TaskCommand};
+use crate::derived::{self, ContextObserved, ResponseEmitted, TaskCommand, TaskOp};
 use crate::event::{self, HookEvent};
 use crate::fold::State;
-use crate::policy::{self, Decision, DecisionEvent};
+use crate::host::Host;
+use crate::policy::{self, Answer, Decision, DecisionEvent};
 use crate::tasks::TaskRef;
 use journal::{Envelope, Kind, Seq, ZERO_HASH};
 
 /// A journal in memory: the state, the log, a clock and the settings in force.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The state after every event so far.
     pub state: State,
+    /// Every event so far.
     pub log: Vec<Envelope>,
+    /// The policy settings in force.
     pub cfg: PolicyConfig,
     /// The time of the next event (µs); each event advances it by `step_us`.
     pub now_us: i64,
+    /// How far each event moves the clock (µs).
     pub step_us: i64,
     /// The looping agent's id (the agent-id environment variable) for the next hook events.
     pub agent: Option<String>,
-    pub host: String,
+    /// The host of the next hook events.
+    pub host: Host,
 }
 
 impl Default for Scenario {
@@ -44,13 +50,16 @@ impl Default for Scenario {
 /// What one `when` produced: the decision, the events it recorded, and the state after them.
 #[derive(Debug)]
 pub struct Then {
+    /// The decision.
     pub decision: Decision,
     /// The events the decision recorded (decision events and `ResponseEmitted`).
     pub events: Vec<Envelope>,
+    /// The scenario after them, to go on with.
     pub scenario: Scenario,
 }
 
 impl Scenario {
+    /// An empty journal under `cfg`, at a fixed time, on Claude Code.
     pub fn with(cfg: PolicyConfig) -> Self {
         Scenario {
             state: State::default(),
@@ -59,7 +68,7 @@ impl Scenario {
             now_us: 1_780_000_000_000_000,
             step_us: 1_000_000,
             agent: None,
-            host: "claude".into(),
+            host: Host::Claude,
         }
     }
 
@@ -71,7 +80,7 @@ impl Scenario {
         let env = Envelope {
             seq: self.next_seq(),
             recorded_at_us: self.now_us,
-            host: self.host.clone(),
+            host: self.host.to_string(),
             kind,
             session_id: session,
             agent_id: self.agent.clone(),
@@ -98,8 +107,8 @@ impl Scenario {
     }
 
     /// The host of the following hook events.
-    pub fn host(mut self, host: &str) -> Self {
-        self.host = host.to_string();
+    pub fn host(mut self, host: Host) -> Self {
+        self.host = host;
         self
     }
 
@@ -137,7 +146,7 @@ impl Scenario {
             let x = self.envelope(kind, env.session_id.clone(), body);
             recorded.push(self.record(x));
         }
-        if d.output.is_some() || d.stderr.is_some() {
+        if d.answer.is_some() || d.stderr.is_some() {
             let body = derived::body(&ResponseEmitted {
                 output: d.output_text(),
                 stderr: d.stderr.clone(),
@@ -194,13 +203,13 @@ impl Scenario {
     /// A task command from the CLI (`hookjournal tasks …`), by `agent` when given.
     pub fn given_task_command(
         mut self,
-        op: &str,
+        op: TaskOp,
         id: &str,
         subject: Option<&str>,
         agent: Option<&str>,
     ) -> Self {
         let c = TaskCommand {
-            op: op.into(),
+            op,
             task: TaskRef::global(id),
             subject: subject.map(str::to_string),
             description: None,
@@ -225,13 +234,13 @@ impl Scenario {
         }
     }
 
-    /// A hook event that could not take the journal's lock: `decision.output` is what its hook
+    /// A hook event that could not take the journal's lock: `decision.answer` is what its hook
     /// answered without the state, `events` what its ingestion from the spool recorded.
     pub fn when_spooled(mut self, payload: &str) -> Then {
         let (_, ev) = self.parse(payload);
         let answered = policy::loop_answer(self.agent.as_deref(), &ev, &self.cfg);
         let (mut decision, events) = self.hook(payload, true);
-        decision.output = answered;
+        decision.answer = answered;
         Then {
             decision,
             events,
@@ -243,19 +252,16 @@ impl Scenario {
 impl Then {
     /// The answer printed, as JSON.
     pub fn then_answer(self, expected: serde_json::Value) -> Self {
-        assert_eq!(self.decision.output, Some(expected), "the answer");
+        assert_eq!(self.decision.output(), Some(expected), "the answer");
         self
     }
 
     /// The `additionalContext` of the answer.
     pub fn context(&self) -> String {
-        self.decision
-            .output
-            .as_ref()
-            .and_then(|o| o.pointer("/hookSpecificOutput/additionalContext"))
-            .and_then(|c| c.as_str())
-            .unwrap_or_else(|| panic!("no additionalContext in {:?}", self.decision.output))
-            .to_string()
+        match &self.decision.answer {
+            Some(Answer::Context { text, .. }) => text.clone(),
+            other => panic!("no additionalContext in {other:?}"),
+        }
     }
 
     /// The answer's `additionalContext` is exactly `expected`.
@@ -264,11 +270,13 @@ impl Then {
         self
     }
 
+    /// Nothing was answered.
     pub fn then_no_answer(self) -> Self {
-        assert_eq!(self.decision.output, None, "no answer");
+        assert_eq!(self.decision.answer, None, "no answer");
         self
     }
 
+    /// The stderr line is exactly `expected`.
     pub fn then_stderr(self, expected: Option<&str>) -> Self {
         assert_eq!(self.decision.stderr.as_deref(), expected, "the stderr line");
         self

@@ -3,30 +3,42 @@
 
 use crate::derived::{self, ContextObserved, UsageObserved};
 use crate::event::{Canonical, HookEvent};
-use crate::tasks::{Origin, TaskList, TaskStatus};
+use crate::policy::Answer;
+use crate::tasks::{NewTask, Origin, TaskList, TaskStatus};
 use crate::transcript::Usage;
+use crate::views::estimated_tokens;
 use journal::{Envelope, Kind, Seq};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Last prompts kept per session.
 pub const MAX_PROMPTS: usize = 5;
+/// Files kept per list (read, edited).
 pub const MAX_FILES: usize = 20;
+/// Commits kept per session.
 pub const MAX_COMMITS: usize = 10;
+/// Failed tool calls kept per session.
 pub const MAX_FAILURES: usize = 10;
 const MAX_TEXT: usize = 600;
 
+/// Where a session is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Working: a prompt, a tool call, a start.
     #[default]
     Active,
+    /// Waiting for the user (after a Stop or an idle notification).
     Idle,
+    /// Between PreCompact and the compaction's end.
     Compacting,
+    /// Ended (SessionEnd); any later event makes it active again.
     Ended,
 }
 
 impl Status {
+    /// The status as JSON and tables show it (`active`, `idle`, …).
     pub fn as_str(&self) -> &'static str {
         match self {
             Status::Active => "active",
@@ -37,25 +49,38 @@ impl Status {
     }
 }
 
+/// A commit the session made, read from `git commit`'s output.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Commit {
+    /// The abbreviated hash.
     pub hash: String,
+    /// The commit message's first line (clipped).
     pub message: String,
+    /// The event that showed it.
     pub seq: Seq,
 }
 
+/// A tool call that failed (or a turn, as tool `(turn)`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FailedTool {
+    /// The tool's name.
     pub tool: String,
+    /// The error's first line, and the next as detail (clipped).
     pub error: String,
+    /// The event that reported it.
     pub seq: Seq,
 }
 
+/// A subagent the session started.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Subagent {
+    /// The subagent's id.
     pub agent_id: String,
+    /// Its type (`Explore`, …), when given.
     pub agent_type: Option<String>,
+    /// Started and not stopped yet.
     pub running: bool,
+    /// What it said last (clipped).
     pub last_message: Option<String>,
 }
 
@@ -66,6 +91,7 @@ pub struct ReminderState {
     pub since_task_use: u64,
     /// `since_task_use` when the last reminder was issued (None: none since the reset).
     pub last_reminder_at: Option<u64>,
+    /// Reminders issued so far.
     pub issued: u64,
     /// The last journal-wide task command this counter has seen (a command resets it too).
     pub seen_task_command: Seq,
@@ -75,8 +101,11 @@ pub struct ReminderState {
 /// A compaction starts it over: the tiers are measured again from the next reading.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Pressure {
+    /// The context tokens of the latest reading (0 after a compaction, until the next reading).
     pub tokens: u64,
+    /// The model of the latest reading.
     pub model: Option<String>,
+    /// The event that carried the latest reading.
     pub seq: Seq,
     /// A Stop was blocked for the current emergency crossing (cleared when it passes).
     pub emergency_blocked: bool,
@@ -98,47 +127,79 @@ impl Pressure {
     }
 }
 
+/// Everything folded for one session: its checkpoint partition.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionState {
+    /// The session id.
     pub id: String,
+    /// The host's name, as the session's first event stored it.
     pub host: String,
+    /// The project directory.
     pub cwd: Option<String>,
+    /// The main transcript (a subagent's events do not change it).
     pub transcript_path: Option<String>,
+    /// The session's first event.
     pub first_seq: Seq,
+    /// Its latest event.
     pub last_seq: Seq,
+    /// When its first event was recorded (µs).
     pub first_at_us: i64,
+    /// When its latest event was recorded (µs).
     pub last_at_us: i64,
+    /// Hook events folded.
     pub hook_events: u64,
+    /// Where the session is in its life.
     pub status: Status,
+    /// Why it ended (SessionEnd's `reason`).
     pub end_reason: Option<String>,
+    /// The model, from payloads and readings.
     pub model: Option<String>,
     /// The agent's name or type as the payload gave it (`agent_name`/`agentName`, or the
     /// `agent_type` of a session started as an agent): what its role is taken from (`dev-3` → dev).
     pub agent_role: Option<String>,
     /// The looping agent driving this session (from the agent-id environment variable).
     pub loop_agent: Option<String>,
+    /// The last prompts, most recent first (clipped).
     pub prompts: Vec<String>,
+    /// Prompts so far.
     pub prompt_count: u64,
+    /// Files the session read, most recent first.
     pub files_read: Vec<String>,
+    /// Files edited, most recent first (subagents' edits too).
     pub files_edited: Vec<String>,
+    /// Commits made, most recent first.
     pub commits: Vec<Commit>,
+    /// Failed tool calls, most recent first.
     pub failed_tools: Vec<FailedTool>,
+    /// Tool calls finished (or failed).
     pub tool_calls: u64,
+    /// The subagents, in order of appearance.
     pub subagents: Vec<Subagent>,
+    /// Compactions so far.
     pub compactions: u64,
+    /// Their triggers (`manual`, `auto`), the last 20.
     pub compact_triggers: Vec<String>,
+    /// The last compaction's summary (PostCompact), clipped.
     pub last_compact_summary: Option<String>,
+    /// The plan the agent last presented (ExitPlanMode), clipped.
     pub plan: Option<String>,
+    /// What the agent said at its last Stop (clipped).
     pub last_assistant_message: Option<String>,
+    /// The session's own tasks (the host's task tools and events).
     pub tasks: TaskList,
+    /// When a task reminder is due.
     pub reminder: ReminderState,
+    /// How full the context window is.
     pub pressure: Pressure,
     /// Usage per deduplicated response key, for totals and to dedupe later reads.
     pub usage_by_key: BTreeMap<String, (String, Usage)>,
     /// Byte offset read so far per transcript path.
     pub transcript_offsets: BTreeMap<String, u64>,
+    /// The git branch, as last observed.
     pub branch: Option<String>,
+    /// The metrics recorded at the last Stop or SessionEnd.
     pub metrics: Option<derived::SessionMetrics>,
+    /// SessionStart's `source` (`startup`, `compact`, `clear`, `resume`).
     pub source: Option<String>,
     /// Subagent transcripts seen at SubagentStop (path → agent id): re-read at Stop and
     /// SessionEnd, because SubagentStop fires before the subagent's last usage is written.
@@ -146,7 +207,7 @@ pub struct SessionState {
     /// The session this one continues (for `clear`: the session that just ended in the project).
     pub continues: Option<String>,
     /// The host's own cost and context figures (Claude Code's statusline).
-    pub host_reported: crate::host::HostFigures,
+    pub host_reported: crate::reported::HostFigures,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -174,6 +235,29 @@ fn id_at(v: &Value, keys: &[&str]) -> Option<String> {
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     })
+}
+
+/// A failed tool call's error in one line: its first line, and the next one as detail.
+fn failure_text(error: &str) -> String {
+    let mut lines = error.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("");
+    match lines.next() {
+        Some(detail) if !detail.is_empty() => format!("{first} — {detail}"),
+        _ => first.to_string(),
+    }
+}
+
+/// The commit a shell command made: `git commit` (also `git -c … commit`) and its output.
+fn commit_made(input: &Value, response: &Value) -> Option<(String, String)> {
+    let cmd = str_at(input, &["command"]).unwrap_or_default();
+    if !(cmd.contains("git commit") || (cmd.contains("git -c") && cmd.contains(" commit"))) {
+        return None;
+    }
+    let out = str_at(response, &["stdout", "output", "llmContent"])
+        .map(str::to_string)
+        .or_else(|| response.as_str().map(str::to_string))
+        .unwrap_or_default();
+    parse_commit(&out)
 }
 
 /// Tools that read and edit files, and the input field naming the file.
@@ -211,23 +295,6 @@ pub fn parse_commit(output: &str) -> Option<(String, String)> {
     None
 }
 
-/// Estimated tokens of what an answer puts into the model's context.
-fn injected_tokens(output: &str) -> u64 {
-    let Ok(v) = serde_json::from_str::<Value>(output) else {
-        return 0;
-    };
-    let texts = [
-        v.pointer("/hookSpecificOutput/additionalContext"),
-        v.get("reason"),
-    ];
-    texts
-        .iter()
-        .flatten()
-        .filter_map(|t| t.as_str())
-        .map(crate::views::estimated_tokens)
-        .sum()
-}
-
 fn is_task_tool(tool: &str) -> bool {
     matches!(
         tool,
@@ -236,6 +303,7 @@ fn is_task_tool(tool: &str) -> bool {
 }
 
 impl SessionState {
+    /// A session with nothing folded yet.
     pub fn new(id: &str) -> SessionState {
         SessionState {
             id: id.to_string(),
@@ -243,6 +311,7 @@ impl SessionState {
         }
     }
 
+    /// Usage summed over every deduplicated response.
     pub fn usage_total(&self) -> Usage {
         let mut u = Usage::default();
         for (_, x) in self.usage_by_key.values() {
@@ -251,6 +320,7 @@ impl SessionState {
         u
     }
 
+    /// The session's tasks in progress.
     pub fn in_progress(&self) -> Vec<&crate::tasks::Task> {
         self.tasks
             .tasks
@@ -287,6 +357,171 @@ impl SessionState {
     pub fn apply_hook(&mut self, env: &Envelope, ev: &HookEvent, last_task_command: Seq) {
         self.touch(env);
         self.hook_events += 1;
+        self.note_identity(env, ev);
+        if self.status == Status::Ended && !matches!(ev.canonical, Canonical::SessionEnd { .. }) {
+            self.status = Status::Active;
+            self.end_reason = None;
+        }
+        let o = Origin {
+            seq: env.seq,
+            at_us: env.recorded_at_us,
+            by: &ev.name,
+        };
+        match &ev.canonical {
+            Canonical::Prompt { text } => {
+                self.status = Status::Active;
+                self.prompt_count += 1;
+                self.prompts.insert(0, clip(text, MAX_TEXT));
+                self.prompts.truncate(MAX_PROMPTS);
+                self.activity(last_task_command);
+            }
+            Canonical::ToolPre { .. }
+            | Canonical::ToolPost { .. }
+            | Canonical::ToolFailure { .. } => self.tool_event(ev, o, last_task_command),
+            Canonical::SubagentStart { .. } | Canonical::SubagentStop { .. } => {
+                if !self.subagent_event(&ev.canonical) {
+                    return;
+                }
+            }
+            Canonical::TaskCreated { .. } | Canonical::TaskCompleted { .. } => {
+                self.task_event(&ev.canonical, o)
+            }
+            other => self.lifecycle(other, env.seq),
+        }
+        self.subagent_seen(ev);
+    }
+
+    /// Start, end, idle, stop and compaction: the session's status and what comes with it.
+    fn lifecycle(&mut self, c: &Canonical, seq: Seq) {
+        match c {
+            Canonical::SessionStart { source } => {
+                self.status = Status::Active;
+                self.source = Some(source.clone());
+                if source == "compact" || source == "clear" {
+                    self.pressure.start_over(seq);
+                }
+            }
+            Canonical::SessionEnd { reason } => {
+                self.status = Status::Ended;
+                self.end_reason = Some(reason.clone());
+            }
+            Canonical::Notification { kind, .. } if kind == "idle_prompt" => {
+                self.status = Status::Idle;
+            }
+            Canonical::Stop { last_message, .. } => {
+                self.status = Status::Idle;
+                if let Some(m) = last_message {
+                    self.last_assistant_message = Some(clip(m, MAX_TEXT));
+                }
+            }
+            Canonical::StopFailure { error } => {
+                self.status = Status::Idle;
+                self.failed("(turn)", error, seq);
+            }
+            Canonical::PreCompact { trigger, .. } => {
+                self.status = Status::Compacting;
+                self.compactions += 1;
+                self.compact_triggers.push(trigger.clone());
+                if self.compact_triggers.len() > 20 {
+                    self.compact_triggers.remove(0);
+                }
+                self.pressure.start_over(seq);
+            }
+            Canonical::PostCompact { summary, .. } => {
+                self.status = Status::Active;
+                self.pressure.start_over(seq);
+                if let Some(s) = summary {
+                    self.last_compact_summary = Some(clip(s, 1500));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Before a tool, after it, and a failed call.
+    fn tool_event(&mut self, ev: &HookEvent, o: Origin, last_task_command: Seq) {
+        match &ev.canonical {
+            Canonical::ToolPre { .. } => self.status = Status::Active,
+            Canonical::ToolPost {
+                tool,
+                input,
+                response,
+            } => {
+                let input = input.as_ref().unwrap_or(&Value::Null);
+                let response = response.as_ref().unwrap_or(&Value::Null);
+                self.tool_used(ev, tool, input, response, o, last_task_command);
+            }
+            Canonical::ToolFailure { tool, error, .. } => {
+                self.tool_calls += 1;
+                self.activity(last_task_command);
+                self.failed(tool, &failure_text(error), o.seq);
+            }
+            _ => {}
+        }
+    }
+
+    /// SubagentStart and SubagentStop. `false` for a SubagentStop that is no subagent of the
+    /// session: Claude Code runs /compact as a forked agent (no start, no type); it is journaled,
+    /// and nothing else of the event is folded.
+    fn subagent_event(&mut self, c: &Canonical) -> bool {
+        match c {
+            Canonical::SubagentStart {
+                agent_id,
+                agent_type,
+            } => self.subagent_started(agent_id, agent_type.as_deref()),
+            Canonical::SubagentStop {
+                agent_id,
+                agent_type,
+                last_message,
+                transcript,
+            } => {
+                let known = self.subagents.iter().any(|s| &s.agent_id == agent_id);
+                if !known && agent_type.as_deref().unwrap_or("").is_empty() {
+                    return false;
+                }
+                self.subagent_stopped(
+                    agent_id,
+                    agent_type.as_deref(),
+                    last_message.as_deref(),
+                    transcript.as_deref(),
+                );
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Claude Code's TaskCreated and TaskCompleted: the session's own task store.
+    fn task_event(&mut self, c: &Canonical, o: Origin) {
+        match c {
+            Canonical::TaskCreated {
+                task_id,
+                subject,
+                description,
+            } if !task_id.is_empty() => {
+                let new = NewTask {
+                    subject: subject.as_deref(),
+                    description: description.as_deref(),
+                    ..NewTask::new(Some(&self.id), task_id)
+                };
+                self.tasks.create(new, o);
+            }
+            Canonical::TaskCompleted { task_id, subject } if !task_id.is_empty() => {
+                let new = NewTask {
+                    subject: subject.as_deref(),
+                    ..NewTask::new(Some(&self.id), task_id)
+                };
+                self.tasks.create(new, o);
+                self.tasks
+                    .set_status(Some(&self.id), task_id, TaskStatus::Completed, o, None);
+            }
+            _ => {}
+        }
+    }
+
+    /// What every hook event says about the session: project directory, transcript, model, the
+    /// looping agent and the agent's name (its role).
+    fn note_identity(&mut self, env: &Envelope, ev: &HookEvent) {
         if self.cwd.is_none() || ev.cwd.is_some() {
             self.cwd = ev.cwd.clone().or(self.cwd.take());
         }
@@ -305,340 +540,226 @@ impl SessionState {
                 self.agent_role = Some(name.clone());
             }
         }
-        if self.status == Status::Ended && !matches!(ev.canonical, Canonical::SessionEnd { .. }) {
-            self.status = Status::Active;
-            self.end_reason = None;
+    }
+
+    /// A tool call that finished: the task store, the reminder counter, files, commits, plan.
+    fn tool_used(
+        &mut self,
+        ev: &HookEvent,
+        tool: &str,
+        input: &Value,
+        response: &Value,
+        o: Origin,
+        last_task_command: Seq,
+    ) {
+        self.tool_calls += 1;
+        if is_task_tool(tool) {
+            self.apply_task_tool(tool, input, response, o);
+            self.reset_reminder();
+        } else {
+            self.activity(last_task_command);
         }
-        let o = Origin {
-            seq: env.seq,
-            at_us: env.recorded_at_us,
-            by: &ev.name,
-        };
-        let sid = self.id.clone();
-        match &ev.canonical {
-            Canonical::SessionStart { source } => {
-                self.status = Status::Active;
-                self.source = Some(source.clone());
-                if source == "compact" || source == "clear" {
-                    self.pressure.start_over(env.seq);
-                }
+        if let Some((edit, path)) = file_of(tool, input) {
+            // A subagent's reads are its own context, not the session's; its edits
+            // changed the project all the same.
+            if edit {
+                push_recent(&mut self.files_edited, &path, MAX_FILES);
+            } else if ev.agent_id.is_none() {
+                push_recent(&mut self.files_read, &path, MAX_FILES);
             }
-            Canonical::SessionEnd { reason } => {
-                self.status = Status::Ended;
-                self.end_reason = Some(reason.clone());
-            }
-            Canonical::Prompt { text } => {
-                self.status = Status::Active;
-                self.prompt_count += 1;
-                self.prompts.insert(0, clip(text, MAX_TEXT));
-                self.prompts.truncate(MAX_PROMPTS);
-                self.activity(last_task_command);
-            }
-            Canonical::ToolPre { .. } => {
-                self.status = Status::Active;
-            }
-            Canonical::ToolPost {
-                tool,
-                input,
-                response,
-            } => {
-                self.tool_calls += 1;
-                let input = input.as_ref().unwrap_or(&Value::Null);
-                let response = response.as_ref().unwrap_or(&Value::Null);
-                if is_task_tool(tool) {
-                    self.apply_task_tool(tool, input, response, o);
-                    self.reset_reminder();
-                } else {
-                    self.activity(last_task_command);
-                }
-                if let Some((edit, path)) = file_of(tool, input) {
-                    // A subagent's reads are its own context, not the session's; its edits
-                    // changed the project all the same.
-                    if edit {
-                        push_recent(&mut self.files_edited, &path, MAX_FILES);
-                    } else if ev.agent_id.is_none() {
-                        push_recent(&mut self.files_read, &path, MAX_FILES);
-                    }
-                }
-                if tool == "Bash" || tool == "run_shell_command" {
-                    let cmd = str_at(input, &["command"]).unwrap_or_default();
-                    if cmd.contains("git commit")
-                        || (cmd.contains("git -c") && cmd.contains(" commit"))
-                    {
-                        let out = str_at(response, &["stdout", "output", "llmContent"])
-                            .map(str::to_string)
-                            .or_else(|| response.as_str().map(str::to_string))
-                            .unwrap_or_default();
-                        if let Some((hash, message)) = parse_commit(&out) {
-                            self.commits.retain(|c| c.hash != hash);
-                            self.commits.insert(
-                                0,
-                                Commit {
-                                    hash,
-                                    message: clip(&message, 200),
-                                    seq: env.seq,
-                                },
-                            );
-                            self.commits.truncate(MAX_COMMITS);
-                        }
-                    }
-                }
-                if tool == "ExitPlanMode" {
-                    if let Some(plan) = str_at(input, &["plan"]) {
-                        self.plan = Some(clip(plan, 1500));
-                    }
-                }
-            }
-            Canonical::ToolFailure { tool, error, .. } => {
-                self.tool_calls += 1;
-                self.activity(last_task_command);
-                let first = error.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                let detail = error
-                    .lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .nth(1)
-                    .unwrap_or("");
-                let text = if detail.is_empty() {
-                    first.to_string()
-                } else {
-                    format!("{first} — {detail}")
-                };
-                self.failed_tools.insert(
+        }
+        if tool == "Bash" || tool == "run_shell_command" {
+            if let Some((hash, message)) = commit_made(input, response) {
+                self.commits.retain(|c| c.hash != hash);
+                self.commits.insert(
                     0,
-                    FailedTool {
-                        tool: tool.clone(),
-                        error: clip(&text, 200),
-                        seq: env.seq,
+                    Commit {
+                        hash,
+                        message: clip(&message, 200),
+                        seq: o.seq,
                     },
                 );
-                self.failed_tools.truncate(MAX_FAILURES);
+                self.commits.truncate(MAX_COMMITS);
             }
-            Canonical::Notification { kind, .. } => {
-                if kind == "idle_prompt" {
-                    self.status = Status::Idle;
-                }
-            }
-            Canonical::Stop { last_message, .. } => {
-                self.status = Status::Idle;
-                if let Some(m) = last_message {
-                    self.last_assistant_message = Some(clip(m, MAX_TEXT));
-                }
-            }
-            Canonical::StopFailure { error } => {
-                self.status = Status::Idle;
-                self.failed_tools.insert(
-                    0,
-                    FailedTool {
-                        tool: "(turn)".into(),
-                        error: clip(error, 200),
-                        seq: env.seq,
-                    },
-                );
-                self.failed_tools.truncate(MAX_FAILURES);
-            }
-            Canonical::SubagentStart {
-                agent_id,
-                agent_type,
-            } => match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
-                Some(s) => s.running = true,
-                None => self.subagents.push(Subagent {
-                    agent_id: agent_id.clone(),
-                    agent_type: agent_type.clone(),
-                    running: true,
-                    last_message: None,
-                }),
-            },
-            Canonical::SubagentStop {
-                agent_id,
-                agent_type,
-                last_message,
-                transcript,
-            } => {
-                let known = self.subagents.iter().any(|s| &s.agent_id == agent_id);
-                // Claude Code runs /compact as a forked agent: a SubagentStop with no start and
-                // no type. It is journaled, but it is not a subagent of the session.
-                if !known && agent_type.as_deref().unwrap_or("").is_empty() {
-                    return;
-                }
-                if let Some(path) = transcript {
-                    self.subagent_transcripts
-                        .insert(path.clone(), agent_id.clone());
-                }
-                match self.subagents.iter_mut().find(|s| &s.agent_id == agent_id) {
-                    Some(s) => {
-                        s.running = false;
-                        s.last_message = last_message.as_ref().map(|m| clip(m, 300));
-                    }
-                    None => self.subagents.push(Subagent {
-                        agent_id: agent_id.clone(),
-                        agent_type: agent_type.clone(),
-                        running: false,
-                        last_message: last_message.as_ref().map(|m| clip(m, 300)),
-                    }),
-                }
-            }
-            Canonical::PreCompact { trigger, .. } => {
-                self.status = Status::Compacting;
-                self.compactions += 1;
-                self.compact_triggers.push(trigger.clone());
-                if self.compact_triggers.len() > 20 {
-                    self.compact_triggers.remove(0);
-                }
-                self.pressure.start_over(env.seq);
-            }
-            Canonical::PostCompact { summary, .. } => {
-                self.status = Status::Active;
-                self.pressure.start_over(env.seq);
-                if let Some(s) = summary {
-                    self.last_compact_summary = Some(clip(s, 1500));
-                }
-            }
-            Canonical::TaskCreated {
-                task_id,
-                subject,
-                description,
-            } => {
-                if !task_id.is_empty() {
-                    self.tasks.create(
-                        Some(&sid),
-                        task_id,
-                        subject.as_deref(),
-                        description.as_deref(),
-                        None,
-                        None,
-                        o,
-                    );
-                }
-            }
-            Canonical::TaskCompleted { task_id, subject } => {
-                if !task_id.is_empty() {
-                    self.tasks
-                        .create(Some(&sid), task_id, subject.as_deref(), None, None, None, o);
-                    self.tasks
-                        .set_status(Some(&sid), task_id, TaskStatus::Completed, o, None);
-                }
-            }
-            Canonical::Other => {}
         }
-        if let Some(t) = &ev.agent_type {
-            if ev.agent_id.is_some()
-                && !self
-                    .subagents
-                    .iter()
-                    .any(|s| s.agent_type.as_ref() == Some(t))
-            {
-                // A subagent event before its SubagentStart (or without one).
-                if let Some(id) = &ev.agent_id {
-                    self.subagents.push(Subagent {
-                        agent_id: id.clone(),
-                        agent_type: Some(t.clone()),
-                        running: true,
-                        last_message: None,
-                    });
-                }
+        if tool == "ExitPlanMode" {
+            if let Some(plan) = str_at(input, &["plan"]) {
+                self.plan = Some(clip(plan, 1500));
             }
         }
     }
 
+    /// Records a failed tool call (or a failed turn, as tool `(turn)`), most recent first.
+    fn failed(&mut self, tool: &str, error: &str, seq: Seq) {
+        self.failed_tools.insert(
+            0,
+            FailedTool {
+                tool: tool.to_string(),
+                error: clip(error, 200),
+                seq,
+            },
+        );
+        self.failed_tools.truncate(MAX_FAILURES);
+    }
+
+    fn subagent_started(&mut self, agent_id: &str, agent_type: Option<&str>) {
+        match self.subagents.iter_mut().find(|s| s.agent_id == agent_id) {
+            Some(s) => s.running = true,
+            None => self.subagents.push(Subagent {
+                agent_id: agent_id.to_string(),
+                agent_type: agent_type.map(str::to_string),
+                running: true,
+                last_message: None,
+            }),
+        }
+    }
+
+    fn subagent_stopped(
+        &mut self,
+        agent_id: &str,
+        agent_type: Option<&str>,
+        last_message: Option<&str>,
+        transcript: Option<&str>,
+    ) {
+        if let Some(path) = transcript {
+            self.subagent_transcripts
+                .insert(path.to_string(), agent_id.to_string());
+        }
+        let last_message = last_message.map(|m| clip(m, 300));
+        match self.subagents.iter_mut().find(|s| s.agent_id == agent_id) {
+            Some(s) => {
+                s.running = false;
+                s.last_message = last_message;
+            }
+            None => self.subagents.push(Subagent {
+                agent_id: agent_id.to_string(),
+                agent_type: agent_type.map(str::to_string),
+                running: false,
+                last_message,
+            }),
+        }
+    }
+
+    /// A subagent's event before its SubagentStart (or without one) makes it known.
+    fn subagent_seen(&mut self, ev: &HookEvent) {
+        let (Some(t), Some(id)) = (&ev.agent_type, &ev.agent_id) else {
+            return;
+        };
+        if !self
+            .subagents
+            .iter()
+            .any(|s| s.agent_type.as_ref() == Some(t))
+        {
+            self.subagents.push(Subagent {
+                agent_id: id.clone(),
+                agent_type: Some(t.clone()),
+                running: true,
+                last_message: None,
+            });
+        }
+    }
+
     fn apply_task_tool(&mut self, tool: &str, input: &Value, response: &Value, o: Origin) {
-        let sid = self.id.clone();
-        let sid = Some(sid.as_str());
         match tool {
-            "TaskCreate" => {
-                let id = response
-                    .get("task")
-                    .and_then(|t| id_at(t, &["id", "taskId", "task_id"]))
-                    .or_else(|| id_at(response, &["taskId", "id", "task_id"]));
-                let Some(id) = id else { return };
-                let subject = str_at(input, &["subject"])
-                    .or_else(|| response.get("task").and_then(|t| str_at(t, &["subject"])));
-                self.tasks.create(
-                    sid,
-                    &id,
-                    subject,
-                    str_at(input, &["description"]),
-                    str_at(input, &["activeForm"]),
-                    str_at(input, &["owner"]),
-                    o,
-                );
-            }
-            "TaskUpdate" => {
-                let Some(id) = id_at(input, &["taskId", "id", "task_id"])
-                    .or_else(|| id_at(response, &["taskId", "id", "task_id"]))
-                else {
-                    return;
-                };
-                if !self.tasks.tasks.contains_key(&id) {
-                    self.tasks.create(
-                        sid,
-                        &id,
-                        str_at(input, &["subject"]),
-                        str_at(input, &["description"]),
-                        None,
-                        None,
-                        o,
-                    );
-                }
-                self.tasks.edit(
-                    &id,
-                    str_at(input, &["subject"]),
-                    str_at(input, &["description"]),
-                    o,
-                );
-                if let Some(owner) = str_at(input, &["owner"]) {
-                    self.tasks.set_owner(&id, Some(owner), o);
-                }
-                if let Some(st) = str_at(input, &["status"]).and_then(TaskStatus::parse) {
-                    self.tasks.set_status(sid, &id, st, o, None);
-                }
-            }
-            "TodoWrite" | "write_todos" => {
-                let Some(todos) = input.get("todos").and_then(Value::as_array) else {
-                    return;
-                };
-                let mut seen = Vec::new();
-                for (i, todo) in todos.iter().enumerate() {
-                    let id = format!(
-                        "todo-{}",
-                        id_at(todo, &["id"]).unwrap_or_else(|| (i + 1).to_string())
-                    );
-                    let subject = str_at(todo, &["content", "subject", "description"]);
-                    if !self.tasks.tasks.contains_key(&id) {
-                        self.tasks.create(
-                            sid,
-                            &id,
-                            subject,
-                            None,
-                            str_at(todo, &["activeForm"]),
-                            None,
-                            o,
-                        );
-                    } else {
-                        self.tasks.edit(&id, subject, None, o);
-                    }
-                    if let Some(st) = str_at(todo, &["status"]).and_then(TaskStatus::parse) {
-                        self.tasks.set_status(sid, &id, st, o, None);
-                    }
-                    seen.push(id);
-                }
-                let gone: Vec<String> = self
-                    .tasks
-                    .tasks
-                    .keys()
-                    .filter(|k| k.starts_with("todo-") && !seen.contains(k))
-                    .cloned()
-                    .collect();
-                for id in gone {
-                    self.tasks.set_status(
-                        sid,
-                        &id,
-                        TaskStatus::Deleted,
-                        o,
-                        Some("no longer in the todo list"),
-                    );
-                }
-            }
+            "TaskCreate" => self.task_create(input, response, o),
+            "TaskUpdate" => self.task_update(input, response, o),
+            "TodoWrite" | "write_todos" => self.todo_write(input, o),
             _ => {}
+        }
+    }
+
+    /// Claude's TaskCreate: the id exists only in the response.
+    fn task_create(&mut self, input: &Value, response: &Value, o: Origin) {
+        let id = response
+            .get("task")
+            .and_then(|t| id_at(t, &["id", "taskId", "task_id"]))
+            .or_else(|| id_at(response, &["taskId", "id", "task_id"]));
+        let Some(id) = id else { return };
+        let subject = str_at(input, &["subject"])
+            .or_else(|| response.get("task").and_then(|t| str_at(t, &["subject"])));
+        let new = NewTask {
+            subject,
+            description: str_at(input, &["description"]),
+            active_form: str_at(input, &["activeForm"]),
+            owner: str_at(input, &["owner"]),
+            ..NewTask::new(Some(&self.id), &id)
+        };
+        self.tasks.create(new, o);
+    }
+
+    /// Claude's TaskUpdate: subject, description, owner and status, each when given.
+    fn task_update(&mut self, input: &Value, response: &Value, o: Origin) {
+        let Some(id) = id_at(input, &["taskId", "id", "task_id"])
+            .or_else(|| id_at(response, &["taskId", "id", "task_id"]))
+        else {
+            return;
+        };
+        let sid = Some(self.id.as_str());
+        if !self.tasks.tasks.contains_key(&id) {
+            let new = NewTask {
+                subject: str_at(input, &["subject"]),
+                description: str_at(input, &["description"]),
+                ..NewTask::new(sid, &id)
+            };
+            self.tasks.create(new, o);
+        }
+        self.tasks.edit(
+            &id,
+            str_at(input, &["subject"]),
+            str_at(input, &["description"]),
+            o,
+        );
+        if let Some(owner) = str_at(input, &["owner"]) {
+            self.tasks.set_owner(&id, Some(owner), o);
+        }
+        if let Some(st) = str_at(input, &["status"]).and_then(TaskStatus::parse) {
+            self.tasks.set_status(sid, &id, st, o, None);
+        }
+    }
+
+    /// TodoWrite (Gemini's write_todos): always the whole list; todos no longer in it are deleted.
+    fn todo_write(&mut self, input: &Value, o: Origin) {
+        let Some(todos) = input.get("todos").and_then(Value::as_array) else {
+            return;
+        };
+        let sid = Some(self.id.as_str());
+        let mut seen = Vec::new();
+        for (i, todo) in todos.iter().enumerate() {
+            let id = format!(
+                "todo-{}",
+                id_at(todo, &["id"]).unwrap_or_else(|| (i + 1).to_string())
+            );
+            let subject = str_at(todo, &["content", "subject", "description"]);
+            if !self.tasks.tasks.contains_key(&id) {
+                let new = NewTask {
+                    subject,
+                    active_form: str_at(todo, &["activeForm"]),
+                    ..NewTask::new(sid, &id)
+                };
+                self.tasks.create(new, o);
+            } else {
+                self.tasks.edit(&id, subject, None, o);
+            }
+            if let Some(st) = str_at(todo, &["status"]).and_then(TaskStatus::parse) {
+                self.tasks.set_status(sid, &id, st, o, None);
+            }
+            seen.push(id);
+        }
+        let gone: Vec<String> = self
+            .tasks
+            .tasks
+            .keys()
+            .filter(|k| k.starts_with("todo-") && !seen.contains(k))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.tasks.set_status(
+                sid,
+                &id,
+                TaskStatus::Deleted,
+                o,
+                Some("no longer in the todo list"),
+            );
         }
     }
 
@@ -701,12 +822,14 @@ impl SessionState {
                 self.reminder.issued += 1;
             }
             Kind::ResponseEmitted { .. } => {
-                // A blocked Stop marks the emergency crossing as handled.
                 if let Some(r) = derived::parse::<derived::ResponseEmitted>(&env.payload) {
-                    if r.output.contains("\"decision\":\"block\"") {
+                    let answer = Answer::from_recorded(&r.output);
+                    // A blocked Stop marks the emergency crossing as handled.
+                    if matches!(answer, Some(Answer::BlockStop { .. })) {
                         self.pressure.emergency_blocked = true;
                     }
-                    self.pressure.injected += injected_tokens(&r.output);
+                    let injected = answer.as_ref().and_then(Answer::injected_text);
+                    self.pressure.injected += injected.map(estimated_tokens).unwrap_or(0);
                 }
             }
             _ => {}

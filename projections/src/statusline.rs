@@ -13,19 +13,33 @@ use serde_json::Value;
 /// What the statusline input says (every field optional; a field of the wrong type is absent).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Input {
+    /// The session id.
     pub session_id: Option<String>,
+    /// The model's id.
     pub model_id: Option<String>,
+    /// The model's display name.
     pub model_name: Option<String>,
+    /// The project directory.
     pub project_dir: Option<String>,
+    /// The session's cost so far (USD).
     pub cost_usd: Option<f64>,
+    /// The session's duration.
     pub duration_ms: Option<f64>,
+    /// Time spent in API requests.
     pub api_duration_ms: Option<f64>,
+    /// Tokens in the context window (input + cache reads + cache writes of the last request).
     pub context_tokens: Option<u64>,
+    /// The window's size.
     pub context_window: Option<u64>,
+    /// Percent of the window used.
     pub used_percentage: Option<f64>,
+    /// Whether the context is past 200k tokens.
     pub exceeds_200k_tokens: Option<bool>,
+    /// Percent of the 5-hour rate limit used.
     pub five_hour_pct: Option<f64>,
+    /// Percent of the 7-day rate limit used.
     pub seven_day_pct: Option<f64>,
+    /// The host's version.
     pub version: Option<String>,
 }
 
@@ -104,6 +118,7 @@ impl Input {
         }
     }
 
+    /// Whether the input carries any figure worth recording (cost, context).
     pub fn has_figures(&self) -> bool {
         self.cost_usd.is_some() || self.context_tokens.is_some() || self.used_percentage.is_some()
     }
@@ -128,10 +143,13 @@ pub fn changed(last: Option<&HostReported>, new: &HostReported) -> bool {
 pub struct Facts {
     /// The task in progress (`[id] subject`), if any.
     pub in_progress: Option<String>,
+    /// Open tasks (the session's and the journal-wide ones for it).
     pub open_tasks: u64,
     /// A task reminder is due (tool calls and prompts since the last task-tool use).
     pub reminder_due: bool,
+    /// Tool calls and prompts since the last task-tool use.
     pub since_task_use: u64,
+    /// The session's compactions.
     pub compactions: u64,
     /// The journal's last seq when the facts were read.
     pub head_seq: u64,
@@ -176,6 +194,7 @@ pub fn clean(s: &str) -> String {
         .collect()
 }
 
+/// Whether `c` is a bidirectional-text control.
 pub fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }
@@ -241,28 +260,7 @@ pub fn render(
         .map(|m| clip(m, 24))
         .unwrap_or_else(|| "?".into());
     parts.push(paint(&model, "1", color));
-    match i.used_percentage {
-        Some(pct) => {
-            let tier = tier_of(pct, cfg);
-            let code = match tier {
-                Tier::Ok => "32",
-                Tier::Warning => "33",
-                Tier::Critical => "31",
-                Tier::Emergency => "1;31",
-            };
-            let big = if i.exceeds_200k_tokens == Some(true) {
-                " >200k"
-            } else {
-                ""
-            };
-            parts.push(paint(
-                &format!("{} {:.0}% {}{big}", bar(pct), pct, tier.as_str()),
-                code,
-                color,
-            ));
-        }
-        None => parts.push(format!("{} ?%", bar(0.0))),
-    }
+    parts.push(context_segment(i, cfg, color));
     if let Some(c) = i.cost_usd {
         parts.push(if c < 10.0 {
             format!("${c:.2}")
@@ -281,24 +279,55 @@ pub fn render(
         parts.push(limits.join(" "));
     }
     if let Some(f) = facts {
-        if let Some(t) = &f.in_progress {
-            parts.push(format!("▶ {}", clip(t, 40)));
-        } else if f.open_tasks > 0 {
-            parts.push(format!(
-                "{} open task{}",
-                f.open_tasks,
-                if f.open_tasks == 1 { "" } else { "s" }
-            ));
-        }
-        if f.reminder_due {
-            parts.push(paint(
-                &format!("⚑ tasks untouched for {} steps", f.since_task_use),
-                "33",
-                color,
-            ));
-        }
+        parts.extend(task_segments(f, color));
     }
     parts.join(sep)
+}
+
+/// The context bar, percent and tier, colored by tier.
+fn context_segment(i: &Input, cfg: &PolicyConfig, color: bool) -> String {
+    let Some(pct) = i.used_percentage else {
+        return format!("{} ?%", bar(0.0));
+    };
+    let tier = tier_of(pct, cfg);
+    let code = match tier {
+        Tier::Ok => "32",
+        Tier::Warning => "33",
+        Tier::Critical => "31",
+        Tier::Emergency => "1;31",
+    };
+    let big = if i.exceeds_200k_tokens == Some(true) {
+        " >200k"
+    } else {
+        ""
+    };
+    paint(
+        &format!("{} {:.0}% {}{big}", bar(pct), pct, tier.as_str()),
+        code,
+        color,
+    )
+}
+
+/// The task in progress (else the count of open tasks) and the reminder marker.
+fn task_segments(f: &Facts, color: bool) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(t) = &f.in_progress {
+        parts.push(format!("▶ {}", clip(t, 40)));
+    } else if f.open_tasks > 0 {
+        parts.push(format!(
+            "{} open task{}",
+            f.open_tasks,
+            if f.open_tasks == 1 { "" } else { "s" }
+        ));
+    }
+    if f.reminder_due {
+        parts.push(paint(
+            &format!("⚑ tasks untouched for {} steps", f.since_task_use),
+            "33",
+            color,
+        ));
+    }
+    parts
 }
 
 #[cfg(test)]

@@ -7,13 +7,17 @@ use journal::Seq;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A task's name: its session (`None`: journal-wide) and its id there.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TaskRef {
+    /// The session whose own task it is; `None` for a journal-wide task.
     pub session: Option<String>,
+    /// The id (the host's, or `T<n>`).
     pub id: String,
 }
 
 impl TaskRef {
+    /// A journal-wide task.
     pub fn global(id: &str) -> TaskRef {
         TaskRef {
             session: None,
@@ -29,17 +33,24 @@ impl TaskRef {
     }
 }
 
+/// Where a task is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
+    /// Not started (also `todo`, `open`).
     Pending,
+    /// Being worked on (also `active`, `started`).
     InProgress,
+    /// Done (also `done`, `complete`).
     Completed,
+    /// Failed and released for retry.
     Failed,
+    /// Deleted (also `cancelled`).
     Deleted,
 }
 
 impl TaskStatus {
+    /// A status from the names hosts and users give it (any case, `-` or `_`).
     pub fn parse(s: &str) -> Option<TaskStatus> {
         Some(
             match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
@@ -52,6 +63,7 @@ impl TaskStatus {
             },
         )
     }
+    /// The stored name (`pending`, `in_progress`, …).
     pub fn as_str(&self) -> &'static str {
         match self {
             TaskStatus::Pending => "pending",
@@ -70,34 +82,53 @@ impl TaskStatus {
     }
 }
 
+/// One change of a task's status.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskChange {
+    /// The event that made it.
     pub seq: Seq,
+    /// When (µs).
     pub at_us: i64,
+    /// The status it moved to.
     pub status: TaskStatus,
     /// What made the change: the hook event (`PostToolUse`, `TaskCompleted`, …), `cli`, or
     /// `release` (a looping agent's task failed at PreCompact or SessionEnd).
     pub by: String,
+    /// Why, when known (a fail reason, a release's owner).
     pub note: Option<String>,
 }
 
+/// One task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
+    /// Its id.
     pub id: String,
+    /// Its session; `None` for a journal-wide task.
     pub session: Option<String>,
+    /// What it is.
     pub subject: String,
+    /// Its longer description.
     pub description: Option<String>,
+    /// Claude's present-tense form (`Writing tests`).
     pub active_form: Option<String>,
+    /// Where it is.
     pub status: TaskStatus,
+    /// The agent that holds it.
     pub owner: Option<String>,
+    /// Times it was failed and released.
     pub retry_count: u32,
+    /// Why it last failed.
     pub fail_reason: Option<String>,
+    /// The event that created it.
     pub created_seq: Seq,
+    /// The event that last changed it.
     pub updated_seq: Seq,
+    /// Its status changes (the first and the last 31).
     pub history: Vec<TaskChange>,
 }
 
 impl Task {
+    /// Its name.
     pub fn task_ref(&self) -> TaskRef {
         TaskRef {
             session: self.session.clone(),
@@ -121,14 +152,46 @@ impl Task {
 /// Where a change came from (the event's seq and time, and a label).
 #[derive(Clone, Copy, Debug)]
 pub struct Origin<'a> {
+    /// The event's seq.
     pub seq: Seq,
+    /// The event's time (µs).
     pub at_us: i64,
+    /// What made the change (`PostToolUse`, `cli`, `release`, …).
     pub by: &'a str,
+}
+
+/// A task to create: where it lives, its id, and what is known of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NewTask<'a> {
+    /// The session whose own task it is; `None` for a journal-wide task.
+    pub session: Option<&'a str>,
+    /// The id (the host's, or `T<n>` for journal-wide tasks).
+    pub id: &'a str,
+    /// What the task is.
+    pub subject: Option<&'a str>,
+    /// Its longer description.
+    pub description: Option<&'a str>,
+    /// Claude's present-tense form (`Writing tests`).
+    pub active_form: Option<&'a str>,
+    /// The agent that owns it.
+    pub owner: Option<&'a str>,
+}
+
+impl<'a> NewTask<'a> {
+    /// A task known by its place and id only.
+    pub fn new(session: Option<&'a str>, id: &'a str) -> Self {
+        NewTask {
+            session,
+            id,
+            ..NewTask::default()
+        }
+    }
 }
 
 /// A set of tasks: a session's own, or the journal-wide store.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskList {
+    /// The tasks by id.
     pub tasks: BTreeMap<String, Task>,
     /// Next number for journal-wide ids (`T1`, `T2`, …).
     pub next_number: u64,
@@ -137,26 +200,26 @@ pub struct TaskList {
 const MAX_HISTORY: usize = 32;
 
 impl TaskList {
+    /// The task with this id.
     pub fn get(&self, id: &str) -> Option<&Task> {
         self.tasks.get(id)
     }
 
+    /// The open tasks (pending, in progress, failed), by id.
     pub fn open(&self) -> impl Iterator<Item = &Task> {
         self.tasks.values().filter(|t| t.status.is_open())
     }
 
     /// Creates a task, or fills in what a known one lacks (TaskCreated after TaskCreate).
-    #[allow(clippy::too_many_arguments)]
-    pub fn create(
-        &mut self,
-        session: Option<&str>,
-        id: &str,
-        subject: Option<&str>,
-        description: Option<&str>,
-        active_form: Option<&str>,
-        owner: Option<&str>,
-        o: Origin,
-    ) {
+    pub fn create(&mut self, new: NewTask, o: Origin) {
+        let NewTask {
+            session,
+            id,
+            subject,
+            description,
+            active_form,
+            owner,
+        } = new;
         if let Some(n) = id.strip_prefix('T').and_then(|n| n.parse::<u64>().ok()) {
             self.next_number = self.next_number.max(n);
         }
@@ -207,7 +270,7 @@ impl TaskList {
         note: Option<&str>,
     ) -> bool {
         if !self.tasks.contains_key(id) {
-            self.create(session, id, None, None, None, None, o);
+            self.create(NewTask::new(session, id), o);
         }
         let t = self.tasks.get_mut(id).expect("just created");
         if t.status == to {
@@ -259,6 +322,7 @@ impl TaskList {
         true
     }
 
+    /// Gives the task to `owner` (or nobody).
     pub fn set_owner(&mut self, id: &str, owner: Option<&str>, o: Origin) {
         if let Some(t) = self.tasks.get_mut(id) {
             if t.owner.as_deref() != owner {
@@ -268,6 +332,7 @@ impl TaskList {
         }
     }
 
+    /// Changes a task's subject and description, each when given.
     pub fn edit(&mut self, id: &str, subject: Option<&str>, description: Option<&str>, o: Origin) {
         if let Some(t) = self.tasks.get_mut(id) {
             if let Some(s) = subject {
@@ -305,7 +370,14 @@ mod tests {
     #[test]
     fn failing_a_finished_task_changes_nothing() {
         let mut l = TaskList::default();
-        l.create(None, "T1", Some("a"), None, None, Some("agent-7"), o(1));
+        l.create(
+            NewTask {
+                subject: Some("a"),
+                owner: Some("agent-7"),
+                ..NewTask::new(None, "T1")
+            },
+            o(1),
+        );
         l.set_status(None, "T1", TaskStatus::Completed, o(2), None);
         let before = l.clone();
         assert!(!l.fail("T1", "context limit reached", o(3)));
@@ -315,7 +387,14 @@ mod tests {
     #[test]
     fn failing_releases_for_retry_once() {
         let mut l = TaskList::default();
-        l.create(None, "T1", Some("a"), None, None, Some("agent-7"), o(1));
+        l.create(
+            NewTask {
+                subject: Some("a"),
+                owner: Some("agent-7"),
+                ..NewTask::new(None, "T1")
+            },
+            o(1),
+        );
         l.set_status(None, "T1", TaskStatus::InProgress, o(2), None);
         assert!(l.fail("T1", "context limit reached", o(3)));
         assert!(!l.fail("T1", "session ended unexpectedly", o(4)));

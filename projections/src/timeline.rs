@@ -5,6 +5,7 @@
 use crate::config::PolicyConfig;
 use crate::derived::{self, ContextObserved, HostReported, ResponseEmitted};
 use crate::event::{self, Canonical};
+use crate::policy::Answer;
 use crate::views;
 use journal::{Envelope, Kind, Seq};
 use std::collections::BTreeMap;
@@ -13,14 +14,19 @@ use std::collections::BTreeMap;
 pub const MAX_ITEMS: usize = 400;
 const MAX_TEXT: usize = 300;
 
+/// What a mark on the context chart stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MarkKind {
+    /// A compaction.
     Compaction,
+    /// A task reminder.
     Reminder,
+    /// A blocked Stop or a stopped agent.
     Block,
 }
 
 impl MarkKind {
+    /// Its name (`compaction`, `reminder`, `block`).
     pub fn as_str(&self) -> &'static str {
         match self {
             MarkKind::Compaction => "compaction",
@@ -30,49 +36,70 @@ impl MarkKind {
     }
 }
 
+/// One reading of the context window.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ContextPoint {
+    /// When (µs).
     pub at_us: i64,
     /// Percent of the window used.
     pub pct: f64,
+    /// Tokens in the window, when known.
     pub tokens: Option<u64>,
     /// `transcript` or `host`.
     pub source: &'static str,
 }
 
+/// A mark on the context chart.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mark {
+    /// When (µs).
     pub at_us: i64,
+    /// What it stands for.
     pub kind: MarkKind,
+    /// Its label.
     pub label: String,
 }
 
 /// `prompt`, `tool`, `failure`, `answer`, `session`, `compaction`, `notification`, `stop`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Item {
+    /// The event's seq.
     pub seq: Seq,
+    /// When (µs).
     pub at_us: i64,
+    /// Its kind (see above).
     pub kind: &'static str,
+    /// Its title.
     pub title: String,
+    /// What it said (clipped).
     pub text: String,
     /// For answers: the event that caused it (`Hook:UserPromptSubmit #12 "continue"`).
     pub why: Option<String>,
 }
 
+/// One session's picture over time.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionTimeline {
+    /// Context readings, in order.
     pub context: Vec<ContextPoint>,
+    /// Compactions, reminders, blocks.
     pub marks: Vec<Mark>,
+    /// What happened, the most recent `MAX_ITEMS`.
     pub items: Vec<Item>,
+    /// Items dropped past `MAX_ITEMS`.
     pub dropped_items: u64,
+    /// The first event's time (µs).
     pub first_at_us: i64,
+    /// The latest event's time (µs).
     pub last_at_us: i64,
+    /// The model, as last seen.
     pub model: Option<String>,
 }
 
 /// Per-session timelines, folded event by event.
 #[derive(Clone, Debug, Default)]
 pub struct Timelines {
+    /// The timelines by session id.
     pub sessions: BTreeMap<String, SessionTimeline>,
     /// What each hook event was, for naming an answer's cause: seq → (label, summary).
     causes: BTreeMap<Seq, (String, String)>,
@@ -118,6 +145,29 @@ fn tool_arg(input: Option<&serde_json::Value>) -> String {
     .unwrap_or_default()
 }
 
+/// The item kind and title a hook event shows as; `None` for events the timeline leaves out.
+fn item_of(ev: &event::HookEvent) -> Option<(&'static str, String)> {
+    Some(match &ev.canonical {
+        Canonical::Prompt { .. } => ("prompt", "prompt".to_string()),
+        Canonical::ToolPost { tool, .. } => ("tool", tool.clone()),
+        Canonical::ToolFailure { tool, .. } => ("failure", format!("{tool} failed")),
+        Canonical::StopFailure { .. } => ("failure", "turn failed".to_string()),
+        Canonical::SessionStart { source } => ("session", format!("session start ({source})")),
+        Canonical::SessionEnd { reason } => ("session", format!("session end ({reason})")),
+        Canonical::PreCompact { trigger, .. } => ("compaction", format!("compaction ({trigger})")),
+        Canonical::Notification { kind, .. } => ("notification", format!("notification ({kind})")),
+        Canonical::Stop { .. } => ("stop", "answer finished".to_string()),
+        Canonical::SubagentStop { agent_type, .. } => (
+            "stop",
+            format!("subagent {} finished", agent_type.as_deref().unwrap_or("")),
+        ),
+        Canonical::TaskCreated { .. } | Canonical::TaskCompleted { .. } => {
+            ("tool", ev.name.clone())
+        }
+        _ => return None,
+    })
+}
+
 impl Timelines {
     /// Folds one event; `keep` says whether it falls in the report's slice (session, dates).
     pub fn apply(&mut self, env: &Envelope, cfg: &PolicyConfig, keep: bool) {
@@ -125,76 +175,7 @@ impl Timelines {
             return;
         };
         match &env.kind {
-            Kind::Hook { name } => {
-                let parsed = event::parse(&env.host, &env.payload);
-                let summary = parsed.as_ref().map(summary).unwrap_or_default();
-                // Causes are remembered only for events that get answered (bounded memory).
-                if matches!(
-                    name.as_str(),
-                    "SessionStart"
-                        | "UserPromptSubmit"
-                        | "PostToolUse"
-                        | "Stop"
-                        | "PreCompact"
-                        | "SessionEnd"
-                        | "SubagentStop"
-                ) || parsed.as_ref().is_some_and(|p| {
-                    !matches!(p.canonical, Canonical::ToolPre { .. } | Canonical::Other)
-                }) {
-                    self.causes
-                        .insert(env.seq, (format!("{name} #{}", env.seq), summary.clone()));
-                }
-                if !keep {
-                    return;
-                }
-                let Some(ev) = parsed else {
-                    return;
-                };
-                let t = self.session(&sid, env);
-                if let Some(m) = &ev.model {
-                    t.model = Some(m.clone());
-                }
-                let (kind, title) = match &ev.canonical {
-                    Canonical::Prompt { .. } => ("prompt", "prompt".to_string()),
-                    Canonical::ToolPost { tool, .. } => ("tool", tool.clone()),
-                    Canonical::ToolFailure { tool, .. } => ("failure", format!("{tool} failed")),
-                    Canonical::StopFailure { .. } => ("failure", "turn failed".to_string()),
-                    Canonical::SessionStart { source } => {
-                        ("session", format!("session start ({source})"))
-                    }
-                    Canonical::SessionEnd { reason } => {
-                        ("session", format!("session end ({reason})"))
-                    }
-                    Canonical::PreCompact { trigger, .. } => {
-                        t.marks.push(Mark {
-                            at_us: env.recorded_at_us,
-                            kind: MarkKind::Compaction,
-                            label: format!("compaction ({trigger})"),
-                        });
-                        ("compaction", format!("compaction ({trigger})"))
-                    }
-                    Canonical::Notification { kind, .. } => {
-                        ("notification", format!("notification ({kind})"))
-                    }
-                    Canonical::Stop { .. } => ("stop", "answer finished".to_string()),
-                    Canonical::SubagentStop { agent_type, .. } => (
-                        "stop",
-                        format!("subagent {} finished", agent_type.as_deref().unwrap_or("")),
-                    ),
-                    Canonical::TaskCreated { .. } | Canonical::TaskCompleted { .. } => {
-                        ("tool", ev.name.clone())
-                    }
-                    _ => return,
-                };
-                t.push(Item {
-                    seq: env.seq,
-                    at_us: env.recorded_at_us,
-                    kind,
-                    title,
-                    text: summary,
-                    why: None,
-                });
-            }
+            Kind::Hook { name } => self.hook(env, &sid, name, keep),
             Kind::ContextObserved { .. } if keep => {
                 let Some(c) = derived::parse::<ContextObserved>(&env.payload) else {
                     return;
@@ -240,55 +221,104 @@ impl Timelines {
                     ),
                 });
             }
-            Kind::ResponseEmitted { cause } if keep => {
-                let Some(r) = derived::parse::<ResponseEmitted>(&env.payload) else {
-                    return;
-                };
-                let why = self
-                    .causes
-                    .get(cause)
-                    .map(|(l, s)| {
-                        if s.is_empty() {
-                            l.clone()
-                        } else {
-                            format!("{l}: {s}")
-                        }
-                    })
-                    .unwrap_or_else(|| format!("event #{cause}"));
-                let v: serde_json::Value = serde_json::from_str(&r.output).unwrap_or_default();
-                let blocked = v.get("decision").and_then(|d| d.as_str()) == Some("block")
-                    || v.get("continue").and_then(|c| c.as_bool()) == Some(false);
-                let text = v
-                    .pointer("/hookSpecificOutput/additionalContext")
-                    .or_else(|| v.get("reason"))
-                    .or_else(|| v.get("stopReason"))
-                    .or_else(|| v.get("systemMessage"))
-                    .and_then(|x| x.as_str())
-                    .map(str::to_string)
-                    .unwrap_or_else(|| r.output.clone());
-                let t = self.session(&sid, env);
-                if blocked {
-                    t.marks.push(Mark {
-                        at_us: env.recorded_at_us,
-                        kind: MarkKind::Block,
-                        label: format!("blocked: {}", clip(&text, 120)),
-                    });
-                }
-                t.push(Item {
-                    seq: env.seq,
-                    at_us: env.recorded_at_us,
-                    kind: "answer",
-                    title: if blocked {
-                        "answer (block)".into()
-                    } else {
-                        "answer".into()
-                    },
-                    text: clip(&text, 1200),
-                    why: Some(why),
-                });
-            }
+            Kind::ResponseEmitted { cause } if keep => self.answer(env, &sid, *cause),
             _ => {}
         }
+    }
+
+    /// A hook event: remembered as a cause when it can be answered, and an item of its own.
+    fn hook(&mut self, env: &Envelope, sid: &str, name: &str, keep: bool) {
+        let parsed = event::from_envelope(env);
+        let summary = parsed.as_ref().map(summary).unwrap_or_default();
+        // Causes are remembered only for events that get answered (bounded memory).
+        if matches!(
+            name,
+            "SessionStart"
+                | "UserPromptSubmit"
+                | "PostToolUse"
+                | "Stop"
+                | "PreCompact"
+                | "SessionEnd"
+                | "SubagentStop"
+        ) || parsed
+            .as_ref()
+            .is_some_and(|p| !matches!(p.canonical, Canonical::ToolPre { .. } | Canonical::Other))
+        {
+            self.causes
+                .insert(env.seq, (format!("{name} #{}", env.seq), summary.clone()));
+        }
+        if !keep {
+            return;
+        }
+        let Some(ev) = parsed else {
+            return;
+        };
+        let t = self.session(sid, env);
+        if let Some(m) = &ev.model {
+            t.model = Some(m.clone());
+        }
+        let Some((kind, title)) = item_of(&ev) else {
+            return;
+        };
+        if let Canonical::PreCompact { trigger, .. } = &ev.canonical {
+            t.marks.push(Mark {
+                at_us: env.recorded_at_us,
+                kind: MarkKind::Compaction,
+                label: format!("compaction ({trigger})"),
+            });
+        }
+        t.push(Item {
+            seq: env.seq,
+            at_us: env.recorded_at_us,
+            kind,
+            title,
+            text: summary,
+            why: None,
+        });
+    }
+
+    /// An answer, with the event that caused it; a block (or a stopped agent) is also a mark.
+    fn answer(&mut self, env: &Envelope, sid: &str, cause: Seq) {
+        let Some(r) = derived::parse::<ResponseEmitted>(&env.payload) else {
+            return;
+        };
+        let why = self
+            .causes
+            .get(&cause)
+            .map(|(l, s)| {
+                if s.is_empty() {
+                    l.clone()
+                } else {
+                    format!("{l}: {s}")
+                }
+            })
+            .unwrap_or_else(|| format!("event #{cause}"));
+        let answer = Answer::from_recorded(&r.output);
+        let blocked = matches!(answer, Some(Answer::BlockStop { .. } | Answer::StopAgent));
+        let text = answer
+            .as_ref()
+            .map(|a| a.text().to_string())
+            .unwrap_or_else(|| r.output.clone());
+        let t = self.session(sid, env);
+        if blocked {
+            t.marks.push(Mark {
+                at_us: env.recorded_at_us,
+                kind: MarkKind::Block,
+                label: format!("blocked: {}", clip(&text, 120)),
+            });
+        }
+        t.push(Item {
+            seq: env.seq,
+            at_us: env.recorded_at_us,
+            kind: "answer",
+            title: if blocked {
+                "answer (block)".into()
+            } else {
+                "answer".into()
+            },
+            text: clip(&text, 1200),
+            why: Some(why),
+        });
     }
 
     fn session(&mut self, sid: &str, env: &Envelope) -> &mut SessionTimeline {

@@ -67,6 +67,7 @@ use serde::Deserialize;
 pub struct Usage {
     /// Uncached input tokens.
     pub input_tokens: u64,
+    /// Output tokens.
     pub output_tokens: u64,
     /// Cache writes with the default 5-minute TTL (1.25× input price).
     pub cache_write_5m: u64,
@@ -119,6 +120,7 @@ pub struct UsageRecord {
     pub model: String,
     /// Top-level `timestamp` of the line that carried the kept (largest) usage.
     pub timestamp: String,
+    /// The usage (the largest of the lines that carried it).
     pub usage: Usage,
     /// `isSidechain == true` (subagent / side conversation).
     pub sidechain: bool,
@@ -136,7 +138,9 @@ impl UsageRecord {
 pub struct ContextReading {
     /// `input + cache writes + cache reads` of that response.
     pub tokens: u64,
+    /// The model of that response.
     pub model: String,
+    /// Its line's timestamp.
     pub timestamp: String,
 }
 

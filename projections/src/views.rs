@@ -6,15 +6,21 @@ use crate::fold::State;
 use crate::session::SessionState;
 use crate::tasks::{Task, TaskStatus};
 
+/// Context pressure: how full the window is, by the configured fractions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Tier {
+    /// Below the warning fraction.
     Ok,
+    /// At the warning fraction.
     Warning,
+    /// At the critical fraction.
     Critical,
+    /// At the emergency fraction.
     Emergency,
 }
 
 impl Tier {
+    /// Its name (`ok`, `warning`, `critical`, `emergency`).
     pub fn as_str(&self) -> &'static str {
         match self {
             Tier::Ok => "ok",
@@ -255,8 +261,16 @@ impl Budgeted {
 /// before compaction (`compact`, with its trigger).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose<'a> {
-    Restore { source: &'a str },
-    Compact { trigger: &'a str },
+    /// Injected at SessionStart.
+    Restore {
+        /// SessionStart's `source` (`compact`, `clear`, `resume`, …).
+        source: &'a str,
+    },
+    /// Recorded as the `Checkpoint` at PreCompact.
+    Compact {
+        /// The compaction's trigger (`manual`, `auto`).
+        trigger: &'a str,
+    },
 }
 
 /// Whether a session holds anything worth restoring.
@@ -272,6 +286,18 @@ pub fn has_facts(s: &SessionState) -> bool {
 /// The restore text: what the agent was doing, most useful facts first, within the budget.
 pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: Purpose) -> String {
     let mut b = Budgeted::new(cfg.restore_budget);
+    restore_header(&mut b, s, purpose);
+    restore_tasks(&mut b, st, s);
+    if let Some((name, rc)) = session_role(s, cfg) {
+        restore_role(&mut b, s, name, rc);
+    }
+    restore_work(&mut b, s);
+    restore_surroundings(&mut b, s);
+    b.finish()
+}
+
+/// The first line: whose state this is, and why it is given.
+fn restore_header(b: &mut Budgeted, s: &SessionState, purpose: Purpose) {
     let sid = crate::short_id(&s.id);
     match purpose {
         Purpose::Restore { source } => {
@@ -291,26 +317,22 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
             ));
         }
     }
-    let role = session_role(s, cfg);
-    let in_progress: Vec<&Task> = s
-        .tasks
-        .tasks
-        .values()
-        .filter(|t| t.status == TaskStatus::InProgress)
-        .collect();
-    let mut next: Vec<&Task> = s
-        .tasks
-        .tasks
-        .values()
-        .filter(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::Failed))
-        .collect();
+}
+
+/// The session's tasks (in progress, next, last completed, the rest), then the journal-wide
+/// tasks of its agent and the unowned open ones.
+fn restore_tasks(b: &mut Budgeted, st: &State, s: &SessionState) {
+    let with = |status: &[TaskStatus]| -> Vec<&Task> {
+        s.tasks
+            .tasks
+            .values()
+            .filter(|t| status.contains(&t.status))
+            .collect()
+    };
+    let in_progress = with(&[TaskStatus::InProgress]);
+    let mut next = with(&[TaskStatus::Pending, TaskStatus::Failed]);
     next.sort_by_key(|t| t.created_seq);
-    let mut done: Vec<&Task> = s
-        .tasks
-        .tasks
-        .values()
-        .filter(|t| t.status == TaskStatus::Completed)
-        .collect();
+    let mut done = with(&[TaskStatus::Completed]);
     done.sort_by_key(|t| std::cmp::Reverse(t.updated_seq));
     // Journal-wide tasks owned by this session's agent.
     let agent = s.loop_agent.as_deref();
@@ -347,18 +369,24 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
     if !shared_open.is_empty() {
         b.line(&format!("Open journal tasks: {}", shared_open.join("; ")));
     }
-    if let Some((name, rc)) = role {
-        if !rc.priorities.is_empty() {
-            b.line(&format!(
-                "Role {name}: priorities: {}.",
-                rc.priorities.join("; ")
-            ));
-        }
-        let reread = reread_files(s, rc);
-        if !reread.is_empty() {
-            b.line(&format!("Files to re-read: {}", reread.join(", ")));
-        }
+}
+
+/// The role's priorities and the files it re-reads.
+fn restore_role(b: &mut Budgeted, s: &SessionState, name: &str, rc: &RoleConfig) {
+    if !rc.priorities.is_empty() {
+        b.line(&format!(
+            "Role {name}: priorities: {}.",
+            rc.priorities.join("; ")
+        ));
     }
+    let reread = reread_files(s, rc);
+    if !reread.is_empty() {
+        b.line(&format!("Files to re-read: {}", reread.join(", ")));
+    }
+}
+
+/// What the session did: commits, edits, the last prompt, compactions, failures.
+fn restore_work(b: &mut Budgeted, s: &SessionState) {
     if !s.commits.is_empty() {
         let c: Vec<String> = s
             .commits
@@ -400,6 +428,10 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
             .collect();
         b.line(&format!("Recent failed tool calls: {}", f.join("; ")));
     }
+}
+
+/// What surrounded the work: files read, subagents, the plan, the last assistant message.
+fn restore_surroundings(b: &mut Budgeted, s: &SessionState) {
     if !s.files_read.is_empty() {
         b.line(&format!(
             "Files read (recent first): {}",
@@ -435,7 +467,6 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
     if let Some(m) = &s.last_assistant_message {
         b.line(&format!("Last assistant message: \"{}\"", one_line(m)));
     }
-    b.finish()
 }
 
 /// At startup: the open tasks, if any (journal-wide, and the previous session's in this project).
@@ -486,6 +517,7 @@ pub fn open_tasks_for<'a>(st: &'a State, s: &'a SessionState) -> Vec<&'a Task> {
     v
 }
 
+/// The task reminder: the open tasks, after `since` tool calls and prompts without a task tool.
 pub fn reminder_text(tasks: &[&Task], since: u64) -> String {
     let mut b = Budgeted::new(1_500);
     b.line(&format!(
@@ -515,6 +547,7 @@ pub fn escalation_text(s: &SessionState, cfg: &PolicyConfig, extra: u64) -> Opti
     ))
 }
 
+/// Why a Stop is blocked at the emergency tier.
 pub fn emergency_reason(s: &SessionState, cfg: &PolicyConfig) -> String {
     let (_, used) = pressure(s, cfg);
     format!(

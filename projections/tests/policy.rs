@@ -2,6 +2,8 @@
 //! the recorded events and the state are exactly these. Pure: no process, no journal on disk.
 
 use projections::config::PolicyConfig;
+use projections::derived::TaskOp;
+use projections::host::Host;
 use projections::scenario::Scenario;
 use projections::tasks::{TaskRef, TaskStatus};
 use serde_json::json;
@@ -222,7 +224,7 @@ fn precompact_gives_claudes_summariser_the_role_priorities_and_trigger_as_plain_
     assert_eq!(t.decision.output_text(), expected);
     // Hosts whose compaction takes no hook text get the priorities in the restore after it.
     given
-        .host("codex")
+        .host(Host::Codex)
         .when_hook(&precompact("manual"))
         .then_no_answer();
 }
@@ -320,8 +322,8 @@ fn what_was_injected_counts_until_the_next_reading() {
 
 fn loop_with_task(agent: &str) -> Scenario {
     Scenario::default()
-        .given_task_command("add", "T1", Some("Build the importer"), None)
-        .given_task_command("claim", "T1", None, Some(agent))
+        .given_task_command(TaskOp::Add, "T1", Some("Build the importer"), None)
+        .given_task_command(TaskOp::Claim, "T1", None, Some(agent))
         .agent(Some(agent))
         .given_hook(&start("startup"))
 }
@@ -399,10 +401,10 @@ fn another_agents_task_is_not_released() {
 #[test]
 fn a_task_held_by_one_agent_cannot_be_claimed_or_started_by_another() {
     Scenario::default()
-        .given_task_command("add", "T1", Some("only one"), None)
-        .given_task_command("claim", "T1", None, Some("dev-1"))
-        .given_task_command("claim", "T1", None, Some("dev-2"))
-        .given_task_command("start", "T1", None, Some("dev-3"))
+        .given_task_command(TaskOp::Add, "T1", Some("only one"), None)
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-2"))
+        .given_task_command(TaskOp::Start, "T1", None, Some("dev-3"))
         .when_hook(&start("startup"))
         .then_state(|st| {
             let t = &st.tasks.tasks["T1"];
@@ -417,7 +419,7 @@ fn a_released_task_can_be_claimed_again() {
     loop_with_task("dev-1")
         .when_hook(&precompact("auto"))
         .and()
-        .given_task_command("claim", "T1", None, Some("dev-2"))
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-2"))
         .when_hook(&prompt("x"))
         .then_state(|st| {
             let t = &st.tasks.tasks["T1"];
@@ -435,8 +437,8 @@ fn a_task_whose_agent_went_silent_past_the_lease_is_released_at_session_start() 
         ..PolicyConfig::default()
     };
     let t = Scenario::with(cfg)
-        .given_task_command("add", "T1", Some("Build"), None)
-        .given_task_command("claim", "T1", None, Some("dev-1"))
+        .given_task_command(TaskOp::Add, "T1", Some("Build"), None)
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
         .agent(Some("dev-1"))
         .given_hook(&start("startup"))
         .given_hook(&prompt("working")) // then killed: no SessionEnd
@@ -461,8 +463,8 @@ fn an_agent_heard_from_within_the_lease_keeps_its_task() {
         ..PolicyConfig::default()
     };
     Scenario::with(cfg)
-        .given_task_command("add", "T1", Some("Build"), None)
-        .given_task_command("claim", "T1", None, Some("dev-1"))
+        .given_task_command(TaskOp::Add, "T1", Some("Build"), None)
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
         .after_secs(3_000)
         .agent(Some("dev-1"))
         .given_hook(&prompt("still here"))
@@ -480,8 +482,8 @@ fn a_lease_of_zero_never_releases() {
         ..PolicyConfig::default()
     };
     Scenario::with(cfg)
-        .given_task_command("add", "T1", Some("Build"), None)
-        .given_task_command("claim", "T1", None, Some("dev-1"))
+        .given_task_command(TaskOp::Add, "T1", Some("Build"), None)
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
         .after_secs(10 * 86_400)
         .when_hook(&start("startup"))
         .then_event_kinds(&[]);
@@ -537,7 +539,7 @@ fn tiers_outside_the_window_and_unknown_roles_are_named() {
 #[test]
 fn startup_lists_the_open_tasks() {
     Scenario::default()
-        .given_task_command("add", "T1", Some("Write docs"), None)
+        .given_task_command(TaskOp::Add, "T1", Some("Write docs"), None)
         .when_hook(&start("startup"))
         .then_context("hookjournal: 1 open task(s) in this project:\n- [T1] Write docs [pending]");
 }
@@ -572,7 +574,7 @@ fn stop_is_blocked_once_at_the_emergency_tier_and_never_when_active() {
         .then_no_answer()
         .and()
         .when_hook(&hook("Stop", r#""stop_hook_active":false"#));
-    assert_eq!(t.decision.output.as_ref().unwrap()["decision"], "block");
+    assert_eq!(t.decision.output().unwrap()["decision"], "block");
     t.and()
         .when_hook(&hook("Stop", r#""stop_hook_active":false"#))
         .then_no_answer();
@@ -581,8 +583,8 @@ fn stop_is_blocked_once_at_the_emergency_tier_and_never_when_active() {
 #[test]
 fn cursor_gets_no_injected_context() {
     Scenario::default()
-        .host("cursor")
-        .given_task_command("add", "T1", Some("x"), None)
+        .host(Host::Cursor)
+        .given_task_command(TaskOp::Add, "T1", Some("x"), None)
         .when_hook(&format!(
             r#"{{"hook_event_name":"sessionStart","conversation_id":"{S}"}}"#
         ))

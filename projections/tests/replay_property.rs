@@ -3,8 +3,9 @@
 //! replay from seq 1, byte for byte — with rewinds, spooled events, unknown events, derived events.
 
 use journal::{Envelope, Kind, NewEvent, Seq, ZERO_HASH};
-use projections::derived::{self, TaskCommand, TaskReleased};
-use projections::fold::{self, Full, Rewinds, State};
+use projections::derived::{self, TaskCommand, TaskOp, TaskReleased};
+use projections::fold::{self, State};
+use projections::replay;
 use projections::tasks::TaskRef;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -129,8 +130,14 @@ fn build(steps: &[(Step, bool)]) -> Vec<Envelope> {
             }
             Step::Command { op, task, session } => {
                 let c = TaskCommand {
-                    op: ["add", "start", "done", "fail", "reopen", "delete"][*op as usize % 6]
-                        .into(),
+                    op: [
+                        TaskOp::Add,
+                        TaskOp::Start,
+                        TaskOp::Done,
+                        TaskOp::Fail,
+                        TaskOp::Reopen,
+                        TaskOp::Delete,
+                    ][*op as usize % 6],
                     task: TaskRef {
                         session: session.map(sid),
                         id: if session.is_some() {
@@ -210,14 +217,8 @@ fn build(steps: &[(Step, bool)]) -> Vec<Envelope> {
 
 /// Full replay from seq 1 (rewinds collected first), as `verify` does.
 fn full_replay(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    let mut r = Rewinds::default();
-    for e in events {
-        fold::collect_rewind(&mut r, e);
-    }
-    let mut full = Full::with_rewinds(r);
-    for e in events {
-        full.apply(e);
-    }
+    let rewinds = replay::collect_rewinds(events).unwrap();
+    let full = replay::full_replay(events, rewinds, |_| {}).unwrap();
     full.state.partitions().into_iter().collect()
 }
 
@@ -231,13 +232,8 @@ fn incremental(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
             continue;
         }
         let mut parts: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        for k in [fold::GLOBAL_KEY.to_vec(), fold::TASKS_KEY.to_vec()] {
-            if let Some(v) = store.get(&k) {
-                parts.push((k, v.clone()));
-            }
-        }
-        for s in State::sessions_touched(e) {
-            let k = fold::session_key(&s);
+        for p in fold::partitions_for(e) {
+            let k = p.key();
             if let Some(v) = store.get(&k) {
                 parts.push((k, v.clone()));
             }

@@ -222,13 +222,12 @@ fn print_restore(view: &crate::state_io::View) -> Result<Vec<(journal::Envelope,
             Ok(())
         })?;
         let Some(hook) = hook else { continue };
-        let v: serde_json::Value = serde_json::from_str(&output).unwrap_or_default();
-        let text = v["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
+        let text = match projections::policy::Answer::from_recorded(&output) {
+            Some(projections::policy::Answer::Context { text, .. }) => text,
+            _ => String::new(),
+        };
         // The restore: the answer to SessionStart after a compaction.
-        let parsed = projections::event::parse(&hook.host, &hook.payload);
+        let parsed = projections::event::from_envelope(&hook);
         if parsed.is_some_and(
             |p| matches!(&p.canonical, Canonical::SessionStart { source } if source == "compact"),
         ) {

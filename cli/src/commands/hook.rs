@@ -10,6 +10,7 @@ use crate::state_io::Loaded;
 use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{self, Canonical, HookEvent};
+use projections::host::Host;
 use projections::policy;
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -255,7 +256,7 @@ fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
         }
     }
     let host = match (&notify, flags.host.as_deref()) {
-        (Some(_), None | Some("auto")) => "codex".to_string(),
+        (Some(_), None | Some("auto")) => Host::Codex,
         (_, hint) => tie_break(event::detect_host(&payload, hint), hint),
     };
     let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
@@ -285,7 +286,7 @@ fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
         .filter(|a| !a.trim().is_empty());
     let ev = NewEvent {
         recorded_at_us,
-        host: host.clone(),
+        host: host.to_string(),
         kind,
         session_id,
         agent_id: agent_id.clone(),
@@ -297,7 +298,7 @@ fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
         ev,
         parsed,
         agent_id,
-        host,
+        host: host.to_string(),
     }
 }
 
@@ -406,14 +407,14 @@ fn answer_spooled(
 /// The payload looked like Claude Code's (the default): the environment breaks the tie. Gemini
 /// CLI sets `GEMINI_SESSION_ID`; Claude Code sets `CLAUDE_CODE_SESSION_ID` (which also leaks
 /// into child processes, so it only counts against Gemini's).
-fn tie_break(detected: String, hint: Option<&str>) -> String {
+fn tie_break(detected: Host, hint: Option<&str>) -> Host {
     let explicit = hint.is_some_and(|h| h != "auto");
     if !explicit
-        && detected == "claude"
+        && detected == Host::Claude
         && std::env::var_os("GEMINI_SESSION_ID").is_some()
         && std::env::var_os("CLAUDE_CODE_SESSION_ID").is_none()
     {
-        return "gemini".into();
+        return Host::Gemini;
     }
     detected
 }

@@ -1,23 +1,20 @@
 //! `replay`: the debugger. Event by event, with the projection changes each event caused; with
-//! `--verify`, every recorded answer is recomputed from replayed state and compared.
-//!
-//! The fold is faithful to time: a rewind affects the state only from the moment it was recorded,
-//! exactly as the hook saw it, so recomputed answers are comparable with what was printed.
+//! `--verify`, every recorded answer is recomputed from replayed state and compared (the engine
+//! is `projections::replay::Replayer`; this is its I/O and display).
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
 use crate::state_io;
 use anyhow::Result;
-use journal::{Envelope, Kind, ReadSnapshot, Seq};
-use projections::config::PolicyConfig;
+use journal::{Envelope, Kind};
 use projections::derived::{self, ResponseEmitted};
-use projections::event;
-use projections::fold::{Full, Rewinds};
-use projections::policy;
+use projections::fold::Full;
+use projections::replay::Replayer;
 use serde_json::{json, Value};
 
 use std::process::ExitCode;
 
+/// `replay` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Only this session's events (full id or its first characters).
@@ -38,181 +35,6 @@ pub struct Args {
     /// Print one JSON object per event (JSONL) for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
-}
-
-/// A hook event and the events it caused (they are contiguous: one atomic batch).
-struct Group {
-    events: Vec<Envelope>,
-}
-
-fn is_decision(k: &Kind) -> bool {
-    matches!(
-        k,
-        Kind::ReminderIssued { .. }
-            | Kind::TaskReleased { .. }
-            | Kind::Checkpoint { .. }
-            | Kind::ResponseEmitted { .. }
-    )
-}
-
-pub struct Difference {
-    pub seq: Seq,
-    pub what: String,
-}
-
-/// Folds a snapshot group by group. `on_event` sees each event with the state before and after
-/// it; with `verify`, answers are recomputed and differences collected.
-pub struct Replayer<'a> {
-    snap: &'a ReadSnapshot,
-    pub full: Full,
-    seen_rewinds: Vec<(String, Seq, Seq)>,
-    verify: Option<&'a PolicyConfig>,
-    /// The policy settings of the latest recorded answer: the best evidence of the settings in
-    /// force for events that were answered with nothing (which record none).
-    last_policy: Option<PolicyConfig>,
-    pub differences: Vec<Difference>,
-    pub verified: u64,
-}
-
-impl<'a> Replayer<'a> {
-    pub fn new(snap: &'a ReadSnapshot, verify: Option<&'a PolicyConfig>) -> Self {
-        Replayer {
-            snap,
-            full: Full::default(),
-            seen_rewinds: Vec::new(),
-            verify,
-            last_policy: None,
-            differences: Vec::new(),
-            verified: 0,
-        }
-    }
-
-    fn apply(
-        &mut self,
-        env: &Envelope,
-        on_event: &mut dyn FnMut(&Envelope, &Full, &Full),
-    ) -> Result<()> {
-        let before = self.full.clone();
-        if let Kind::Rewound { session, to_seq } = &env.kind {
-            self.seen_rewinds.push((session.clone(), *to_seq, env.seq));
-            let mut rebuilt = Full::with_rewinds(Rewinds::from_list(&self.seen_rewinds));
-            self.snap.for_each_in(1, env.seq, |e| {
-                rebuilt.apply(&e);
-                Ok(())
-            })?;
-            self.full = rebuilt;
-        } else {
-            self.full.apply(env);
-        }
-        on_event(env, &before, &self.full);
-        Ok(())
-    }
-
-    fn group(&mut self, g: Group, on_event: &mut dyn FnMut(&Envelope, &Full, &Full)) -> Result<()> {
-        let hook = &g.events[0];
-        let parsed = match &hook.kind {
-            Kind::Hook { .. } if !self.full.rewinds.hides(hook) => {
-                event::parse(&hook.host, &hook.payload)
-            }
-            _ => None,
-        };
-        let split = g
-            .events
-            .iter()
-            .position(|e| is_decision(&e.kind))
-            .unwrap_or(g.events.len());
-        for e in &g.events[..split] {
-            self.apply(e, on_event)?;
-        }
-        if let (Some(cfg), Some(ev)) = (self.verify, parsed.filter(|p| p.session_id.is_some())) {
-            let recorded_resp = g.events[split..]
-                .iter()
-                .find(|e| matches!(e.kind, Kind::ResponseEmitted { .. }))
-                .and_then(|e| derived::parse::<ResponseEmitted>(&e.payload));
-            if let Some(r) = &recorded_resp {
-                self.last_policy = Some(r.policy.clone());
-            }
-            let cfg = self.last_policy.as_ref().unwrap_or(cfg);
-            // A spooled event was answered without the state; its loop release came at ingestion.
-            let d = if hook.spooled {
-                policy::decide_spooled(&self.full.state, hook, &ev, cfg)
-            } else {
-                policy::decide(&self.full.state, hook, &ev, cfg)
-            };
-            self.verified += 1;
-            let recorded_out = recorded_resp
-                .as_ref()
-                .map(|r| r.output.clone())
-                .unwrap_or_default();
-            if recorded_out != d.output_text() {
-                self.differences.push(Difference {
-                    seq: hook.seq,
-                    what: format!(
-                        "answer differs: recorded {:?}, recomputed {:?}",
-                        clip(&recorded_out),
-                        clip(&d.output_text())
-                    ),
-                });
-            }
-            let recorded: Vec<(Kind, Vec<u8>)> = g.events[split..]
-                .iter()
-                .filter(|e| !matches!(e.kind, Kind::ResponseEmitted { .. }))
-                .map(|e| (e.kind.clone(), e.payload.clone()))
-                .collect();
-            let recomputed: Vec<(Kind, Vec<u8>)> =
-                d.events.iter().map(|x| x.kind_and_body(hook.seq)).collect();
-            if recorded != recomputed {
-                let names = |v: &[(Kind, Vec<u8>)]| {
-                    v.iter()
-                        .map(|(k, _)| k.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                self.differences.push(Difference {
-                    seq: hook.seq,
-                    what: format!(
-                        "decision events differ: recorded [{}], recomputed [{}]",
-                        names(&recorded),
-                        names(&recomputed)
-                    ),
-                });
-            }
-        }
-        for e in &g.events[split..] {
-            self.apply(e, on_event)?;
-        }
-        Ok(())
-    }
-
-    /// Runs the whole snapshot.
-    pub fn run(&mut self, mut on_event: impl FnMut(&Envelope, &Full, &Full)) -> Result<()> {
-        let mut current: Option<Group> = None;
-        let snap = self.snap;
-        let mut err = None;
-        snap.for_each(|e| {
-            let belongs = current
-                .as_ref()
-                .is_some_and(|g| e.kind.cause() == Some(g.events[0].seq));
-            if belongs {
-                current.as_mut().expect("checked").events.push(e);
-                return Ok(());
-            }
-            if let Some(g) = current.take() {
-                if let Err(x) = self.group(g, &mut on_event) {
-                    err = Some(x);
-                }
-            }
-            current = Some(Group { events: vec![e] });
-            Ok(())
-        })?;
-        if let Some(g) = current.take() {
-            self.group(g, &mut on_event)?;
-        }
-        if let Some(e) = err {
-            return Err(e);
-        }
-        Ok(())
-    }
 }
 
 fn clip(s: &str) -> String {
@@ -422,6 +244,7 @@ fn check_kind(k: &str) -> std::result::Result<(), String> {
     ))
 }
 
+/// Prints the log event by event with what each changed, or recomputes every answer.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     if let Some(Err(e)) = args.kind.as_deref().map(check_kind) {
         eprintln!("hookjournal: {e}");
@@ -443,7 +266,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     // For display only: which events a later rewind hides (the fold itself learns of a rewind
     // when it happens, as the hook did).
     let all_rewinds = state_io::collect_rewinds(&view.snap)?;
-    let mut rep = Replayer::new(&view.snap, args.verify.then_some(&settings.policy));
+    let log = state_io::SnapLog(&view.snap);
+    let mut rep = Replayer::new(&log, args.verify.then_some(&settings.policy));
     let json = args.json;
     let mut shown = 0u64;
     rep.run(|e, before, after| {

@@ -6,7 +6,7 @@ use crate::output::{self, escape, Align, Table};
 use crate::state_io::{self, Loaded};
 use anyhow::{bail, Result};
 use journal::{Journal, Kind};
-use projections::derived::{self, TaskCommand};
+use projections::derived::{self, TaskCommand, TaskOp};
 use projections::fold::State;
 use projections::tasks::{Task, TaskRef, TaskStatus};
 
@@ -150,7 +150,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             change(dir, args.json, |state| {
                 let id = format!("T{}", state.tasks.next_number + 1);
                 Ok(TaskCommand {
-                    op: "add".into(),
+                    op: TaskOp::Add,
                     task: TaskRef::global(&id),
                     subject: Some(subject.clone()),
                     description: description.clone(),
@@ -169,7 +169,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
                     (None, _) => next_unclaimed(st, &agent)?,
                 };
                 claimable(st, &task, &agent)?;
-                Ok(command("claim", task, Some(agent.clone()), None))
+                Ok(command(TaskOp::Claim, task, Some(agent.clone()), None))
             })?
         }
         Cmd::ReleaseStale { lease } => release_stale(dir, args.json, lease)?,
@@ -178,21 +178,21 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             if let Some(agent) = &args.agent {
                 claimable(st, &task, agent)?;
             }
-            Ok(command("start", task, args.agent.clone(), None))
+            Ok(command(TaskOp::Start, task, args.agent.clone(), None))
         })?,
         Cmd::Done { id } => change(dir, args.json, |st| {
-            Ok(command("done", resolve(st, &id)?, None, None))
+            Ok(command(TaskOp::Done, resolve(st, &id)?, None, None))
         })?,
         Cmd::Fail { id, reason } => change(dir, args.json, |st| {
             Ok(command(
-                "fail",
+                TaskOp::Fail,
                 resolve(st, &id)?,
                 None,
                 Some(reason.clone()),
             ))
         })?,
         Cmd::Reopen { id } => change(dir, args.json, |st| {
-            Ok(command("reopen", resolve(st, &id)?, None, None))
+            Ok(command(TaskOp::Reopen, resolve(st, &id)?, None, None))
         })?,
     }
     Ok(ExitCode::SUCCESS)
@@ -262,7 +262,7 @@ fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Resul
         }
         // The agent is not the one acting here: the envelope names no agent, so releasing its
         // task does not count as hearing from it.
-        let c = command("fail", r.task.clone(), None, Some(r.reason.clone()));
+        let c = command(TaskOp::Fail, r.task.clone(), None, Some(r.reason.clone()));
         tx.push(crate::ingest::event(
             now,
             "cli",
@@ -299,9 +299,14 @@ fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Resul
     Ok(())
 }
 
-fn command(op: &str, task: TaskRef, agent: Option<String>, reason: Option<String>) -> TaskCommand {
+fn command(
+    op: TaskOp,
+    task: TaskRef,
+    agent: Option<String>,
+    reason: Option<String>,
+) -> TaskCommand {
     TaskCommand {
-        op: op.into(),
+        op,
         task,
         subject: None,
         description: None,

@@ -1,0 +1,316 @@
+//! The host facts table, given/when/then: what each host is known to take is what the policy
+//! answers it with, its event names and payload fields read as the table says, and the docs'
+//! registration table is the one `install` gets from it.
+
+use projections::event::{self, Canonical, EventKind};
+use projections::host::{self, AnswerShape, Host, KNOWN};
+use projections::policy::Answer;
+use projections::scenario::{Scenario, Then};
+
+const S: &str = "sess-0001-aaaa";
+
+/// Every host the policy can meet: the known four and one it does not know.
+fn hosts() -> Vec<Host> {
+    let mut v = KNOWN.to_vec();
+    v.push(Host::Other("openclaw".into()));
+    v
+}
+
+/// What docs/hooks.md says each host takes: context, text at compaction, a blocked Stop, a
+/// stopped loop agent.
+fn documented(h: &Host) -> [bool; 4] {
+    match h {
+        Host::Claude => [true, true, true, true],
+        Host::Codex => [true, false, true, true],
+        Host::Gemini => [true, false, false, true],
+        Host::Cursor => [false, false, false, false],
+        Host::Other(_) => [true, false, false, true],
+    }
+}
+
+/// The host's own name for a canonical event (one that names its tool itself).
+fn name(h: &Host, kind: EventKind) -> &'static str {
+    h.facts()
+        .events
+        .iter()
+        .find(|e| e.kind == kind && e.implied_tool.is_none())
+        .unwrap_or_else(|| panic!("{h} has no {kind:?}"))
+        .name
+}
+
+/// A payload of session `S` as host `h` sends event `kind`, plus `fields`.
+fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
+    let sep = if fields.is_empty() { "" } else { "," };
+    format!(
+        r#"{{"hook_event_name":"{}","{}":"{S}","cwd":"/proj"{sep}{fields}}}"#,
+        name(h, kind),
+        h.facts().payload.session_id
+    )
+}
+
+/// The answer's shape, and whether the host's table allows it for `kind`.
+fn check(t: &Then, h: &Host, kind: EventKind, expected: Option<AnswerShape>) {
+    let got = t.decision.answer.as_ref().map(Answer::shape);
+    assert_eq!(got, expected, "{h} {kind:?}: {:?}", t.decision.answer);
+    if let Some(shape) = got {
+        assert!(
+            h.answers(kind, shape),
+            "{h} does not take {shape:?} at {kind:?}"
+        );
+    }
+}
+
+#[test]
+fn the_table_says_what_the_docs_say() {
+    for h in hosts() {
+        let [context, text, block, stop] = documented(&h);
+        for kind in [
+            EventKind::SessionStart,
+            EventKind::Prompt,
+            EventKind::ToolPost,
+        ] {
+            assert_eq!(
+                h.answers(kind, AnswerShape::Context),
+                context,
+                "{h} {kind:?}"
+            );
+        }
+        let compaction = (EventKind::PreCompact, AnswerShape::CompactionText);
+        assert_eq!(h.answers(compaction.0, compaction.1), text, "{h}");
+        assert_eq!(
+            h.answers(EventKind::Stop, AnswerShape::BlockStop),
+            block,
+            "{h}"
+        );
+        let stop_agent = h.answers(EventKind::PreCompact, AnswerShape::StopAgent);
+        assert_eq!(stop_agent, stop, "{h}");
+        // Nothing else is ever answered.
+        for (kind, _) in h.facts().answers {
+            assert!(
+                matches!(
+                    kind,
+                    EventKind::SessionStart
+                        | EventKind::Prompt
+                        | EventKind::ToolPost
+                        | EventKind::PreCompact
+                        | EventKind::Stop
+                ),
+                "{h} {kind:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn session_start_context_goes_only_to_hosts_that_take_it() {
+    for h in hosts() {
+        let t = Scenario::default()
+            .host(h.clone())
+            .given_task_command(
+                projections::derived::TaskOp::Add,
+                "T1",
+                Some("Migrate"),
+                None,
+            )
+            .when_hook(&payload(
+                &h,
+                EventKind::SessionStart,
+                r#""source":"startup""#,
+            ));
+        let expected = documented(&h)[0].then_some(AnswerShape::Context);
+        check(&t, &h, EventKind::SessionStart, expected);
+        if expected.is_some() {
+            // `hookEventName` is the name the host sent.
+            let out = t.decision.output().unwrap();
+            let sent = name(&h, EventKind::SessionStart);
+            assert_eq!(out["hookSpecificOutput"]["hookEventName"], sent);
+        }
+    }
+}
+
+#[test]
+fn a_pressure_notice_at_a_prompt_goes_only_to_hosts_that_take_context() {
+    for h in hosts() {
+        let t = Scenario::default()
+            .host(h.clone())
+            .given_hook(&payload(&h, EventKind::SessionStart, ""))
+            .given_context(S, 150_000)
+            .when_hook(&payload(&h, EventKind::Prompt, r#""prompt":"go""#));
+        let expected = documented(&h)[0].then_some(AnswerShape::Context);
+        check(&t, &h, EventKind::Prompt, expected);
+    }
+}
+
+#[test]
+fn the_summariser_gets_text_only_where_the_host_takes_it() {
+    for h in hosts() {
+        let t = Scenario::default()
+            .host(h.clone())
+            .given_hook(&payload(
+                &h,
+                EventKind::SessionStart,
+                r#""agent_name":"dev-1""#,
+            ))
+            .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"manual""#))
+            .then_event_kinds(&["Checkpoint"]);
+        let expected = documented(&h)[1].then_some(AnswerShape::CompactionText);
+        check(&t, &h, EventKind::PreCompact, expected);
+    }
+}
+
+#[test]
+fn stop_is_blocked_at_the_emergency_tier_only_where_the_host_takes_a_block() {
+    for h in hosts() {
+        let t = Scenario::default()
+            .host(h.clone())
+            .given_hook(&payload(&h, EventKind::SessionStart, ""))
+            .given_context(S, 192_000)
+            .when_hook(&payload(&h, EventKind::Stop, r#""stop_hook_active":false"#));
+        let expected = documented(&h)[2].then_some(AnswerShape::BlockStop);
+        check(&t, &h, EventKind::Stop, expected);
+    }
+}
+
+#[test]
+fn a_loop_agent_is_stopped_at_compaction_where_the_host_takes_it_and_released_everywhere() {
+    for h in hosts() {
+        let t = Scenario::default()
+            .host(h.clone())
+            .given_task_command(projections::derived::TaskOp::Add, "T1", Some("x"), None)
+            .given_task_command(
+                projections::derived::TaskOp::Claim,
+                "T1",
+                None,
+                Some("dev-1"),
+            )
+            .agent(Some("dev-1"))
+            .given_hook(&payload(&h, EventKind::SessionStart, ""))
+            .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"auto""#))
+            .then_event_kinds(&["Checkpoint", "TaskReleased"]);
+        let expected = documented(&h)[3].then_some(AnswerShape::StopAgent);
+        check(&t, &h, EventKind::PreCompact, expected);
+    }
+}
+
+#[test]
+fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
+    for h in KNOWN {
+        let f = h.facts();
+        for e in f.events {
+            let p = format!(
+                r#"{{"hook_event_name":"{}","command":"ls","file_path":"/a"}}"#,
+                e.name
+            );
+            let ev = event::parse(&h, p.as_bytes()).unwrap();
+            assert_eq!(ev.canonical.kind(), e.kind, "{h} {}", e.name);
+            if let Some(t) = e.implied_tool {
+                let tool = match &ev.canonical {
+                    Canonical::ToolPre { tool, .. } | Canonical::ToolPost { tool, .. } => tool,
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(tool, t.tool());
+            }
+            // A name only this host sends is enough to recognise it.
+            if f.owns(e.name) && h != Host::Claude {
+                assert_eq!(event::detect_host(p.as_bytes(), None), h, "{}", e.name);
+            }
+        }
+    }
+    // Claude's names are read on every host; another host's own names are not.
+    let ev = event::parse(&Host::Cursor, br#"{"hook_event_name":"UserPromptSubmit"}"#);
+    assert_eq!(ev.unwrap().canonical.kind(), EventKind::Prompt);
+    let ev = event::parse(&Host::Claude, br#"{"hook_event_name":"BeforeAgent"}"#);
+    assert_eq!(ev.unwrap().canonical, Canonical::Other);
+}
+
+#[test]
+fn each_hosts_payload_fields_hold_what_the_table_says() {
+    for h in KNOWN {
+        let f = h.facts().payload;
+        let mut fields = vec![format!(r#""{}":"sid-1""#, f.session_id)];
+        if let Some(a) = f.agent_id {
+            fields.push(format!(r#""{a}":"agent-1""#));
+        }
+        if let Some(t) = f.transcript_path {
+            fields.push(format!(r#""{t}":"/t.jsonl""#));
+        }
+        for c in f.cwd.iter().filter(|c| **c != "cwd") {
+            fields.push(format!(r#""{c}":["/root-1"]"#));
+        }
+        let p = format!(
+            r#"{{"hook_event_name":"{}",{}}}"#,
+            name(&h, EventKind::Stop),
+            fields.join(",")
+        );
+        let ev = event::parse(&h, p.as_bytes()).unwrap();
+        assert_eq!(ev.session_id.as_deref(), Some("sid-1"), "{h}");
+        assert_eq!(ev.agent_id.is_some(), f.agent_id.is_some(), "{h}");
+        assert_eq!(ev.transcript_path.is_some(), f.transcript_path.is_some());
+        let cwd_elsewhere = f.cwd.len() > 1;
+        assert_eq!(ev.cwd.as_deref() == Some("/root-1"), cwd_elsewhere, "{h}");
+    }
+}
+
+/// The docs' list of registered events: `Name (30 s), A, B (10 s, matcher `*`); …` (names
+/// before a parenthesis share its timeout; Gemini's are in ms, `30,000 ms`).
+fn registrations(cell: &str) -> Vec<(String, u64, bool)> {
+    let mut out = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut chars = cell.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '(' {
+            let group: String = chars.by_ref().take_while(|c| *c != ')').collect();
+            let digits: String = group
+                .chars()
+                .take_while(|c| !c.is_ascii_alphabetic())
+                .filter(char::is_ascii_digit)
+                .collect();
+            let timeout = digits.parse().unwrap();
+            let matcher = group.contains("matcher `*`");
+            out.extend(pending.drain(..).map(|n| (n, timeout, matcher)));
+        } else if c.is_ascii_uppercase() {
+            let mut word = c.to_string();
+            while let Some(n) = chars.next_if(char::is_ascii_alphanumeric) {
+                word.push(n);
+            }
+            pending.push(word);
+        }
+    }
+    // Words after the last parenthesis ("Each handler is named …") are prose.
+    out
+}
+
+/// The docs' registration table (docs/hooks.md) is what the table registers: names, timeouts in
+/// the host's unit, and the `*` matcher of tool events.
+#[test]
+fn the_docs_registration_table_is_the_facts_table() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/hooks.md"),
+    )
+    .unwrap();
+    for h in KNOWN {
+        let f = h.facts();
+        let row = docs
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} |", f.product)))
+            .unwrap_or_else(|| panic!("no row for {}", f.product));
+        let Some(install) = f.install else {
+            assert!(row.contains("not edited by `install`"), "{row}");
+            continue;
+        };
+        let listed = registrations(row.split('|').nth(3).unwrap());
+        let registered: Vec<(String, u64, bool)> = f
+            .registered()
+            .map(|(e, r)| {
+                let timeout = r.timeout_s * install.timeout_scale;
+                (e.name.to_string(), timeout, r.tool_matcher)
+            })
+            .collect();
+        let (mut a, mut b) = (listed, registered);
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{}", f.product);
+    }
+    // Every host the docs list has facts, and the unknown host's are Claude's names.
+    assert_eq!(host::GENERIC.events, host::CLAUDE.events);
+}
