@@ -105,7 +105,7 @@ fn at_the_emergency_tier_a_prompt_is_not_warned_but_stop_is_blocked() {
         .given_context(S, 190_000)
         .when_hook(&hook("Stop", r#""stop_hook_active":false"#));
     assert_eq!(
-        t.decision.output,
+        t.decision.output(),
         Some(json!({
             "decision": "block",
             "reason": "Context window is 95% full (190,000 tokens). Ask the user to run /compact now; hookjournal has checkpointed this session and will restore it after compaction."
