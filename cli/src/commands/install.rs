@@ -74,162 +74,52 @@ pub enum Host {
     Gemini,
 }
 
-/// One hook event to register, with the time the host may give the handler.
+impl Host {
+    /// The host in the host facts table.
+    fn table(self) -> projections::host::Host {
+        match self {
+            Host::Claude => projections::host::Host::Claude,
+            Host::Codex => projections::host::Host::Codex,
+            Host::Gemini => projections::host::Host::Gemini,
+        }
+    }
+}
+
+/// One hook event to register: its name, with the time the host may give the handler and whether
+/// it takes a tool matcher.
 struct Event {
     name: &'static str,
-    /// Seconds; converted to the host's unit by `HostFacts::timeout_scale`.
-    timeout_s: u64,
-    /// Tool events take a matcher on the tool name: `"*"` means every tool.
-    tool: bool,
+    reg: projections::host::Registration,
 }
 
-const fn ev(name: &'static str, timeout_s: u64) -> Event {
-    Event {
-        name,
-        timeout_s,
-        tool: false,
-    }
-}
-const fn tool(name: &'static str) -> Event {
-    Event {
-        name,
-        timeout_s: 10,
-        tool: true,
-    }
-}
-
-/// Everything install/uninstall needs to know about one agent.
+/// What install/uninstall need of one agent, read from the host facts table
+/// (`projections::host`), which the adapters, the policy and docs/hooks.md read too.
 struct HostFacts {
     host: Host,
     /// The `--host` value, also passed on to `hookjournal hook --host`.
     name: &'static str,
     product: &'static str,
-    /// Directory holding the settings file, in the project and in the user's home.
-    config_dir: &'static str,
-    /// Environment variable that moves the user-level config directory, if the host has one.
-    config_dir_env: Option<&'static str>,
-    project_file: &'static str,
-    local_file: Option<&'static str>,
-    user_file: &'static str,
-    /// 1 where `timeout` is in seconds, 1000 where it is in milliseconds.
-    timeout_scale: u64,
-    /// Gemini shows hooks by `name` and enables/disables them by it (`/hooks disable hookjournal`).
-    named_handlers: bool,
-    events: &'static [Event],
-    next_step: &'static str,
+    /// Where the settings live, the timeout unit, named handlers, the next step.
+    install: &'static projections::host::InstallFacts,
+    /// The events registered, in order.
+    events: Vec<Event>,
 }
 
-/// Claude Code. Never `WorktreeCreate` (its stdout must be a path) nor `MessageDisplay` (fires per
-/// streamed chunk). SessionEnd shares a 1.5 s budget among all hooks: ours asks for 2 and finishes
-/// far inside it. Context-building events get 30 s (Claude's own UserPromptSubmit default).
-const CLAUDE_EVENTS: &[Event] = &[
-    ev("SessionStart", 30),
-    ev("SessionEnd", 2),
-    ev("UserPromptSubmit", 30),
-    tool("PreToolUse"),
-    tool("PostToolUse"),
-    tool("PostToolUseFailure"),
-    ev("PostToolBatch", 10),
-    tool("PermissionRequest"),
-    ev("Notification", 10),
-    ev("Stop", 10),
-    ev("StopFailure", 10),
-    ev("SubagentStart", 10),
-    ev("SubagentStop", 10),
-    ev("PreCompact", 30),
-    ev("PostCompact", 10),
-    ev("TaskCreated", 10),
-    ev("TaskCompleted", 10),
-    ev("TeammateIdle", 10),
-    ev("InstructionsLoaded", 10),
-    ev("ConfigChange", 10),
-    ev("CwdChanged", 10),
-    ev("FileChanged", 10),
-];
-
-/// Codex CLI (same shape as Claude, seconds; SessionEnd has a 1 s budget of its own). Older Codex
-/// versions ignore event names they do not know, so SessionEnd is safe to list.
-const CODEX_EVENTS: &[Event] = &[
-    ev("SessionStart", 30),
-    ev("SessionEnd", 2),
-    ev("UserPromptSubmit", 30),
-    tool("PreToolUse"),
-    tool("PermissionRequest"),
-    tool("PostToolUse"),
-    ev("PreCompact", 30),
-    ev("PostCompact", 10),
-    ev("SubagentStart", 10),
-    ev("SubagentStop", 10),
-    ev("Stop", 10),
-];
-
-/// Gemini CLI (milliseconds). Not BeforeModel, AfterModel or BeforeToolSelection: they fire on
-/// every model request (AfterModel on every streamed chunk), carry the whole conversation, and the
-/// handler has nothing to record or answer there that the agent and tool events do not give.
-const GEMINI_EVENTS: &[Event] = &[
-    ev("SessionStart", 30),
-    ev("SessionEnd", 2),
-    ev("BeforeAgent", 30),
-    ev("AfterAgent", 10),
-    tool("BeforeTool"),
-    tool("AfterTool"),
-    ev("PreCompress", 30),
-    ev("Notification", 10),
-];
-
-const HOSTS: &[HostFacts] = &[
+fn facts(host: Host) -> HostFacts {
+    let table = host.table().facts();
     HostFacts {
-        host: Host::Claude,
-        name: "claude",
-        product: "Claude Code",
-        config_dir: ".claude",
-        config_dir_env: Some("CLAUDE_CONFIG_DIR"),
-        project_file: "settings.json",
-        local_file: Some("settings.local.json"),
-        user_file: "settings.json",
-        timeout_scale: 1,
-        named_handlers: false,
-        events: CLAUDE_EVENTS,
-        next_step: "start Claude Code here (hooks load at session start; /hooks lists them); \
-                    check with `hookjournal status`.",
-    },
-    HostFacts {
-        host: Host::Codex,
-        name: "codex",
-        product: "Codex CLI",
-        config_dir: ".codex",
-        config_dir_env: Some("CODEX_HOME"),
-        project_file: "hooks.json",
-        local_file: None,
-        user_file: "hooks.json",
-        timeout_scale: 1,
-        named_handlers: false,
-        events: CODEX_EVENTS,
-        next_step: "start Codex here and trust the new hooks in /hooks (project hooks run only in \
-                    trusted projects); check with `hookjournal status`.",
-    },
-    HostFacts {
-        host: Host::Gemini,
-        name: "gemini",
-        product: "Gemini CLI",
-        config_dir: ".gemini",
-        config_dir_env: None,
-        project_file: "settings.json",
-        local_file: None,
-        user_file: "settings.json",
-        timeout_scale: 1000,
-        named_handlers: true,
-        events: GEMINI_EVENTS,
-        next_step: "start Gemini CLI here (/hooks panel lists the hooks); check with \
-                    `hookjournal status`.",
-    },
-];
-
-fn facts(host: Host) -> &'static HostFacts {
-    HOSTS
-        .iter()
-        .find(|f| f.host == host)
-        .expect("every host has a row in HOSTS")
+        host,
+        name: table.name,
+        product: table.product,
+        install: table
+            .install
+            .as_ref()
+            .expect("every host install takes has its install facts"),
+        events: table
+            .registered()
+            .map(|(e, reg)| Event { name: e.name, reg })
+            .collect(),
+    }
 }
 
 /// The name hookjournal's own entries are recognised by (plus the `hook` subcommand after it).
@@ -238,7 +128,7 @@ const BINARY_NAME: &str = "hookjournal";
 /// Registers the hook in a host's settings (and the status line), creating the journal.
 pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
-    let facts = facts(t.host);
+    let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
     let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
@@ -339,10 +229,11 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     // Hosts read project settings where they start: from a subdirectory, that is the project.
     let next = if project != cwd && t.scope != Scope::User {
         facts
+            .install
             .next_step
             .replacen(" here", &format!(" in {}", project.display()), 1)
     } else {
-        facts.next_step.to_string()
+        facts.install.next_step.to_string()
     };
     println!("Next: {next}");
     Ok(ExitCode::SUCCESS)
@@ -351,7 +242,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
 /// Removes hookjournal's own entries from a host's settings.
 pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
-    let facts = facts(t.host);
+    let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
     let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
@@ -423,6 +314,7 @@ fn settings_path_from_env(
 ) -> anyhow::Result<Option<PathBuf>> {
     let user_dir = if scope == Scope::User {
         let moved = facts
+            .install
             .config_dir_env
             .and_then(std::env::var_os)
             .filter(|v| !v.is_empty());
@@ -432,7 +324,7 @@ fn settings_path_from_env(
                 let home = std::env::var_os("HOME")
                     .filter(|h| !h.is_empty())
                     .ok_or_else(|| anyhow!("$HOME is not set; cannot find the user settings"))?;
-                Some(Path::new(&home).join(facts.config_dir))
+                Some(Path::new(&home).join(facts.install.config_dir))
             }
         }
     } else {
@@ -449,11 +341,16 @@ fn settings_path(
     user_dir: Option<&Path>,
 ) -> Option<PathBuf> {
     match scope {
-        Scope::Project => Some(project.join(facts.config_dir).join(facts.project_file)),
+        Scope::Project => Some(
+            project
+                .join(facts.install.config_dir)
+                .join(facts.install.project_file),
+        ),
         Scope::Local => facts
+            .install
             .local_file
-            .map(|f| project.join(facts.config_dir).join(f)),
-        Scope::User => user_dir.map(|d| d.join(facts.user_file)),
+            .map(|f| project.join(facts.install.config_dir).join(f)),
+        Scope::User => user_dir.map(|d| d.join(facts.install.user_file)),
     }
 }
 
@@ -663,7 +560,7 @@ fn quote_str(s: &str) -> String {
 /// hooks; every other key, hook, comment and blank of the file stays as it was.
 fn install_handler(doc: &mut Doc, facts: &HostFacts, command: &str) -> Result<(), String> {
     if let Some(hooks) = hooks_object(doc)? {
-        for event in facts.events {
+        for event in &facts.events {
             if prop(&hooks, event.name)
                 .is_some_and(|p| !matches!(p.value(), Some(v) if v.as_array().is_some()))
             {
@@ -683,7 +580,7 @@ fn install_handler(doc: &mut Doc, facts: &HostFacts, command: &str) -> Result<()
             .collect();
         return doc.append_to_root("hooks", &CstInputValue::Object(all));
     }
-    for event in facts.events {
+    for event in &facts.events {
         // Looked up again for each event: an edit re-parses the file.
         let hooks = hooks_object(doc)?.ok_or("\"hooks\" went missing")?;
         let group = matcher_group(facts, event, command);
@@ -711,17 +608,17 @@ fn hooks_object(doc: &Doc) -> Result<Option<CstObject>, String> {
 
 fn matcher_group(facts: &HostFacts, event: &Event, command: &str) -> CstInputValue {
     let mut handler = Vec::new();
-    if facts.named_handlers {
+    if facts.install.named_handlers {
         handler.push(("name".to_string(), BINARY_NAME.into()));
     }
     handler.push(("type".into(), "command".into()));
     handler.push(("command".into(), command.into()));
     handler.push((
         "timeout".into(),
-        (event.timeout_s * facts.timeout_scale).into(),
+        (event.reg.timeout_s * facts.install.timeout_scale).into(),
     ));
     let mut group = Vec::new();
-    if event.tool {
+    if event.reg.tool_matcher {
         group.push(("matcher".to_string(), "*".into()));
     }
     group.push((
@@ -979,12 +876,11 @@ mod tests {
     }
 
     #[test]
-    fn every_host_has_one_row_and_no_forbidden_event() {
+    fn every_host_registers_from_the_table_and_no_forbidden_event() {
         for host in [Host::Claude, Host::Codex, Host::Gemini] {
-            assert_eq!(HOSTS.iter().filter(|f| f.host == host).count(), 1);
-        }
-        for f in HOSTS {
-            for e in f.events {
+            let f = facts(host);
+            assert_eq!(f.name, host.table().as_str());
+            for e in &f.events {
                 assert!(
                     !matches!(e.name, "WorktreeCreate" | "MessageDisplay"),
                     "{} {}",
@@ -993,16 +889,20 @@ mod tests {
                 );
             }
         }
-        assert_eq!(CLAUDE_EVENTS.len(), 22);
-        assert_eq!(CODEX_EVENTS.len(), 11);
+        assert_eq!(facts(Host::Claude).events.len(), 22);
+        assert_eq!(facts(Host::Codex).events.len(), 11);
+        assert_eq!(facts(Host::Gemini).events.len(), 8);
     }
 
     #[test]
     fn install_adds_one_group_per_event_after_the_users_own() {
         let mut s = user_settings();
-        install_handler(&mut s, facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut s, &facts(Host::Claude), CMD).unwrap();
         let v = value(&s);
-        assert_eq!(v["hooks"].as_object().unwrap().len(), CLAUDE_EVENTS.len());
+        assert_eq!(
+            v["hooks"].as_object().unwrap().len(),
+            facts(Host::Claude).events.len()
+        );
         let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2);
         assert_eq!(pre[0]["hooks"][0]["command"], "./lint.sh");
@@ -1016,7 +916,7 @@ mod tests {
     #[test]
     fn install_keeps_key_order() {
         let mut s = user_settings();
-        install_handler(&mut s, facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut s, &facts(Host::Claude), CMD).unwrap();
         let text = s.text();
         let pos = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
         assert!(pos("model") < pos("permissions"));
@@ -1028,18 +928,18 @@ mod tests {
     #[test]
     fn install_is_idempotent_and_replaces_a_moved_binary() {
         let mut once = user_settings();
-        install_handler(&mut once, facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut once, &facts(Host::Claude), CMD).unwrap();
         let mut twice = parse(once.text());
-        install_handler(&mut twice, facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut twice, &facts(Host::Claude), CMD).unwrap();
         assert_eq!(once.text(), twice.text());
 
         let moved = "\"/home/me/.cargo/bin/hookjournal\" hook --host claude";
-        install_handler(&mut twice, facts(Host::Claude), moved).unwrap();
+        install_handler(&mut twice, &facts(Host::Claude), moved).unwrap();
         let text = twice.text();
         assert!(!text.contains("/opt/bin/hookjournal"));
         assert_eq!(
             text.matches("/home/me/.cargo/bin/hookjournal").count(),
-            CLAUDE_EVENTS.len()
+            facts(Host::Claude).events.len()
         );
     }
 
@@ -1052,7 +952,8 @@ mod tests {
             "{\"model\": \"opus\"}\n",
             "",
         ] {
-            for f in HOSTS {
+            for f in [Host::Claude, Host::Codex, Host::Gemini].map(facts) {
+                let f = &f;
                 let mut s = parse(original);
                 install_handler(&mut s, f, CMD).unwrap();
                 assert_ne!(s.text(), original);
@@ -1072,7 +973,7 @@ mod tests {
     #[test]
     fn install_keeps_comments_and_follows_the_files_indentation() {
         let mut s = parse(USER_JSONC);
-        install_handler(&mut s, facts(Host::Codex), CMD).unwrap();
+        install_handler(&mut s, &facts(Host::Codex), CMD).unwrap();
         let text = s.text();
         // Everything the user wrote is still there, in order, around our entries.
         let mut rest = text;
@@ -1108,7 +1009,7 @@ mod tests {
         let original =
             "{\n  \"hooks\": {\n    \"PreToolUse\": [],\n    \"Stop\": [\"x\"]\n  }\n}\n";
         let mut s = parse(original);
-        install_handler(&mut s, facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut s, &facts(Host::Claude), CMD).unwrap();
         remove_handlers(&mut s).unwrap();
         assert_eq!(s.text(), original.replace("\n    \"PreToolUse\": [],", ""));
     }
@@ -1117,7 +1018,7 @@ mod tests {
     fn uninstall_removes_a_hooks_object_it_emptied() {
         let original = "{\n  \"model\": \"opus\"\n}\n";
         let mut s = parse(original);
-        install_handler(&mut s, facts(Host::Codex), CMD).unwrap();
+        install_handler(&mut s, &facts(Host::Codex), CMD).unwrap();
         remove_handlers(&mut s).unwrap();
         assert_eq!(s.text(), original);
     }
@@ -1138,7 +1039,7 @@ mod tests {
     #[test]
     fn gemini_gets_milliseconds_and_a_name_and_keeps_its_config_keys() {
         let mut s = parse(r#"{"hooks": {"disabled": ["x"]}, "hooksConfig": {"enabled": true}}"#);
-        install_handler(&mut s, facts(Host::Gemini), CMD).unwrap();
+        install_handler(&mut s, &facts(Host::Gemini), CMD).unwrap();
         let v = value(&s);
         assert_eq!(v["hooks"]["disabled"][0], "x");
         let h = &v["hooks"]["SessionEnd"][0]["hooks"][0];
@@ -1147,9 +1048,12 @@ mod tests {
         assert_eq!(v["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 10000);
         assert_eq!(v["hooks"]["BeforeTool"][0]["matcher"], "*");
         assert!(v["hooks"].get("BeforeModel").is_none());
-        assert!(warnings(facts(Host::Gemini), Scope::Project, &s).is_empty());
+        assert!(warnings(&facts(Host::Gemini), Scope::Project, &s).is_empty());
         let off = parse("{\"hooksConfig\": {\"enabled\": false}}");
-        assert_eq!(warnings(facts(Host::Gemini), Scope::Project, &off).len(), 1);
+        assert_eq!(
+            warnings(&facts(Host::Gemini), Scope::Project, &off).len(),
+            1
+        );
     }
 
     #[test]
@@ -1162,7 +1066,7 @@ mod tests {
         ] {
             let mut s = parse(bad);
             assert!(
-                install_handler(&mut s, facts(Host::Claude), CMD).is_err(),
+                install_handler(&mut s, &facts(Host::Claude), CMD).is_err(),
                 "{bad}"
             );
             assert_eq!(s.text(), bad);
@@ -1239,7 +1143,7 @@ mod tests {
     fn settings_paths_follow_the_table() {
         let p = Path::new("/p");
         let u = Path::new("/home/me/.claude");
-        let claude = facts(Host::Claude);
+        let claude = &facts(Host::Claude);
         assert_eq!(
             settings_path(claude, Scope::Project, p, None).unwrap(),
             Path::new("/p/.claude/settings.json")
@@ -1253,12 +1157,12 @@ mod tests {
             Path::new("/home/me/.claude/settings.json")
         );
         assert_eq!(
-            settings_path(facts(Host::Codex), Scope::Project, p, None).unwrap(),
+            settings_path(&facts(Host::Codex), Scope::Project, p, None).unwrap(),
             Path::new("/p/.codex/hooks.json")
         );
-        assert!(settings_path(facts(Host::Codex), Scope::Local, p, None).is_none());
+        assert!(settings_path(&facts(Host::Codex), Scope::Local, p, None).is_none());
         assert_eq!(
-            settings_path(facts(Host::Gemini), Scope::Project, p, None).unwrap(),
+            settings_path(&facts(Host::Gemini), Scope::Project, p, None).unwrap(),
             Path::new("/p/.gemini/settings.json")
         );
     }
