@@ -6,7 +6,7 @@ use crate::pricing::PricingTable;
 use crate::session::SessionState;
 use crate::transcript::Usage;
 use crate::views;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One row of `cost`: usage and cost of one session, day, month or model.
@@ -162,12 +162,61 @@ pub fn session_usd(s: &SessionState, pricing: &PricingTable) -> (f64, Usage) {
     (usd, s.usage_total())
 }
 
-/// One row of `sessions` / `export --report sessions`.
-pub fn session_row(
-    s: &SessionState,
-    pricing: &PricingTable,
-    cfg: &PolicyConfig,
-) -> serde_json::Value {
+/// One row of `sessions` / `export --report sessions` (and the team store's `row` column). The
+/// fields are in alphabetical order, the order its JSON has always had.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionRow {
+    /// The git branch last seen.
+    pub branch: Option<String>,
+    /// Cache-read input tokens.
+    pub cache_read_tokens: u64,
+    /// Cache-write input tokens (5 m and 1 h).
+    pub cache_write_tokens: u64,
+    /// Compactions so far.
+    pub compactions: u64,
+    /// The latest context reading, in tokens.
+    pub context_tokens: u64,
+    /// The share of the context window used (0..1, three decimals).
+    pub context_used: f64,
+    /// The session's working directory.
+    pub cwd: Option<String>,
+    /// Hook events recorded.
+    pub events: u64,
+    /// The session's first event.
+    pub first_seq: u64,
+    /// The host's name (`claude`, `codex`, …).
+    pub host: String,
+    /// Uncached input tokens.
+    pub input_tokens: u64,
+    /// The session's last event.
+    pub last_seq: u64,
+    /// When its last event was recorded (µs since the epoch).
+    pub last_us: i64,
+    /// The model last seen.
+    pub model: Option<String>,
+    /// Open tasks of the session.
+    pub open_tasks: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// User prompts.
+    pub prompts: u64,
+    /// The session's id.
+    pub session_id: String,
+    /// When its first event was recorded (µs since the epoch).
+    pub start_us: i64,
+    /// `active`, `idle`, `ended`, …
+    pub status: String,
+    /// The pressure tier: `ok`, `warning`, `critical`, `emergency`.
+    pub tier: String,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// USD from transcript usage (the host's own figure when no usage was read).
+    pub usd: f64,
+}
+
+/// A session's row.
+pub fn session_row(s: &SessionState, pricing: &PricingTable, cfg: &PolicyConfig) -> SessionRow {
     let (usd, usage) = session_usd(s, pricing);
     let (tier, used) = views::pressure(s, cfg);
     let usd = if s.usage_by_key.is_empty() {
@@ -178,31 +227,31 @@ pub fn session_row(
     } else {
         usd
     };
-    serde_json::json!({
-        "session_id": s.id,
-        "host": s.host,
-        "cwd": s.cwd,
-        "first_seq": s.first_seq,
-        "last_seq": s.last_seq,
-        "start_us": s.first_at_us,
-        "last_us": s.last_at_us,
-        "events": s.hook_events,
-        "status": s.status.as_str(),
-        "tier": tier.as_str(),
-        "context_tokens": s.pressure.tokens,
-        "context_used": (used * 1000.0).round() / 1000.0,
-        "model": s.model,
-        "branch": s.branch,
-        "tool_calls": s.tool_calls,
-        "prompts": s.prompt_count,
-        "compactions": s.compactions,
-        "open_tasks": s.tasks.open().count(),
-        "usd": usd,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cache_write_tokens": usage.cache_write(),
-        "cache_read_tokens": usage.cache_read,
-    })
+    SessionRow {
+        session_id: s.id.clone(),
+        host: s.host.clone(),
+        cwd: s.cwd.clone(),
+        first_seq: s.first_seq,
+        last_seq: s.last_seq,
+        start_us: s.first_at_us,
+        last_us: s.last_at_us,
+        events: s.hook_events,
+        status: s.status.as_str().to_string(),
+        tier: tier.as_str().to_string(),
+        context_tokens: s.pressure.tokens,
+        context_used: (used * 1000.0).round() / 1000.0,
+        model: s.model.clone(),
+        branch: s.branch.clone(),
+        tool_calls: s.tool_calls,
+        prompts: s.prompt_count,
+        compactions: s.compactions,
+        open_tasks: s.tasks.open().count() as u64,
+        usd,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_write_tokens: usage.cache_write(),
+        cache_read_tokens: usage.cache_read,
+    }
 }
 
 /// The execution snapshot of a session as data (`show --json`, `export --report snapshots`).
@@ -211,7 +260,7 @@ pub fn snapshot_json(
     pricing: &PricingTable,
     cfg: &PolicyConfig,
 ) -> serde_json::Value {
-    let mut v = session_row(s, pricing, cfg);
+    let mut v = serde_json::to_value(session_row(s, pricing, cfg)).unwrap_or_default();
     let tasks: Vec<&crate::tasks::Task> = s.tasks.tasks.values().collect();
     let extra = serde_json::json!({
         "agent_role": s.agent_role,

@@ -172,7 +172,7 @@ fn print_views(
     section("sessions");
     let mut sessions: Vec<_> = st.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);
-    let rows: Vec<serde_json::Value> = sessions
+    let rows: Vec<report::SessionRow> = sessions
         .iter()
         .map(|s| report::session_row(s, &pricing, &settings.policy))
         .collect();

@@ -251,7 +251,7 @@ fn report_rows(
             sessions.sort_by_key(|s| s.first_seq);
             for s in sessions {
                 let mut v = if report == Report::Sessions {
-                    report::session_row(s, &pricing, cfg)
+                    serde_json::to_value(report::session_row(s, &pricing, cfg))?
                 } else {
                     report::snapshot_json(s, &pricing, cfg)
                 };

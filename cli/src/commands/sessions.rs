@@ -2,6 +2,7 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, Align, Table};
+use projections::report::SessionRow;
 
 use std::process::ExitCode;
 
@@ -20,12 +21,12 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let pricing = settings.pricing();
     let mut sessions: Vec<_> = state.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);
-    let rows: Vec<serde_json::Value> = sessions
+    let rows: Vec<SessionRow> = sessions
         .iter()
         .map(|s| projections::report::session_row(s, &pricing, &settings.policy))
         .collect();
     if args.json {
-        output::print_json(&serde_json::Value::Array(rows));
+        output::print_json(&serde_json::to_value(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", render(&rows));
@@ -33,7 +34,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The sessions table with its total row.
-pub fn render(rows: &[serde_json::Value]) -> String {
+pub fn render(rows: &[SessionRow]) -> String {
     let now = crate::clock::now_us();
     let mut t = Table::new(&[
         ("SESSION", Align::Left),
@@ -49,19 +50,18 @@ pub fn render(rows: &[serde_json::Value]) -> String {
     let mut total = 0.0;
     let mut events = 0;
     for r in rows {
-        let usd = r["usd"].as_f64().unwrap_or(0.0);
-        total += usd;
-        events += r["events"].as_u64().unwrap_or(0);
+        total += r.usd;
+        events += r.events;
         t.row(vec![
-            projections::short_id(r["session_id"].as_str().unwrap_or("")).to_string(),
-            r["host"].as_str().unwrap_or("").to_string(),
-            output::timestamp(r["start_us"].as_i64().unwrap_or(0))[..16].replace('T', " "),
-            output::relative(r["last_us"].as_i64().unwrap_or(0), now),
-            r["events"].to_string(),
-            r["status"].as_str().unwrap_or("").to_string(),
-            format!("{:.0}%", r["context_used"].as_f64().unwrap_or(0.0) * 100.0),
-            r["tier"].as_str().unwrap_or("").to_string(),
-            output::usd(usd),
+            projections::short_id(&r.session_id).to_string(),
+            r.host.clone(),
+            output::timestamp(r.start_us)[..16].replace('T', " "),
+            output::relative(r.last_us, now),
+            r.events.to_string(),
+            r.status.clone(),
+            format!("{:.0}%", r.context_used * 100.0),
+            r.tier.clone(),
+            output::usd(r.usd),
         ]);
     }
     if t.is_empty() {

@@ -626,7 +626,7 @@ fn copy_events(tx: &mut Transaction, t: &Target, events: &[&Envelope]) -> Result
 struct Derived {
     seq: Seq,
     masked: usize,
-    sessions: Vec<serde_json::Value>,
+    sessions: Vec<projections::report::SessionRow>,
     tasks: Vec<projections::tasks::Task>,
     cost: Vec<CostRecordRow>,
     notifications: Vec<projections::fold::NotificationEntry>,
@@ -654,11 +654,14 @@ impl Derived {
         let sessions = sessions
             .into_iter()
             .map(|s| {
-                let mut v = projections::report::session_row(s, &pricing, &settings.policy);
-                if t.redact {
-                    masked += super::redact_json(&mut v);
+                let row = projections::report::session_row(s, &pricing, &settings.policy);
+                if !t.redact {
+                    return row;
                 }
-                v
+                // Masked as JSON, like every row shipped, then typed again.
+                let mut v = serde_json::to_value(&row).unwrap_or_default();
+                masked += super::redact_json(&mut v);
+                serde_json::from_value(v).unwrap_or(row)
             })
             .collect();
         let tasks = full
@@ -792,30 +795,28 @@ impl Derived {
                 T::JSONB,
             ],
         );
-        for v in &self.sessions {
-            let s = |k: &str| v[k].as_str().map(|x| clean(x).into_owned());
-            let n = |k: &str| v[k].as_i64().unwrap_or(0);
-            let row = json_without_nul(v);
+        for r in &self.sessions {
+            let row = json_without_nul(&serde_json::to_value(r).unwrap_or_default());
             w.write(&[
                 &id,
-                &s("session_id").unwrap_or_default(),
+                &clean(&r.session_id).as_ref(),
                 &machine,
-                &s("host"),
-                &s("cwd"),
-                &s("model"),
-                &s("branch"),
-                &s("status"),
-                &s("tier"),
-                &v["start_us"].as_i64().map(time_of_us),
-                &v["last_us"].as_i64().map(time_of_us),
-                &n("events"),
-                &n("first_seq"),
-                &n("last_seq"),
-                &v["usd"].as_f64().unwrap_or(0.0),
-                &n("input_tokens"),
-                &n("output_tokens"),
-                &n("cache_write_tokens"),
-                &n("cache_read_tokens"),
+                &clean(&r.host).as_ref(),
+                &clean_opt(&r.cwd).as_deref(),
+                &clean_opt(&r.model).as_deref(),
+                &clean_opt(&r.branch).as_deref(),
+                &r.status.as_str(),
+                &r.tier.as_str(),
+                &time_of_us(r.start_us),
+                &time_of_us(r.last_us),
+                &(r.events as i64),
+                &(r.first_seq as i64),
+                &(r.last_seq as i64),
+                &r.usd,
+                &(r.input_tokens as i64),
+                &(r.output_tokens as i64),
+                &(r.cache_write_tokens as i64),
+                &(r.cache_read_tokens as i64),
                 &row,
             ])?;
         }

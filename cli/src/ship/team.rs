@@ -78,7 +78,12 @@ pub fn sessions(url: &str, args: sessions::Args) -> Result<ExitCode> {
     if args.json {
         output::print_json(&serde_json::Value::Array(rows));
     } else {
-        print!("{}", sessions::render(&rows));
+        // Rows written by this or an older hookjournal: fields it lacks read as zero or empty.
+        let typed: Vec<projections::report::SessionRow> = rows
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap_or_default())
+            .collect();
+        print!("{}", sessions::render(&typed));
     }
     Ok(ExitCode::SUCCESS)
 }
