@@ -51,10 +51,6 @@ impl Rewinds {
         }
         r
     }
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
-    }
     /// Whether `env` falls in a rewound range of its session. A rewind is an operation on the
     /// log, not one of the session's events: a later rewind never hides (so never undoes) it.
     pub fn hides(&self, env: &Envelope) -> bool {
