@@ -175,43 +175,21 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     if t.scope != Scope::User {
         print!("{}", project_line(&project, marker, &cwd));
     }
+    let change = Change {
+        path: &path,
+        before: before_text,
+        after: &after,
+        journal_dir: journal_dir.as_deref(),
+    };
     if t.dry_run {
-        print!("{}", unified_diff(&path, before_text, &after));
-        if before_text == Some(after.as_str()) {
-            println!(
-                "{} already registers hookjournal; nothing would change.",
-                path.display()
-            );
-        }
-        if let Some(dir) = journal_dir.filter(|d| !d.exists()) {
-            println!("Would create the journal {}.", dir.display());
-        }
-        println!("Dry run: nothing written.");
+        change.show_dry_run();
         return Ok(ExitCode::SUCCESS);
     }
-
     let journal_note = match &journal_dir {
         Some(dir) => create_journal(dir)?,
         None => None,
     };
-    if before_text == Some(after.as_str()) {
-        println!(
-            "{} already registers hookjournal for {}; nothing changed.",
-            path.display(),
-            facts.product
-        );
-    } else {
-        let backup = write_settings(&path, &after, before_text.is_some())?;
-        println!(
-            "Registered hookjournal for {} {} events in {}{}.",
-            facts.events.len(),
-            facts.product,
-            path.display(),
-            backup
-                .map(|b| format!(" (previous file kept as {})", b.display()))
-                .unwrap_or_default()
-        );
-    }
+    change.write(facts)?;
     println!("Command: {command}");
     if let Some(line) = &statusline {
         println!("Status line: {line}");
@@ -237,6 +215,54 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     };
     println!("Next: {next}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A settings file before and after `install`, and the journal it will create.
+struct Change<'a> {
+    path: &'a Path,
+    before: Option<&'a str>,
+    after: &'a str,
+    journal_dir: Option<&'a Path>,
+}
+
+impl Change<'_> {
+    /// `--dry-run`: the diff, and what would be created; nothing written.
+    fn show_dry_run(&self) {
+        print!("{}", unified_diff(self.path, self.before, self.after));
+        if self.before == Some(self.after) {
+            println!(
+                "{} already registers hookjournal; nothing would change.",
+                self.path.display()
+            );
+        }
+        if let Some(dir) = self.journal_dir.filter(|d| !d.exists()) {
+            println!("Would create the journal {}.", dir.display());
+        }
+        println!("Dry run: nothing written.");
+    }
+
+    /// Writes the file (unless it already says this) and says what was registered.
+    fn write(&self, facts: &HostFacts) -> anyhow::Result<()> {
+        if self.before == Some(self.after) {
+            println!(
+                "{} already registers hookjournal for {}; nothing changed.",
+                self.path.display(),
+                facts.product
+            );
+            return Ok(());
+        }
+        let backup = write_settings(self.path, self.after, self.before.is_some())?;
+        println!(
+            "Registered hookjournal for {} {} events in {}{}.",
+            facts.events.len(),
+            facts.product,
+            self.path.display(),
+            backup
+                .map(|b| format!(" (previous file kept as {})", b.display()))
+                .unwrap_or_default()
+        );
+        Ok(())
+    }
 }
 
 /// Removes hookjournal's own entries from a host's settings.
