@@ -536,193 +536,47 @@ impl Journal {
         let deadline = std::time::Instant::now() + wait;
         let _lock = DirLock::acquire(dir, wait, true)?;
         let mut r = Recovered::default();
-        // Leftovers of a recover that was killed.
-        if let Ok(rd) = fs::read_dir(dir) {
-            for e in rd.flatten() {
-                if e.file_name().to_string_lossy().starts_with("rebuild-") {
-                    let _ = fs::remove_dir_all(e.path());
-                }
-            }
-        }
-        let segments = segment::list(&dir.join(SEGMENTS))?;
-        let (sealed_seq, sealed_hash) = match segments.last() {
-            Some(seg) => {
-                let events = segment::read_all(seg).map_err(|e| {
-                    Error::corrupt(
-                        DamagePlace::segment(&seg.path),
-                        format!(
-                            "the last sealed segment {} is damaged ({e}); recover cannot rebuild sealed history — restore it from a backup or an export",
-                            seg.path.display()
-                        ),
-                    )
-                })?;
-                let last = events.last().ok_or_else(|| {
-                    Error::corrupt(DamagePlace::segment(&seg.path), "empty segment")
-                })?;
-                (last.seq, last.hash)
-            }
-            None => (0, ZERO_HASH),
-        };
+        remove_unfinished_rebuilds(dir);
+        let (sealed_seq, sealed_hash) = sealed_head(dir)?;
         r.sealed = sealed_seq;
         let base = sealed_seq + 1;
         r.base = base;
 
         // Every candidate copy of the active tail.
-        let current = match read_current(dir) {
-            Ok(c) => c,
-            Err(e) => {
-                r.found.push(e.to_string());
-                None
-            }
-        };
-        let mut store_events: Vec<Envelope> = Vec::new();
-        let mut store_ok = false;
-        let mut claimed = sealed_seq;
-        if let Some(name) = &current {
-            match open_sled_waiting(&dir.join(name), deadline) {
-                Ok(db) => match read_head(&db, name).and_then(|(seq, _, b)| {
-                    claimed = claimed.max(seq);
-                    let mut out = Vec::new();
-                    for kv in db.scan_prefix(b"e") {
-                        let (_, v) = kv?;
-                        out.push(Envelope::decode(&v).map_err(|e| {
-                            Error::corrupt(DamagePlace::ActiveStore(Some(name.clone())), e)
-                        })?);
-                    }
-                    Ok((b, out))
-                }) {
-                    Ok((b, out)) => {
-                        store_ok = b == base;
-                        if !store_ok {
-                            r.found.push(format!("the active store starts at seq {b}, the sealed segments end at {sealed_seq}"));
-                        }
-                        store_events = out;
-                    }
-                    Err(e) => r.found.push(format!("the active store {name}: {e}")),
-                },
-                Err(Error::Busy) => return Err(Error::Busy),
-                Err(e) => r
-                    .found
-                    .push(format!("the active store {name} cannot be opened: {e}")),
-            }
-        } else {
-            r.found.push("CURRENT names no active store".into());
-        }
-        let wal_scan = wal::scan(&wal::path(dir, base))?;
-        if let Some(d) = &wal_scan.damage {
-            r.found.push(format!(
-                "{}: {d} at byte {}",
-                wal::path(dir, base).display(),
-                wal_scan.valid_len
-            ));
-        }
-        claimed = claimed.max(wal_scan.events.last().map(|e| e.seq).unwrap_or(0));
+        let store = read_store_copy(dir, base, sealed_seq, deadline, &mut r.found)?;
+        let wal_scan = read_wal_copy(dir, base, &mut r.found)?;
+        let claimed = store
+            .claimed
+            .max(wal_scan.events.last().map(|e| e.seq).unwrap_or(0));
 
-        // The longest intact chain from the sealed head, each seq from whichever copy has it.
-        let valid = |events: &[Envelope]| -> BTreeMap<Seq, Envelope> {
-            events
-                .iter()
-                .filter(|e| e.seq >= base && e.compute_hash() == e.hash)
-                .map(|e| (e.seq, e.clone()))
-                .collect()
-        };
-        let from_store = valid(&store_events);
-        let from_wal = valid(&wal_scan.events);
-        let mut tail: Vec<Envelope> = Vec::new();
-        let (mut seq, mut prev) = (base, sealed_hash);
-        loop {
-            let pick = [from_wal.get(&seq), from_store.get(&seq)]
-                .into_iter()
-                .flatten()
-                .find(|e| e.prev == prev)
-                .cloned();
-            let Some(e) = pick else { break };
-            match (from_wal.contains_key(&seq), from_store.contains_key(&seq)) {
-                (true, false) => r.from_wal_only += 1,
-                (false, true) => r.from_store_only += 1,
-                _ => {}
-            }
-            prev = e.hash;
-            seq += 1;
-            tail.push(e);
-        }
-        let head_seq = seq - 1;
+        let (tail, head_seq, head_hash) =
+            salvage_tail(base, sealed_hash, &store.events, &wal_scan.events, &mut r);
         r.head_seq = head_seq;
         if claimed > head_seq {
             r.lost = Some((head_seq + 1, claimed));
         }
-        let head_hash = prev;
 
-        let store_matches = store_ok
-            && store_events.len() == tail.len()
-            && store_events
-                .iter()
-                .zip(&tail)
-                .all(|(a, b)| a.hash == b.hash);
-        let wal_matches = wal_scan.damage.is_none()
-            && wal_scan.events.len() == tail.len()
-            && wal_scan
-                .events
-                .iter()
-                .zip(&tail)
-                .all(|(a, b)| a.hash == b.hash);
+        // Order matters for crash safety: the log is rewritten first, then the store rebuilt and
+        // `CURRENT` switched, then the rest moved aside, the markers removed and the directory
+        // synced last.
+        let store_matches = store.ok && same_events(&store.events, &tail);
+        let wal_matches = wal_scan.damage.is_none() && same_events(&wal_scan.events, &tail);
         if !wal_matches {
             wal::rewrite(dir, base, &tail)?;
             r.changed = true;
         }
         if !store_matches {
-            // A fresh store holding the tail, complete before CURRENT names it.
-            crate::checkpoint::mark_stale(dir, "the active store was rebuilt by recover")?;
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            let building = dir.join(format!("rebuild-{stamp}"));
-            let db = open_sled(&building)?;
-            let mut batch = sled::Batch::default();
-            for e in &tail {
-                batch.insert(&event_key(e.seq), e.encode());
-            }
-            for id in &wal_scan.drained {
-                batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
-            }
-            batch.insert(
-                HEAD_KEY,
-                encode_head(head_seq.max(sealed_seq), head_hash, base),
-            );
-            db.apply_batch(batch)?;
-            db.flush()?;
-            drop(db);
-            let name = format!("{}-{stamp}", active_name(base));
-            fs::rename(&building, dir.join(&name))
-                .ctx(|| format!("renaming {}", building.display()))?;
-            sync_dir(dir)?;
-            let _ = fs::remove_file(dir.join(EMPTY));
-            write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)?;
+            rebuild_store(
+                dir,
+                base,
+                sealed_seq,
+                (head_seq, head_hash),
+                &tail,
+                &wal_scan,
+            )?;
             r.changed = true;
         }
-        // Whatever CURRENT does not name is moved aside, never deleted.
-        let current = read_current(dir)?.unwrap_or_default();
-        for e in fs::read_dir(dir)
-            .ctx(|| format!("listing {}", dir.display()))?
-            .flatten()
-        {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with("active-") && name != current {
-                let aside = dir.join(format!("damaged-{name}"));
-                fs::rename(e.path(), &aside).ctx(|| format!("moving {name} aside"))?;
-                r.moved_aside.push(aside);
-                r.changed = true;
-            }
-        }
-        for (b, path) in wal::list(dir)? {
-            if b != base {
-                let aside = dir.join(format!("damaged-{b:020}.wal"));
-                fs::rename(&path, &aside).ctx(|| format!("moving {} aside", path.display()))?;
-                r.moved_aside.push(aside);
-                r.changed = true;
-            }
-        }
+        move_aside(dir, base, &mut r)?;
         if check_empty_marker(dir, (head_seq, head_hash), tail.len()).is_err() {
             let _ = fs::remove_file(dir.join(EMPTY));
             r.changed = true;
@@ -944,12 +798,25 @@ impl Journal {
         }
         let new_base = self.head_seq + 1;
         let new_name = active_name(new_base);
+        // Order matters for crash safety (`recover_rotation` relies on it): `ROTATING` first; the
+        // segment, the new store and any archive complete, and drained spool files gone, before
+        // `CURRENT` switches; only then the old store and log go, `ROTATING` is removed and
+        // `ACTIVE_EMPTY` written; archives are merged last.
         write_atomic(
             &self.dir,
             ROTATING,
             new_name.as_bytes(),
             Durability::Durable,
         )?;
+        self.write_segment()?;
+        let db = self.start_store(new_base, &new_name)?;
+        self.remove_drained_spool()?;
+        self.switch_store(db, new_name, new_base)?;
+        self.merge_archives()
+    }
+
+    /// Writes every event of the active store into a sealed segment.
+    fn write_segment(&self) -> Result<()> {
         let segdir = self.dir.join(SEGMENTS);
         create_dir(&segdir)?;
         let events = self.active_events()?;
@@ -963,8 +830,13 @@ impl Journal {
             ));
         }
         segment::write(&segdir, &events)?;
+        Ok(())
+    }
 
-        let new_path = self.dir.join(&new_name);
+    /// Creates the next active store `new_name` (replacing a leftover of an interrupted seal) and
+    /// fills it: the store is returned flushed and complete, not yet named by `CURRENT`.
+    fn start_store(&self, new_base: Seq, new_name: &str) -> Result<sled::Db> {
+        let new_path = self.dir.join(new_name);
         if new_path.exists() {
             fs::remove_dir_all(&new_path).ctx(|| format!("removing {}", new_path.display()))?;
         }
@@ -972,6 +844,13 @@ impl Journal {
             &new_path,
             std::time::Instant::now() + Duration::from_secs(5),
         )?;
+        self.carry_partitions(&db, new_base)?;
+        Ok(db)
+    }
+
+    /// Carries the hot partitions, the head and the unfolded marker into the new store `db`, and
+    /// moves the partitions untouched since the last seal to an archive named by `new_base`.
+    fn carry_partitions(&self, db: &sled::Db, new_base: Seq) -> Result<()> {
         let mut batch = sled::Batch::default();
         let mut cold: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for kv in self.db.scan_prefix(STATE) {
@@ -997,7 +876,11 @@ impl Journal {
         }
         db.apply_batch(batch)?;
         db.flush()?;
-        // Drained markers are not carried over: make sure their files are gone instead.
+        Ok(())
+    }
+
+    /// Removes the spool files the active store marks drained (the markers are not carried over).
+    fn remove_drained_spool(&self) -> Result<()> {
         let drained: Vec<String> = self
             .db
             .scan_prefix(DRAINED)
@@ -1009,6 +892,12 @@ impl Journal {
             let path = self.dir.join(spool::SPOOL_DIR).join(format!("{id}.spool"));
             spool::remove(&spool::SpoolEntry { id, path })?;
         }
+        Ok(())
+    }
+
+    /// Points `CURRENT` at the new store `db`, then removes the old store, its log and `ROTATING`
+    /// and writes `ACTIVE_EMPTY` (in that order).
+    fn switch_store(&mut self, db: sled::Db, new_name: String, new_base: Seq) -> Result<()> {
         write_atomic(&self.dir, CURRENT, new_name.as_bytes(), Durability::Durable)?;
         let old = std::mem::replace(&mut self.db, db);
         drop(old);
@@ -1025,8 +914,7 @@ impl Journal {
             self.head_seq,
             crate::envelope::hex(&self.head_hash)
         );
-        write_atomic(&self.dir, EMPTY, marker.as_bytes(), Durability::Durable)?;
-        self.merge_archives()
+        write_atomic(&self.dir, EMPTY, marker.as_bytes(), Durability::Durable)
     }
 
     /// More than `MAX_ARCHIVES` archives: merge them into the newest one's name (newest value of
@@ -1116,6 +1004,235 @@ impl Journal {
             spooled: spool::list(&self.dir)?.len(),
         })
     }
+}
+
+// The steps of `Journal::recover`.
+
+/// Removes the half-built stores (`rebuild-*`) of a recover that was killed.
+fn remove_unfinished_rebuilds(dir: &Path) {
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with("rebuild-") {
+                let _ = fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+/// The last sealed event's seq and hash (`0`, `ZERO_HASH` without segments); a damaged last
+/// segment is an error, since the active tail cannot be rebuilt without it.
+fn sealed_head(dir: &Path) -> Result<(Seq, Hash)> {
+    let segments = segment::list(&dir.join(SEGMENTS))?;
+    Ok(match segments.last() {
+        Some(seg) => {
+            let events = segment::read_all(seg).map_err(|e| {
+                Error::corrupt(
+                    DamagePlace::segment(&seg.path),
+                    format!(
+                        "the last sealed segment {} is damaged ({e}); recover cannot rebuild sealed history — restore it from a backup or an export",
+                        seg.path.display()
+                    ),
+                )
+            })?;
+            let last = events
+                .last()
+                .ok_or_else(|| Error::corrupt(DamagePlace::segment(&seg.path), "empty segment"))?;
+            (last.seq, last.hash)
+        }
+        None => (0, ZERO_HASH),
+    })
+}
+
+/// The active store's copy of the tail, as `recover` read it.
+struct StoreCopy {
+    /// Its events (none when it does not open or read).
+    events: Vec<Envelope>,
+    /// Whether it read and starts where the sealed segments end.
+    ok: bool,
+    /// The highest seq claimed so far: the sealed head, or the store's head record if higher.
+    claimed: Seq,
+}
+
+/// Reads the store `CURRENT` names, noting in `found` what is wrong with it.
+fn read_store_copy(
+    dir: &Path,
+    base: Seq,
+    sealed_seq: Seq,
+    deadline: std::time::Instant,
+    found: &mut Vec<String>,
+) -> Result<StoreCopy> {
+    let mut copy = StoreCopy {
+        events: Vec::new(),
+        ok: false,
+        claimed: sealed_seq,
+    };
+    let current = match read_current(dir) {
+        Ok(c) => c,
+        Err(e) => {
+            found.push(e.to_string());
+            None
+        }
+    };
+    let Some(name) = &current else {
+        found.push("CURRENT names no active store".into());
+        return Ok(copy);
+    };
+    // The store is closed again before this returns (it may be moved aside later).
+    match open_sled_waiting(&dir.join(name), deadline) {
+        Ok(db) => match scan_store(&db, name, &mut copy.claimed) {
+            Ok((b, out)) => {
+                copy.ok = b == base;
+                if !copy.ok {
+                    found.push(format!(
+                        "the active store starts at seq {b}, the sealed segments end at {sealed_seq}"
+                    ));
+                }
+                copy.events = out;
+            }
+            Err(e) => found.push(format!("the active store {name}: {e}")),
+        },
+        Err(Error::Busy) => return Err(Error::Busy),
+        Err(e) => found.push(format!("the active store {name} cannot be opened: {e}")),
+    }
+    Ok(copy)
+}
+
+/// Reads a store's head record (raising `claimed` to its seq), then its events: `(base, events)`.
+fn scan_store(db: &sled::Db, name: &str, claimed: &mut Seq) -> Result<(Seq, Vec<Envelope>)> {
+    let (seq, _, b) = read_head(db, name)?;
+    *claimed = (*claimed).max(seq);
+    let mut out = Vec::new();
+    for kv in db.scan_prefix(b"e") {
+        let (_, v) = kv?;
+        out.push(
+            Envelope::decode(&v)
+                .map_err(|e| Error::corrupt(DamagePlace::ActiveStore(Some(name.into())), e))?,
+        );
+    }
+    Ok((b, out))
+}
+
+/// Reads the write-ahead log of the active tail, noting in `found` where it is damaged.
+fn read_wal_copy(dir: &Path, base: Seq, found: &mut Vec<String>) -> Result<wal::Scan> {
+    let wal_scan = wal::scan(&wal::path(dir, base))?;
+    if let Some(d) = &wal_scan.damage {
+        found.push(format!(
+            "{}: {d} at byte {}",
+            wal::path(dir, base).display(),
+            wal_scan.valid_len
+        ));
+    }
+    Ok(wal_scan)
+}
+
+/// The longest intact chain from the sealed head, each seq from whichever copy has it (counted in
+/// `r`): `(tail, head seq, head hash)`.
+fn salvage_tail(
+    base: Seq,
+    sealed_hash: Hash,
+    store_events: &[Envelope],
+    wal_events: &[Envelope],
+    r: &mut Recovered,
+) -> (Vec<Envelope>, Seq, Hash) {
+    let valid = |events: &[Envelope]| -> BTreeMap<Seq, Envelope> {
+        events
+            .iter()
+            .filter(|e| e.seq >= base && e.compute_hash() == e.hash)
+            .map(|e| (e.seq, e.clone()))
+            .collect()
+    };
+    let from_store = valid(store_events);
+    let from_wal = valid(wal_events);
+    let mut tail: Vec<Envelope> = Vec::new();
+    let (mut seq, mut prev) = (base, sealed_hash);
+    loop {
+        let pick = [from_wal.get(&seq), from_store.get(&seq)]
+            .into_iter()
+            .flatten()
+            .find(|e| e.prev == prev)
+            .cloned();
+        let Some(e) = pick else { break };
+        match (from_wal.contains_key(&seq), from_store.contains_key(&seq)) {
+            (true, false) => r.from_wal_only += 1,
+            (false, true) => r.from_store_only += 1,
+            _ => {}
+        }
+        prev = e.hash;
+        seq += 1;
+        tail.push(e);
+    }
+    (tail, seq - 1, prev)
+}
+
+/// Whether a copy holds exactly the events of `tail` (same seqs, same hashes).
+fn same_events(copy: &[Envelope], tail: &[Envelope]) -> bool {
+    copy.len() == tail.len() && copy.iter().zip(tail).all(|(a, b)| a.hash == b.hash)
+}
+
+/// Builds a fresh store holding the tail and the log's drained markers, complete before `CURRENT`
+/// names it; marks the checkpoint stale first.
+fn rebuild_store(
+    dir: &Path,
+    base: Seq,
+    sealed_seq: Seq,
+    (head_seq, head_hash): (Seq, Hash),
+    tail: &[Envelope],
+    wal_scan: &wal::Scan,
+) -> Result<()> {
+    // Order matters: stale marker, then the store built and flushed under a `rebuild-` name,
+    // renamed and the directory synced, `ACTIVE_EMPTY` removed, and `CURRENT` switched last.
+    crate::checkpoint::mark_stale(dir, "the active store was rebuilt by recover")?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let building = dir.join(format!("rebuild-{stamp}"));
+    let db = open_sled(&building)?;
+    let mut batch = sled::Batch::default();
+    for e in tail {
+        batch.insert(&event_key(e.seq), e.encode());
+    }
+    for id in &wal_scan.drained {
+        batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
+    }
+    batch.insert(
+        HEAD_KEY,
+        encode_head(head_seq.max(sealed_seq), head_hash, base),
+    );
+    db.apply_batch(batch)?;
+    db.flush()?;
+    drop(db);
+    let name = format!("{}-{stamp}", active_name(base));
+    fs::rename(&building, dir.join(&name)).ctx(|| format!("renaming {}", building.display()))?;
+    sync_dir(dir)?;
+    let _ = fs::remove_file(dir.join(EMPTY));
+    write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)
+}
+
+/// Moves aside (never deletes) every store `CURRENT` does not name and every log but `base`'s.
+fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
+    let current = read_current(dir)?.unwrap_or_default();
+    for e in fs::read_dir(dir)
+        .ctx(|| format!("listing {}", dir.display()))?
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("active-") && name != current {
+            let aside = dir.join(format!("damaged-{name}"));
+            fs::rename(e.path(), &aside).ctx(|| format!("moving {name} aside"))?;
+            r.moved_aside.push(aside);
+            r.changed = true;
+        }
+    }
+    for (b, path) in wal::list(dir)? {
+        if b != base {
+            let aside = dir.join(format!("damaged-{b:020}.wal"));
+            fs::rename(&path, &aside).ctx(|| format!("moving {} aside", path.display()))?;
+            r.moved_aside.push(aside);
+            r.changed = true;
+        }
+    }
+    Ok(())
 }
 
 fn dir_size(path: &Path) -> u64 {

@@ -92,6 +92,7 @@ impl VerifyReport {
     }
 }
 
+/// The chain as followed so far: the seq and prev hash the next event must have.
 struct Chain {
     expect_seq: Seq,
     prev: Hash,
@@ -224,10 +225,51 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
 /// files, archives, and the checkpoint's stale marker. Damage is collected (first per place).
 pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
+    // Held to the end: nothing changes the journal while it is read.
+    let lock = lock_for_reading(dir, wait)?;
+    let segments = segment::list(&dir.join("segments"))?;
+    let active = if lock.is_some() {
+        inspect_store(dir, wait, &mut report)?
+    } else {
+        // Read-only here: the log is the only copy this user can read.
+        None
+    };
+    let base = tail_base(dir, active.as_ref(), &segments)?;
+    let wal_path = wal::path(dir, base);
+    let log = scan_wal(&wal_path, base, &mut report)?;
+    let segments: Vec<_> = segments.into_iter().filter(|s| s.first < base).collect();
+    report.segments = segments.len();
+    let mut chain = Chain {
+        expect_seq: 1,
+        prev: ZERO_HASH,
+    };
+    check_segments(&segments, &mut chain, &mut report, &mut progress);
+    // The active tail: the store and the log must hold the same events.
+    let tail: Vec<Envelope> = match &active {
+        Some(a) => {
+            compare_store_and_wal(a, &log, &DamagePlace::wal(&wal_path), &mut report);
+            union_of(a, &log)
+        }
+        None => log.events.clone(),
+    };
+    check_tail(&tail, &mut chain, &mut report);
+    if let Some(a) = &active {
+        check_head_record(a, base, &mut report);
+    }
+    check_marker(dir, &chain, active.as_ref(), &mut report);
+    check_spool(dir, &mut report)?;
+    check_archives(dir, &mut report)?;
+    check_checkpoint(dir, &mut report);
+    progress(report.events);
+    Ok(report)
+}
+
+/// Makes sure there is a journal, and takes its lock when this user can (`None`: read-only).
+fn lock_for_reading(dir: &Path, wait: Duration) -> Result<Option<DirLock>> {
     if !dir.join("CURRENT").exists() && !dir.join("lock").exists() && !store::has_history(dir)? {
         return Err(Error::NotFound(dir.to_path_buf()));
     }
-    let _lock = match DirLock::acquire(dir, wait, true) {
+    let lock = match DirLock::acquire(dir, wait, true) {
         Ok(l) => Some(l),
         Err(Error::ReadOnly(_)) => None,
         Err(e) => return Err(e),
@@ -235,41 +277,50 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     if !dir.join("CURRENT").exists() && !store::has_history(dir)? {
         return Err(Error::NotFound(dir.to_path_buf()));
     }
-    let segments = segment::list(&dir.join("segments"))?;
-    let active = if _lock.is_some() {
-        inspect_store(dir, wait, &mut report)?
-    } else {
-        // Read-only here: the log is the only copy this user can read.
-        None
-    };
-    let base = match &active {
+    Ok(lock)
+}
+
+/// The active tail's first seq: the store's base, else the newest log's, else after the segments.
+fn tail_base(
+    dir: &Path,
+    active: Option<&Active>,
+    segments: &[segment::SegmentInfo],
+) -> Result<Seq> {
+    Ok(match active {
         Some(a) => a.base,
         None => wal::list(dir)?
             .last()
             .map(|(b, _)| *b)
             .unwrap_or_else(|| segments.last().map(|s| s.last + 1).unwrap_or(1)),
-    };
-    // The write-ahead log of the active tail.
-    let wal_path = wal::path(dir, base);
-    let log = wal::scan(&wal_path)?;
+    })
+}
+
+/// Reads the write-ahead log of the active tail, naming its damage (but not a torn last append).
+fn scan_wal(wal_path: &Path, base: Seq, report: &mut VerifyReport) -> Result<wal::Scan> {
+    let log = wal::scan(wal_path)?;
     if let Some(d) = &log.damage {
         let rest = log.file_len - log.valid_len;
         // A single unfinished append at the very end was never acknowledged: not damage.
-        if !wal::is_torn_tail(&wal_path, log.valid_len, rest)? {
+        if !wal::is_torn_tail(wal_path, log.valid_len, rest)? {
             report.damage.push(Damage {
                 seq: Some(log.events.last().map(|e| e.seq + 1).unwrap_or(base)),
-                place: DamagePlace::wal(&wal_path),
+                place: DamagePlace::wal(wal_path),
                 what: format!("{d} at byte {}", log.valid_len),
             });
         }
     }
-    let segments: Vec<_> = segments.into_iter().filter(|s| s.first < base).collect();
-    report.segments = segments.len();
-    let mut chain = Chain {
-        expect_seq: 1,
-        prev: ZERO_HASH,
-    };
-    for seg in &segments {
+    Ok(log)
+}
+
+/// Follows the chain through the sealed segments: a gap, an unreadable segment, and each
+/// segment's first break are damage.
+fn check_segments(
+    segments: &[segment::SegmentInfo],
+    chain: &mut Chain,
+    report: &mut VerifyReport,
+    progress: &mut dyn FnMut(u64),
+) {
+    for seg in segments {
         let place = DamagePlace::segment(&seg.path);
         if seg.first != chain.expect_seq {
             report.damage.push(Damage {
@@ -304,65 +355,74 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         }
         progress(report.events);
     }
-    // The active tail: the store and the log must hold the same events.
-    let wal_place = DamagePlace::wal(&wal_path);
-    let tail: Vec<Envelope> = match &active {
-        Some(a) => {
-            let in_store: BTreeMap<Seq, Hash> = a.events.iter().map(|e| (e.seq, e.hash)).collect();
-            let in_log: BTreeMap<Seq, Hash> = log.events.iter().map(|e| (e.seq, e.hash)).collect();
-            let only_log: Vec<Seq> = in_log
-                .keys()
-                .filter(|s| !in_store.contains_key(s))
-                .copied()
-                .collect();
-            let only_store: Vec<Seq> = in_store
-                .keys()
-                .filter(|s| !in_log.contains_key(s))
-                .copied()
-                .collect();
-            if let (Some(first), Some(last)) = (only_log.first(), only_log.last()) {
-                report.damage.push(Damage {
-                    seq: Some(*first),
-                    place: DamagePlace::ActiveStore(None),
-                    what: format!(
-                        "lacks {} event(s) in seq {first}..{last} (lost, or never written after a kill); {wal_place} holds them: `hookjournal recover` restores them",
-                        only_log.len()
-                    ),
-                });
-            }
-            if let (Some(first), Some(last)) = (only_store.first(), only_store.last()) {
-                report.damage.push(Damage {
-                    seq: Some(*first),
-                    place: wal_place.clone(),
-                    what: format!(
-                        "lacks {} event(s) in seq {first}..{last} that the active store holds: `hookjournal recover` rewrites it",
-                        only_store.len()
-                    ),
-                });
-            }
-            if let Some(seq) = in_store
-                .iter()
-                .find(|(s, h)| in_log.get(s).is_some_and(|l| l != *h))
-                .map(|(s, _)| *s)
-            {
-                report.damage.push(Damage {
-                    seq: Some(seq),
-                    place: wal_place.clone(),
-                    what: "disagrees with the active store".into(),
-                });
-            }
-            // The union is the tail every reader will see once repaired.
-            let mut all: BTreeMap<Seq, Envelope> =
-                a.events.iter().map(|e| (e.seq, e.clone())).collect();
-            for e in &log.events {
-                all.entry(e.seq).or_insert_with(|| e.clone());
-            }
-            all.into_values().collect()
-        }
-        None => log.events.clone(),
-    };
+}
+
+/// Names the events only the log holds, those only the store holds, and the first seq on which
+/// the two disagree.
+fn compare_store_and_wal(
+    a: &Active,
+    log: &wal::Scan,
+    wal_place: &DamagePlace,
+    report: &mut VerifyReport,
+) {
+    let in_store: BTreeMap<Seq, Hash> = a.events.iter().map(|e| (e.seq, e.hash)).collect();
+    let in_log: BTreeMap<Seq, Hash> = log.events.iter().map(|e| (e.seq, e.hash)).collect();
+    let only_log: Vec<Seq> = in_log
+        .keys()
+        .filter(|s| !in_store.contains_key(s))
+        .copied()
+        .collect();
+    let only_store: Vec<Seq> = in_store
+        .keys()
+        .filter(|s| !in_log.contains_key(s))
+        .copied()
+        .collect();
+    if let (Some(first), Some(last)) = (only_log.first(), only_log.last()) {
+        report.damage.push(Damage {
+            seq: Some(*first),
+            place: DamagePlace::ActiveStore(None),
+            what: format!(
+                "lacks {} event(s) in seq {first}..{last} (lost, or never written after a kill); {wal_place} holds them: `hookjournal recover` restores them",
+                only_log.len()
+            ),
+        });
+    }
+    if let (Some(first), Some(last)) = (only_store.first(), only_store.last()) {
+        report.damage.push(Damage {
+            seq: Some(*first),
+            place: wal_place.clone(),
+            what: format!(
+                "lacks {} event(s) in seq {first}..{last} that the active store holds: `hookjournal recover` rewrites it",
+                only_store.len()
+            ),
+        });
+    }
+    if let Some(seq) = in_store
+        .iter()
+        .find(|(s, h)| in_log.get(s).is_some_and(|l| l != *h))
+        .map(|(s, _)| *s)
+    {
+        report.damage.push(Damage {
+            seq: Some(seq),
+            place: wal_place.clone(),
+            what: "disagrees with the active store".into(),
+        });
+    }
+}
+
+/// The tail every reader will see once repaired: the store's events, plus those only the log has.
+fn union_of(a: &Active, log: &wal::Scan) -> Vec<Envelope> {
+    let mut all: BTreeMap<Seq, Envelope> = a.events.iter().map(|e| (e.seq, e.clone())).collect();
+    for e in &log.events {
+        all.entry(e.seq).or_insert_with(|| e.clone());
+    }
+    all.into_values().collect()
+}
+
+/// Follows the chain through the active tail (its first break is damage) and counts its events.
+fn check_tail(tail: &[Envelope], chain: &mut Chain, report: &mut VerifyReport) {
     let mut first_bad = None;
-    for e in &tail {
+    for e in tail {
         if let Some(d) = chain.check(e, &DamagePlace::ActiveStore(None)) {
             first_bad.get_or_insert(d);
         }
@@ -370,32 +430,36 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     report.events += tail.len() as u64;
     report.damage.extend(first_bad);
     report.head_hash = chain.prev;
-    if let Some(Active {
-        head: Some((seq, hash)),
-        events,
-        ..
-    }) = &active
-    {
-        let last = events.last().map(|e| (e.seq, e.hash));
-        let matches = match last {
-            Some(l) => l == (*seq, *hash),
-            None => *seq == base - 1,
-        };
-        if !matches {
-            report.damage.push(Damage {
-                seq: Some(*seq),
-                place: DamagePlace::ActiveStore(None),
-                what: format!(
-                    "head record says seq {seq} but the store's events end at seq {}",
-                    last.map(|l| l.0).unwrap_or(base - 1)
-                ),
-            });
-        }
+}
+
+/// Checks that the store's head record names the last event it holds.
+fn check_head_record(a: &Active, base: Seq, report: &mut VerifyReport) {
+    let Some((seq, hash)) = a.head else {
+        return;
+    };
+    let last = a.events.last().map(|e| (e.seq, e.hash));
+    let matches = match last {
+        Some(l) => l == (seq, hash),
+        None => seq == base - 1,
+    };
+    if !matches {
+        report.damage.push(Damage {
+            seq: Some(seq),
+            place: DamagePlace::ActiveStore(None),
+            what: format!(
+                "head record says seq {seq} but the store's events end at seq {}",
+                last.map(|l| l.0).unwrap_or(base - 1)
+            ),
+        });
     }
+}
+
+/// Checks `ACTIVE_EMPTY` against the head the chain reached and the store's events.
+fn check_marker(dir: &Path, chain: &Chain, active: Option<&Active>, report: &mut VerifyReport) {
     if let Err(what) = store::check_empty_marker(
         dir,
         (chain.expect_seq - 1, chain.prev),
-        active.as_ref().map(|a| a.events.len()).unwrap_or(0),
+        active.map(|a| a.events.len()).unwrap_or(0),
     ) {
         report.damage.push(Damage {
             seq: None,
@@ -403,7 +467,11 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
             what,
         });
     }
-    // Spooled files waiting to be ingested.
+}
+
+/// Names the spooled files waiting to be ingested that do not read (one ingested meanwhile is not
+/// damage).
+fn check_spool(dir: &Path, report: &mut VerifyReport) -> Result<()> {
     for entry in spool::list(dir)? {
         if let Err(e) = spool::read(&entry) {
             if entry.path.exists() {
@@ -415,6 +483,11 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
             }
         }
     }
+    Ok(())
+}
+
+/// Names the checkpoint archives that do not read.
+fn check_archives(dir: &Path, report: &mut VerifyReport) -> Result<()> {
     for (_, path) in crate::archive::list(dir)? {
         // An archive merged away since the listing (a concurrent seal) is not damage.
         if let Err(e) = crate::archive::read_all(&path).map(|_| ()).or_else(|e| {
@@ -431,6 +504,11 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
             });
         }
     }
+    Ok(())
+}
+
+/// Names a checkpoint marked stale, with the reason it was marked.
+fn check_checkpoint(dir: &Path, report: &mut VerifyReport) {
     if let Some(why) = crate::checkpoint::stale_reason(dir) {
         report.damage.push(Damage {
             seq: None,
@@ -441,8 +519,6 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
             ),
         });
     }
-    progress(report.events);
-    Ok(report)
 }
 
 #[cfg(test)]
