@@ -1493,6 +1493,25 @@ mod tests {
     }
 
     #[test]
+    fn a_seal_leaves_one_store_one_log_and_no_rotation_marker() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = crate::verify::tests_support::open(d.path(), 5);
+        for i in 1..=7 {
+            append(&mut j, i);
+            assert_eq!(j.seal_if_full().unwrap(), i == 5);
+        }
+        assert!(!d.path().join(ROTATING).exists());
+        let current = fs::read_to_string(d.path().join(CURRENT)).unwrap();
+        let stores: Vec<String> = fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("active-"))
+            .collect();
+        assert_eq!(stores, [current.trim().to_string()]);
+        assert_eq!(wal::list(d.path()).unwrap().len(), 1);
+    }
+
+    #[test]
     fn recover_names_a_damaged_last_segment_by_its_place() {
         let d = tempfile::tempdir().unwrap();
         let mut j = crate::verify::tests_support::open(d.path(), 5);
