@@ -5,45 +5,9 @@
 use projections::scenario::Scenario;
 use serde_json::json;
 
-const S: &str = "sess-0001-aaaa";
+mod common;
 
-fn hook(event: &str, fields: &str) -> String {
-    let sep = if fields.is_empty() { "" } else { "," };
-    format!(
-        r#"{{"hook_event_name":"{event}","session_id":"{S}","cwd":"/proj","transcript_path":"/t/{S}.jsonl"{sep}{fields}}}"#
-    )
-}
-
-fn start(source: &str) -> String {
-    hook("SessionStart", &format!(r#""source":"{source}""#))
-}
-
-fn prompt(text: &str) -> String {
-    hook("UserPromptSubmit", &format!(r#""prompt":"{text}""#))
-}
-
-fn tool(name: &str, input: &str) -> String {
-    hook(
-        "PostToolUse",
-        &format!(r#""tool_name":"{name}","tool_input":{input},"tool_response":{{}}"#),
-    )
-}
-
-fn task_create(id: &str, subject: &str) -> String {
-    hook(
-        "PostToolUse",
-        &format!(
-            r#""tool_name":"TaskCreate","tool_input":{{"subject":"{subject}"}},"tool_response":{{"task":{{"id":"{id}"}}}}"#
-        ),
-    )
-}
-
-fn task_update(id: &str, status: &str) -> String {
-    tool(
-        "TaskUpdate",
-        &format!(r#"{{"taskId":"{id}","status":"{status}"}}"#),
-    )
-}
+use common::*;
 
 /// The answer to a prompt with the context at `tokens` of the default 200,000-token window.
 fn prompt_at(tokens: u64) -> Scenario {
