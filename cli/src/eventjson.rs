@@ -4,7 +4,7 @@
 
 use base64::Engine;
 use journal::{hex, Envelope, Kind, Truncation};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::io::Write;
 
@@ -12,16 +12,16 @@ fn b64() -> base64::engine::GeneralPurpose {
     base64::engine::general_purpose::STANDARD
 }
 
-/// Whether `bytes` can be embedded as-is in a JSONL line and read back identically.
-fn embeddable(bytes: &[u8]) -> bool {
+/// `bytes` as a JSON value to embed as-is in a JSONL line, when it reads back identically.
+fn embeddable(bytes: &[u8]) -> Option<&RawValue> {
     match (bytes.first(), bytes.last()) {
         (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')) => {}
-        _ => return false,
+        _ => return None,
     }
-    !bytes.contains(&b'\n')
-        && !bytes.contains(&b'\r')
-        && shallow(bytes)
-        && serde_json::from_slice::<&RawValue>(bytes).is_ok()
+    if bytes.contains(&b'\n') || bytes.contains(&b'\r') || !shallow(bytes) {
+        return None;
+    }
+    serde_json::from_slice::<&RawValue>(bytes).ok()
 }
 
 /// Nesting within what common JSON readers accept (serde_json stops at 128), so every line of
@@ -53,12 +53,49 @@ fn shallow(bytes: &[u8]) -> bool {
     true
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialize")
+/// One line of the events report, in its field order. Optional fields are left out when absent;
+/// `session_id` and `agent_id` are always there (null when absent).
+#[derive(Serialize)]
+struct LineOut<'a> {
+    seq: u64,
+    recorded_at: String,
+    recorded_at_us: i64,
+    host: &'a str,
+    kind: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cause: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rewind_session: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rewind_to: Option<u64>,
+    session_id: Option<&'a str>,
+    agent_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    spooled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<TruncOut>,
+    /// The payload itself, byte for byte, when it is a one-line JSON value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_b64: Option<String>,
+    /// A masked payload that is no longer a one-line JSON value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payload_text: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    redacted: bool,
+    prev: String,
+    hash: String,
 }
 
-fn opt_str(s: &Option<String>) -> String {
-    s.as_deref().map(json_str).unwrap_or_else(|| "null".into())
+#[derive(Serialize)]
+struct TruncOut {
+    original_len: u64,
+    blake3: String,
 }
 
 /// Writes one event as a JSONL line. `redact` masks secrets in the payload (then the line can no
@@ -74,73 +111,53 @@ pub fn write_line(
         Kind::Rewound { session, to_seq } => (None, None, None, Some((session.as_str(), *to_seq))),
         k => (None, None, k.cause(), None),
     };
-    write!(
-        w,
-        "{{\"seq\":{},\"recorded_at\":\"{}\",\"recorded_at_us\":{},\"host\":{},\"kind\":\"{}\"",
-        e.seq,
-        crate::output::timestamp(e.recorded_at_us),
-        e.recorded_at_us,
-        json_str(&e.host),
-        e.kind.name()
-    )?;
-    if let Some(n) = name {
-        write!(w, ",\"name\":{}", json_str(n))?;
+    // The payload: embedded when it is a one-line JSON value, else base64, or (masked) as text.
+    let mut masked = None;
+    let mut redacted = false;
+    if let Some(count) = redact {
+        let text = String::from_utf8_lossy(&e.payload);
+        let (text, n) = projections::redact::redact(&text);
+        *count += n;
+        redacted = n > 0;
+        masked = Some(text.into_owned());
     }
-    if let Some(r) = reason {
-        write!(w, ",\"reason\":{}", json_str(r))?;
-    }
-    if let Some(c) = cause {
-        write!(w, ",\"cause\":{c}")?;
-    }
-    if let Some((s, to)) = rewind {
-        write!(w, ",\"rewind_session\":{},\"rewind_to\":{to}", json_str(s))?;
-    }
-    write!(
-        w,
-        ",\"session_id\":{},\"agent_id\":{}",
-        opt_str(&e.session_id),
-        opt_str(&e.agent_id)
-    )?;
-    if e.spooled {
-        w.write_all(b",\"spooled\":true")?;
-    }
-    if let Some(t) = &e.truncated {
-        write!(
-            w,
-            ",\"truncated\":{{\"original_len\":{},\"blake3\":\"{}\"}}",
-            t.original_len,
-            hex(&t.blake3)
-        )?;
-    }
-    match redact {
-        Some(count) => {
-            let text = String::from_utf8_lossy(&e.payload);
-            let (masked, n) = projections::redact::redact(&text);
-            *count += n;
-            if embeddable(masked.as_bytes()) {
-                write!(w, ",\"payload\":{}", masked)?;
-            } else {
-                write!(w, ",\"payload_text\":{}", json_str(&masked))?;
-            }
-            if n > 0 {
-                w.write_all(b",\"redacted\":true")?;
-            }
-        }
-        None => {
-            if embeddable(&e.payload) {
-                w.write_all(b",\"payload\":")?;
-                w.write_all(&e.payload)?;
-            } else {
-                write!(w, ",\"payload_b64\":\"{}\"", b64().encode(&e.payload))?;
-            }
-        }
-    }
-    writeln!(
-        w,
-        ",\"prev\":\"{}\",\"hash\":\"{}\"}}",
-        hex(&e.prev),
-        hex(&e.hash)
-    )
+    let (payload, payload_b64, payload_text) = match &masked {
+        Some(text) => match embeddable(text.as_bytes()) {
+            Some(raw) => (Some(raw), None, None),
+            None => (None, None, Some(text.as_str())),
+        },
+        None => match embeddable(&e.payload) {
+            Some(raw) => (Some(raw), None, None),
+            None => (None, Some(b64().encode(&e.payload)), None),
+        },
+    };
+    let line = LineOut {
+        seq: e.seq,
+        recorded_at: crate::output::timestamp(e.recorded_at_us),
+        recorded_at_us: e.recorded_at_us,
+        host: &e.host,
+        kind: e.kind.name(),
+        name,
+        reason,
+        cause,
+        rewind_session: rewind.map(|(s, _)| s),
+        rewind_to: rewind.map(|(_, to)| to),
+        session_id: e.session_id.as_deref(),
+        agent_id: e.agent_id.as_deref(),
+        spooled: e.spooled,
+        truncated: e.truncated.as_ref().map(|t| TruncOut {
+            original_len: t.original_len,
+            blake3: hex(&t.blake3),
+        }),
+        payload,
+        payload_b64,
+        payload_text,
+        redacted,
+        prev: hex(&e.prev),
+        hash: hex(&e.hash),
+    };
+    serde_json::to_writer(&mut *w, &line)?;
+    w.write_all(b"\n")
 }
 
 #[derive(Deserialize)]
