@@ -367,8 +367,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn failing_a_finished_task_changes_nothing() {
+    /// A list holding journal task T1, owned by agent-7.
+    fn owned_t1() -> TaskList {
         let mut l = TaskList::default();
         l.create(
             NewTask {
@@ -378,6 +378,12 @@ mod tests {
             },
             o(1),
         );
+        l
+    }
+
+    #[test]
+    fn failing_a_finished_task_changes_nothing() {
+        let mut l = owned_t1();
         l.set_status(None, "T1", TaskStatus::Completed, o(2), None);
         let before = l.clone();
         assert!(!l.fail("T1", "context limit reached", o(3)));
@@ -386,15 +392,7 @@ mod tests {
 
     #[test]
     fn failing_releases_for_retry_once() {
-        let mut l = TaskList::default();
-        l.create(
-            NewTask {
-                subject: Some("a"),
-                owner: Some("agent-7"),
-                ..NewTask::new(None, "T1")
-            },
-            o(1),
-        );
+        let mut l = owned_t1();
         l.set_status(None, "T1", TaskStatus::InProgress, o(2), None);
         assert!(l.fail("T1", "context limit reached", o(3)));
         assert!(!l.fail("T1", "session ended unexpectedly", o(4)));
