@@ -255,6 +255,7 @@ fn files_of_each_kind(j: &Path) -> Vec<(&'static str, PathBuf)> {
         ("segment", first("segments", ".seg")),
         ("archive", first("state", ".cold")),
         ("write-ahead log", first("wal", ".wal")),
+        ("write-ahead log's mirror", first("wal", ".mirror")),
         ("spool file", first("spool", ".spool")),
         ("CURRENT", j.join("CURRENT")),
         ("active store db", store.join("db")),

@@ -97,6 +97,9 @@ pub enum Command {
     Report(commands::report::Args),
     /// A live terminal view: sessions, burn rate, context, tasks (q quits).
     Watch(commands::watch::Args),
+    /// The work hooks leave behind: sled ingests the log, seals, the hot cache is filled.
+    #[command(hide = true)]
+    Drain(commands::drain::Args),
 }
 
 /// The whole program: `main.rs` returns what this returns.

@@ -61,6 +61,9 @@ pub struct HookLimits {
     pub drain_max: usize,
     /// How long one invocation may spend draining the spool, in ms (SessionEnd: half of it).
     pub drain_budget_ms: u64,
+    /// Events the sled store may lag the write-ahead log before a hook starts a detached
+    /// drainer (`hookjournal drain`) to ingest them.
+    pub drain_lag: u64,
     /// Timeout of `git rev-parse`, in ms.
     pub git_timeout_ms: u64,
     /// Events per sealed segment.
@@ -81,6 +84,7 @@ impl Default for HookLimits {
             transcript_read_max: 8 << 20,
             drain_max: 2_000,
             drain_budget_ms: 250,
+            drain_lag: 256,
             git_timeout_ms: 400,
             segment_events: journal::DEFAULT_SEGMENT_EVENTS,
             fast_path: true,
@@ -114,6 +118,7 @@ impl HookLimits {
         ) as usize;
         self.drain_max = bound("drain_max", self.drain_max as u64, 1, 100_000) as usize;
         self.drain_budget_ms = bound("drain_budget_ms", self.drain_budget_ms, 10, 1_000);
+        self.drain_lag = bound("drain_lag", self.drain_lag, 1, 1 << 20);
         self.git_timeout_ms = bound("git_timeout_ms", self.git_timeout_ms, 10, 2_000);
         self.segment_events = bound("segment_events", self.segment_events, 16, 1 << 20);
         self.task_command_timeout_ms = bound(

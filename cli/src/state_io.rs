@@ -2,13 +2,93 @@
 //! event touches and writes back only those that changed; the CLI folds the whole log.
 
 use anyhow::{Context, Result};
-use journal::{spool, Envelope, Journal, ReadSnapshot, Seq};
+use journal::hot::Lookup;
+use journal::{spool, Envelope, Journal, Light, ReadSnapshot, Seq};
 use projections::config::PolicyConfig;
 use projections::fold::{self, Full, Partition, Rewinds, State};
 use projections::replay::{self, Log};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
+
+/// Where a hook's partitions come from: the journal opened in full (sled, its archives), or the
+/// hot cache of a journal opened without sled (`journal::Light`).
+pub trait Source {
+    /// The journal's directory.
+    fn dir(&self) -> &Path;
+    /// Partition `key`: `Err(CacheMiss)` when a light journal's cache does not know it.
+    fn get_partition(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Whether the partition stays in the active store at the next seal (sled only).
+    fn is_hot(&self, key: &[u8]) -> Result<bool>;
+    /// Whether a spool file was already ingested (its removal may not have happened).
+    fn was_drained(&self, spool_id: &str) -> Result<bool>;
+    /// Events in the log the checkpoint has not folded yet (sled only).
+    fn unfolded(&self) -> Result<Vec<Envelope>>;
+    /// Whether the partitions a commit only loaded should go to the hot cache too.
+    fn fills_cache(&self) -> bool;
+}
+
+/// A light journal's cache did not hold a partition: the caller opens sled and starts over.
+#[derive(Debug)]
+pub struct CacheMiss;
+
+impl std::fmt::Display for CacheMiss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a checkpoint partition is not in the hot cache")
+    }
+}
+
+impl std::error::Error for CacheMiss {}
+
+impl Source for Journal {
+    fn dir(&self) -> &Path {
+        Journal::dir(self)
+    }
+    fn get_partition(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.get_state(key)?)
+    }
+    fn is_hot(&self, key: &[u8]) -> Result<bool> {
+        Ok(Journal::is_hot(self, key)?)
+    }
+    fn was_drained(&self, spool_id: &str) -> Result<bool> {
+        Ok(Journal::was_drained(self, spool_id)?)
+    }
+    fn unfolded(&self) -> Result<Vec<Envelope>> {
+        Ok(Journal::unfolded(self)?)
+    }
+    fn fills_cache(&self) -> bool {
+        true
+    }
+}
+
+impl Source for Light {
+    fn dir(&self) -> &Path {
+        Light::dir(self)
+    }
+    fn get_partition(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        match self.get_state(key) {
+            Lookup::Known(v) => Ok(v),
+            Lookup::Miss => Err(anyhow::Error::new(CacheMiss)),
+        }
+    }
+    fn is_hot(&self, _key: &[u8]) -> Result<bool> {
+        Ok(true)
+    }
+    fn was_drained(&self, spool_id: &str) -> Result<bool> {
+        Ok(self.drained().iter().any(|d| d == spool_id))
+    }
+    fn unfolded(&self) -> Result<Vec<Envelope>> {
+        Ok(Vec::new())
+    }
+    fn fills_cache(&self) -> bool {
+        false
+    }
+}
+
+/// Whether an error is a light journal's cache miss.
+pub fn is_cache_miss(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<CacheMiss>().is_some()
+}
 
 /// A partial state plus the bytes each partition had when loaded.
 ///
@@ -21,15 +101,17 @@ pub struct Loaded {
     original: BTreeMap<Vec<u8>, Vec<u8>>,
     pub warnings: Vec<String>,
     pub stale: Option<String>,
+    fills_cache: bool,
 }
 
 impl Loaded {
-    pub fn new(j: &Journal) -> Result<Loaded> {
+    pub fn new(j: &dyn Source) -> Result<Loaded> {
         let mut l = Loaded {
             state: State::default(),
             original: BTreeMap::new(),
             warnings: Vec::new(),
             stale: journal::checkpoint::stale_reason(j.dir()),
+            fills_cache: j.fills_cache(),
         };
         if l.stale.is_some() {
             return Ok(l);
@@ -40,7 +122,7 @@ impl Loaded {
     }
 
     /// A partition that cannot be trusted: the whole checkpoint is stale until rebuilt.
-    fn damaged(&mut self, j: &Journal, why: &str) {
+    fn damaged(&mut self, j: &dyn Source, why: &str) {
         if self.stale.is_none() {
             let _ = journal::checkpoint::mark_stale(j.dir(), why);
             self.warnings.push(format!(
@@ -51,9 +133,9 @@ impl Loaded {
     }
 
     /// Reads partition `p` from the checkpoint into the state, remembering its bytes.
-    fn load(&mut self, j: &Journal, p: &Partition) -> Result<()> {
+    fn load(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let key = p.key();
-        match j.get_state(&key) {
+        match j.get_partition(&key) {
             Ok(Some(b)) => {
                 if let Err(why) = self.state.decode_partition(p, &b) {
                     self.damaged(j, &why);
@@ -64,13 +146,14 @@ impl Loaded {
                 }
             }
             Ok(None) => {}
+            Err(e) if is_cache_miss(&e) => return Err(e),
             Err(e) => self.damaged(j, &format!("{}: {e}", p.describe())),
         }
         Ok(())
     }
 
     /// Loads partition `p` if it is not in the state yet (the global ones are loaded by `new`).
-    fn ensure(&mut self, j: &Journal, p: &Partition) -> Result<()> {
+    fn ensure(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let held = match p {
             Partition::Global | Partition::Tasks => true,
             Partition::Session(id) => self.state.sessions.contains_key(id),
@@ -82,12 +165,12 @@ impl Loaded {
     }
 
     /// Loads a session's partition if it is not loaded yet.
-    pub fn session(&mut self, j: &Journal, id: &str) -> Result<()> {
+    pub fn session(&mut self, j: &dyn Source, id: &str) -> Result<()> {
         self.ensure(j, &Partition::Session(id.to_string()))
     }
 
     /// Loads whatever partitions `env` needs (`fold::partitions_for`).
-    pub fn for_event(&mut self, j: &Journal, env: &Envelope) -> Result<()> {
+    pub fn for_event(&mut self, j: &dyn Source, env: &Envelope) -> Result<()> {
         for p in fold::partitions_for(env) {
             self.ensure(j, &p)?;
         }
@@ -95,7 +178,7 @@ impl Loaded {
     }
 
     /// Loads what `env` touches and folds it in.
-    pub fn fold(&mut self, j: &Journal, env: &Envelope) -> Result<()> {
+    pub fn fold(&mut self, j: &dyn Source, env: &Envelope) -> Result<()> {
         self.for_event(j, env)?;
         if self.stale.is_none() {
             self.state.apply(env);
@@ -123,19 +206,21 @@ impl Loaded {
         self.state.apply(env);
     }
 
-    /// Queues every changed partition into `tx` (nothing while the checkpoint is stale).
+    /// Queues every changed partition into `tx` (nothing while the checkpoint is stale), and
+    /// says the batch keeps the checkpoint. Read from sled, the unchanged ones go to the hot
+    /// cache too, so the next hook finds them there.
     pub fn write_back(&self, tx: &mut journal::Tx) {
         if self.stale.is_some() {
             return;
         }
-        let mut put = |key: Vec<u8>, bytes: Vec<u8>| {
+        for (key, bytes) in self.state.partitions() {
             if self.original.get(&key) != Some(&bytes) {
                 tx.put_state(&key, bytes);
+            } else if self.fills_cache {
+                tx.cache_state(&key, bytes);
             }
-        };
-        for (key, bytes) in self.state.partitions() {
-            put(key, bytes);
         }
+        tx.checkpointed();
     }
 }
 
@@ -392,7 +477,7 @@ impl View {
 /// task release (`policy::decide_spooled`), in the same batch. Returns the files to remove after
 /// commit.
 pub fn drain(
-    j: &Journal,
+    j: &dyn Source,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     max: usize,

@@ -12,6 +12,7 @@ pub mod checkpoint;
 mod envelope;
 mod error;
 mod files;
+pub mod hot;
 mod lock;
 mod segment;
 pub mod spool;
@@ -24,7 +25,8 @@ pub use error::{ChainBreak, Error, Result};
 pub use files::{write_atomic, Durability};
 pub use segment::SegmentInfo;
 pub use store::{
-    ensure_dir, Journal, OpenOptions, ReadSnapshot, Recovered, Status, Tx, DEFAULT_SEGMENT_EVENTS,
+    ensure_dir, Journal, Light, OpenOptions, Opened, ReadSnapshot, Recovered, Status, Tx,
+    DEFAULT_SEGMENT_EVENTS,
 };
 pub use verify::{verify, Damage, DamagePlace, VerifyReport};
 

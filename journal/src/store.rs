@@ -13,6 +13,7 @@ use crate::archive;
 use crate::envelope::{bincode_config, unhex, Envelope, Hash, NewEvent, Seq, ZERO_HASH};
 use crate::error::{ChainBreak, IoContext, Result};
 use crate::files::{create_dir, sync_dir, write_atomic, Durability};
+use crate::hot::{HotCache, HotHead, Lookup};
 use crate::lock::DirLock;
 use crate::segment::{self, SegmentInfo};
 use crate::wal::{self, Wal};
@@ -74,6 +75,9 @@ pub struct Journal {
     base: Seq,
     segment_events: u64,
     wal: Wal,
+    /// The hot cache and the epoch this process writes it in (see `hot.rs`).
+    hot: HotCache,
+    hot_head: HotHead,
     // Dropped last: the lock outlives the store.
     _lock: DirLock,
 }
@@ -86,6 +90,10 @@ pub struct Tx {
     state: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     drained: Vec<String>,
     folded: bool,
+    /// Partitions only the hot cache gets (loaded, unchanged: the store has them already).
+    cached: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The writer kept the checkpoint (its `state` holds every partition its events changed).
+    checkpointed: bool,
 }
 
 impl Tx {
@@ -122,6 +130,15 @@ impl Tx {
     /// Says that this batch's checkpoint writes include `Journal::unfolded` events.
     pub fn folded_unfolded(&mut self) {
         self.folded = true;
+    }
+    /// Says that `put_state` holds every partition this batch's events change, so the hot
+    /// cache stays current. A batch with events that does not say so makes the cache stale.
+    pub fn checkpointed(&mut self) {
+        self.checkpointed = true;
+    }
+    /// A partition the writer loaded and did not change, for the hot cache only.
+    pub fn cache_state(&mut self, key: &[u8], value: Vec<u8>) {
+        self.cached.push((key.to_vec(), value));
     }
     /// The events appended so far, sealed (with their seqs and hashes).
     pub fn events(&self) -> &[Envelope] {
@@ -363,17 +380,43 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
 impl Journal {
     /// Opens (and with `create`, creates) the journal in `dir`, taking its lock within `opts.wait`.
     pub fn open(dir: &Path, opts: &OpenOptions) -> Result<Journal> {
-        // Everything the journal writes is private to its owner, sled's own files included.
-        // SAFETY: umask only changes this process's file creation mask.
-        unsafe { libc::umask(0o077) };
-        if !dir.join(CURRENT).exists() && !dir.join("lock").exists() {
-            if !opts.create {
-                return Err(Error::NotFound(dir.to_path_buf()));
-            }
-            ensure_dir(dir)?;
-        }
         let deadline = std::time::Instant::now() + opts.wait;
-        let lock = DirLock::acquire(dir, opts.wait, opts.priority)?;
+        let lock = lock_journal(dir, opts)?;
+        Journal::open_locked(dir, opts, lock, deadline)
+    }
+
+    /// Opens the journal for a writer that may not need sled: `Opened::Light` when the hot
+    /// cache is current (see `Light`), else the journal opened in full under the same lock.
+    pub fn open_light(dir: &Path, opts: &OpenOptions) -> Result<Opened> {
+        let deadline = std::time::Instant::now() + opts.wait;
+        let lock = lock_journal(dir, opts)?;
+        match Light::try_open(dir, opts) {
+            Ok(Some(p)) => Ok(Opened::Light(Light {
+                dir: p.dir,
+                base: p.base,
+                head_seq: p.head_seq,
+                head_hash: p.head_hash,
+                segment_events: p.segment_events,
+                wal: p.wal,
+                hot: p.hot,
+                hot_head: p.hot_head,
+                opts: opts.clone(),
+                deadline,
+                lock,
+            })),
+            Ok(None) | Err(_) => Ok(Opened::Full(Journal::open_locked(
+                dir, opts, lock, deadline,
+            )?)),
+        }
+    }
+
+    fn open_locked(
+        dir: &Path,
+        opts: &OpenOptions,
+        lock: DirLock,
+        deadline: std::time::Instant,
+    ) -> Result<Journal> {
+        let mut created = false;
         let active = match read_current(dir)? {
             Some(name) => name,
             None => {
@@ -403,6 +446,7 @@ impl Journal {
                 db.flush()?;
                 drop(db);
                 write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)?;
+                created = true;
                 name
             }
         };
@@ -415,6 +459,7 @@ impl Journal {
         let db = open_sled_waiting(&dir.join(&active), deadline)?;
         let (head_seq, head_hash, base) = read_head(&db, &active)?;
         let wal = Wal::open(dir, base)?;
+        let hot = HotCache::new(dir);
         let mut j = Journal {
             dir: dir.to_path_buf(),
             db,
@@ -424,12 +469,25 @@ impl Journal {
             base,
             segment_events: opts.segment_events.max(1),
             wal,
+            hot_head: new_epoch(hot.head().as_ref(), created),
+            hot,
             _lock: lock,
         };
         if j.dir.join(ROTATING).exists() {
             j.recover_rotation()?;
         }
         j.reconcile_wal()?;
+        // The cache is current at this head: keep writing its epoch.
+        if let Some(h) = j.hot.head() {
+            if h.current_at(j.head_seq, &j.head_hash) {
+                j.hot_head = h;
+            }
+        }
+        if created {
+            j.hot_head.seq = j.head_seq;
+            j.hot_head.hash = j.head_hash;
+            j.hot.set_head(&j.hot_head)?;
+        }
         Ok(j)
     }
 
@@ -535,6 +593,7 @@ impl Journal {
     pub fn recover(dir: &Path, wait: Duration) -> Result<Recovered> {
         let deadline = std::time::Instant::now() + wait;
         let _lock = DirLock::acquire(dir, wait, true)?;
+        HotCache::new(dir).invalidate()?;
         let mut r = Recovered::default();
         remove_unfinished_rebuilds(dir);
         let (sealed_seq, sealed_hash) = sealed_head(dir)?;
@@ -544,13 +603,20 @@ impl Journal {
 
         // Every candidate copy of the active tail.
         let store = read_store_copy(dir, base, sealed_seq, deadline, &mut r.found)?;
-        let wal_scan = read_wal_copy(dir, base, &mut r.found)?;
+        let mut wal_scan = read_wal_copy(&wal::path(dir, base), &mut r.found)?;
+        let mirror_scan = read_wal_copy(&wal::mirror_path(dir, base), &mut r.found)?;
         let claimed = store
             .claimed
-            .max(wal_scan.events.last().map(|e| e.seq).unwrap_or(0));
+            .max(wal_scan.events.last().map(|e| e.seq).unwrap_or(0))
+            .max(mirror_scan.events.last().map(|e| e.seq).unwrap_or(0));
 
-        let (tail, head_seq, head_hash) =
-            salvage_tail(base, sealed_hash, &store.events, &wal_scan.events, &mut r);
+        let (tail, head_seq, head_hash) = salvage_tail(
+            base,
+            sealed_hash,
+            &store.events,
+            [&wal_scan.events[..], &mirror_scan.events[..]],
+            &mut r,
+        );
         r.head_seq = head_seq;
         if claimed > head_seq {
             r.lost = Some((head_seq + 1, claimed));
@@ -560,12 +626,17 @@ impl Journal {
         // `CURRENT` switched, then the rest moved aside, the markers removed and the directory
         // synced last.
         let store_matches = store.ok && same_events(&store.events, &tail);
-        let wal_matches = wal_scan.damage.is_none() && same_events(&wal_scan.events, &tail);
+        let wal_matches = wal_scan.damage.is_none()
+            && mirror_scan.damage.is_none()
+            && same_events(&wal_scan.events, &tail)
+            && same_events(&mirror_scan.events, &tail);
         if !wal_matches {
             wal::rewrite(dir, base, &tail)?;
             r.changed = true;
         }
         if !store_matches {
+            // The spool files either copy says were ingested are never ingested again.
+            wal_scan.drained.extend(mirror_scan.drained.iter().cloned());
             rebuild_store(
                 dir,
                 base,
@@ -618,7 +689,7 @@ impl Journal {
         // An older log is covered by the segment the seal wrote before switching.
         for (base, path) in wal::list(&self.dir)? {
             if base != self.base {
-                let _ = fs::remove_file(&path);
+                wal::remove(&path);
             }
         }
         let _ = fs::remove_file(self.dir.join(ROTATING));
@@ -647,6 +718,8 @@ impl Journal {
             state: Vec::new(),
             drained: Vec::new(),
             folded: false,
+            cached: Vec::new(),
+            checkpointed: false,
         }
     }
 
@@ -681,10 +754,10 @@ impl Journal {
         for e in &tx.events {
             batch.insert(&event_key(e.seq), e.encode());
         }
-        for (k, v) in tx.state {
+        for (k, v) in &tx.state {
             // A delete is an empty value: it must shadow an archived copy of the partition.
-            batch.insert(prefixed(STATE, &k), v.unwrap_or_default());
-            batch.insert(prefixed(TOUCHED, &k), &[] as &[u8]);
+            batch.insert(prefixed(STATE, k), v.clone().unwrap_or_default());
+            batch.insert(prefixed(TOUCHED, k), &[] as &[u8]);
         }
         for id in &tx.drained {
             batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
@@ -704,7 +777,8 @@ impl Journal {
         }
         self.head_seq = seq;
         self.head_hash = hash;
-        Ok(())
+        self.hot_head.sled_seq = seq;
+        keep_hot(&self.hot, &mut self.hot_head, &self.dir, &tx, (seq, hash))
     }
 
     /// Flushes the active store to disk (after `commit_unflushed`).
@@ -759,6 +833,8 @@ impl Journal {
     /// the active base holds every partition, the store's hot copies are cleared, older archives
     /// removed, and the stale marker cleared last — a kill anywhere leaves it stale, to be redone.
     pub fn replace_checkpoint(&mut self, parts: &BTreeMap<Vec<u8>, Vec<u8>>) -> Result<()> {
+        self.hot.invalidate()?;
+        self.hot_head = new_epoch(Some(&self.hot_head), false);
         archive::write(&self.dir, self.base, parts)?;
         let mut batch = sled::Batch::default();
         for prefix in [STATE, TOUCHED] {
@@ -777,7 +853,35 @@ impl Journal {
         crate::checkpoint::clear_stale(&self.dir)
     }
 
-    fn needs_seal(&self) -> bool {
+    /// Whether every checkpoint partition is in the hot cache (see `fill_hot`).
+    pub fn hot_complete(&self) -> bool {
+        self.hot_head.complete
+    }
+
+    /// Writes every checkpoint partition to the hot cache in a new epoch and marks it complete,
+    /// so a hook can take a partition the cache does not have for absent. Only when the
+    /// checkpoint is folded to the head and not stale; otherwise nothing is done.
+    pub fn fill_hot(&mut self) -> Result<()> {
+        if self.db.get(UNFOLDED_KEY)?.is_some()
+            || crate::checkpoint::stale_reason(&self.dir).is_some()
+        {
+            return Ok(());
+        }
+        let mut h = new_epoch(Some(&self.hot_head), true);
+        h.seq = self.head_seq;
+        h.hash = self.head_hash;
+        h.sled_seq = self.head_seq;
+        h.drained = std::mem::take(&mut self.hot_head.drained);
+        for (k, v) in self.scan_state(b"")? {
+            self.hot.put(h.epoch, &k, &v)?;
+        }
+        self.hot.set_head(&h)?;
+        self.hot_head = h;
+        Ok(())
+    }
+
+    /// Whether the active store holds `segment_events` events (the next drain seals it).
+    pub fn needs_seal(&self) -> bool {
         self.head_seq + 1 - self.base >= self.segment_events
     }
 
@@ -906,7 +1010,7 @@ impl Journal {
         let old_base = std::mem::replace(&mut self.base, new_base);
         // The sealed segment now holds the old log's events.
         self.wal = Wal::open(&self.dir, new_base)?;
-        let _ = fs::remove_file(wal::path(&self.dir, old_base));
+        wal::remove(&wal::path(&self.dir, old_base));
         let _ = fs::remove_file(self.dir.join(ROTATING));
         let marker = format!(
             "{} {} {}",
@@ -1003,6 +1107,228 @@ impl Journal {
             last_recorded_at_us: last,
             spooled: spool::list(&self.dir)?.len(),
         })
+    }
+}
+
+/// Takes the journal's lock (creating the directory when `opts.create` and it has no journal).
+fn lock_journal(dir: &Path, opts: &OpenOptions) -> Result<DirLock> {
+    // Everything the journal writes is private to its owner, sled's own files included.
+    // SAFETY: umask only changes this process's file creation mask.
+    unsafe { libc::umask(0o077) };
+    if !dir.join(CURRENT).exists() && !dir.join("lock").exists() {
+        if !opts.create {
+            return Err(Error::NotFound(dir.to_path_buf()));
+        }
+        ensure_dir(dir)?;
+    }
+    DirLock::acquire(dir, opts.wait, opts.priority)
+}
+
+/// The epoch a writer uses when the cache is not current: one no earlier file can have (the
+/// clock, and past the old epoch). A journal just created has an empty checkpoint, so its
+/// first epoch is complete.
+fn new_epoch(old: Option<&HotHead>, created: bool) -> HotHead {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    HotHead {
+        epoch: now.max(old.map(|h| h.epoch + 1).unwrap_or(0)),
+        seq: 0,
+        hash: ZERO_HASH,
+        boot: crate::hot::boot_id().to_string(),
+        complete: created,
+        sled_seq: 0,
+        drained: Vec::new(),
+    }
+}
+
+/// After a commit at `head`: the partitions it wrote (and those it only loaded) go to the hot
+/// cache, then `HEAD`; a batch of events that did not keep the checkpoint makes the cache stale.
+fn keep_hot(
+    hot: &HotCache,
+    hh: &mut HotHead,
+    dir: &Path,
+    tx: &Tx,
+    head: (Seq, Hash),
+) -> Result<()> {
+    if !tx.events.is_empty() && !tx.checkpointed {
+        return hot.invalidate();
+    }
+    for (k, v) in &tx.cached {
+        hot.put(hh.epoch, k, v)?;
+    }
+    for (k, v) in &tx.state {
+        hot.put(hh.epoch, k, v.as_deref().unwrap_or_default())?;
+    }
+    hh.seq = head.0;
+    hh.hash = head.1;
+    // Spool files ingested here, and earlier ones whose removal has not happened yet.
+    let spool = dir.join(spool::SPOOL_DIR);
+    hh.drained
+        .retain(|id| spool.join(format!("{id}.spool")).exists());
+    hh.drained.extend(tx.drained.iter().cloned());
+    hot.set_head(hh)
+}
+
+/// How `Journal::open_light` opened the journal.
+pub enum Opened {
+    /// Without sled: the hot cache is current.
+    Light(Light),
+    /// In full (the cache is not current, a seal was interrupted, the checkpoint is stale, …).
+    Full(Journal),
+}
+
+/// The journal opened without sled, for a writer whose whole state is in the hot cache: it holds
+/// the lock and the write-ahead log, reads partitions from the cache, and commits by appending
+/// to the log (durable) and writing the cache. The sled store catches up later: whoever opens it
+/// next copies the log's new events in and folds them (`Journal::unfolded`); the hook starts a
+/// detached drainer for that when the store lags. A cache miss is answered by `upgrade`.
+pub struct Light {
+    dir: PathBuf,
+    base: Seq,
+    head_seq: Seq,
+    head_hash: Hash,
+    segment_events: u64,
+    wal: Wal,
+    hot: HotCache,
+    hot_head: HotHead,
+    opts: OpenOptions,
+    deadline: std::time::Instant,
+    lock: DirLock,
+}
+
+/// `Light` without its lock, options and deadline (filled in by `open_light`).
+struct LightParts {
+    dir: PathBuf,
+    base: Seq,
+    head_seq: Seq,
+    head_hash: Hash,
+    segment_events: u64,
+    wal: Wal,
+    hot: HotCache,
+    hot_head: HotHead,
+}
+
+impl Light {
+    /// Under the lock: `Some` when nothing needs sled — `CURRENT` names a store, no seal was
+    /// interrupted, the checkpoint is not stale, and the cache is current at the log's head.
+    fn try_open(dir: &Path, opts: &OpenOptions) -> Result<Option<LightParts>> {
+        let Some(active) = read_current(dir)? else {
+            return Ok(None);
+        };
+        if dir.join(ROTATING).exists() || crate::checkpoint::stale_reason(dir).is_some() {
+            return Ok(None);
+        }
+        let Some(base) = active
+            .strip_prefix("active-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|b| b.parse::<Seq>().ok())
+        else {
+            return Ok(None);
+        };
+        let hot = HotCache::new(dir);
+        let Some(hot_head) = hot.head() else {
+            return Ok(None);
+        };
+        let wal = Wal::open(dir, base)?;
+        // An empty log: nothing was committed since the seal that started it, so the head is
+        // the sealed one, which the cache must name.
+        let (head_seq, head_hash) = match wal.tail() {
+            Some(t) => t,
+            None if hot_head.seq + 1 == base => (hot_head.seq, hot_head.hash),
+            None => return Ok(None),
+        };
+        if !hot_head.current_at(head_seq, &head_hash) {
+            return Ok(None);
+        }
+        Ok(Some(LightParts {
+            dir: dir.to_path_buf(),
+            base,
+            head_seq,
+            head_hash,
+            segment_events: opts.segment_events.max(1),
+            wal,
+            hot,
+            hot_head,
+        }))
+    }
+
+    /// The journal's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    /// The seq of the last event.
+    pub fn head_seq(&self) -> Seq {
+        self.head_seq
+    }
+    /// Spool files a recent commit ingested (their removal may not have happened).
+    pub fn drained(&self) -> &[String] {
+        &self.hot_head.drained
+    }
+    /// Checkpoint partition `key` from the hot cache (`Lookup::Miss`: `upgrade` and read sled).
+    pub fn get_state(&self, key: &[u8]) -> Lookup {
+        self.hot.get(&self.hot_head, key)
+    }
+    /// Events the sled store does not hold yet.
+    pub fn sled_lag(&self) -> u64 {
+        self.head_seq.saturating_sub(self.hot_head.sled_seq)
+    }
+    /// Whether the active store is full (a drainer seals it).
+    pub fn needs_seal(&self) -> bool {
+        self.head_seq + 1 - self.base >= self.segment_events
+    }
+    /// Whether every partition is in the cache.
+    pub fn complete(&self) -> bool {
+        self.hot_head.complete
+    }
+
+    /// Starts a batch that continues the chain from the current head.
+    pub fn begin(&self) -> Tx {
+        Tx {
+            next_seq: self.head_seq + 1,
+            prev: self.head_hash,
+            events: Vec::new(),
+            state: Vec::new(),
+            drained: Vec::new(),
+            folded: false,
+            cached: Vec::new(),
+            checkpointed: false,
+        }
+    }
+
+    /// Commits without sled: the events (and the spool files they came from) are appended to
+    /// the write-ahead log and synced — from then on they survive anything — then the changed
+    /// partitions and `HEAD` go to the hot cache.
+    pub fn commit(&mut self, tx: Tx) -> Result<()> {
+        if tx.is_empty() {
+            return Ok(());
+        }
+        if tx.next_seq - tx.events.len() as u64 != self.head_seq + 1 || tx.folded {
+            return Err(Error::StaleTx);
+        }
+        if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
+            fs::remove_file(self.dir.join(EMPTY))
+                .ctx(|| format!("removing {}", self.dir.join(EMPTY).display()))?;
+            sync_dir(&self.dir)?;
+        }
+        let events: Vec<&Envelope> = tx.events.iter().collect();
+        self.wal.append(&events, &tx.drained)?;
+        let (seq, hash) = tx
+            .events
+            .last()
+            .map(|e| (e.seq, e.hash))
+            .unwrap_or((self.head_seq, self.head_hash));
+        self.head_seq = seq;
+        self.head_hash = hash;
+        keep_hot(&self.hot, &mut self.hot_head, &self.dir, &tx, (seq, hash))
+    }
+
+    /// Opens sled under the lock this writer holds (a cache miss, or work only the store can
+    /// do). Nothing the light writer did is lost: its commits are in the log, which the open
+    /// copies into the store.
+    pub fn upgrade(self) -> Result<Journal> {
+        Journal::open_locked(&self.dir, &self.opts, self.lock, self.deadline)
     }
 }
 
@@ -1113,12 +1439,12 @@ fn scan_store(db: &sled::Db, name: &str, claimed: &mut Seq) -> Result<(Seq, Vec<
 }
 
 /// Reads the write-ahead log of the active tail, noting in `found` where it is damaged.
-fn read_wal_copy(dir: &Path, base: Seq, found: &mut Vec<String>) -> Result<wal::Scan> {
-    let wal_scan = wal::scan(&wal::path(dir, base))?;
+fn read_wal_copy(path: &Path, found: &mut Vec<String>) -> Result<wal::Scan> {
+    let wal_scan = wal::scan(path)?;
     if let Some(d) = &wal_scan.damage {
         found.push(format!(
             "{}: {d} at byte {}",
-            wal::path(dir, base).display(),
+            path.display(),
             wal_scan.valid_len
         ));
     }
@@ -1131,7 +1457,7 @@ fn salvage_tail(
     base: Seq,
     sealed_hash: Hash,
     store_events: &[Envelope],
-    wal_events: &[Envelope],
+    logs: [&[Envelope]; 2],
     r: &mut Recovered,
 ) -> (Vec<Envelope>, Seq, Hash) {
     let valid = |events: &[Envelope]| -> BTreeMap<Seq, Envelope> {
@@ -1142,17 +1468,23 @@ fn salvage_tail(
             .collect()
     };
     let from_store = valid(store_events);
-    let from_wal = valid(wal_events);
+    let from_log = valid(logs[0]);
+    let from_mirror = valid(logs[1]);
     let mut tail: Vec<Envelope> = Vec::new();
     let (mut seq, mut prev) = (base, sealed_hash);
     loop {
-        let pick = [from_wal.get(&seq), from_store.get(&seq)]
-            .into_iter()
-            .flatten()
-            .find(|e| e.prev == prev)
-            .cloned();
+        let pick = [
+            from_log.get(&seq),
+            from_mirror.get(&seq),
+            from_store.get(&seq),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|e| e.prev == prev)
+        .cloned();
         let Some(e) = pick else { break };
-        match (from_wal.contains_key(&seq), from_store.contains_key(&seq)) {
+        let in_logs = from_log.contains_key(&seq) || from_mirror.contains_key(&seq);
+        match (in_logs, from_store.contains_key(&seq)) {
             (true, false) => r.from_wal_only += 1,
             (false, true) => r.from_store_only += 1,
             _ => {}
@@ -1229,6 +1561,12 @@ fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
             let aside = dir.join(format!("damaged-{b:020}.wal"));
             fs::rename(&path, &aside).ctx(|| format!("moving {} aside", path.display()))?;
             r.moved_aside.push(aside);
+            let mirror = wal::mirror_path(dir, b);
+            if mirror.exists() {
+                let aside = dir.join(format!("damaged-{b:020}.mirror"));
+                fs::rename(&mirror, &aside).ctx(|| format!("moving {} aside", mirror.display()))?;
+                r.moved_aside.push(aside);
+            }
             r.changed = true;
         }
     }

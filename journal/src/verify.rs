@@ -83,6 +83,9 @@ pub struct VerifyReport {
     pub head_hash: Hash,
     /// Every problem found, at most one chain break per segment and one for the active tail.
     pub damage: Vec<Damage>,
+    /// Events the write-ahead log holds that the sled store has not ingested yet (hooks commit
+    /// to the log and the hot cache; a drainer or the next command copies them in). Not damage.
+    pub not_ingested: u64,
 }
 
 impl VerifyReport {
@@ -237,6 +240,11 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     let base = tail_base(dir, active.as_ref(), &segments)?;
     let wal_path = wal::path(dir, base);
     let log = scan_wal(&wal_path, base, &mut report)?;
+    let mirror_path = wal::mirror_path(dir, base);
+    if mirror_path.exists() {
+        let mirror = scan_wal(&mirror_path, base, &mut report)?;
+        compare_copies(&log, &mirror, &wal_path, &mirror_path, &mut report);
+    }
     let segments: Vec<_> = segments.into_iter().filter(|s| s.first < base).collect();
     report.segments = segments.len();
     let mut chain = Chain {
@@ -247,7 +255,8 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     // The active tail: the store and the log must hold the same events.
     let tail: Vec<Envelope> = match &active {
         Some(a) => {
-            compare_store_and_wal(a, &log, &DamagePlace::wal(&wal_path), &mut report);
+            let sled_seq = crate::hot::HotCache::new(dir).head().map(|h| h.sled_seq);
+            compare_store_and_wal(a, &log, sled_seq, &DamagePlace::wal(&wal_path), &mut report);
             union_of(a, &log)
         }
         None => log.events.clone(),
@@ -358,18 +367,28 @@ fn check_segments(
 }
 
 /// Names the events only the log holds, those only the store holds, and the first seq on which
-/// the two disagree.
+/// the two disagree. Events after the store's last one that only the log holds are not damage:
+/// hooks commit to the log alone and the store ingests them later (`Light`) — unless the hot
+/// cache says a writer had already put them in the store (`sled_seq`), which then lost them.
 fn compare_store_and_wal(
     a: &Active,
     log: &wal::Scan,
+    sled_seq: Option<Seq>,
     wal_place: &DamagePlace,
     report: &mut VerifyReport,
 ) {
     let in_store: BTreeMap<Seq, Hash> = a.events.iter().map(|e| (e.seq, e.hash)).collect();
     let in_log: BTreeMap<Seq, Hash> = log.events.iter().map(|e| (e.seq, e.hash)).collect();
+    let store_last = in_store
+        .keys()
+        .next_back()
+        .copied()
+        .unwrap_or(a.base.saturating_sub(1));
+    let ingested = sled_seq.unwrap_or(0).max(store_last);
+    report.not_ingested = in_log.keys().filter(|s| **s > ingested).count() as u64;
     let only_log: Vec<Seq> = in_log
         .keys()
-        .filter(|s| !in_store.contains_key(s))
+        .filter(|s| !in_store.contains_key(s) && **s <= ingested)
         .copied()
         .collect();
     let only_store: Vec<Seq> = in_store
@@ -407,6 +426,37 @@ fn compare_store_and_wal(
             place: wal_place.clone(),
             what: "disagrees with the active store".into(),
         });
+    }
+}
+
+/// The log and its mirror must hold the same events: each names what only the other holds.
+fn compare_copies(
+    log: &wal::Scan,
+    mirror: &wal::Scan,
+    log_path: &Path,
+    mirror_path: &Path,
+    report: &mut VerifyReport,
+) {
+    let seqs = |s: &wal::Scan| -> BTreeMap<Seq, Hash> {
+        s.events.iter().map(|e| (e.seq, e.hash)).collect()
+    };
+    let (a, b) = (seqs(log), seqs(mirror));
+    for (lacking, other, holder) in [(log_path, &b, &a), (mirror_path, &a, &b)] {
+        let only: Vec<Seq> = other
+            .iter()
+            .filter(|(s, h)| holder.get(s) != Some(h))
+            .map(|(s, _)| *s)
+            .collect();
+        if let (Some(first), Some(last)) = (only.first(), only.last()) {
+            report.damage.push(Damage {
+                seq: Some(*first),
+                place: DamagePlace::wal(lacking),
+                what: format!(
+                    "lacks {} event(s) in seq {first}..{last} that its other copy holds: `hookjournal recover` rewrites it",
+                    only.len()
+                ),
+            });
+        }
     }
 }
 

@@ -34,6 +34,23 @@ pub(crate) fn path(dir: &Path, base: Seq) -> PathBuf {
     dir.join(DIR).join(format!("{base:020}.wal"))
 }
 
+/// The log's second copy: the same records, appended and synced with it. Hooks commit to the
+/// log alone (sled ingests it later), so every acknowledged event is on disk twice even before
+/// sled has it; `recover` takes each event from whichever copy holds it intact.
+pub(crate) fn mirror_path(dir: &Path, base: Seq) -> PathBuf {
+    dir.join(DIR).join(format!("{base:020}.mirror"))
+}
+
+fn mirror_of(log: &Path) -> PathBuf {
+    log.with_extension("mirror")
+}
+
+/// Removes a log and its mirror (after a seal, or a rotation undone).
+pub(crate) fn remove(path: &Path) {
+    let _ = fs::remove_file(path);
+    let _ = fs::remove_file(mirror_of(path));
+}
+
 /// The write-ahead logs present, oldest first, as (base, path).
 pub(crate) fn list(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
     crate::files::list_numbered(&dir.join(DIR), ".wal")
@@ -171,6 +188,7 @@ fn decode_at(bytes: &[u8], pos: usize) -> std::result::Result<(Record, usize), S
 /// The open log of the active store, appended to under the journal's lock.
 pub(crate) struct Wal {
     file: File,
+    mirror: File,
     path: PathBuf,
     len: u64,
     /// The last record's seq and hash (`None`: the log is empty).
@@ -198,18 +216,30 @@ impl Wal {
             .metadata()
             .ctx(|| format!("reading {}", path.display()))?
             .len();
+        let mpath = mirror_of(&path);
+        let mirror = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(crate::FILE_MODE)
+            .open(&mpath)
+            .ctx(|| format!("opening {}", mpath.display()))?;
         let mut wal = Wal {
             file,
+            mirror,
             path,
             len,
             tail: None,
         };
         if len == 0 {
+            wal.match_mirror()?;
             return Ok(wal);
         }
         // The common case: the last record is whole (two small reads).
         if let Some(last) = wal.read_last()? {
             wal.tail = Some((last.seq, last.hash));
+            wal.match_mirror()?;
             return Ok(wal);
         }
         // Torn or damaged at the end: find the last whole record.
@@ -237,7 +267,32 @@ impl Wal {
             .ctx(|| format!("syncing {}", wal.path.display()))?;
         wal.len = s.valid_len;
         wal.tail = s.events.last().map(|e| (e.seq, e.hash));
+        wal.match_mirror()?;
         Ok(wal)
+    }
+
+    /// Makes the mirror the same length as the log: after a kill between the two appends (or
+    /// for a log written before mirrors) it is made a copy of the log, which was just checked.
+    /// Equal lengths are the common case (one `fstat`); `verify` compares their contents.
+    fn match_mirror(&mut self) -> Result<()> {
+        let mpath = mirror_of(&self.path);
+        let mlen = self
+            .mirror
+            .metadata()
+            .ctx(|| format!("reading {}", mpath.display()))?
+            .len();
+        if mlen == self.len {
+            return Ok(());
+        }
+        let mut bytes = vec![0u8; self.len as usize];
+        self.file
+            .read_exact_at(&mut bytes, 0)
+            .ctx(|| format!("reading {}", self.path.display()))?;
+        self.mirror
+            .set_len(0)
+            .and_then(|_| self.mirror.write_all_at(&bytes, 0))
+            .and_then(|_| self.mirror.sync_data())
+            .ctx(|| format!("rewriting {}", mpath.display()))
     }
 
     fn read_last(&self) -> Result<Option<Envelope>> {
@@ -293,9 +348,12 @@ impl Wal {
         let res = self
             .file
             .write_all_at(&buf, self.len)
-            .and_then(|_| self.file.sync_data());
+            .and_then(|_| self.mirror.write_all_at(&buf, self.len))
+            .and_then(|_| self.file.sync_data())
+            .and_then(|_| self.mirror.sync_data());
         if let Err(e) = res {
             let _ = self.file.set_len(self.len);
+            let _ = self.mirror.set_len(self.len);
             return Err(Error::Io {
                 context: format!("appending to {}", self.path.display()),
                 cause: e,
@@ -330,7 +388,8 @@ pub(crate) fn rewrite(dir: &Path, base: Seq, events: &[Envelope]) -> Result<()> 
     for e in events {
         record(e, &mut buf);
     }
-    crate::files::write_atomic(&d, &format!("{base:020}.wal"), &buf, Durability::Durable)
+    crate::files::write_atomic(&d, &format!("{base:020}.wal"), &buf, Durability::Durable)?;
+    crate::files::write_atomic(&d, &format!("{base:020}.mirror"), &buf, Durability::Durable)
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ pub fn cmd(journal: &Path) -> Command {
         .env_remove("CLAUDE_CODE_SESSION_ID")
         .env_remove("GEMINI_SESSION_ID")
         .env_remove("HOOKJOURNAL_SOURCE")
+        // Seals where the tests expect them: drain work after the answer, in the hook itself.
+        .env("HOOKJOURNAL_DRAINER", "inline")
         .env("NO_COLOR", "1");
     c
 }
@@ -254,6 +256,7 @@ impl TestEnvironment {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("NO_COLOR", "1")
+            .env("HOOKJOURNAL_DRAINER", "inline")
             .current_dir(cwd)
             .stdin(Stdio::null());
         for (k, v) in &self.env {
@@ -287,6 +290,7 @@ impl TestEnvironment {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("NO_COLOR", "1")
+            .env("HOOKJOURNAL_DRAINER", "inline")
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

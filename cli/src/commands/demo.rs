@@ -69,8 +69,10 @@ pub fn play(exe: &Path, root: &Path, dir: &Path) -> Result<usize> {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+        // The demo's journal is read right after and then removed: no detached drainer.
         cmd.env_remove("RALPH_AGENT_ID")
-            .env_remove("HOOKJOURNAL_DIR");
+            .env_remove("HOOKJOURNAL_DIR")
+            .env("HOOKJOURNAL_DRAINER", "off");
         if let Some(env) = step["env"].as_object() {
             for (k, v) in env {
                 cmd.env(k, v.as_str().unwrap_or_default());

@@ -6,7 +6,7 @@
 
 use crate::ingest::{self, Observation};
 use crate::settings::Settings;
-use crate::state_io::Loaded;
+use crate::state_io::{Loaded, Source};
 use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{self, Canonical, HookEvent};
@@ -216,7 +216,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
             return answer_spooled(&dir, &inv, outside.external, &settings);
         }
     };
-    let (mut j, output, stderr, committed) = done;
+    let (held, output, stderr, committed) = done;
     if !output.is_empty() {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(output.as_bytes());
@@ -226,12 +226,14 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     if let Some(line) = stderr {
         eprintln!("{line}");
     }
-    // The mirrors and sealing a full active store happen after the answer is out.
+    // The mirrors happen after the answer is out; sled's ingestion of the log, seals, archive
+    // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
     crate::mirror::write(&dir, &settings.mirror, &committed);
-    if let Err(e) = j.seal_if_full() {
-        eprintln!("hookjournal: sealing a segment failed (will retry): {e}");
+    let due = held.drainer_due(&settings);
+    drop(held);
+    if due {
+        crate::commands::drain::after_hook(&dir, settings.hook.segment_events);
     }
-    drop(j);
     trace.mark("close");
     Ok(())
 }
@@ -537,10 +539,59 @@ fn spool_instead(dir: &std::path::Path, mut ev: NewEvent, why: &str) {
 
 /// The journal (still locked), the answer, its stderr line, and the events committed (for the
 /// mirrors; empty when none is configured).
-type Answered = (Journal, String, Option<String>, Vec<journal::Envelope>);
+type Answered = (Held, String, Option<String>, Vec<journal::Envelope>);
+
+/// The journal as the hook holds it until the answer is out.
+pub(crate) enum Held {
+    /// Opened without sled (the hot cache answered).
+    Light(journal::Light),
+    /// Opened in full.
+    Full(Journal),
+}
+
+impl Held {
+    /// Whether work the hook leaves to a detached drainer is due: the sled store lags the log,
+    /// the active store is full, or the hot cache is incomplete.
+    fn drainer_due(&self, settings: &Settings) -> bool {
+        match self {
+            Held::Light(l) => {
+                l.sled_lag() >= settings.hook.drain_lag || l.needs_seal() || !l.complete()
+            }
+            Held::Full(j) => j.needs_seal() || !j.hot_complete(),
+        }
+    }
+}
+
+/// A journal the hook can write: opened in full, or light (see `journal::Light`).
+pub(crate) trait Writer: Source {
+    fn begin(&self) -> journal::Tx;
+    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()>;
+}
+
+impl Writer for Journal {
+    fn begin(&self) -> journal::Tx {
+        Journal::begin(self)
+    }
+    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
+        Journal::commit(self, tx)
+    }
+}
+
+impl Writer for journal::Light {
+    fn begin(&self) -> journal::Tx {
+        journal::Light::begin(self)
+    }
+    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
+        journal::Light::commit(self, tx)
+    }
+}
 
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
 /// `Ok(None)`: the event was spooled instead (busy, or older spooled events still wait).
+///
+/// The journal is opened light when its hot cache is current (no sled: the common case), and
+/// in full otherwise; a light attempt that misses the cache is dropped before it commits its
+/// invocation, and the same work is done again on the store opened under the same lock.
 fn locked(
     dir: &std::path::Path,
     opts: &OpenOptions,
@@ -549,29 +600,60 @@ fn locked(
     outside: &Outside,
     trace: &mut Trace,
 ) -> anyhow::Result<Option<Answered>> {
-    let ev = inv.ev.clone();
-    let parsed = inv.parsed.as_ref();
-    let external = outside.external.clone();
-    let git = outside.git.clone();
-    let mut j = match Journal::open(dir, opts) {
-        Ok(j) => j,
+    let opened = match Journal::open_light(dir, opts) {
+        Ok(o) => o,
         Err(e) => {
             let why = match &e {
                 journal::Error::Busy => "journal busy".to_string(),
                 other => format!("cannot open journal {}: {other}", dir.display()),
             };
-            spool_instead(dir, ev, &why);
+            spool_instead(dir, inv.ev.clone(), &why);
             return Ok(None);
         }
     };
-    trace.mark("open");
     // Fault injection for the tests: a panic while the lock is held.
     if std::env::var_os("HOOKJOURNAL_FAILPOINT").is_some_and(|v| v == "locked") {
         panic!("failpoint: locked");
     }
-    let mut loaded = Loaded::new(&j)?;
+    let mut j = match opened {
+        journal::Opened::Light(mut light) => {
+            trace.mark("open light");
+            match answer(&mut light, dir, settings, inv, outside) {
+                Ok(Some((output, stderr, committed))) => {
+                    return Ok(Some((Held::Light(light), output, stderr, committed)))
+                }
+                Ok(None) => return Ok(None),
+                Err(e) if crate::state_io::is_cache_miss(&e) => {
+                    trace.mark("cache miss");
+                    light.upgrade()?
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        journal::Opened::Full(j) => j,
+    };
+    trace.mark("open");
+    let answered = answer(&mut j, dir, settings, inv, outside)?;
+    trace.mark("commit");
+    Ok(answered.map(|(output, stderr, committed)| (Held::Full(j), output, stderr, committed)))
+}
+
+/// Drains the backlog, appends the invocation, folds, observes, decides and commits, on either
+/// kind of journal. `Ok(None)`: spooled instead (a backlog is still being ingested).
+fn answer<W: Writer>(
+    j: &mut W,
+    dir: &std::path::Path,
+    settings: &Settings,
+    inv: &Invocation,
+    outside: &Outside,
+) -> anyhow::Result<Option<(String, Option<String>, Vec<journal::Envelope>)>> {
+    let ev = inv.ev.clone();
+    let parsed = inv.parsed.as_ref();
+    let external = outside.external.clone();
+    let git = outside.git.clone();
+    let mut loaded = Loaded::new(&*j)?;
     let mut tx = j.begin();
-    let Some(drained) = drain_backlog(dir, &mut j, &mut loaded, &mut tx, settings, parsed)? else {
+    let Some(drained) = drain_backlog(dir, j, &mut loaded, &mut tx, settings, parsed)? else {
         // Older spooled events still wait: this one queues behind them, in arrival order.
         spool_instead(dir, ev, "a backlog of spooled events is being ingested");
         return Ok(None);
@@ -580,7 +662,7 @@ fn locked(
     // The invocation itself.
     let seq = tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();
-    loaded.for_event(&j, &env)?;
+    loaded.for_event(&*j, &env)?;
     if loaded.stale.is_some() {
         // The checkpoint cannot be trusted: record the event, answer nothing, and let a
         // detached process rebuild the checkpoint from the log.
@@ -595,7 +677,7 @@ fn locked(
             let _ = spool::remove(entry);
         }
         crate::commands::recover::spawn_rebuild(dir);
-        return Ok(Some((j, String::new(), None, Vec::new())));
+        return Ok(Some((String::new(), None, Vec::new())));
     }
     if let Some(p) = parsed {
         if matches!(p.canonical, Canonical::SessionStart { .. }) {
@@ -605,7 +687,7 @@ fn locked(
                 .and_then(|c| loaded.state.global.last_ended.get(c))
                 .cloned()
             {
-                loaded.session(&j, &prev)?;
+                loaded.session(&*j, &prev)?;
             }
         }
     }
@@ -624,7 +706,6 @@ fn locked(
     for w in &loaded.warnings {
         eprintln!("hookjournal: {w}");
     }
-    trace.mark("fold");
     loaded.write_back(&mut tx);
     let committed = if settings.mirror.any() {
         tx.events().to_vec()
@@ -632,19 +713,18 @@ fn locked(
         Vec::new()
     };
     j.commit(tx)?;
-    trace.mark("commit");
     for entry in drained {
         let _ = spool::remove(&entry);
     }
-    Ok(Some((j, output, stderr, committed)))
+    Ok(Some((output, stderr, committed)))
 }
 
 /// Ingests the spooled backlog in chunks, each committed before the next, within the hook's
 /// budget (the time spent committing counts too). `None`: the budget ran out with events still
 /// waiting; the ids in `Some` are the spool files the open transaction ingests.
-fn drain_backlog(
+fn drain_backlog<W: Writer>(
     dir: &std::path::Path,
-    j: &mut Journal,
+    j: &mut W,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     settings: &Settings,
@@ -661,7 +741,7 @@ fn drain_backlog(
     let mut taken = 0;
     loop {
         let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
-        let d = crate::state_io::drain(j, loaded, tx, want, deadline, &settings.policy)?;
+        let d = crate::state_io::drain(&*j, loaded, tx, want, deadline, &settings.policy)?;
         if !d.more {
             return Ok(Some(d.done));
         }

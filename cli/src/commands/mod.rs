@@ -3,6 +3,7 @@
 pub mod context;
 pub mod cost;
 pub mod demo;
+pub mod drain;
 pub mod export;
 pub mod hook;
 pub mod import;
@@ -70,6 +71,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(a) => demo::run(&cmd, a),
         Command::Report(a) => report::run(&cmd, a),
         Command::Watch(a) => watch::run(&cmd, a),
+        Command::Drain(a) => drain::run(&cmd, a),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")
         }

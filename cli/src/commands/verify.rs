@@ -38,6 +38,44 @@ pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
     out
 }
 
+/// The hot cache's partitions (when it is current at the snapshot's head) that differ from a
+/// full replay: a hook would answer from them.
+fn hot_cache_diff(
+    dir: &std::path::Path,
+    snap: &journal::ReadSnapshot,
+    replayed: &State,
+) -> anyhow::Result<Vec<String>> {
+    let hot = journal::hot::HotCache::new(dir);
+    let Some(head) = hot
+        .head()
+        .filter(|h| h.current_at(snap.head_seq, &snap.head_hash))
+    else {
+        return Ok(Vec::new());
+    };
+    let want: std::collections::BTreeMap<_, _> = replayed.partitions().into_iter().collect();
+    let have: std::collections::BTreeMap<_, _> = hot.entries(head.epoch)?.into_iter().collect();
+    let mut out: Vec<String> = have
+        .iter()
+        .filter(|(k, v)| want.get(*k).map(Vec::as_slice).unwrap_or_default() != v.as_slice())
+        .map(|(k, _)| {
+            format!(
+                "hot cache partition {} differs from a full replay",
+                String::from_utf8_lossy(k)
+            )
+        })
+        .collect();
+    // A complete cache is taken at its word that a partition it lacks does not exist.
+    if head.complete {
+        out.extend(want.keys().filter(|k| !have.contains_key(*k)).map(|k| {
+            format!(
+                "the hot cache says it is complete but lacks partition {}",
+                String::from_utf8_lossy(k)
+            )
+        }));
+    }
+    Ok(out)
+}
+
 /// Checks the chain, the segments and the projections; exit 3 on damage.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
@@ -81,13 +119,14 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
                 drop(j);
                 let rewinds = state_io::collect_rewinds(&snap)?;
                 let full = state_io::full_replay(&snap, rewinds, |_| {})?;
-                let diff = match checkpoint {
+                let mut diff: Vec<String> = match checkpoint {
                     Ok(cp) => projection_diff(&cp, &full.state)
                         .into_iter()
                         .map(|p| format!("partition {p} differs from a full replay"))
                         .collect(),
                     Err(e) => vec![e.to_string()],
                 };
+                diff.extend(hot_cache_diff(dir, &snap, &full.state)?);
                 projections_ok = Some(diff.is_empty());
                 damage.extend(diff.into_iter().map(|what| journal::Damage {
                     seq: None,
