@@ -102,6 +102,9 @@ pub struct Loaded {
     pub warnings: Vec<String>,
     pub stale: Option<String>,
     fills_cache: bool,
+    /// The finished journal-wide tasks are in `state` (their partition was loaded, or the
+    /// `tasks` partition still held them, as before the split): only then is it written back.
+    done_loaded: bool,
 }
 
 impl Loaded {
@@ -112,12 +115,18 @@ impl Loaded {
             warnings: Vec::new(),
             stale: journal::checkpoint::stale_reason(j.dir()),
             fills_cache: j.fills_cache(),
+            done_loaded: false,
         };
         if l.stale.is_some() {
             return Ok(l);
         }
         l.load(j, &Partition::Global)?;
         l.load(j, &Partition::Tasks)?;
+        // A `tasks` partition written before the split: its finished tasks move out at the
+        // next write-back, so the finished partition must be read (and written) now.
+        if l.state.tasks.tasks.values().any(|t| !t.status.is_open()) {
+            l.load(j, &Partition::TasksDone)?;
+        }
         Ok(l)
     }
 
@@ -135,6 +144,9 @@ impl Loaded {
     /// Reads partition `p` from the checkpoint into the state, remembering its bytes.
     fn load(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let key = p.key();
+        if *p == Partition::TasksDone {
+            self.done_loaded = true;
+        }
         match j.get_partition(&key) {
             Ok(Some(b)) => {
                 if let Err(why) = self.state.decode_partition(p, &b) {
@@ -156,6 +168,7 @@ impl Loaded {
     fn ensure(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let held = match p {
             Partition::Global | Partition::Tasks => true,
+            Partition::TasksDone => self.done_loaded,
             Partition::Session(id) => self.state.sessions.contains_key(id),
         };
         if self.stale.is_some() || held {
@@ -189,11 +202,12 @@ impl Loaded {
     /// Pushes an event caused by `cause` (same time, host, session and agent) and folds it.
     pub fn push_caused(
         &mut self,
+        j: &dyn Source,
         tx: &mut journal::Tx,
         cause: &Envelope,
         kind: journal::Kind,
         body: Vec<u8>,
-    ) {
+    ) -> Result<()> {
         tx.push(crate::ingest::event(
             cause.recorded_at_us,
             &cause.host,
@@ -202,8 +216,9 @@ impl Loaded {
             kind,
             body,
         ));
-        let env = tx.events().last().expect("just pushed");
-        self.state.apply(env);
+        let env = tx.events().last().expect("just pushed").clone();
+        // A release can finish a journal-wide task: the finished ones must be loaded first.
+        self.fold(j, &env)
     }
 
     /// Queues every changed partition into `tx` (nothing while the checkpoint is stale), and
@@ -213,7 +228,16 @@ impl Loaded {
         if self.stale.is_some() {
             return;
         }
-        for (key, bytes) in self.state.partitions() {
+        let parts = self.state.partitions();
+        // Every finished task reopened: the partition goes (an empty value deletes it).
+        let has_done = parts.iter().any(|(k, _)| k == fold::TASKS_DONE_KEY);
+        if self.done_loaded && !has_done && self.original.contains_key(fold::TASKS_DONE_KEY) {
+            tx.delete_state(fold::TASKS_DONE_KEY);
+        }
+        for (key, bytes) in parts {
+            if key == fold::TASKS_DONE_KEY && !self.done_loaded {
+                continue;
+            }
             if self.original.get(&key) != Some(&bytes) {
                 tx.put_state(&key, bytes);
             } else if self.fills_cache {
@@ -529,7 +553,7 @@ pub fn drain(
         loaded.fold(j, &env)?;
         if loaded.stale.is_none() {
             for (kind, body) in spooled_decision(&loaded.state, &env, policy) {
-                loaded.push_caused(tx, &env, kind, body);
+                loaded.push_caused(j, tx, &env, kind, body)?;
             }
         }
         tx.drained(&entry.id);

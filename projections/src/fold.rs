@@ -7,7 +7,7 @@
 use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
 use crate::session::SessionState;
-use crate::tasks::{NewTask, Origin, TaskList, TaskStatus};
+use crate::tasks::{NewTask, Origin, Task, TaskList, TaskStatus};
 use crate::transcript::Usage;
 use journal::{Envelope, Kind, Seq};
 use serde::{Deserialize, Serialize};
@@ -68,8 +68,11 @@ impl Rewinds {
 
 /// Key of the checkpoint's `Global` partition.
 pub const GLOBAL_KEY: &[u8] = b"global";
-/// Key of the checkpoint's journal-wide task store.
+/// Key of the checkpoint's journal-wide task store: its open tasks (and the next task number).
 pub const TASKS_KEY: &[u8] = b"tasks";
+/// Key of the journal-wide tasks that are finished (completed, failed, deleted): out of the
+/// hook's way, loaded only by the events that can change or reopen them.
+pub const TASKS_DONE_KEY: &[u8] = b"tasks-done";
 const SESSION_PREFIX: &[u8] = b"sess:";
 
 /// Key of a session's checkpoint partition.
@@ -84,8 +87,10 @@ pub fn session_key(id: &str) -> Vec<u8> {
 pub enum Partition {
     /// The small journal-wide record (`Global`).
     Global,
-    /// The journal-wide task store.
+    /// The journal-wide task store's open tasks.
     Tasks,
+    /// The journal-wide tasks that are finished.
+    TasksDone,
     /// One session's state.
     Session(String),
 }
@@ -96,6 +101,7 @@ impl Partition {
         match self {
             Partition::Global => GLOBAL_KEY.to_vec(),
             Partition::Tasks => TASKS_KEY.to_vec(),
+            Partition::TasksDone => TASKS_DONE_KEY.to_vec(),
             Partition::Session(id) => session_key(id),
         }
     }
@@ -106,6 +112,8 @@ impl Partition {
             Some(Partition::Global)
         } else if key == TASKS_KEY {
             Some(Partition::Tasks)
+        } else if key == TASKS_DONE_KEY {
+            Some(Partition::TasksDone)
         } else {
             let id = key.strip_prefix(SESSION_PREFIX)?;
             Some(Partition::Session(String::from_utf8_lossy(id).into_owned()))
@@ -117,16 +125,22 @@ impl Partition {
         match self {
             Partition::Global => "checkpoint partition `global`".into(),
             Partition::Tasks => "checkpoint partition `tasks`".into(),
+            Partition::TasksDone => "checkpoint partition `tasks-done`".into(),
             Partition::Session(id) => format!("the checkpoint of session {id}"),
         }
     }
 }
 
 /// The partitions folding `env` reads and may change: the global record and the journal-wide
-/// tasks always, and every session it touches (`State::sessions_touched`). A hook loads exactly
-/// these before folding an event, and a checkpoint built that way equals a full replay.
+/// open tasks always, the finished tasks for the events that can finish or reopen one (task
+/// commands and releases), and every session it touches (`State::sessions_touched`). A hook
+/// loads exactly these before folding an event, and a checkpoint built that way equals a full
+/// replay.
 pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
     let mut out = vec![Partition::Global, Partition::Tasks];
+    if matches!(env.kind, Kind::TaskCommand | Kind::TaskReleased { .. }) {
+        out.push(Partition::TasksDone);
+    }
     out.extend(
         State::sessions_touched(env)
             .into_iter()
@@ -316,12 +330,17 @@ impl State {
         }
     }
 
-    /// Every partition, encoded (deterministic: the same state gives the same bytes).
+    /// Every partition, encoded (deterministic: the same state gives the same bytes). The
+    /// finished tasks' partition only when there is a finished task.
     pub fn partitions(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut out = vec![
             (GLOBAL_KEY.to_vec(), encode(&self.global)),
-            (TASKS_KEY.to_vec(), encode(&self.tasks)),
+            (TASKS_KEY.to_vec(), self.encode_tasks()),
         ];
+        // No finished task, no partition (a journal that never finished one has none).
+        if self.tasks.tasks.values().any(|t| !t.status.is_open()) {
+            out.push((TASKS_DONE_KEY.to_vec(), self.encode_tasks_done()));
+        }
         for (id, s) in &self.sessions {
             out.push((session_key(id), encode(s)));
         }
@@ -333,6 +352,7 @@ impl State {
         match p {
             Partition::Global => Some(self.encode_global()),
             Partition::Tasks => Some(self.encode_tasks()),
+            Partition::TasksDone => Some(self.encode_tasks_done()),
             Partition::Session(id) => self.sessions.get(id).map(State::encode_session),
         }
     }
@@ -343,7 +363,11 @@ impl State {
         let what = || format!("{} does not decode", p.describe());
         match p {
             Partition::Global => self.global = decode(bytes).ok_or_else(what)?,
-            Partition::Tasks => self.tasks = decode(bytes).ok_or_else(what)?,
+            Partition::Tasks => self.merge_tasks(decode(bytes).ok_or_else(what)?),
+            Partition::TasksDone => {
+                let done: BTreeMap<String, Task> = decode(bytes).ok_or_else(what)?;
+                self.tasks.tasks.extend(done);
+            }
             Partition::Session(id) => {
                 let s = decode(bytes).ok_or_else(what)?;
                 self.sessions.insert(id.clone(), s);
@@ -356,9 +380,34 @@ impl State {
     pub fn encode_session(s: &SessionState) -> Vec<u8> {
         encode(s)
     }
-    /// The journal-wide task partition, encoded.
+    /// The journal-wide open tasks' partition (with the next task number), encoded.
     pub fn encode_tasks(&self) -> Vec<u8> {
-        encode(&self.tasks)
+        encode(&TaskList {
+            tasks: self
+                .tasks
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.status.is_open())
+                .map(|(k, t)| (k.clone(), t.clone()))
+                .collect(),
+            next_number: self.tasks.next_number,
+        })
+    }
+    /// The journal-wide finished tasks' partition, encoded.
+    pub fn encode_tasks_done(&self) -> Vec<u8> {
+        let done: BTreeMap<&String, &Task> = self
+            .tasks
+            .tasks
+            .iter()
+            .filter(|(_, t)| !t.status.is_open())
+            .collect();
+        encode(&done)
+    }
+    /// Adds a decoded `tasks` partition to the journal-wide store (which may already hold the
+    /// finished tasks). A partition written before the split holds finished tasks too.
+    fn merge_tasks(&mut self, list: TaskList) {
+        self.tasks.next_number = list.next_number;
+        self.tasks.tasks.extend(list.tasks);
     }
     /// The global partition, encoded.
     pub fn encode_global(&self) -> Vec<u8> {
@@ -374,7 +423,12 @@ impl State {
                     st.global = decode(v).ok_or("global partition does not decode")?
                 }
                 Some(Partition::Tasks) => {
-                    st.tasks = decode(v).ok_or("tasks partition does not decode")?
+                    st.merge_tasks(decode(v).ok_or("tasks partition does not decode")?)
+                }
+                Some(Partition::TasksDone) => {
+                    let done: BTreeMap<String, Task> =
+                        decode(v).ok_or("tasks-done partition does not decode")?;
+                    st.tasks.tasks.extend(done);
                 }
                 Some(Partition::Session(id)) => {
                     let s: SessionState = decode(v)

@@ -222,8 +222,10 @@ fn full_replay(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
     full.state.partitions().into_iter().collect()
 }
 
-/// The hook's way: per event, load only the touched partitions from the store, apply, write back.
-/// A rewind rebuilds the checkpoint by full replay (the `rewind` command's way).
+/// The hook's way: per event, load only the touched partitions from the store, apply, and write
+/// back only those (a partition it did not load, like the finished tasks for an ordinary hook,
+/// is never written from a partial state). A rewind rebuilds the checkpoint by full replay (the
+/// `rewind` command's way).
 fn incremental(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let mut store: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
@@ -240,8 +242,14 @@ fn incremental(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
         }
         let mut st = State::from_partitions(&parts).unwrap();
         st.apply(e);
-        for (k, v) in st.partitions() {
-            store.insert(k, v);
+        let loaded: Vec<Vec<u8>> = fold::partitions_for(e).iter().map(|p| p.key()).collect();
+        let parts: BTreeMap<Vec<u8>, Vec<u8>> = st.partitions().into_iter().collect();
+        for k in &loaded {
+            match parts.get(k) {
+                Some(v) => store.insert(k.clone(), v.clone()),
+                // A loaded partition the state no longer has (every finished task reopened).
+                None => store.remove(k),
+            };
         }
     }
     store

@@ -694,7 +694,7 @@ fn answer<W: Writer>(
     loaded.state.apply(&env);
 
     let (output, stderr) = match parsed {
-        Some(p) => observe_and_decide(&mut loaded, &mut tx, &env, seq, p, settings, git),
+        Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, seq, p, settings, git)?,
         None => (String::new(), None),
     };
     // What the loop's task program did: its own group, after the answer's events.
@@ -769,7 +769,9 @@ fn drain_backlog<W: Writer>(
 /// Outside-world observations (transcript usage, git, the session's metrics) as events caused by
 /// this one, then the policy's decision and the answer it prints, also recorded. Returns the
 /// answer (stdout) and its stderr line.
+#[allow(clippy::too_many_arguments)]
 fn observe_and_decide(
+    j: &dyn Source,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     env: &journal::Envelope,
@@ -777,29 +779,30 @@ fn observe_and_decide(
     p: &HookEvent,
     settings: &Settings,
     git: Option<projections::derived::GitObserved>,
-) -> (String, Option<String>) {
+) -> anyhow::Result<(String, Option<String>)> {
     let Some(sid) = env.session_id.clone() else {
-        return (String::new(), None);
+        return Ok((String::new(), None));
     };
     let with_metrics = git.is_some();
     for o in observe(loaded, p, &sid, settings, git) {
-        loaded.push_caused(tx, env, (o.kind)(seq), o.body);
+        loaded.push_caused(j, tx, env, (o.kind)(seq), o.body)?;
     }
     // Stop and SessionEnd: the session's metrics, from its state after this read.
     if with_metrics {
         if let Some(metrics) = session_metrics(loaded, p, &sid, settings) {
             loaded.push_caused(
+                j,
                 tx,
                 env,
                 Kind::SessionMetrics { cause: seq },
                 derived::body(&metrics),
-            );
+            )?;
         }
     }
     let decision = policy::decide(&loaded.state, env, p, &settings.policy);
     for d in &decision.events {
         let (kind, body) = d.kind_and_body(seq);
-        loaded.push_caused(tx, env, kind, body);
+        loaded.push_caused(j, tx, env, kind, body)?;
     }
     let output = decision.output_text();
     let stderr = decision.stderr.clone();
@@ -809,9 +812,9 @@ fn observe_and_decide(
             stderr: stderr.clone(),
             policy: settings.policy.clone(),
         });
-        loaded.push_caused(tx, env, Kind::ResponseEmitted { cause: seq }, body);
+        loaded.push_caused(j, tx, env, Kind::ResponseEmitted { cause: seq }, body)?;
     }
-    (output, stderr)
+    Ok((output, stderr))
 }
 
 /// A session's metrics at Stop or SessionEnd, from its state after this event's reads.

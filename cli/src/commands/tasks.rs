@@ -272,7 +272,7 @@ fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Resul
             derived::body(&c),
         ));
         let env = tx.events().last().expect("pushed").clone();
-        loaded.state.apply(&env);
+        loaded.fold(&j, &env)?;
     }
     if !expired.is_empty() {
         loaded.write_back(&mut tx);
@@ -341,6 +341,8 @@ fn change(
         derived::body(&c),
     ));
     let env = tx.events().last().expect("pushed").clone();
+    // The finished tasks too: a command may reopen one, or finish one.
+    loaded.for_event(&j, &env)?;
     let mut trial = loaded.state.clone();
     trial.apply(&env);
     let after = find(&trial, &c.task).cloned();
