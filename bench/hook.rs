@@ -82,10 +82,13 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
                 tx.put_state(&p.key(), part);
             }
         }
+        tx.checkpointed();
         j.commit_unflushed(tx).unwrap();
         j.seal_if_full().unwrap();
     }
     j.flush().unwrap();
+    // What a drainer leaves behind: every partition in the hot cache, so hooks answer light.
+    j.fill_hot().unwrap();
     t0.elapsed()
 }
 
@@ -143,16 +146,19 @@ fn record_only(payload: &str) -> bool {
         .is_none_or(|e| e.canonical.is_record_only())
 }
 
-/// Hook latency over the whole mix, and split by kind: record-only and answering events.
+/// Hook latency over the whole mix, and split by kind: record-only and answering events, and
+/// each answering event by name.
 struct HookLatency {
     all: Latency,
     record_only: (usize, Latency),
     answering: (usize, Latency),
+    by_name: Vec<(String, usize, Latency)>,
 }
 
 /// Plays a new session (the fixture mix, in order) `rounds` times against the journal.
 fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> HookLatency {
     let (mut all, mut rec, mut ans) = (Vec::new(), Vec::new(), Vec::new());
+    let mut by_name: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for r in 0..rounds {
         let sid = format!("measured-{r}");
         for t in templates {
@@ -166,6 +172,8 @@ fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> HookLatency 
                 rec.push(ms);
             } else {
                 ans.push(ms);
+                let name = projections::event::event_name(p.as_bytes()).unwrap_or_default();
+                by_name.entry(name).or_default().push(ms);
             }
         }
     }
@@ -173,7 +181,40 @@ fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> HookLatency 
         all: stats(all),
         record_only: (rec.len(), stats(rec)),
         answering: (ans.len(), stats(ans)),
+        by_name: by_name
+            .into_iter()
+            .map(|(n, v)| (n, v.len(), stats(v)))
+            .collect(),
     }
+}
+
+/// `n` answering hooks (UserPromptSubmit) started at once, each in its own session: how many
+/// were spooled unanswered (a spooled hook says so on stderr), and the slowest.
+fn burst(dir: &Path, n: usize) -> (usize, f64) {
+    let t0 = Instant::now();
+    let children: Vec<_> = (0..n)
+        .map(|i| {
+            let p = format!(
+                r#"{{"session_id":"burst-{i}","transcript_path":"/nonexistent/bench","cwd":"/nonexistent/bench","hook_event_name":"UserPromptSubmit","prompt":"burst {i}"}}"#
+            );
+            let mut child = Command::new(BIN)
+                .args(["--journal".as_ref(), dir.as_os_str(), "hook".as_ref()])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    let mut spooled = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success());
+        spooled += String::from_utf8_lossy(&out.stderr).contains("spooled") as usize;
+    }
+    (spooled, t0.elapsed().as_secs_f64() * 1000.0)
 }
 
 /// `hookjournal statusline` on the journal, whole process: `changing` gives every call a new cost
@@ -368,6 +409,20 @@ fn main() {
             json.insert(format!("hook_{kind}_p50_ms_{n}"), l.p50.into());
             json.insert(format!("hook_{kind}_p99_ms_{n}"), l.p99.into());
         }
+        for (name, count, l) in &by_kind.by_name {
+            rows.push(format!(
+                "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({count} samples)",
+                "", name, l.p50, l.p99, l.max
+            ));
+            json.insert(format!("hook_{name}_p50_ms_{n}"), l.p50.into());
+            json.insert(format!("hook_{name}_p99_ms_{n}"), l.p99.into());
+        }
+        let (spooled, burst_ms) = burst(&dir, 64);
+        rows.push(format!(
+            "{:>16} 64-way burst of answering hooks | {spooled} spooled unanswered, all done in {burst_ms:.0} ms",
+            ""
+        ));
+        json.insert(format!("burst64_spooled_{n}"), spooled.into());
         let sl_same = statusline_latency(&dir, rounds * templates.len(), false);
         let sl_rec = statusline_latency(&dir, rounds * templates.len(), true);
         rows.push(format!(

@@ -555,7 +555,8 @@ fn hostile_transcript_paths_never_hold_the_hook() {
     }
     let counts = payload_counts(&j);
     assert_eq!(counts.len(), 9);
-    assert_eq!(verify_code(&j).0, Some(0));
+    let (code, text) = verify_code(&j);
+    assert_eq!(code, Some(0), "{text}");
 }
 
 #[test]
