@@ -612,7 +612,7 @@ fn locked(
     loaded.state.apply(&env);
 
     let (output, stderr) = match parsed {
-        Some(p) => observe_and_decide(&mut loaded, &mut tx, &env, seq, p, settings, git),
+        Some(p) => observe_and_decide(&j, &mut loaded, &mut tx, &env, seq, p, settings, git),
         None => (String::new(), None),
     };
     // What the loop's task program did: its own group, after the answer's events.
@@ -690,6 +690,7 @@ fn drain_backlog(
 /// this one, then the policy's decision and the answer it prints, also recorded. Returns the
 /// answer (stdout) and its stderr line.
 fn observe_and_decide(
+    j: &journal::Journal,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     env: &journal::Envelope,
@@ -703,12 +704,13 @@ fn observe_and_decide(
     };
     let with_metrics = git.is_some();
     for o in observe(loaded, p, &sid, settings, git) {
-        loaded.push_caused(tx, env, (o.kind)(seq), o.body);
+        loaded.push_caused(j, tx, env, (o.kind)(seq), o.body);
     }
     // Stop and SessionEnd: the session's metrics, from its state after this read.
     if with_metrics {
         if let Some(metrics) = session_metrics(loaded, p, &sid, settings) {
             loaded.push_caused(
+                j,
                 tx,
                 env,
                 Kind::SessionMetrics { cause: seq },
@@ -719,7 +721,7 @@ fn observe_and_decide(
     let decision = policy::decide(&loaded.state, env, p, &settings.policy);
     for d in &decision.events {
         let (kind, body) = d.kind_and_body(seq);
-        loaded.push_caused(tx, env, kind, body);
+        loaded.push_caused(j, tx, env, kind, body);
     }
     let output = decision.output_text();
     let stderr = decision.stderr.clone();
@@ -729,7 +731,7 @@ fn observe_and_decide(
             stderr: stderr.clone(),
             policy: settings.policy.clone(),
         });
-        loaded.push_caused(tx, env, Kind::ResponseEmitted { cause: seq }, body);
+        loaded.push_caused(j, tx, env, Kind::ResponseEmitted { cause: seq }, body);
     }
     (output, stderr)
 }

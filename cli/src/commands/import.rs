@@ -56,6 +56,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 
 const BATCH: usize = 4096;
 
+/// Usage events per committed batch of a transcript import: memory stays bounded by one batch
+/// (and the largest transcript), and the cost shards each batch rewrites are written a few times
+/// per import, not once per file.
+const TRANSCRIPT_BATCH: usize = 65_536;
+
 /// The longest line an events export can hold: a payload at the 64 MiB cap, base64-encoded.
 const MAX_LINE: u64 = 96 << 20;
 
@@ -233,8 +238,16 @@ fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
                 kind,
                 o.body,
             ));
-            let env = tx.events().last().expect("pushed");
-            loaded.state.apply(env);
+            let env = tx.events().last().expect("pushed").clone();
+            loaded.fold(j, &env)?;
+        }
+        // Streamed: a full batch is committed with its partitions, and the state it held is
+        // let go (a file's events are never split: its session's offsets stay consistent).
+        if tx.events().len() >= TRANSCRIPT_BATCH {
+            loaded.write_back(&mut tx);
+            j.commit(std::mem::replace(&mut tx, j.begin()))?;
+            j.seal_if_full()?;
+            loaded = Loaded::new(j)?;
         }
     }
     loaded.write_back(&mut tx);
