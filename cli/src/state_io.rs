@@ -498,6 +498,7 @@ pub struct Drained {
 /// every partition is held from the start.
 pub struct Partial {
     j: Option<Journal>,
+    loaded: std::collections::BTreeSet<Partition>,
     pub state: State,
 }
 
@@ -507,10 +508,12 @@ impl Partial {
         match open_read(dir) {
             Ok(j) => Ok(Partial {
                 j: Some(j),
+                loaded: Default::default(),
                 state: State::default(),
             }),
             Err(e) if is_readonly(&e) => Ok(Partial {
                 j: None,
+                loaded: Default::default(),
                 state: readonly_view(dir)?.state,
             }),
             Err(e) => Err(e),
@@ -523,7 +526,7 @@ impl Partial {
         let Some(j) = self.j.as_mut() else {
             return Ok(());
         };
-        if self.state.holds(p) {
+        if !self.loaded.insert(p.clone()) {
             return Ok(());
         }
         let read = |j: &Journal, st: &mut State| -> Result<()> {
