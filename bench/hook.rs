@@ -1,7 +1,9 @@
 //! The benchmark: whole-process hook latency at 1k and 1M journal events beside a floor, full
-//! replay throughput, export throughput (plain and `--redact`), and `cost` against ccusage.
+//! replay throughput, export throughput (plain and `--redact`), each read command at 1k, 100k and
+//! 1M events and at 10k sessions beside a process-start floor, and `cost` against ccusage.
 //! Prints a table and one JSON line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and
-//! 100k events only).
+//! 100k events only, `-- --reads` for the read commands alone). `HOOKJOURNAL_BENCH_BIN` times
+//! another build of the binary (an older release, for a before/after).
 //!
 //! Journals are built in-process through the journal and projections crates (the same append and
 //! fold the hook does, in big batches), then the real binary is timed against them.
@@ -13,7 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hookjournal");
+/// The binary timed: this build's, or `HOOKJOURNAL_BENCH_BIN`.
+fn bin() -> PathBuf {
+    std::env::var_os("HOOKJOURNAL_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_hookjournal")))
+}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
@@ -35,10 +42,10 @@ fn templates() -> Vec<String> {
         .collect()
 }
 
-/// Builds a journal of `n` hook events (the fixture mix, one session per 73 events). Like the
-/// hook, each commit writes the checkpoint partitions its events touched, so seals move cold
-/// sessions to archives exactly as in real use.
-fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
+/// Builds a journal of `n` hook events (the fixture mix, a new session every `per_session`
+/// events). Like the hook, each commit writes the checkpoint partitions its events touched, so
+/// seals move cold sessions to archives exactly as in real use.
+fn build(dir: &Path, n: u64, templates: &[String], per_session: u64) -> Duration {
     let t0 = Instant::now();
     let mut j = Journal::open(
         dir,
@@ -58,7 +65,7 @@ fn build(dir: &Path, n: u64, templates: &[String]) -> Duration {
             if i >= n {
                 break;
             }
-            let session = format!("bench-{:08}", i / templates.len() as u64);
+            let session = format!("bench-{:08}", i / per_session);
             let t = &templates[(i % templates.len() as u64) as usize];
             let payload = t.replace("__SID__", &session).into_bytes();
             let name = projections::event::event_name(&payload).unwrap_or_default();
@@ -126,7 +133,7 @@ fn stats(mut v: Vec<f64>) -> Latency {
 
 fn time_process(args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
     let t0 = Instant::now();
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -197,7 +204,7 @@ fn burst(dir: &Path, n: usize) -> (usize, f64) {
             let p = format!(
                 r#"{{"session_id":"burst-{i}","transcript_path":"/nonexistent/bench","cwd":"/nonexistent/bench","hook_event_name":"UserPromptSubmit","prompt":"burst {i}"}}"#
             );
-            let mut child = Command::new(BIN)
+            let mut child = Command::new(bin())
                 .args(["--journal".as_ref(), dir.as_os_str(), "hook".as_ref()])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
@@ -234,6 +241,80 @@ fn statusline_latency(dir: &Path, samples: usize, changing: bool) -> Latency {
     stats(v)
 }
 
+/// The read commands, each timed whole-process (p50 of `samples`), beside the floor of a process
+/// that starts and exits (`--version`).
+const READS: &[&[&str]] = &[
+    &["sessions"],
+    &["show", "bench-00000000"],
+    &["tasks"],
+    &["cost", "--by", "day"],
+    &["notifications"],
+    &["status"],
+    &["context", "bench-00000000"],
+];
+
+fn read_latency(dir: &Path, samples: usize) -> Vec<(String, f64)> {
+    let time = |args: &[&str]| {
+        let mut v = Vec::new();
+        for _ in 0..samples {
+            let t0 = Instant::now();
+            let st = Command::new(bin())
+                .arg("--journal")
+                .arg(dir)
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(st.success(), "{args:?}");
+            v.push(t0.elapsed().as_secs_f64() * 1000.0);
+        }
+        stats(v).p50
+    };
+    let mut out = vec![("floor".to_string(), time(&["--version"]))];
+    for args in READS {
+        out.push((args.join(" "), time(args)));
+    }
+    out
+}
+
+/// The read commands on journals of each size (a session per 73 events), and on one of 10k
+/// sessions; rows for the table, figures for the JSON line.
+fn reads(
+    work: &Path,
+    sizes: &[u64],
+    templates: &[String],
+    samples: usize,
+    rows: &mut Vec<String>,
+    json: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    let per = templates.len() as u64;
+    let mut cases: Vec<(u64, u64)> = sizes.iter().map(|&n| (n, per)).collect();
+    cases.push((100_000, 10));
+    for (n, per_session) in cases {
+        let dir = work.join(format!("r{n}-{per_session}"));
+        let built = build(&dir, n, templates, per_session);
+        let sessions = n.div_ceil(per_session);
+        eprintln!(
+            "built {n} events ({sessions} sessions) in {:.1} s",
+            built.as_secs_f64()
+        );
+        let label = format!("{n} events, {sessions} sessions");
+        let cells: Vec<String> = read_latency(&dir, samples)
+            .into_iter()
+            .map(|(cmd, ms)| {
+                json.insert(
+                    format!("read_{}_ms_{n}_{sessions}s", cmd.replace([' ', '-'], "_")),
+                    ms.into(),
+                );
+                format!("{cmd} {ms:.1}")
+            })
+            .collect();
+        rows.push(format!("{label:>28} | reads p50 ms: {}", cells.join(" | ")));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
 fn floor_latency(file: &Path, templates: &[String], rounds: usize) -> Latency {
     let mut samples = Vec::new();
     for _ in 0..rounds {
@@ -261,7 +342,7 @@ fn replay_throughput(dir: &Path) -> (u64, f64) {
 
 fn export_throughput(dir: &Path, out: &Path, redact: bool) -> (u64, f64) {
     let t0 = Instant::now();
-    let st = Command::new(BIN)
+    let st = Command::new(bin())
         .arg("--journal")
         .arg(dir)
         .args(["export", "--report", "events", "--out"])
@@ -278,7 +359,7 @@ fn export_throughput(dir: &Path, out: &Path, redact: bool) -> (u64, f64) {
 
 fn replay_cli(dir: &Path) -> f64 {
     let t0 = Instant::now();
-    let st = Command::new(BIN)
+    let st = Command::new(bin())
         .arg("--journal")
         .arg(dir)
         .args(["verify", "--json"])
@@ -293,7 +374,7 @@ fn replay_cli(dir: &Path) -> f64 {
 fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
     let j = work.join("corpus-journal");
     let corpus = fixtures().join("transcripts-corpus");
-    let st = Command::new(BIN)
+    let st = Command::new(bin())
         .arg("--journal")
         .arg(&j)
         .args(["import", "--transcripts"])
@@ -305,7 +386,7 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
     let mut ours = Vec::new();
     for _ in 0..20 {
         let t0 = Instant::now();
-        let st = Command::new(BIN)
+        let st = Command::new(bin())
             .arg("--journal")
             .arg(&j)
             .args(["cost", "--by", "session", "--json"])
@@ -361,6 +442,7 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let reads_only = std::env::args().any(|a| a == "--reads");
     let sizes: Vec<u64> = if quick {
         vec![1_000, 100_000]
     } else {
@@ -370,15 +452,33 @@ fn main() {
     let templates = templates();
     let work =
         tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target")).unwrap();
-    let floor = floor_latency(&work.path().join("floor.log"), &templates, rounds);
     let mut rows = Vec::new();
     let mut json = serde_json::Map::new();
+    let read_sizes = [1_000, 100_000, if quick { 0 } else { 1_000_000 }];
+    let read_sizes: Vec<u64> = read_sizes.into_iter().filter(|&n| n > 0).collect();
+    reads(
+        work.path(),
+        &read_sizes,
+        &templates,
+        if quick { 3 } else { 10 },
+        &mut rows,
+        &mut json,
+    );
+    if reads_only {
+        println!("hookjournal read commands (whole process, p50)");
+        for r in &rows {
+            println!("{r}");
+        }
+        println!("{}", serde_json::Value::Object(json));
+        return;
+    }
+    let floor = floor_latency(&work.path().join("floor.log"), &templates, rounds);
     json.insert("floor_p50_ms".into(), floor.p50.into());
     json.insert("floor_p99_ms".into(), floor.p99.into());
     let mut p50s = Vec::new();
     for &n in &sizes {
         let dir = work.path().join(format!("j{n}"));
-        let built = build(&dir, n, &templates);
+        let built = build(&dir, n, &templates, templates.len() as u64);
         let raw: u64 = (0..n)
             .map(|i| templates[(i % templates.len() as u64) as usize].len() as u64)
             .sum();

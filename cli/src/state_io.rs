@@ -157,7 +157,10 @@ impl Loaded {
                     self.original.insert(key, b);
                 }
             }
-            Ok(None) => {}
+            // Not in the checkpoint: empty (a cost summary or notification log not begun yet).
+            Ok(None) => {
+                let _ = self.state.load_partition(p, None);
+            }
             Err(e) if is_cache_miss(&e) => return Err(e),
             Err(e) => self.damaged(j, &format!("{}: {e}", p.describe())),
         }
@@ -167,9 +170,8 @@ impl Loaded {
     /// Loads partition `p` if it is not in the state yet (the global ones are loaded by `new`).
     fn ensure(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let held = match p {
-            Partition::Global | Partition::Tasks => true,
             Partition::TasksDone => self.done_loaded,
-            Partition::Session(id) => self.state.sessions.contains_key(id),
+            p => self.state.holds(p),
         };
         if self.stale.is_some() || held {
             return Ok(());
@@ -199,7 +201,8 @@ impl Loaded {
         Ok(())
     }
 
-    /// Pushes an event caused by `cause` (same time, host, session and agent) and folds it.
+    /// Pushes an event caused by `cause` (same time, host, session and agent) and folds it,
+    /// loading first what it folds into (a usage reading's cost shard).
     pub fn push_caused(
         &mut self,
         j: &dyn Source,
@@ -594,4 +597,103 @@ fn spooled_decision(
 pub struct Drained {
     pub done: Vec<spool::SpoolEntry>,
     pub more: bool,
+}
+
+/// What a read command answers from: only the partitions it names, read under a short lock (the
+/// spool drained first). A journal this user can only read is replayed whole instead, and then
+/// every partition is held from the start.
+pub struct Partial {
+    j: Option<Journal>,
+    loaded: std::collections::BTreeSet<Partition>,
+    pub state: State,
+}
+
+impl Partial {
+    /// Opens the journal in `dir` for reading partitions; nothing is loaded yet.
+    pub fn open(dir: &Path) -> Result<Partial> {
+        match open_read(dir) {
+            Ok(j) => Ok(Partial {
+                j: Some(j),
+                loaded: Default::default(),
+                state: State::default(),
+            }),
+            Err(e) if is_readonly(&e) => Ok(Partial {
+                j: None,
+                loaded: Default::default(),
+                state: readonly_view(dir)?.state,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Loads partition `p` (a session the checkpoint does not hold stays absent). A partition
+    /// that cannot be read marks the checkpoint stale and has it rebuilt from the log, once.
+    pub fn load(&mut self, p: &Partition) -> Result<()> {
+        let Some(j) = self.j.as_mut() else {
+            return Ok(());
+        };
+        if !self.loaded.insert(p.clone()) {
+            return Ok(());
+        }
+        let read = |j: &Journal, st: &mut State| -> Result<()> {
+            let bytes = j.get_state(&p.key())?;
+            st.load_partition(p, bytes.as_deref())
+                .map_err(|e| anyhow::anyhow!("{e}"))
+        };
+        if let Err(e) = read(j, &mut self.state) {
+            eprintln!("hookjournal: {e:#}; rebuilding the checkpoint from the log");
+            journal::checkpoint::mark_stale(j.dir(), &crate::output::one_line(&format!("{e:#}")))?;
+            rebuild_checkpoint(j)?;
+            read(j, &mut self.state)
+                .map_err(|e| anyhow::anyhow!("{e:#}; run `hookjournal verify`"))?;
+        }
+        Ok(())
+    }
+
+    /// Every shard of the cost summary.
+    pub fn load_cost(&mut self) -> Result<()> {
+        for n in 0..fold::COST_SHARDS {
+            self.load(&Partition::Cost(n))?;
+        }
+        Ok(())
+    }
+
+    /// Every chunk of the notification log (up to the last seq the global record knows).
+    pub fn load_notifications(&mut self) -> Result<()> {
+        self.load(&Partition::Global)?;
+        for c in 0..=fold::notification_chunk(self.state.global.last_seq) {
+            self.load(&Partition::Notifications(c))?;
+        }
+        Ok(())
+    }
+
+    /// The ids of every session the checkpoint holds (keys only; no session is decoded).
+    pub fn session_ids(&self) -> Result<Vec<String>> {
+        let Some(j) = &self.j else {
+            return Ok(self.state.sessions.keys().cloned().collect());
+        };
+        let prefix = fold::session_key("");
+        Ok(j.state_keys(&prefix)?
+            .into_iter()
+            .map(|k| String::from_utf8_lossy(&k[prefix.len()..]).into_owned())
+            .collect())
+    }
+
+    /// The session `want` names (its id or first characters), loaded.
+    pub fn session(&mut self, want: &str) -> Result<String> {
+        let exact = Partition::Session(want.to_string());
+        self.load(&exact)?;
+        let id = if self.state.holds(&exact) {
+            want.to_string()
+        } else {
+            crate::commands::export::resolve_session(self.session_ids()?.iter(), want)?
+        };
+        self.load(&Partition::Session(id.clone()))?;
+        Ok(id)
+    }
+
+    /// The state loaded so far; the journal's lock is released.
+    pub fn into_state(self) -> State {
+        self.state
+    }
 }

@@ -149,6 +149,57 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
     Ok(None)
 }
 
+/// The keys of an archive that start with `prefix`, each with whether its value is non-empty
+/// (an empty value is a deletion). Values are skipped, not read: listing the sessions of a large
+/// archive costs its keys. The digest is not checked (`read_all` and `verify` do).
+pub(crate) fn keys(path: &Path, prefix: &[u8]) -> Result<Vec<(Vec<u8>, bool)>> {
+    use std::io::{BufReader, Read};
+    let name = path.display();
+    let f = File::open(path).ctx(|| format!("opening {name}"))?;
+    let len = f.metadata().ctx(|| format!("reading {name}"))?.len();
+    let corrupt = |w: &str| Error::Corrupt {
+        place: DamagePlace::archive(path),
+        what: format!("archive {name}: {w}"),
+    };
+    if len < (MAGIC.len() + FOOTER) as u64 {
+        return Err(corrupt("too short"));
+    }
+    let mut footer = [0u8; FOOTER];
+    f.read_exact_at(&mut footer, len - FOOTER as u64)
+        .ctx(|| format!("reading {name}"))?;
+    if &footer[48..56] != END {
+        return Err(corrupt("bad footer"));
+    }
+    let index_off = u64::from_le_bytes(footer[0..8].try_into().unwrap());
+    let mut r = BufReader::with_capacity(1 << 16, f);
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic).ctx(|| format!("reading {name}"))?;
+    if &magic != MAGIC {
+        return Err(corrupt("bad header"));
+    }
+    let mut pos = 8u64;
+    let mut out = Vec::new();
+    let mut lb = [0u8; 4];
+    while pos < index_off {
+        r.read_exact(&mut lb).ctx(|| format!("reading {name}"))?;
+        let kl = u32::from_le_bytes(lb) as u64;
+        if pos + 8 + kl > index_off {
+            return Err(corrupt("entry cut short"));
+        }
+        let mut k = vec![0u8; kl as usize];
+        r.read_exact(&mut k).ctx(|| format!("reading {name}"))?;
+        r.read_exact(&mut lb).ctx(|| format!("reading {name}"))?;
+        let vl = u32::from_le_bytes(lb) as u64;
+        r.seek_relative(vl as i64)
+            .ctx(|| format!("reading {name}"))?;
+        pos += 8 + kl + vl;
+        if k.starts_with(prefix) {
+            out.push((k, vl > 0));
+        }
+    }
+    Ok(out)
+}
+
 /// Every entry of an archive, checking its digest.
 pub(crate) fn read_all(path: &Path) -> Result<BTreeMap<Vec<u8>, Vec<u8>>> {
     let name = path.display();

@@ -822,6 +822,24 @@ impl Journal {
         Ok(all.into_iter().filter(|(_, v)| !v.is_empty()).collect())
     }
 
+    /// The keys of every checkpoint partition starting with `prefix` (archives and active store),
+    /// without reading their values: what a reader resolving a session prefix needs.
+    pub fn state_keys(&self, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let mut all: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
+        for (_, path) in archive::list(&self.dir)? {
+            all.extend(archive::keys(&path, prefix)?);
+        }
+        for kv in self.db.scan_prefix(prefixed(STATE, prefix)) {
+            let (k, v) = kv?;
+            all.insert(k[STATE.len()..].to_vec(), !v.is_empty());
+        }
+        Ok(all
+            .into_iter()
+            .filter(|(_, live)| *live)
+            .map(|(k, _)| k)
+            .collect())
+    }
+
     /// Whether a spool file was already ingested (its unlink may not have happened).
     pub fn was_drained(&self, spool_id: &str) -> Result<bool> {
         Ok(self

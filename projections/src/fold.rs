@@ -1,8 +1,9 @@
 //! The fold: every projection applied event by event, with rewind semantics.
 //!
-//! `State` is what the hook path needs and checkpoints (per-session state, the journal-wide task
-//! store, a small global record), stored as partitions so a hook loads only what it touches.
-//! `Full` adds the projections only the CLI reads (cost, notifications), rebuilt by full replay.
+//! `State` is what the checkpoint holds (per-session state, the journal-wide task store, a small
+//! global record, the cost summary and the notification log), stored as partitions so a hook
+//! loads only what it touches and a read command only what it answers from. `Full` is the state
+//! a full replay builds: every partition, with rewound ranges skipped.
 
 use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
@@ -13,8 +14,13 @@ use journal::{Envelope, Kind, Seq};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The checkpoint's layout. A checkpoint written by an older layout (one without the cost and
+/// notification partitions, or with finished tasks in `tasks`) does not decode or names another
+/// layout: it is rebuilt from the log, never extended from where it stands.
+pub const LAYOUT: u32 = 3;
+
 /// Journal-wide facts the hook path needs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Global {
     /// The last session that ended, per project directory (for restore after `/clear`).
     pub last_ended: BTreeMap<String, String>,
@@ -27,6 +33,21 @@ pub struct Global {
     /// When each agent was last heard of (µs): its hook events and its task commands. A task
     /// whose owner has been silent longer than the lease is released (see `policy::lease_expired`).
     pub agent_seen: BTreeMap<String, i64>,
+    /// The layout this checkpoint was written in (`LAYOUT`).
+    pub layout: u32,
+}
+
+impl Default for Global {
+    fn default() -> Global {
+        Global {
+            last_ended: BTreeMap::new(),
+            last_task_command: 0,
+            last_seq: 0,
+            rewinds: Vec::new(),
+            agent_seen: BTreeMap::new(),
+            layout: LAYOUT,
+        }
+    }
 }
 
 /// Ranges of a session's events that rewinds make every projection ignore.
@@ -73,6 +94,29 @@ pub const TASKS_KEY: &[u8] = b"tasks";
 /// Key of the journal-wide tasks that are finished (completed, failed, deleted): out of the
 /// hook's way, loaded only by the events that can change or reopen them.
 pub const TASKS_DONE_KEY: &[u8] = b"tasks-done";
+const COST_PREFIX: &[u8] = b"cost:";
+const NOTIFICATIONS_PREFIX: &[u8] = b"notifications:";
+
+/// The cost summary is split into this many shards by a stable hash (`shard_hash`) of the
+/// response's dedup key (of the session, for reported figures), so a usage reading loads and
+/// writes one small shard, never the whole summary.
+pub const COST_SHARDS: u8 = 64;
+
+/// The notification log is split into chunks of `1 << NOTIFICATION_CHUNK_BITS` seqs: a
+/// notification writes its own chunk, a rewind the chunks its range covers.
+pub const NOTIFICATION_CHUNK_BITS: u32 = 16;
+
+/// FNV-1a (64-bit): stable across builds and platforms, as a checkpoint's layout must be.
+fn shard_hash(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, x| {
+        (h ^ u64::from(*x)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The notification chunk holding seq `seq`.
+pub fn notification_chunk(seq: Seq) -> u64 {
+    seq >> NOTIFICATION_CHUNK_BITS
+}
 const SESSION_PREFIX: &[u8] = b"sess:";
 
 /// Key of a session's checkpoint partition.
@@ -91,6 +135,12 @@ pub enum Partition {
     Tasks,
     /// The journal-wide tasks that are finished.
     TasksDone,
+    /// One shard of the cost summary (`CostSummary`): changed only by usage, metrics and host
+    /// readings.
+    Cost(u8),
+    /// One chunk of the notification log: changed only by `Notification` hook events and
+    /// rewinds.
+    Notifications(u64),
     /// One session's state.
     Session(String),
 }
@@ -102,6 +152,10 @@ impl Partition {
             Partition::Global => GLOBAL_KEY.to_vec(),
             Partition::Tasks => TASKS_KEY.to_vec(),
             Partition::TasksDone => TASKS_DONE_KEY.to_vec(),
+            Partition::Cost(n) => [COST_PREFIX, format!("{n:02}").as_bytes()].concat(),
+            Partition::Notifications(c) => {
+                [NOTIFICATIONS_PREFIX, format!("{c:08}").as_bytes()].concat()
+            }
             Partition::Session(id) => session_key(id),
         }
     }
@@ -114,6 +168,13 @@ impl Partition {
             Some(Partition::Tasks)
         } else if key == TASKS_DONE_KEY {
             Some(Partition::TasksDone)
+        } else if let Some(n) = key.strip_prefix(COST_PREFIX) {
+            let n = std::str::from_utf8(n).ok()?.parse().ok()?;
+            (n < COST_SHARDS).then_some(Partition::Cost(n))
+        } else if let Some(c) = key.strip_prefix(NOTIFICATIONS_PREFIX) {
+            Some(Partition::Notifications(
+                std::str::from_utf8(c).ok()?.parse().ok()?,
+            ))
         } else {
             let id = key.strip_prefix(SESSION_PREFIX)?;
             Some(Partition::Session(String::from_utf8_lossy(id).into_owned()))
@@ -126,6 +187,10 @@ impl Partition {
             Partition::Global => "checkpoint partition `global`".into(),
             Partition::Tasks => "checkpoint partition `tasks`".into(),
             Partition::TasksDone => "checkpoint partition `tasks-done`".into(),
+            Partition::Cost(_) | Partition::Notifications(_) => format!(
+                "checkpoint partition `{}`",
+                String::from_utf8_lossy(&self.key())
+            ),
             Partition::Session(id) => format!("the checkpoint of session {id}"),
         }
     }
@@ -133,14 +198,21 @@ impl Partition {
 
 /// The partitions folding `env` reads and may change: the global record and the journal-wide
 /// open tasks always, the finished tasks for the events that can finish or reopen one (task
-/// commands and releases), and every session it touches (`State::sessions_touched`). A hook
-/// loads exactly these before folding an event, and a checkpoint built that way equals a full
-/// replay.
+/// commands and releases), every session it touches (`State::sessions_touched`), the cost
+/// summary for the readings it sums and the notification log for notifications and rewinds (so
+/// an ordinary hook never loads those). A hook loads exactly these before folding an event, and
+/// a checkpoint built that way equals a full replay.
 pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
     let mut out = vec![Partition::Global, Partition::Tasks];
     if matches!(env.kind, Kind::TaskCommand | Kind::TaskReleased { .. }) {
         out.push(Partition::TasksDone);
     }
+    out.extend(CostSummary::shard_of(env).map(Partition::Cost));
+    out.extend(
+        NotificationLog::chunks_changed_by(env)
+            .into_iter()
+            .map(Partition::Notifications),
+    );
     out.extend(
         State::sessions_touched(env)
             .into_iter()
@@ -149,8 +221,10 @@ pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
     out
 }
 
-/// What the hook path needs and the checkpoint holds, stored as partitions.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// What the checkpoint holds, stored as partitions. A hook's state holds only the partitions it
+/// loaded (a session, cost shard or notification chunk it did not load is absent from its map,
+/// so not written back).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct State {
     /// Each session's state.
     pub sessions: BTreeMap<String, SessionState>,
@@ -158,6 +232,10 @@ pub struct State {
     pub tasks: TaskList,
     /// The small journal-wide record.
     pub global: Global,
+    /// The cost summary's shards held, by shard.
+    pub cost: BTreeMap<u8, CostSummary>,
+    /// The notification log's chunks held, by chunk.
+    pub notifications: BTreeMap<u64, NotificationLog>,
 }
 
 fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -169,6 +247,11 @@ pub fn decode<T: for<'de> Deserialize<'de>>(b: &[u8]) -> Option<T> {
     bincode::serde::decode_from_slice(b, bincode::config::standard())
         .ok()
         .map(|(v, _)| v)
+}
+
+/// The global record, when its bytes decode and are of this layout.
+pub fn decode_global(b: &[u8]) -> Option<Global> {
+    decode::<Global>(b).filter(|g| g.layout == LAYOUT)
 }
 
 impl State {
@@ -211,9 +294,36 @@ impl State {
             .or_insert_with(|| SessionState::new(id))
     }
 
+    /// Folds a reading into its cost shard. Rewinds never hide these: money spent stays spent.
+    pub fn apply_cost(&mut self, env: &Envelope) {
+        if let Some(n) = CostSummary::shard_of(env) {
+            self.cost.entry(n).or_default().apply(env);
+        }
+    }
+
+    /// The whole cost summary, its shards merged (they hold disjoint keys).
+    pub fn cost_summary(&self) -> CostSummary {
+        let mut all = CostSummary::default();
+        for c in self.cost.values() {
+            all.by_key
+                .extend(c.by_key.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all.reported
+                .extend(c.reported.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all.host
+                .extend(c.host.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        all
+    }
+
+    /// Every notification still counted, oldest first (chunks are in seq order).
+    pub fn notifications(&self) -> impl DoubleEndedIterator<Item = &NotificationEntry> + '_ {
+        self.notifications.values().flat_map(NotificationLog::iter)
+    }
+
     /// Applies one event. Rewound ranges are the caller's to skip (see `Full::apply`).
     pub fn apply(&mut self, env: &Envelope) {
         self.global.last_seq = env.seq;
+        self.apply_cost(env);
         if let Some(a) = &env.agent_id {
             self.saw_agent(a, env.recorded_at_us);
         }
@@ -224,6 +334,12 @@ impl State {
                 };
                 if let (Some(name), None) = (&ev.agent_name, &ev.agent_id) {
                     self.saw_agent(name, env.recorded_at_us);
+                }
+                if let Some(n) = NotificationEntry::from_hook(env, &ev) {
+                    self.notifications
+                        .entry(notification_chunk(env.seq))
+                        .or_default()
+                        .push(env.session_id.clone(), n);
                 }
                 let Some(sid) = ev.session_id.clone() else {
                     return;
@@ -272,6 +388,12 @@ impl State {
                 self.global
                     .rewinds
                     .push((session.clone(), *to_seq, env.seq));
+                for c in NotificationLog::chunks_changed_by(env) {
+                    self.notifications
+                        .entry(c)
+                        .or_default()
+                        .rewind(session, *to_seq, env.seq);
+                }
             }
             _ => {
                 if let Some(sid) = &env.session_id {
@@ -330,8 +452,8 @@ impl State {
         }
     }
 
-    /// Every partition, encoded (deterministic: the same state gives the same bytes). The
-    /// finished tasks' partition only when there is a finished task.
+    /// Every partition the state holds, encoded (deterministic: the same state gives the same
+    /// bytes). The finished tasks' partition only when there is a finished task.
     pub fn partitions(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut out = vec![
             (GLOBAL_KEY.to_vec(), encode(&self.global)),
@@ -340,6 +462,12 @@ impl State {
         // No finished task, no partition (a journal that never finished one has none).
         if self.tasks.tasks.values().any(|t| !t.status.is_open()) {
             out.push((TASKS_DONE_KEY.to_vec(), self.encode_tasks_done()));
+        }
+        for (n, c) in &self.cost {
+            out.push((Partition::Cost(*n).key(), encode(c)));
+        }
+        for (n, c) in &self.notifications {
+            out.push((Partition::Notifications(*n).key(), encode(c)));
         }
         for (id, s) in &self.sessions {
             out.push((session_key(id), encode(s)));
@@ -353,7 +481,38 @@ impl State {
             Partition::Global => Some(self.encode_global()),
             Partition::Tasks => Some(self.encode_tasks()),
             Partition::TasksDone => Some(self.encode_tasks_done()),
+            Partition::Cost(n) => self.cost.get(n).map(encode),
+            Partition::Notifications(c) => self.notifications.get(c).map(encode),
             Partition::Session(id) => self.sessions.get(id).map(State::encode_session),
+        }
+    }
+
+    /// Whether the state holds partition `p` (the global record and the tasks always).
+    pub fn holds(&self, p: &Partition) -> bool {
+        match p {
+            Partition::Global | Partition::Tasks => true,
+            // Whether the finished tasks were loaded is the loader's to track (`Loaded`).
+            Partition::TasksDone => false,
+            Partition::Cost(n) => self.cost.contains_key(n),
+            Partition::Notifications(c) => self.notifications.contains_key(c),
+            Partition::Session(id) => self.sessions.contains_key(id),
+        }
+    }
+
+    /// Loads partition `p` as the checkpoint has it: its bytes decoded, or — when the checkpoint
+    /// does not hold it — empty (a session absent stays absent: it is created when folded).
+    pub fn load_partition(&mut self, p: &Partition, bytes: Option<&[u8]>) -> Result<(), String> {
+        match (p, bytes) {
+            (_, Some(b)) => self.decode_partition(p, b),
+            (Partition::Cost(n), None) => {
+                self.cost.entry(*n).or_default();
+                Ok(())
+            }
+            (Partition::Notifications(c), None) => {
+                self.notifications.entry(*c).or_default();
+                Ok(())
+            }
+            (_, None) => Ok(()),
         }
     }
 
@@ -362,11 +521,18 @@ impl State {
     pub fn decode_partition(&mut self, p: &Partition, bytes: &[u8]) -> Result<(), String> {
         let what = || format!("{} does not decode", p.describe());
         match p {
-            Partition::Global => self.global = decode(bytes).ok_or_else(what)?,
+            Partition::Global => self.global = decode_global(bytes).ok_or_else(what)?,
             Partition::Tasks => self.merge_tasks(decode(bytes).ok_or_else(what)?),
             Partition::TasksDone => {
                 let done: BTreeMap<String, Task> = decode(bytes).ok_or_else(what)?;
                 self.tasks.tasks.extend(done);
+            }
+            Partition::Cost(n) => {
+                self.cost.insert(*n, decode(bytes).ok_or_else(what)?);
+            }
+            Partition::Notifications(c) => {
+                self.notifications
+                    .insert(*c, decode(bytes).ok_or_else(what)?);
             }
             Partition::Session(id) => {
                 let s = decode(bytes).ok_or_else(what)?;
@@ -420,7 +586,7 @@ impl State {
         for (k, v) in parts {
             match Partition::from_key(k) {
                 Some(Partition::Global) => {
-                    st.global = decode(v).ok_or("global partition does not decode")?
+                    st.global = decode_global(v).ok_or("global partition does not decode")?
                 }
                 Some(Partition::Tasks) => {
                     st.merge_tasks(decode(v).ok_or("tasks partition does not decode")?)
@@ -429,6 +595,9 @@ impl State {
                     let done: BTreeMap<String, Task> =
                         decode(v).ok_or("tasks-done partition does not decode")?;
                     st.tasks.tasks.extend(done);
+                }
+                Some(p @ (Partition::Cost(_) | Partition::Notifications(_))) => {
+                    st.decode_partition(&p, v)?
                 }
                 Some(Partition::Session(id)) => {
                     let s: SessionState = decode(v)
@@ -487,7 +656,7 @@ pub struct CostRecord {
 
 /// Tokens per deduplicated response, plus costs that payloads reported themselves.
 /// The cost summary ignores rewinds on purpose: money spent stays spent.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CostSummary {
     /// The responses by `message_id:request_id`.
     pub by_key: BTreeMap<String, CostRecord>,
@@ -498,6 +667,27 @@ pub struct CostSummary {
 }
 
 impl CostSummary {
+    /// The shard an event changes: a response's by its dedup key, a session's reported figures
+    /// by the session; `None` for events the summary ignores.
+    pub fn shard_of(env: &Envelope) -> Option<u8> {
+        let h = match &env.kind {
+            Kind::UsageObserved { .. } => {
+                let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
+                shard_hash(Self::key(&u.record).as_bytes())
+            }
+            Kind::SessionMetrics { .. } | Kind::HostReported => {
+                shard_hash(env.session_id.as_deref()?.as_bytes())
+            }
+            _ => return None,
+        };
+        Some((h % u64::from(COST_SHARDS)) as u8)
+    }
+
+    /// A response's dedup key, like ccusage's: `message_id:request_id`.
+    fn key(r: &crate::transcript::UsageRecord) -> String {
+        format!("{}:{}", r.message_id, r.request_id)
+    }
+
     /// Folds an event (usage, metrics, host figures; other kinds are ignored).
     pub fn apply(&mut self, env: &Envelope) {
         match &env.kind {
@@ -505,7 +695,7 @@ impl CostSummary {
                 let Some(u) = derived::parse::<derived::UsageObserved>(&env.payload) else {
                     return;
                 };
-                let key = format!("{}:{}", u.record.message_id, u.record.request_id);
+                let key = Self::key(&u.record);
                 let session = env.session_id.clone().unwrap_or_default();
                 match self.by_key.get_mut(&key) {
                     Some(old) => {
@@ -577,61 +767,129 @@ pub struct NotificationEntry {
 impl NotificationEntry {
     /// The notification a hook event carries, if it is one.
     pub fn from_event(env: &Envelope) -> Option<NotificationEntry> {
-        let Kind::Hook { name } = &env.kind else {
-            return None;
-        };
-        if name != "Notification" {
+        if !NotificationLog::is_notification(&env.kind) {
             return None;
         }
-        let ev = event::from_envelope(env)?;
+        NotificationEntry::from_hook(env, &event::from_envelope(env)?)
+    }
+
+    /// The notification a parsed hook event carries, if it is one (a `Notification` hook event
+    /// whose payload reads as one).
+    pub fn from_hook(env: &Envelope, ev: &event::HookEvent) -> Option<NotificationEntry> {
+        if !NotificationLog::is_notification(&env.kind) {
+            return None;
+        }
         let Canonical::Notification {
             kind,
             title,
             message,
-        } = ev.canonical
+        } = &ev.canonical
         else {
             return None;
         };
         Some(NotificationEntry {
             seq: env.seq,
             at_us: env.recorded_at_us,
-            session: ev.session_id,
-            kind,
-            title,
-            message,
+            session: ev.session_id.clone(),
+            kind: kind.clone(),
+            title: title.clone(),
+            message: message.clone(),
         })
     }
 }
 
-/// Everything: the checkpointed state plus the CLI-only projections.
-#[derive(Clone, Debug, Default)]
+/// Every notification still counted, in log order. Each remembers its envelope's session, the
+/// one a rewind names (`Rewinds::hides`), so a rewind removes exactly what a full replay skips.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NotificationLog {
+    entries: Vec<(Option<String>, NotificationEntry)>,
+}
+
+impl NotificationLog {
+    /// The chunks an event can change: a notification's own, and for a rewind every chunk its
+    /// hidden range (after `to_seq`, before the rewind) covers.
+    pub fn chunks_changed_by(env: &Envelope) -> Vec<u64> {
+        match &env.kind {
+            k if NotificationLog::is_notification(k) => vec![notification_chunk(env.seq)],
+            Kind::Rewound { to_seq, .. } if to_seq.saturating_add(1) < env.seq => {
+                (notification_chunk(to_seq + 1)..=notification_chunk(env.seq - 1)).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn is_notification(kind: &Kind) -> bool {
+        matches!(kind, Kind::Hook { name } if name == "Notification")
+    }
+
+    fn push(&mut self, envelope_session: Option<String>, n: NotificationEntry) {
+        self.entries.push((envelope_session, n));
+    }
+
+    /// A rewind recorded at `at_seq`: the session's notifications after `to_seq` no longer count.
+    fn rewind(&mut self, session: &str, to_seq: Seq, at_seq: Seq) {
+        self.entries
+            .retain(|(s, n)| !(s.as_deref() == Some(session) && n.seq > to_seq && n.seq < at_seq));
+    }
+
+    /// The notifications, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &NotificationEntry> + '_ {
+        self.entries.iter().map(|(_, n)| n)
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Everything a full replay builds: the whole state (every partition).
+#[derive(Clone, Debug)]
 pub struct Full {
-    /// The checkpointed state.
+    /// The state, every partition held.
     pub state: State,
-    /// The cost summary.
-    pub cost: CostSummary,
-    /// Every notification, in order.
-    pub notifications: Vec<NotificationEntry>,
     /// Events folded (hidden ones included).
     pub events: u64,
     /// The rewinds whose ranges are skipped.
     pub rewinds: Rewinds,
 }
 
+impl Default for Full {
+    fn default() -> Full {
+        Full::with_rewinds(Rewinds::default())
+    }
+}
+
 impl Full {
     /// A fold that knows the rewinds in advance (collect them first with `collect_rewind`).
     pub fn with_rewinds(rewinds: Rewinds) -> Full {
         Full {
+            state: State::default(),
+            events: 0,
             rewinds,
-            ..Full::default()
         }
+    }
+
+    /// The cost summary (its shards merged).
+    pub fn cost(&self) -> CostSummary {
+        self.state.cost_summary()
+    }
+
+    /// Every notification still counted, oldest first.
+    pub fn notifications(&self) -> impl DoubleEndedIterator<Item = &NotificationEntry> + '_ {
+        self.state.notifications()
     }
 
     /// Folds one event: the cost always, the rest unless a rewind hides it.
     pub fn apply(&mut self, env: &Envelope) {
         self.events += 1;
-        self.cost.apply(env);
         if self.rewinds.hides(env) {
+            self.state.apply_cost(env);
             self.state.global.last_seq = env.seq;
             // A rewind changes what the agent did, not what was measured: usage and context
             // readings (and the transcript positions they carry) stay, like the cost summary.
@@ -644,9 +902,6 @@ impl Full {
                 }
             }
             return;
-        }
-        if let Some(n) = NotificationEntry::from_event(env) {
-            self.notifications.push(n);
         }
         self.state.apply(env);
     }

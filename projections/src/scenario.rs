@@ -200,6 +200,50 @@ impl Scenario {
         self
     }
 
+    /// One response's usage read from `session`'s transcript (message `msg`, on `day`).
+    pub fn given_usage(mut self, session: &str, msg: &str, day: &str, input_tokens: u64) -> Self {
+        let body = derived::body(&derived::UsageObserved {
+            path: format!("/transcripts/{session}.jsonl"),
+            offset: self.log.len() as u64,
+            agent_id: None,
+            record: crate::transcript::UsageRecord {
+                message_id: msg.to_string(),
+                request_id: format!("req-{msg}"),
+                model: "claude-sonnet-4-5".into(),
+                timestamp: format!("{day}T10:00:00Z"),
+                usage: crate::transcript::Usage {
+                    input_tokens,
+                    output_tokens: 10,
+                    ..Default::default()
+                },
+                sidechain: false,
+            },
+        });
+        let cause = self.log.len() as Seq;
+        let env = self.envelope(
+            Kind::UsageObserved { cause },
+            Some(session.to_string()),
+            body,
+        );
+        self.record(env);
+        self
+    }
+
+    /// `hookjournal rewind SESSION --to SEQ`, folded as the partitions that fold rewinds
+    /// themselves (the cost summary, the notification log, the global record) see it.
+    pub fn given_rewind(mut self, session: &str, to_seq: Seq) -> Self {
+        let env = self.envelope(
+            Kind::Rewound {
+                session: session.to_string(),
+                to_seq,
+            },
+            Some(session.to_string()),
+            b"{}".to_vec(),
+        );
+        self.record(env);
+        self
+    }
+
     /// A task command from the CLI (`hookjournal tasks …`), by `agent` when given.
     pub fn given_task_command(
         mut self,

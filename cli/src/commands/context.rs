@@ -2,6 +2,7 @@
 
 use crate::cli_util::CommandHelper;
 
+use projections::fold::Partition;
 use projections::views::{self, Purpose};
 
 use std::process::ExitCode;
@@ -34,8 +35,15 @@ pub struct Args {
 /// Prints the text the hook would inject now.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
-    let state = cmd.checkpoint()?;
-    let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
+    // What the hook reads: the journal-wide record and tasks, the session, the one it continues.
+    let mut p = crate::state_io::Partial::open(cmd.dir())?;
+    p.load(&Partition::Global)?;
+    p.load(&Partition::Tasks)?;
+    let id = p.session(&args.session)?;
+    if let Some(prev) = p.state.sessions[&id].continues.clone() {
+        p.load(&Partition::Session(prev))?;
+    }
+    let state = p.into_state();
     let mut s = &state.sessions[&id];
     // After /clear the hook restores from the session that ended before this one.
     if matches!(args.purpose, For::Restore) && args.source == "clear" {

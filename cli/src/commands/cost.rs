@@ -3,6 +3,8 @@
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::output::{self, Align, Table};
+use crate::state_io::Partial;
+use projections::fold::Partition;
 
 use projections::report::{self, CostBy, CostRow, Reconciled};
 
@@ -45,8 +47,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let view = cmd.log(false)?;
-    let full = view.full(|_| {})?;
+    let state = read(dir)?;
+    let cost = &state.cost_summary();
     let by = match args.by {
         By::Session => CostBy::Session,
         By::Day => CostBy::Day,
@@ -56,7 +58,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     };
     let (since, until) = range.days();
     let (rows, total) = report::cost_rows(
-        &full.cost,
+        cost,
         &settings.pricing(),
         by,
         since.as_deref(),
@@ -69,8 +71,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         rows
     };
     let (rec, rec_total) = report::reconcile(
-        &full.cost,
-        &full.state,
+        cost,
+        &state,
         &settings.pricing(),
         since.as_deref(),
         until.as_deref(),
@@ -87,6 +89,25 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     print!("{}", render(&rows, &total, args.by));
     print!("{}", render_reconciliation(&rec, &rec_total));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cost summary and the sessions it names (the reconciliation reads their compactions and
+/// subagents), from the checkpoint: no replay of the log.
+fn read(dir: &std::path::Path) -> anyhow::Result<projections::fold::State> {
+    let mut p = Partial::open(dir)?;
+    p.load_cost()?;
+    let c = p.state.cost_summary();
+    let named: std::collections::BTreeSet<String> = c
+        .by_key
+        .values()
+        .map(|r| r.session.clone())
+        .chain(c.host.keys().cloned())
+        .chain(c.reported.keys().cloned())
+        .collect();
+    for s in named {
+        p.load(&Partition::Session(s))?;
+    }
+    Ok(p.into_state())
 }
 
 /// Transcript cost beside the host's own, per session and in total, with the difference named.

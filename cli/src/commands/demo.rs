@@ -130,7 +130,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     print_views(&view, &full, &settings)?;
     let answers = print_restore(&view)?;
     section("notifications (hookjournal notifications)");
-    let items: Vec<_> = full.notifications.iter().collect();
+    let items: Vec<_> = full.notifications().collect();
     print!("{}", crate::commands::notifications::render(&items));
     print_excerpt(answers);
     // The HTML report, beside the journal (the temporary one goes with it; --keep keeps both).
@@ -194,7 +194,8 @@ fn print_views(
     print!("{}", crate::commands::tasks::render(&st.all_tasks()));
 
     section("cost (hookjournal cost --by session)");
-    let (crows, total) = report::cost_rows(&full.cost, &pricing, CostBy::Session, None, None, None);
+    let (crows, total) =
+        report::cost_rows(&full.cost(), &pricing, CostBy::Session, None, None, None);
     print!(
         "{}",
         crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session)

@@ -276,7 +276,7 @@ fn report_rows(
         }
         Report::Cost => {
             let full = view.full(|_| {})?;
-            for r in full.cost.by_key.values() {
+            for r in full.cost().by_key.values() {
                 if !filter.session(Some(&r.session)) || !filter.range.contains_ts(&r.timestamp) {
                     continue;
                 }
@@ -296,7 +296,7 @@ fn report_rows(
         }
         Report::Notifications => {
             let full = view.full(|_| {})?;
-            for n in &full.notifications {
+            for n in full.notifications() {
                 if filter.session(n.session.as_deref()) && filter.range.contains(n.at_us) {
                     emit(crate::mirror::notification_row(n))?;
                 }

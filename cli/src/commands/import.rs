@@ -40,7 +40,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         Journal::open(dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
     let result = match (&args.events, &args.transcripts) {
         (Some(file), _) => import_events(&mut j, file),
-        (None, Some(folder)) => import_transcripts(&mut j, folder),
+        (None, Some(folder)) => import_transcripts(&mut j, folder, TRANSCRIPT_BATCH),
         (None, None) => unreachable!("clap requires one source"),
     };
     if let Err(e) = result {
@@ -55,6 +55,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 }
 
 const BATCH: usize = 4096;
+
+/// Usage events per committed batch of a transcript import: memory stays bounded by one batch
+/// (and the largest transcript), and the cost shards each batch rewrites are written a few times
+/// per import, not once per file.
+const TRANSCRIPT_BATCH: usize = 65_536;
 
 /// The longest line an events export can hold: a payload at the 64 MiB cap, base64-encoded.
 const MAX_LINE: u64 = 96 << 20;
@@ -199,7 +204,7 @@ fn transcripts(folder: &Path) -> Result<Vec<(String, Option<String>, PathBuf)>> 
     Ok(out)
 }
 
-fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
+fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()> {
     let files = transcripts(folder)?;
     if files.is_empty() {
         bail!("no .jsonl transcripts under {}", folder.display());
@@ -233,8 +238,17 @@ fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
                 kind,
                 o.body,
             ));
-            let env = tx.events().last().expect("pushed");
-            loaded.state.apply(env);
+            let env = tx.events().last().expect("pushed").clone();
+            loaded.fold(j, &env)?;
+        }
+        // Streamed: a full batch is committed with its partitions, and the state it held is
+        // let go (a file's events are never split: its session's offsets stay consistent).
+        if tx.events().len() >= batch {
+            loaded.write_back(&mut tx);
+            j.commit(tx)?;
+            j.seal_if_full()?;
+            tx = j.begin();
+            loaded = Loaded::new(j)?;
         }
     }
     loaded.write_back(&mut tx);
@@ -271,6 +285,44 @@ mod tests {
                 to_seq: seq,
             },
         }
+    }
+
+    /// The transcript corpus imported in batches of one usage event and in one batch: the same
+    /// checkpoint, and it equals a full replay of the imported log.
+    #[test]
+    fn a_transcript_import_in_batches_builds_the_checkpoint_of_one_batch() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/transcripts-corpus/projects");
+        let dir = tempfile::tempdir().unwrap();
+        let opts = OpenOptions {
+            create: true,
+            ..OpenOptions::default()
+        };
+        let mut checkpoints = Vec::new();
+        for (name, batch) in [("one", usize::MAX), ("many", 1)] {
+            let mut j = Journal::open(&dir.path().join(name), &opts).unwrap();
+            import_transcripts(&mut j, &corpus, batch).unwrap();
+            let cp = state_io::checkpoint(&j).unwrap();
+            let snap = j.read_snapshot().unwrap();
+            let rewinds = state_io::collect_rewinds(&snap).unwrap();
+            let full = state_io::full_replay(&snap, rewinds, |_| {}).unwrap();
+            assert_eq!(
+                crate::commands::verify::projection_diff(&cp, &full.state),
+                Vec::<String>::new(),
+                "{name}"
+            );
+            assert!(cp.cost_summary().by_key.len() > 100, "{name}");
+            checkpoints.push(cp);
+        }
+        assert_eq!(checkpoints[0].cost_summary(), checkpoints[1].cost_summary());
+        // Sessions equal but for the import's clock.
+        let read = |st: &projections::fold::State| -> Vec<_> {
+            st.sessions
+                .values()
+                .map(|s| (s.usage_by_key.clone(), s.transcript_offsets.clone()))
+                .collect()
+        };
+        assert_eq!(read(&checkpoints[0]), read(&checkpoints[1]));
     }
 
     proptest! {

@@ -2,6 +2,7 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, Align, Table};
+use crate::state_io::Partial;
 
 use std::process::ExitCode;
 
@@ -18,18 +19,18 @@ pub struct Args {
 
 /// Prints the notification log.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
-    let view = cmd.log(true)?;
-    let full = view.full(|_| {})?;
+    let mut p = Partial::open(cmd.dir())?;
+    p.load_notifications()?;
     let session = match &args.session {
         Some(s) => Some(crate::commands::export::resolve_session(
-            full.state.sessions.keys(),
+            p.session_ids()?.iter(),
             s,
         )?),
         None => None,
     };
-    let items: Vec<_> = full
-        .notifications
-        .iter()
+    let state = p.into_state();
+    let items: Vec<_> = state
+        .notifications()
         .filter(|n| session.is_none() || n.session == session)
         .collect();
     if args.json {

@@ -8,9 +8,10 @@ use crate::state_io;
 use anyhow::Result;
 use journal::{Envelope, Kind};
 use projections::derived::{self, ResponseEmitted};
-use projections::fold::Full;
+use projections::fold::{CostRecord, Full};
 use projections::replay::Replayer;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 use std::process::ExitCode;
 
@@ -187,20 +188,28 @@ pub fn changes(e: &Envelope, before: &Full, after: &Full) -> Vec<(String, Value,
         let b = serde_json::to_value(&after.state.tasks).unwrap_or_default();
         diff_values("journal tasks", &a, &b, &mut out);
     }
-    if before.cost.by_key.len() != after.cost.by_key.len()
-        || before.cost.by_key != after.cost.by_key
-    {
+    let responses = |f: &Full| f.state.cost.values().map(|c| c.by_key.len()).sum::<usize>();
+    fn by_key(f: &Full) -> Vec<(&u8, &BTreeMap<String, CostRecord>)> {
+        f.state
+            .cost
+            .iter()
+            .map(|(n, c)| (n, &c.by_key))
+            .filter(|(_, m)| !m.is_empty())
+            .collect()
+    }
+    if by_key(before) != by_key(after) {
         out.push((
             "cost".into(),
-            json!(before.cost.by_key.len()),
-            json!(after.cost.by_key.len()),
+            json!(responses(before)),
+            json!(responses(after)),
         ));
     }
-    if before.notifications.len() != after.notifications.len() {
+    let notified = |f: &Full| f.notifications().count();
+    if notified(before) != notified(after) {
         out.push((
             "notifications".into(),
-            json!(before.notifications.len()),
-            json!(after.notifications.len()),
+            json!(notified(before)),
+            json!(notified(after)),
         ));
     }
     out

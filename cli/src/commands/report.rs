@@ -126,9 +126,11 @@ pub fn build(
 fn filtered(mut full: Full, session: Option<&str>) -> Full {
     if let Some(s) = session {
         full.state.sessions.retain(|k, _| k == s);
-        full.cost.by_key.retain(|_, r| r.session == s);
-        full.cost.host.retain(|k, _| k == s);
-        full.cost.reported.retain(|k, _| k == s);
+        for c in full.state.cost.values_mut() {
+            c.by_key.retain(|_, r| r.session == s);
+            c.host.retain(|k, _| k == s);
+            c.reported.retain(|k, _| k == s);
+        }
     }
     full
 }
@@ -228,9 +230,9 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     let pricing = ctx.settings.pricing();
     let (since, until) = ctx.range.days();
     let (since, until) = (since.as_deref(), until.as_deref());
-    let (days, total) = report::cost_rows(&full.cost, &pricing, CostBy::Day, since, until, None);
-    let (models, _) = report::cost_rows(&full.cost, &pricing, CostBy::Model, since, until, None);
-    let (rec, rec_total) = report::reconcile(&full.cost, &full.state, &pricing, since, until);
+    let (days, total) = report::cost_rows(&full.cost(), &pricing, CostBy::Day, since, until, None);
+    let (models, _) = report::cost_rows(&full.cost(), &pricing, CostBy::Model, since, until, None);
+    let (rec, rec_total) = report::reconcile(&full.cost(), &full.state, &pricing, since, until);
     let st = &full.state;
     let mut sessions: Vec<_> = st.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);

@@ -20,8 +20,10 @@ pub struct Args {
 /// Prints one session's execution snapshot.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
-    let state = cmd.checkpoint()?;
-    let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
+    // One session's partition, not the whole checkpoint.
+    let mut p = crate::state_io::Partial::open(cmd.dir())?;
+    let id = p.session(&args.session)?;
+    let state = p.into_state();
     let s = &state.sessions[&id];
     let pricing = settings.pricing();
     if args.json {

@@ -24,7 +24,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         Ok(j) => {
             let mut st = j.status()?;
             st.spooled = waiting;
-            let sessions = j.scan_state(b"sess:")?.len();
+            let sessions = j.state_keys(b"sess:")?.len();
             (st, sessions)
         }
         Err(e) if state_io::is_readonly(&e) => state_io::readonly_status(dir)?,

@@ -147,7 +147,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             subject,
             description,
         } => {
-            change(dir, args.json, |state| {
+            change(dir, args.json, None, |state| {
                 let id = format!("T{}", state.tasks.next_number + 1);
                 Ok(TaskCommand {
                     op: TaskOp::Add,
@@ -163,7 +163,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             let Some(agent) = args.agent.clone() else {
                 bail!("tasks claim needs --agent NAME (the agent taking the task)");
             };
-            change(dir, args.json, |st| {
+            change(dir, args.json, id.as_deref(), |st| {
                 let task = match (&id, next) {
                     (Some(id), _) => resolve(st, id)?,
                     (None, _) => next_unclaimed(st, &agent)?,
@@ -173,17 +173,17 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             })?
         }
         Cmd::ReleaseStale { lease } => release_stale(dir, args.json, lease)?,
-        Cmd::Start { id } => change(dir, args.json, |st| {
+        Cmd::Start { id } => change(dir, args.json, Some(&id), |st| {
             let task = resolve(st, &id)?;
             if let Some(agent) = &args.agent {
                 claimable(st, &task, agent)?;
             }
             Ok(command(TaskOp::Start, task, args.agent.clone(), None))
         })?,
-        Cmd::Done { id } => change(dir, args.json, |st| {
+        Cmd::Done { id } => change(dir, args.json, Some(&id), |st| {
             Ok(command(TaskOp::Done, resolve(st, &id)?, None, None))
         })?,
-        Cmd::Fail { id, reason } => change(dir, args.json, |st| {
+        Cmd::Fail { id, reason } => change(dir, args.json, Some(&id), |st| {
             Ok(command(
                 TaskOp::Fail,
                 resolve(st, &id)?,
@@ -191,7 +191,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
                 Some(reason.clone()),
             ))
         })?,
-        Cmd::Reopen { id } => change(dir, args.json, |st| {
+        Cmd::Reopen { id } => change(dir, args.json, Some(&id), |st| {
             Ok(command(TaskOp::Reopen, resolve(st, &id)?, None, None))
         })?,
     }
@@ -315,21 +315,49 @@ fn command(
     }
 }
 
+/// The sessions whose tasks a task reference `id` may name (see `resolve`).
+fn sessions_named(j: &Journal, st: &State, id: Option<&str>) -> Result<Vec<String>> {
+    let Some(id) = id else {
+        return Ok(Vec::new());
+    };
+    let prefix = projections::fold::session_key("");
+    let ids = |want: &str| -> Result<Vec<String>> {
+        let mut key = prefix.clone();
+        key.extend_from_slice(want.as_bytes());
+        Ok(j.state_keys(&key)?
+            .into_iter()
+            .map(|k| String::from_utf8_lossy(&k[prefix.len()..]).into_owned())
+            .collect())
+    };
+    match id.split_once(':') {
+        Some((s, _)) => ids(s),
+        None if st.tasks.tasks.contains_key(id) => Ok(Vec::new()),
+        None => ids(""),
+    }
+}
+
 /// Applies a task command under the journal's lock: records it only if it changes the task.
+/// `task_id` is the reference the command resolves (`None`: only journal-wide tasks are read).
 fn change(
     dir: &std::path::Path,
     json: bool,
+    task_id: Option<&str>,
     make: impl FnOnce(&State) -> Result<TaskCommand>,
 ) -> Result<()> {
     let mut j: Journal = state_io::open_and_drain(dir, true)?;
-    // Task references may name any session: the checkpoint is read whole here (CLI path).
-    let full_state = state_io::checkpoint_or_rebuild(&mut j)?;
-    let c = make(&full_state)?;
-    let before = find(&full_state, &c.task).cloned();
+    // Only what the reference can name is read under the lock: the journal-wide tasks, and the
+    // sessions a `SESSION:ID` prefix matches (every session only for a bare id that is not
+    // journal-wide).
     let mut loaded = Loaded::new(&j)?;
-    if let Some(s) = &c.task.session {
-        loaded.session(&j, s)?;
+    if loaded.stale.is_some() {
+        state_io::rebuild_checkpoint(&mut j)?;
+        loaded = Loaded::new(&j)?;
     }
+    for s in sessions_named(&j, &loaded.state, task_id)? {
+        loaded.session(&j, &s)?;
+    }
+    let c = make(&loaded.state)?;
+    let before = find(&loaded.state, &c.task).cloned();
     let mut tx = j.begin();
     let now = chrono::Utc::now().timestamp_micros();
     tx.push(crate::ingest::event(

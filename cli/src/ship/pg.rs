@@ -684,7 +684,7 @@ impl Derived {
             })
             .collect();
         let mut cost: Vec<CostRecordRow> = full
-            .cost
+            .cost()
             .by_key
             .iter()
             .map(|(k, r)| CostRecordRow {
@@ -701,7 +701,7 @@ impl Derived {
             })
             .collect();
         // Sessions that reported their own cost in payloads (see `report::cost_rows`).
-        for (s, m) in &full.cost.reported {
+        for (s, m) in &full.cost().reported {
             if let Some(usd) = m.payload.cost_usd {
                 let usage = projections::transcript::Usage {
                     input_tokens: m.payload.tokens_in.unwrap_or(0),
@@ -722,7 +722,7 @@ impl Derived {
                 });
             }
         }
-        let mut notifications = full.notifications.clone();
+        let mut notifications: Vec<_> = full.notifications().cloned().collect();
         if t.redact {
             for n in &mut notifications {
                 for text in [&mut n.message].into_iter().chain(n.title.as_mut()) {
