@@ -577,7 +577,13 @@ fn locked(
         return Ok(None);
     };
 
-    // The invocation itself.
+    // The invocation itself; an event that names only its host's session key belongs to the
+    // session the log last saw that key with.
+    let mut ev = ev;
+    if ev.session_id.is_none() {
+        ev.session_id =
+            projections::openclaw::resolve_session(&loaded.state.global, &ev.host, &ev.payload);
+    }
     let seq = tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();
     loaded.for_event(&j, &env)?;
@@ -610,6 +616,17 @@ fn locked(
         }
     }
     loaded.state.apply(&env);
+    // A prompt that carries the restore after a reset reads the session it continues.
+    if let Some(prev) = env
+        .session_id
+        .as_ref()
+        .and_then(|sid| loaded.state.sessions.get(sid))
+        .filter(|s| s.prompt_carries.as_deref() == Some("clear"))
+        .and_then(|s| s.continues.clone())
+        .filter(|_| parsed.is_some_and(|p| projections::host::restores_at_prompt(&p.host)))
+    {
+        loaded.session(&j, &prev)?;
+    }
 
     let (output, stderr) = match parsed {
         Some(p) => observe_and_decide(&mut loaded, &mut tx, &env, seq, p, settings, git),
