@@ -459,6 +459,10 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
         return Host::Claude;
     };
     let name = s(shape.hook_event_name).unwrap_or_default();
+    // OpenClaw's names are snake_case (Cursor's camelCase); only its shim sends them.
+    if host::OPENCLAW.owns(&name) {
+        return Host::OpenClaw;
+    }
     if shape.cursor_version.is_some() || name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
     {
         return Host::Cursor;
