@@ -662,3 +662,99 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
         started.elapsed().as_secs_f64()
     );
 }
+
+/// `install --host openclaw` then `uninstall --host openclaw` gives the user's JSON5 config back
+/// byte for byte and leaves no plugin file; a second install changes nothing. (No OpenClaw needed.)
+#[test]
+fn install_then_uninstall_gives_openclaws_config_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("project");
+    let state = home.join(".openclaw");
+    fs::create_dir_all(&state).unwrap();
+    fs::create_dir_all(project.join(".git")).unwrap();
+    let user = "// mine\n{\n  gateway: { port: 18789 }, // keep\n  plugins: { allow: ['memory-core'], entries: { 'memory-core': { enabled: true } } },\n}\n";
+    fs::write(state.join("openclaw.json"), user).unwrap();
+    let hj = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+            .args(args)
+            .env("HOME", &home)
+            .env_remove("OPENCLAW_STATE_DIR")
+            .env_remove("OPENCLAW_CONFIG_PATH")
+            .env_remove("HOOKJOURNAL_DIR")
+            .current_dir(&project)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    hj(&["install", "--host", "openclaw"]);
+    let installed = fs::read_to_string(state.join("openclaw.json")).unwrap();
+    assert!(installed.contains("'memory-core', \"hookjournal\"") && installed.contains("// keep"));
+    let settings: Value = serde_json::from_str(
+        &fs::read_to_string(state.join("extensions/hookjournal/hookjournal.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        settings["journal"].as_str().map(PathBuf::from),
+        Some(project.canonicalize().unwrap().join(".hookjournal"))
+    );
+    assert!(state.join("extensions/hookjournal/index.js").is_file());
+    let again = hj(&["install", "--host", "openclaw"]);
+    assert!(again.contains("nothing changed"), "{again}");
+    hj(&["uninstall", "--host", "openclaw"]);
+    assert_eq!(
+        fs::read_to_string(state.join("openclaw.json")).unwrap(),
+        user
+    );
+    assert!(!state.join("extensions/hookjournal").exists());
+    assert!(project.join(".hookjournal").is_dir(), "the journal stays");
+}
+
+/// Through the real hook binary: an event naming only the `sessionKey` (here spooled on the fast
+/// path, as record-only events are) is stored with the session that key was last seen with.
+#[test]
+fn the_hook_stores_a_key_only_event_with_its_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = tmp.path().join(".hookjournal");
+    let send = |payload: Value| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+            .args(["hook", "--host", "openclaw", "--journal"])
+            .arg(&journal)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    };
+    let ctx = json!({"agentId": "main", "sessionKey": "agent:main:k", "sessionId": "s-1"});
+    send(json!({"hook_event_name": "session_start", "event": {"sessionId": "s-1"}, "ctx": ctx}));
+    send(
+        json!({"hook_event_name": "before_message_write", "event": {"message": {"role": "user"}},
+                "ctx": {"agentId": "main", "sessionKey": "agent:main:k"}}),
+    );
+    send(
+        json!({"hook_event_name": "before_message_write", "event": {},
+                "ctx": {"sessionKey": "agent:main:unknown"}}),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+        .arg("--journal")
+        .arg(&journal)
+        .args(["export", "--report", "events"])
+        .output()
+        .unwrap();
+    let sessions: Vec<Value> = jsonl(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .filter(|e| e["kind"] == "Hook")
+        .map(|e| e["session_id"].clone())
+        .collect();
+    assert_eq!(sessions, vec![json!("s-1"), json!("s-1"), Value::Null]);
+}

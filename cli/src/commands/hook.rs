@@ -21,7 +21,7 @@ use std::time::Duration;
 /// The hook's flags (parsed leniently by hand: a hook must not fail on an unexpected argument).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// auto, claude, codex, gemini or cursor.
+    /// auto, claude, codex, gemini, cursor or openclaw.
     #[arg(long, default_value = "auto")]
     pub host: String,
 }
