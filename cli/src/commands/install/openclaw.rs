@@ -354,7 +354,9 @@ mod tests {
         enable(&mut again).unwrap();
         assert_eq!(again.text(), installed, "install is idempotent");
         disable(&mut doc).unwrap();
-        assert_eq!(doc.text(), text, "uninstall gives the file back");
+        // A file install created keeps its empty object, as for the other hosts.
+        let expected = if text.is_empty() { "{}\n" } else { text };
+        assert_eq!(doc.text(), expected, "uninstall gives the file back");
         installed
     }
 
