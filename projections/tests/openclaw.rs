@@ -327,3 +327,32 @@ fn the_emergency_stop_is_a_finalize_revision_once() {
     );
     t.scenario.when_hook(&finalize()).then_no_answer();
 }
+
+#[test]
+fn a_reset_into_a_new_session_restores_the_one_it_resumed_from() {
+    let new_ctx = json!({"sessionId": "oc-sess-0002", "sessionKey": KEY, "agentId": "main"});
+    let t = openclaw()
+        .given_hooks(&[&session_start(None), &prompt("port the parser")])
+        .given_hook(&hook(
+            "session_start",
+            json!({"sessionId": "oc-sess-0002", "sessionKey": KEY, "resumedFrom": SID}),
+            new_ctx.clone(),
+        ))
+        .when_hook(&hook(
+            "before_prompt_build",
+            json!({"prompt": "continue"}),
+            new_ctx,
+        ));
+    let text = t.context();
+    assert!(
+        text.contains("state of session oc-sess-") && text.contains("port the parser"),
+        "{text}"
+    );
+    t.then_state(|st| {
+        assert_eq!(st.sessions["oc-sess-0002"].continues.as_deref(), Some(SID));
+        assert_eq!(
+            st.global.session_keys.get(KEY).map(String::as_str),
+            Some("oc-sess-0002")
+        );
+    });
+}
