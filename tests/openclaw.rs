@@ -770,3 +770,59 @@ fn the_hook_stores_a_key_only_event_with_its_session() {
         .collect();
     assert_eq!(sessions, vec![json!("s-1"), json!("s-1"), Value::Null]);
 }
+
+/// Through the real hook binary: after a reset into a new session, the new session's first
+/// prompt is answered with the restore of the session it resumed from (whose checkpoint the hook
+/// loads for it), as `prependContext` material.
+#[test]
+fn the_hook_restores_the_resumed_session_at_the_first_prompt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = tmp.path().join(".hookjournal");
+    let send = |payload: Value| -> String {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+            .args(["hook", "--host", "openclaw", "--journal"])
+            .arg(&journal)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let old = json!({"agentId": "main", "sessionKey": "agent:main:k", "sessionId": "s-old"});
+    let new = json!({"agentId": "main", "sessionKey": "agent:main:k", "sessionId": "s-new"});
+    send(json!({"hook_event_name": "session_start", "event": {}, "ctx": old}));
+    send(
+        json!({"hook_event_name": "before_prompt_build", "event": {"prompt": "port the parser"}, "ctx": old}),
+    );
+    send(
+        json!({"hook_event_name": "session_end", "event": {"reason": "reset", "nextSessionId": "s-new"}, "ctx": old}),
+    );
+    let start = send(
+        json!({"hook_event_name": "session_start", "event": {"resumedFrom": "s-old"}, "ctx": new}),
+    );
+    assert_eq!(start, "", "session_start only observes");
+    let answer = send(
+        json!({"hook_event_name": "before_prompt_build", "event": {"prompt": "continue"}, "ctx": new}),
+    );
+    let answer: Value = serde_json::from_str(&answer).expect("one JSON object");
+    let text = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("state of session s-old") && text.contains("port the parser"),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"],
+        "before_prompt_build"
+    );
+}
