@@ -537,7 +537,7 @@ pub fn drain(
             let _ = spool::remove(&entry);
             continue;
         }
-        let ev = match spool::read(&entry) {
+        let mut ev = match spool::read(&entry) {
             Ok(ev) => ev,
             Err(journal::Error::Io { cause: source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
@@ -551,6 +551,10 @@ pub fn drain(
                 continue;
             }
         };
+        if ev.session_id.is_none() {
+            ev.session_id =
+                projections::openclaw::resolve_session(&loaded.state.global, &ev.host, &ev.payload);
+        }
         tx.push(ev);
         let env = tx.events().last().expect("just pushed").clone();
         loaded.fold(j, &env)?;

@@ -250,6 +250,30 @@ pub struct HookEvent {
     pub canonical: Canonical,
     /// Metrics the payload carried itself.
     pub metrics: PayloadMetrics,
+    /// The host's stable name for the conversation, when it has one besides the session id
+    /// (OpenClaw's `sessionKey`, the same across resets).
+    pub session_key: Option<String>,
+    /// The session this one continues, when the host names it (OpenClaw's `resumedFrom`).
+    pub continues: Option<String>,
+    /// A model call's usage, when the host reports it in the hook (OpenClaw's `llm_output`).
+    pub usage: Option<HostUsage>,
+}
+
+/// One model call's usage as a hook reports it, with the context budget it ran under.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostUsage {
+    /// The run the call belonged to.
+    pub run_id: Option<String>,
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cache reads.
+    pub cache_read: u64,
+    /// Cache writes.
+    pub cache_write: u64,
+    /// The context-token budget (the window the host allows), when it says.
+    pub context_budget: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -435,6 +459,10 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
         return Host::Claude;
     };
     let name = s(shape.hook_event_name).unwrap_or_default();
+    // OpenClaw's names are snake_case (Cursor's camelCase); only its shim sends them.
+    if host::OPENCLAW.owns(&name) {
+        return Host::OpenClaw;
+    }
     if shape.cursor_version.is_some() || name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
     {
         return Host::Cursor;
@@ -454,6 +482,9 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
 /// Parses a well-formed payload sent by `host`. `None` only for bytes that `malformed_reason`
 /// rejects.
 pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
+    if *host == Host::OpenClaw {
+        return crate::openclaw::parse(bytes);
+    }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)?;
     let facts = host.facts();
@@ -474,6 +505,9 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
         model: s(raw.model),
         canonical,
         metrics: metrics(&raw),
+        session_key: None,
+        continues: None,
+        usage: None,
     })
 }
 

@@ -33,6 +33,9 @@ pub struct Global {
     /// When each agent was last heard of (µs): its hook events and its task commands. A task
     /// whose owner has been silent longer than the lease is released (see `policy::lease_expired`).
     pub agent_seen: BTreeMap<String, i64>,
+    /// The session each host session key was last seen with (OpenClaw's `sessionKey` →
+    /// `sessionId`): what an event that names only the key belongs to (`openclaw::resolve_session`).
+    pub session_keys: BTreeMap<String, String>,
     /// The layout this checkpoint was written in (`LAYOUT`).
     pub layout: u32,
 }
@@ -45,6 +48,7 @@ impl Default for Global {
             last_seq: 0,
             rewinds: Vec::new(),
             agent_seen: BTreeMap::new(),
+            session_keys: BTreeMap::new(),
             layout: LAYOUT,
         }
     }
@@ -341,7 +345,13 @@ impl State {
                         .or_default()
                         .push(env.session_id.clone(), n);
                 }
-                let Some(sid) = ev.session_id.clone() else {
+                if let (Some(key), Some(sid)) = (&ev.session_key, &ev.session_id) {
+                    if self.global.session_keys.get(key) != Some(sid) {
+                        self.global.session_keys.insert(key.clone(), sid.clone());
+                    }
+                }
+                // An event that names only its session key was given its session at ingestion.
+                let Some(sid) = ev.session_id.clone().or_else(|| env.session_id.clone()) else {
                     return;
                 };
                 let last_cmd = self.global.last_task_command;
@@ -356,8 +366,10 @@ impl State {
                     }
                     Canonical::SessionStart { source } if source == "clear" => {
                         let cwd = s.cwd.clone();
-                        let prev = cwd
-                            .and_then(|c| self.global.last_ended.get(&c).cloned())
+                        let prev = ev
+                            .continues
+                            .clone()
+                            .or_else(|| cwd.and_then(|c| self.global.last_ended.get(&c).cloned()))
                             .filter(|p| *p != sid);
                         self.session_mut(&sid).continues = prev;
                     }

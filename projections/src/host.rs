@@ -22,6 +22,8 @@ pub enum Host {
     Gemini,
     /// Cursor.
     Cursor,
+    /// OpenClaw (its plugin shim forwards each plugin hook, see `OPENCLAW`).
+    OpenClaw,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
     /// what needs nothing host-specific (see `GENERIC`).
@@ -29,7 +31,13 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 4] = [Host::Claude, Host::Codex, Host::Gemini, Host::Cursor];
+pub const KNOWN: [Host; 5] = [
+    Host::Claude,
+    Host::Codex,
+    Host::Gemini,
+    Host::Cursor,
+    Host::OpenClaw,
+];
 
 impl Host {
     /// The host's name as envelopes store it and `--host` takes it (`claude`, `codex`, …).
@@ -39,6 +47,7 @@ impl Host {
             Host::Codex => "codex",
             Host::Gemini => "gemini",
             Host::Cursor => "cursor",
+            Host::OpenClaw => "openclaw",
             Host::Other(name) => name,
         }
     }
@@ -59,6 +68,7 @@ impl Host {
             Host::Codex => &CODEX,
             Host::Gemini => &GEMINI,
             Host::Cursor => &CURSOR,
+            Host::OpenClaw => &OPENCLAW,
             Host::Other(_) => &GENERIC,
         }
     }
@@ -577,6 +587,74 @@ pub const CURSOR: HostFacts = HostFacts {
     install: None,
 };
 
+/// OpenClaw's plugin hooks, as its shim plugin forwards them (`{"hook_event_name", "host_time",
+/// "event", "ctx"}`; see `openclaw`). Not `llm_input` (the whole prompt and history, every model
+/// call), nor message, gateway or subagent hooks. `before_message_write` and
+/// `tool_result_persist` carry only the `sessionKey` (resolved to the session at ingestion).
+/// Timeouts are the shim's per-handler budgets; `before_tool_call` fails closed on a timeout.
+const OPENCLAW_EVENTS: &[HostEvent] = &[
+    ev("session_start", K::SessionStart, 30),
+    ev("session_end", K::SessionEnd, 10),
+    ev("before_reset", K::Other, 10),
+    ev("before_prompt_build", K::Prompt, 30),
+    ev("before_agent_run", K::Other, 10),
+    ev("before_tool_call", K::ToolPre, 10),
+    ev("after_tool_call", K::ToolPost, 10),
+    ev("tool_result_persist", K::Other, 10),
+    ev("before_message_write", K::Other, 10),
+    ev("before_agent_finalize", K::Stop, 10),
+    ev("agent_end", K::Other, 10),
+    ev("llm_output", K::Other, 10),
+    ev("before_compaction", K::PreCompact, 30),
+    ev("after_compaction", K::PostCompact, 10),
+    seen("llm_input", K::Other),
+];
+
+/// OpenClaw: its session and compaction hooks are observe-only, so what Claude Code gets at
+/// SessionStart (restore, startup tasks) reaches the model at the next `before_prompt_build`
+/// (`prependContext`), with the pressure notice and task reminders; an emergency Stop is a
+/// `before_agent_finalize` revision. Nothing can stop it at a compaction (see docs/hooks.md).
+pub const OPENCLAW: HostFacts = HostFacts {
+    name: "openclaw",
+    product: "OpenClaw",
+    events: OPENCLAW_EVENTS,
+    answers: &[
+        (K::Prompt, AnswerShape::Context),
+        (K::Stop, AnswerShape::BlockStop),
+    ],
+    payload: PayloadFields {
+        session_id: "ctx.sessionId",
+        agent_id: None,
+        transcript_path: None,
+        cwd: &["ctx.workspaceDir", "event.cwd"],
+    },
+    compaction: CompactionFacts {
+        before: Some("before_compaction"),
+        after: Some("after_compaction"),
+        restart_source: None,
+        before_fires_without_compaction: false,
+    },
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".openclaw",
+        config_dir_env: Some("OPENCLAW_STATE_DIR"),
+        project_file: "openclaw.json",
+        local_file: None,
+        user_file: "openclaw.json",
+        timeout_scale: 1000,
+        named_handlers: false,
+        next_step: "restart the OpenClaw gateway (`openclaw gateway run`) so it loads the \
+                    hookjournal plugin; check with `hookjournal status`.",
+    }),
+};
+
+/// Whether this host restores at the next prompt instead of at SessionStart (it takes context
+/// with a prompt, not when a session starts).
+pub fn restores_at_prompt(host: &Host) -> bool {
+    host.answers(K::Prompt, AnswerShape::Context)
+        && !host.answers(K::SessionStart, AnswerShape::Context)
+}
+
 /// A host hookjournal does not know (`Host::Other`): Claude Code's event names, context answers
 /// and a loop agent's stop; nothing that needs host-specific support (text at compaction, a
 /// blocked Stop).
@@ -628,7 +706,7 @@ mod tests {
 
     #[test]
     fn every_event_name_is_listed_once_per_host() {
-        for f in [&CLAUDE, &CODEX, &GEMINI, &CURSOR] {
+        for f in [&CLAUDE, &CODEX, &GEMINI, &CURSOR, &OPENCLAW] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
             }

@@ -8,6 +8,7 @@ pub mod derived;
 pub mod event;
 pub mod fold;
 pub mod host;
+pub mod openclaw;
 pub mod policy;
 pub mod pricing;
 pub mod redact;

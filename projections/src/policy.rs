@@ -447,6 +447,16 @@ fn at_prompt(st: &State, s: &SessionState, ev: &HookEvent, cfg: &PolicyConfig, d
         .map(|(_, t)| views::estimated_tokens(t))
         .unwrap_or(0);
     let mut parts = Vec::new();
+    // Where the host takes no context at SessionStart, the restore (after a compaction or a
+    // reset) or the startup list rides on the first prompt after it.
+    if let Some(t) = s
+        .prompt_carries
+        .as_deref()
+        .filter(|_| crate::host::restores_at_prompt(&ev.host))
+        .and_then(|source| session_start_text(st, &before_prompt(s), cfg, source))
+    {
+        parts.push(t);
+    }
     if let Some(t) = views::escalation_text(s, cfg, extra) {
         parts.push(t);
     }
@@ -457,6 +467,17 @@ fn at_prompt(st: &State, s: &SessionState, ev: &HookEvent, cfg: &PolicyConfig, d
     if !parts.is_empty() {
         d.answer = context_answer(ev, parts.join("\n\n"));
     }
+}
+
+/// The session as it was before the prompt just folded: what a restore riding on that prompt
+/// describes (the prompt itself follows it).
+fn before_prompt(s: &SessionState) -> SessionState {
+    let mut before = s.clone();
+    if !before.prompts.is_empty() {
+        before.prompts.remove(0);
+    }
+    before.prompt_count = before.prompt_count.saturating_sub(1);
+    before
 }
 
 /// Stop: blocked once per emergency crossing, for the main agent on hosts that take a block,

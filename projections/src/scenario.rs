@@ -132,7 +132,15 @@ impl Scenario {
     /// One hook invocation answered as the hook answers it; returns what was decided.
     fn hook(&mut self, payload: &str, spooled: bool) -> (Decision, Vec<Envelope>) {
         let (kind, ev) = self.parse(payload);
-        let mut env = self.envelope(kind, ev.session_id.clone(), payload.as_bytes().to_vec());
+        // As ingestion does: an event that names only its session key joins that key's session.
+        let session = ev.session_id.clone().or_else(|| {
+            crate::openclaw::resolve_session(
+                &self.state.global,
+                self.host.as_str(),
+                payload.as_bytes(),
+            )
+        });
+        let mut env = self.envelope(kind, session, payload.as_bytes().to_vec());
         env.spooled = spooled;
         let env = self.record(env);
         let d = if spooled {

@@ -115,6 +115,9 @@ pub struct Pressure {
     /// The seq of the last compaction (PreCompact): readings it caused show the context before
     /// the compaction, so they do not count.
     pub compacted_at: Seq,
+    /// The context window the host itself reported for the latest reading (OpenClaw's
+    /// `contextTokenBudget`); otherwise the window comes from the model and the config.
+    pub window: Option<u64>,
 }
 
 impl Pressure {
@@ -208,6 +211,12 @@ pub struct SessionState {
     pub continues: Option<String>,
     /// The host's own cost and context figures (Claude Code's statusline).
     pub host_reported: crate::reported::HostFigures,
+    /// A session start or compaction whose restore (or startup) text has not reached the model
+    /// yet, by SessionStart `source`: on hosts that take context only with a prompt
+    /// (`host::restores_at_prompt`), the next prompt carries it.
+    pub start_pending: Option<String>,
+    /// What the latest prompt carries (`start_pending` as that prompt found it).
+    pub prompt_carries: Option<String>,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -369,6 +378,7 @@ impl SessionState {
         };
         match &ev.canonical {
             Canonical::Prompt { text } => {
+                self.prompt_carries = self.start_pending.take();
                 self.status = Status::Active;
                 self.prompt_count += 1;
                 self.prompts.insert(0, clip(text, MAX_TEXT));
@@ -388,7 +398,35 @@ impl SessionState {
             }
             other => self.lifecycle(other, env.seq),
         }
+        if let Some(u) = &ev.usage {
+            self.host_usage(env.seq, ev.model.as_deref(), u);
+        }
         self.subagent_seen(ev);
+    }
+
+    /// A model call's usage reported in the hook itself (OpenClaw's `llm_output`): its tokens
+    /// (one response each, keyed by the event), and the context reading it gives.
+    fn host_usage(&mut self, seq: Seq, model: Option<&str>, u: &crate::event::HostUsage) {
+        let usage = Usage {
+            input_tokens: u.input,
+            output_tokens: u.output,
+            cache_write_5m: u.cache_write,
+            cache_write_1h: 0,
+            cache_read: u.cache_read,
+        };
+        let model = model.unwrap_or_default().to_string();
+        let key = format!("{}:{seq}", u.run_id.as_deref().unwrap_or("run"));
+        self.usage_by_key.insert(key, (model.clone(), usage));
+        if !model.is_empty() {
+            self.model = Some(model.clone());
+            self.pressure.model = Some(model);
+        }
+        self.pressure.injected = 0;
+        self.pressure.tokens = usage.context_tokens();
+        self.pressure.seq = seq;
+        if u.context_budget.is_some() {
+            self.pressure.window = u.context_budget;
+        }
     }
 
     /// Start, end, idle, stop and compaction: the session's status and what comes with it.
@@ -397,6 +435,7 @@ impl SessionState {
             Canonical::SessionStart { source } => {
                 self.status = Status::Active;
                 self.source = Some(source.clone());
+                self.start_pending = Some(source.clone());
                 if source == "compact" || source == "clear" {
                     self.pressure.start_over(seq);
                 }
@@ -429,6 +468,7 @@ impl SessionState {
             }
             Canonical::PostCompact { summary, .. } => {
                 self.status = Status::Active;
+                self.start_pending = Some("compact".into());
                 self.pressure.start_over(seq);
                 if let Some(s) = summary {
                     self.last_compact_summary = Some(clip(s, 1500));

@@ -39,6 +39,15 @@ pub fn window_for(model: Option<&str>, cfg: &PolicyConfig) -> u64 {
     }
 }
 
+/// A session's context window: the one its host reported (OpenClaw's `contextTokenBudget`), else
+/// its model's.
+pub fn session_window(s: &SessionState, cfg: &PolicyConfig) -> u64 {
+    s.pressure
+        .window
+        .filter(|w| *w > 0)
+        .unwrap_or_else(|| window_for(s.pressure.model.as_deref().or(s.model.as_deref()), cfg))
+}
+
 /// Tokens a text adds to the context, estimated (about four characters a token).
 pub fn estimated_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
@@ -56,7 +65,7 @@ pub fn context_tokens(s: &SessionState) -> u64 {
 
 /// `pressure` as it will be once `extra` more tokens are injected (a reminder in the same answer).
 pub fn pressure_with(s: &SessionState, cfg: &PolicyConfig, extra: u64) -> (Tier, f64) {
-    let window = window_for(s.pressure.model.as_deref().or(s.model.as_deref()), cfg);
+    let window = session_window(s, cfg);
     let used = (context_tokens(s) + extra) as f64 / window as f64;
     let tier = if used >= cfg.emergency {
         Tier::Emergency
@@ -535,7 +544,7 @@ pub fn escalation_text(s: &SessionState, cfg: &PolicyConfig, extra: u64) -> Opti
     if !matches!(tier, Tier::Warning | Tier::Critical) {
         return None;
     }
-    let window = window_for(s.pressure.model.as_deref().or(s.model.as_deref()), cfg);
+    let window = session_window(s, cfg);
     let open = s.tasks.open().count();
     Some(format!(
         "hookjournal: context window {:.0}% used ({} of {} tokens, {} tier). The session's tasks ({} open), edited files, commits and last prompt are checkpointed in the journal and will be restored after /compact.",

@@ -21,7 +21,7 @@ use std::time::Duration;
 /// The hook's flags (parsed leniently by hand: a hook must not fail on an unexpected argument).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// auto, claude, codex, gemini or cursor.
+    /// auto, claude, codex, gemini, cursor or openclaw.
     #[arg(long, default_value = "auto")]
     pub host: String,
 }
@@ -659,7 +659,13 @@ fn answer<W: Writer>(
         return Ok(None);
     };
 
-    // The invocation itself.
+    // The invocation itself; an event that names only its host's session key belongs to the
+    // session the log last saw that key with.
+    let mut ev = ev;
+    if ev.session_id.is_none() {
+        ev.session_id =
+            projections::openclaw::resolve_session(&loaded.state.global, &ev.host, &ev.payload);
+    }
     let seq = tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();
     loaded.for_event(&*j, &env)?;
@@ -692,6 +698,17 @@ fn answer<W: Writer>(
         }
     }
     loaded.state.apply(&env);
+    // A prompt that carries the restore after a reset reads the session it continues.
+    if let Some(prev) = env
+        .session_id
+        .as_ref()
+        .and_then(|sid| loaded.state.sessions.get(sid))
+        .filter(|s| s.prompt_carries.as_deref() == Some("clear"))
+        .and_then(|s| s.continues.clone())
+        .filter(|_| parsed.is_some_and(|p| projections::host::restores_at_prompt(&p.host)))
+    {
+        loaded.session(&*j, &prev)?;
+    }
 
     let (output, stderr) = match parsed {
         Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, seq, p, settings, git)?,

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod doc;
+mod openclaw;
 
 use self::doc::{prop, string_value, Doc};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
@@ -72,6 +73,8 @@ pub enum Host {
     Codex,
     /// Gemini CLI
     Gemini,
+    /// OpenClaw (a plugin shim in its extensions, enabled in its openclaw.json)
+    Openclaw,
 }
 
 impl Host {
@@ -81,6 +84,7 @@ impl Host {
             Host::Claude => projections::host::Host::Claude,
             Host::Codex => projections::host::Host::Codex,
             Host::Gemini => projections::host::Host::Gemini,
+            Host::Openclaw => projections::host::Host::OpenClaw,
         }
     }
 }
@@ -128,6 +132,9 @@ const BINARY_NAME: &str = "hookjournal";
 /// Registers the hook in a host's settings (and the status line), creating the journal.
 pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
+    if t.host == Host::Openclaw && !args.statusline {
+        return openclaw::install(cmd, t.scope, t.dry_run);
+    }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
@@ -268,6 +275,9 @@ impl Change<'_> {
 /// Removes hookjournal's own entries from a host's settings.
 pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
+    if t.host == Host::Openclaw {
+        return openclaw::uninstall(t.scope, t.dry_run);
+    }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);

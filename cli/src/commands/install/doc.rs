@@ -18,6 +18,7 @@ pub(super) struct Doc {
     text: String,
     root: CstRootNode,
     style: Style,
+    json5: bool,
 }
 
 /// How the file writes what we add, read once from the text as the user left it.
@@ -48,8 +49,27 @@ fn options() -> ParseOptions {
     }
 }
 
+/// JSON5 as OpenClaw reads its `openclaw.json`: bare keys, single quotes, hexadecimal and signed
+/// numbers besides comments and trailing commas.
+fn json5_options() -> ParseOptions {
+    ParseOptions {
+        allow_loose_object_property_names: true,
+        allow_single_quoted_strings: true,
+        allow_hexadecimal_numbers: true,
+        allow_unary_plus_numbers: true,
+        allow_bare_decimal_point_numbers: true,
+        allow_non_finite_numbers: true,
+        allow_extended_string_escapes: true,
+        ..options()
+    }
+}
+
 fn parse(text: &str) -> Result<CstRootNode, String> {
-    let root = CstRootNode::parse(text, &options()).map_err(|e| e.to_string())?;
+    parse_with(text, &options())
+}
+
+fn parse_with(text: &str, options: &ParseOptions) -> Result<CstRootNode, String> {
+    let root = CstRootNode::parse(text, options).map_err(|e| e.to_string())?;
     // Every offset below is measured on the tree's own text: it must be the file, byte for byte.
     if root.to_string() != text {
         return Err("the parser did not read it back byte for byte".into());
@@ -60,7 +80,20 @@ fn parse(text: &str) -> Result<CstRootNode, String> {
 impl Doc {
     /// Parses `text`; the error is one line with the position (`Expected comma on line 3 column 5`).
     pub fn parse(text: &str) -> Result<Doc, String> {
-        let root = parse(text)?;
+        Doc::parse_dialect(text, false)
+    }
+
+    /// Parses a JSON5 file (OpenClaw's config); edits write plain JSON into it.
+    pub fn parse_json5(text: &str) -> Result<Doc, String> {
+        Doc::parse_dialect(text, true)
+    }
+
+    fn parse_dialect(text: &str, json5: bool) -> Result<Doc, String> {
+        let root = if json5 {
+            parse_with(text, &json5_options())?
+        } else {
+            parse(text)?
+        };
         let style = Style {
             newline: match root.newline_kind() {
                 CstNewlineKind::LineFeed => "\n",
@@ -78,6 +111,7 @@ impl Doc {
             text: text.to_string(),
             root,
             style,
+            json5,
         })
     }
 
@@ -299,7 +333,13 @@ impl Doc {
     }
 
     fn replace_text(&mut self, text: String) -> Result<(), String> {
-        self.root = parse(&text).map_err(|e| format!("the edited file would not parse ({e})"))?;
+        let options = if self.json5 {
+            json5_options()
+        } else {
+            options()
+        };
+        self.root = parse_with(&text, &options)
+            .map_err(|e| format!("the edited file would not parse ({e})"))?;
         self.text = text;
         Ok(())
     }
