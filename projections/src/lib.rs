@@ -7,6 +7,7 @@ pub mod config;
 pub mod derived;
 pub mod event;
 pub mod fold;
+pub mod gemini_chat;
 pub mod host;
 pub mod policy;
 pub mod pricing;

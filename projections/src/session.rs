@@ -208,6 +208,13 @@ pub struct SessionState {
     pub continues: Option<String>,
     /// The host's own cost and context figures (Claude Code's statusline).
     pub host_reported: crate::reported::HostFigures,
+    /// Compressions already counted from the host's session file (Gemini CLI: the ids of their
+    /// acknowledgements, the last 50), so a history rewritten again is not counted again.
+    #[serde(default)]
+    pub compressions_seen: Vec<String>,
+    /// The hook event whose session-file read found the latest compression (0: none yet).
+    #[serde(default)]
+    pub compression_seen_at: Seq,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -386,6 +393,10 @@ impl SessionState {
             Canonical::TaskCreated { .. } | Canonical::TaskCompleted { .. } => {
                 self.task_event(&ev.canonical, o)
             }
+            // Gemini CLI fires PreCompress before every model request, compressed or not: the
+            // compaction is counted when its session file shows it (`ContextObserved`).
+            Canonical::PreCompact { .. }
+                if ev.host.facts().compaction.before_fires_without_compaction => {}
             other => self.lifecycle(other, env.seq),
         }
         self.subagent_seen(ev);
@@ -436,6 +447,17 @@ impl SessionState {
             }
             _ => {}
         }
+    }
+
+    /// A compaction the host's session file showed after the fact (it reads the context after
+    /// it: the reading that found it is not discarded).
+    fn compressed(&mut self, seq: Seq) {
+        self.compactions += 1;
+        self.compact_triggers.push("auto".into());
+        if self.compact_triggers.len() > 20 {
+            self.compact_triggers.remove(0);
+        }
+        self.pressure.start_over(seq);
     }
 
     /// Before a tool, after it, and a failed call.
@@ -790,6 +812,20 @@ impl SessionState {
                     return;
                 };
                 self.transcript_offsets.insert(c.path, c.offset);
+                let new: Vec<String> = c
+                    .compressions
+                    .iter()
+                    .filter(|id| !self.compressions_seen.contains(id))
+                    .cloned()
+                    .collect();
+                for id in new {
+                    self.compressed(env.seq);
+                    self.compression_seen_at = env.kind.cause().unwrap_or(env.seq);
+                    self.compressions_seen.push(id);
+                    if self.compressions_seen.len() > 50 {
+                        self.compressions_seen.remove(0);
+                    }
+                }
                 // The reading taken at the compaction itself shows the context before it.
                 let before_compaction = env.kind.cause() == Some(self.pressure.compacted_at);
                 if let (Some(tokens), false) = (c.tokens, before_compaction) {

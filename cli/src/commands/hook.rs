@@ -472,6 +472,15 @@ fn observe(
         });
     let mut out = Vec::new();
     match &p.canonical {
+        // Gemini CLI's session file: usage, context and the compressions that happened (its
+        // PreCompress fires before every model request, so each request's file is read).
+        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }
+            if p.host == Host::Gemini =>
+        {
+            if let Some(path) = p.transcript_path.as_deref() {
+                out.extend(ingest::gemini_chat_events(session, path, max * 4, deadline));
+            }
+        }
         Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
             let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) {
                 max * 4
