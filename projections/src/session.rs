@@ -267,8 +267,10 @@ fn commit_made(input: &Value, response: &Value) -> Option<(String, String)> {
     parse_commit(&out)
 }
 
-/// Tools that read and edit files, and the input field naming the file.
-fn file_of(tool: &str, input: &Value) -> Option<(bool, String)> {
+/// Tools that read and edit files, and the file: absolute where the tool's response names it
+/// (Gemini CLI's `returnDisplay.filePath`; its `write_file` input path is relative), else the
+/// input's path, made absolute against the session's directory when it is relative.
+fn file_of(tool: &str, input: &Value, response: &Value, cwd: Option<&str>) -> Option<(bool, String)> {
     let edit = matches!(
         tool,
         "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace" | "edit_file"
@@ -277,11 +279,25 @@ fn file_of(tool: &str, input: &Value) -> Option<(bool, String)> {
     if !edit && !read {
         return None;
     }
-    let path = str_at(
-        input,
-        &["file_path", "notebook_path", "path", "absolute_path"],
-    )?;
-    Some((edit, path.to_string()))
+    let path = response
+        .get("returnDisplay")
+        .and_then(|d| str_at(d, &["filePath"]))
+        .filter(|p| p.starts_with('/'))
+        .or_else(|| {
+            str_at(
+                input,
+                &["file_path", "notebook_path", "path", "absolute_path"],
+            )
+        })?;
+    let path = match cwd {
+        Some(dir) if !path.starts_with('/') && !path.is_empty() => format!(
+            "{}/{}",
+            dir.trim_end_matches('/'),
+            path.trim_start_matches("./")
+        ),
+        _ => path.to_string(),
+    };
+    Some((edit, path))
 }
 
 /// `git commit` output: `[branch abc1234] message` (also `[branch (root-commit) abc1234]`).
@@ -581,7 +597,8 @@ impl SessionState {
         } else {
             self.activity(last_task_command);
         }
-        if let Some((edit, path)) = file_of(tool, input) {
+        let cwd = ev.cwd.as_deref().or(self.cwd.as_deref());
+        if let Some((edit, path)) = file_of(tool, input, response, cwd) {
             // A subagent's reads are its own context, not the session's; its edits
             // changed the project all the same.
             if edit {
