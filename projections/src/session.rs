@@ -270,7 +270,12 @@ fn commit_made(input: &Value, response: &Value) -> Option<(String, String)> {
 /// Tools that read and edit files, and the file: absolute where the tool's response names it
 /// (Gemini CLI's `returnDisplay.filePath`; its `write_file` input path is relative), else the
 /// input's path, made absolute against the session's directory when it is relative.
-fn file_of(tool: &str, input: &Value, response: &Value, cwd: Option<&str>) -> Option<(bool, String)> {
+fn file_of(
+    tool: &str,
+    input: &Value,
+    response: &Value,
+    cwd: Option<&str>,
+) -> Option<(bool, String)> {
     let edit = matches!(
         tool,
         "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace" | "edit_file"

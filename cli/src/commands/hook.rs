@@ -174,11 +174,16 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let flags = parse_flags(argv);
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
     let (settings, warning) = Settings::load(&dir);
-    for line in warning.iter().flat_map(|w| w.lines()) {
-        eprintln!("hookjournal: {line}");
-    }
     crate::output::hook_waiting_notice();
     let inv = read_invocation(&flags, &settings);
+    // Gemini CLI shows a hook's stderr to the user ("Hook system message") whenever stdout is
+    // empty: a settings warning there would appear on every call. `hookjournal status` and every
+    // other command report it.
+    if inv.host != Host::Gemini.as_str() {
+        for line in warning.iter().flat_map(|w| w.lines()) {
+            eprintln!("hookjournal: {line}");
+        }
+    }
 
     // Events that are only recorded (never answered, nothing to read from outside) skip the
     // journal's store entirely: an atomic spool write, drained in order by the next process
