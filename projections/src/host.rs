@@ -550,7 +550,10 @@ pub const GEMINI: HostFacts = HostFacts {
         user_file: "settings.json",
         timeout_scale: 1000,
         named_handlers: true,
-        next_step: "start Gemini CLI here (/hooks panel lists the hooks); check with \
+        next_step: "Gemini CLI runs project hooks only in a trusted folder: trust this folder when \
+                    it asks (or with /permissions; it is recorded in ~/.gemini/trustedFolders.json). \
+                    In an untrusted folder, headless runs (`gemini -p`) included, no project hook \
+                    runs. Then start Gemini CLI here (/hooks lists the hooks); check with \
                     `hookjournal status`.",
     }),
 };
