@@ -518,7 +518,9 @@ pub const CODEX: HostFacts = HostFacts {
     }),
 };
 
-/// Gemini CLI: context; no text at compaction, no blocked Stop.
+/// Gemini CLI: context; no text at compaction, no blocked Stop. It ignores PreCompress's output
+/// (0.61.0 does not read it) and honours `continue:false` at BeforeAgent, AfterTool and
+/// AfterAgent: a loop agent is stopped there, after its compaction was found.
 pub const GEMINI: HostFacts = HostFacts {
     name: "gemini",
     product: "Gemini CLI",
@@ -527,7 +529,9 @@ pub const GEMINI: HostFacts = HostFacts {
         CONTEXT[0],
         CONTEXT[1],
         CONTEXT[2],
-        (K::PreCompact, AnswerShape::StopAgent),
+        (K::Prompt, AnswerShape::StopAgent),
+        (K::ToolPost, AnswerShape::StopAgent),
+        (K::Stop, AnswerShape::StopAgent),
     ],
     payload: PayloadFields {
         session_id: "session_id",

@@ -424,6 +424,17 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
     {
         loop_safety(st, env, ev, cfg, &mut d);
     }
+    // A loop agent whose compaction was found where its host takes no stop (Gemini CLI ignores
+    // PreCompress's output) is stopped at the next event that takes one.
+    if let Some(s) = session {
+        let looping = cfg.loop_mode || loop_agent(env).is_some();
+        if looping
+            && s.compression_seen_at > s.stop_answered_at
+            && ev.host.answers(ev.canonical.kind(), AnswerShape::StopAgent)
+        {
+            d.answer = Some(Answer::StopAgent);
+        }
+    }
     d
 }
 

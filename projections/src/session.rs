@@ -215,6 +215,9 @@ pub struct SessionState {
     /// The hook event whose session-file read found the latest compression (0: none yet).
     #[serde(default)]
     pub compression_seen_at: Seq,
+    /// The last answer that stopped the agent (`continue:false`), by its `ResponseEmitted`.
+    #[serde(default)]
+    pub stop_answered_at: Seq,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -885,6 +888,9 @@ impl SessionState {
                     // A blocked Stop marks the emergency crossing as handled.
                     if matches!(answer, Some(Answer::BlockStop { .. })) {
                         self.pressure.emergency_blocked = true;
+                    }
+                    if matches!(answer, Some(Answer::StopAgent)) {
+                        self.stop_answered_at = env.seq;
                     }
                     let injected = answer.as_ref().and_then(Answer::injected_text);
                     self.pressure.injected += injected.map(estimated_tokens).unwrap_or(0);

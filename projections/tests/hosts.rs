@@ -22,7 +22,7 @@ fn documented(h: &Host) -> [bool; 4] {
     match h {
         Host::Claude => [true, true, true, true],
         Host::Codex => [true, false, true, true],
-        Host::Gemini => [true, false, false, true],
+        Host::Gemini => [true, false, false, false],
         Host::Cursor => [false, false, false, false],
         Host::Other(_) => [true, false, false, true],
     }
@@ -377,13 +377,29 @@ fn gemini_compaction_is_counted_once_when_the_session_file_shows_it() {
         .given_hook(GEMINI_PRECOMPRESS)
         .reading(S, &["ack-1"], Some(3_000))
         .when_hook(GEMINI_PRECOMPRESS)
-        .then_answer(serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"}))
+        // Gemini CLI ignores PreCompress's output: the stop waits for an event that takes it.
+        .then_no_answer()
         .then_event_kinds(&["Checkpoint", "TaskReleased"])
         .then_state(|st| {
             let s = &st.sessions[S];
             assert_eq!((s.compactions, s.pressure.tokens), (1, 3_000));
             assert!(st.tasks.active_for("dev-1").is_empty());
         })
+        .and()
+        .when_hook(&payload(
+            &Host::Gemini,
+            EventKind::ToolPost,
+            r#""tool_name":"ls""#,
+        ))
+        .then_answer(serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"}))
+        .and()
+        // Stopped once: the next event is answered as usual.
+        .when_hook(&payload(
+            &Host::Gemini,
+            EventKind::ToolPost,
+            r#""tool_name":"ls""#,
+        ))
+        .then_no_answer()
         .and()
         // The same compressed history written again (a resume keeps its ids): no new compaction.
         .agent(None)
