@@ -12,7 +12,13 @@
 //! Run B, a loop agent (`RALPH_AGENT_ID`) holding a task: the first response reports 900,000
 //! prompt tokens, so Gemini compresses before the next request (the server sees the summary
 //! requests). The PreCompress before the compression keeps the task (an ordinary call); the
-//! compaction is counted once, from the session file, and the task is failed and released.
+//! compaction is counted once, from the session file (found at the next AfterTool), the task is
+//! failed and released, and the agent is stopped there (`continue:false`; Gemini ignores
+//! PreCompress's output) before any further request.
+//!
+//! Run C, the same compression without loop control: the restore after the compaction reaches
+//! the model with the next tool result (Gemini starts no new session after compressing), and the
+//! session has two compactions in all.
 //!
 //! Running it
 //! ----------
@@ -42,6 +48,7 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT_A: &str = "HJ-PROMPT-A: create a marker file with the shell, then write notes.md.";
 const PROMPT_B: &str = "HJ-PROMPT-B: do it again, under loop control.";
+const PROMPT_C: &str = "HJ-PROMPT-C: and once more, without.";
 
 fn gemini_bin() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("HOOKJOURNAL_GEMINI_BIN") {
@@ -682,11 +689,12 @@ fn real_gemini_cli_session_is_journaled_costed_and_compactions_counted_when_they
             ))
             .collect::<Vec<_>>()
     );
-    // Stopped at the AfterTool after the compaction was found: no request after the third.
+    // Found at the AfterTool after the compaction (write_file's) and stopped there: no request
+    // after the second.
     let main_b = b.iter().filter(|e| e.role == "main").count();
-    if main_b != 3 || !out.contains("Agent execution stopped: Context Limit Reached") {
+    if main_b != 2 || !out.contains("Agent execution stopped: Context Limit Reached") {
         failures.push(format!(
-            "run B: {main_b} agent requests after the stop, expected 3\n{out}"
+            "run B: {main_b} agent requests, expected 2 (stopped)\n{out}"
         ));
     }
     if summaries == 0 {
@@ -740,6 +748,36 @@ fn real_gemini_cli_session_is_journaled_costed_and_compactions_counted_when_they
     if loop_task["retry_count"] != 1 || !loop_task["owner"].is_null() {
         failures.push(format!(
             "run B: the loop task after the compaction: {loop_task}"
+        ));
+    }
+    // Run C: the same compression without loop control: the restore reaches the model with the
+    // next tool's result (Gemini starts no new session after a compression).
+    *server.script.lock().unwrap() = Script {
+        again: false,
+        ..RUN_B
+    };
+    let (ok, out, took) = env.gemini(PROMPT_C, None, &["--resume", "latest"]);
+    eprintln!("run C: {took:?}");
+    settle(&env.calls);
+    let c = server.take();
+    if !ok || c.iter().all(|e| e.role != "summary") {
+        failures.push(format!("run C: no compression\n{out}"));
+    }
+    let restored = c
+        .iter()
+        .skip_while(|e| e.role != "summary")
+        .filter(|e| e.role == "main")
+        .filter(|e| e.request.to_string().contains("after context compaction"))
+        .count();
+    if restored == 0 {
+        failures.push("run C: the restore after the compaction did not reach the model".into());
+    }
+    check_journaled(&env, &mut failures);
+    let show = env.json(&["show", &sid_b, "--json"]);
+    if show["compactions"] != 2 {
+        failures.push(format!(
+            "run C: {} compactions in all, expected 2",
+            show["compactions"]
         ));
     }
     eprintln!("gemini_cli total: {:?}", started.elapsed());

@@ -424,6 +424,22 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
     {
         loop_safety(st, env, ev, cfg, &mut d);
     }
+    // After a compaction found in the session file (no SessionStart follows it on Gemini CLI):
+    // the restore, once, with the next context the host takes.
+    if let Some(s) = session {
+        let kind = ev.canonical.kind();
+        if s.compression_seen_at > s.restored_at
+            && matches!(kind, EventKind::Prompt | EventKind::ToolPost)
+            && ev.host.answers(kind, AnswerShape::Context)
+        {
+            let restore = views::restore_text(st, s, cfg, Purpose::Restore { source: "compact" });
+            let text = match d.answer.take() {
+                Some(Answer::Context { text, .. }) => format!("{restore}\n\n{text}"),
+                _ => restore,
+            };
+            d.answer = context_answer(ev, text);
+        }
+    }
     // A loop agent whose compaction was found where its host takes no stop (Gemini CLI ignores
     // PreCompress's output) is stopped at the next event that takes one.
     if let Some(s) = session {

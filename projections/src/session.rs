@@ -218,6 +218,9 @@ pub struct SessionState {
     /// The last answer that stopped the agent (`continue:false`), by its `ResponseEmitted`.
     #[serde(default)]
     pub stop_answered_at: Seq,
+    /// The last answer that gave the restore after a compaction, by its `ResponseEmitted`.
+    #[serde(default)]
+    pub restored_at: Seq,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -471,6 +474,14 @@ impl SessionState {
             }
             _ => {}
         }
+    }
+
+    /// How a restore text names this session (`hookjournal: state of session <short id>`).
+    fn restore_label(&self) -> String {
+        format!(
+            "hookjournal: state of session {}",
+            crate::short_id(&self.id)
+        )
     }
 
     /// A compaction the host's session file showed after the fact (it reads the context after
@@ -893,6 +904,15 @@ impl SessionState {
                         self.stop_answered_at = env.seq;
                     }
                     let injected = answer.as_ref().and_then(Answer::injected_text);
+                    if injected.is_some_and(|t| {
+                        t.contains(&format!(
+                            "{} {}",
+                            self.restore_label(),
+                            crate::views::AFTER_COMPACTION
+                        ))
+                    }) {
+                        self.restored_at = env.seq;
+                    }
                     self.pressure.injected += injected.map(estimated_tokens).unwrap_or(0);
                 }
             }

@@ -64,6 +64,25 @@ impl Compressed for Scenario {
     }
 }
 
+/// The answer is the restore after a compaction (Gemini CLI: with the next context it takes).
+trait Restored {
+    fn then_restore(self) -> Self;
+}
+
+impl Restored for Then {
+    fn then_restore(self) -> Self {
+        let context = self.context();
+        assert!(
+            context.starts_with(&format!(
+                "hookjournal: state of session {} after context compaction, from its event journal.",
+                &S[..8]
+            )),
+            "{context}"
+        );
+        self
+    }
+}
+
 /// The answer's shape, and whether the host's table allows it for `kind`.
 fn check(t: &Then, h: &Host, kind: EventKind, expected: Option<AnswerShape>) {
     let got = t.decision.answer.as_ref().map(Answer::shape);
@@ -393,13 +412,13 @@ fn gemini_compaction_is_counted_once_when_the_session_file_shows_it() {
         ))
         .then_answer(serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"}))
         .and()
-        // Stopped once: the next event is answered as usual.
+        // Stopped once: the next event is answered as usual (the restore, not given yet).
         .when_hook(&payload(
             &Host::Gemini,
             EventKind::ToolPost,
             r#""tool_name":"ls""#,
         ))
-        .then_no_answer()
+        .then_restore()
         .and()
         // The same compressed history written again (a resume keeps its ids): no new compaction.
         .agent(None)
@@ -416,4 +435,35 @@ fn gemini_compaction_is_counted_once_when_the_session_file_shows_it() {
             assert_eq!(s.compactions, 2);
             assert_eq!(s.compact_triggers, ["auto", "auto"]);
         });
+}
+
+#[test]
+fn after_a_gemini_compaction_the_restore_comes_once_with_the_next_context() {
+    let after_tool = payload(
+        &Host::Gemini,
+        EventKind::ToolPost,
+        r#""tool_name":"write_file","tool_input":{"file_path":"notes.md"}"#,
+    );
+    let t = Scenario::default()
+        .host(Host::Gemini)
+        .given_hook(&payload(&Host::Gemini, EventKind::SessionStart, ""))
+        .given_hook(&payload(
+            &Host::Gemini,
+            EventKind::Prompt,
+            r#""prompt":"migrate the billing tables""#,
+        ))
+        .given_hook(&after_tool)
+        .reading(S, &["ack-1"], Some(3_000))
+        .given_hook(GEMINI_PRECOMPRESS)
+        .when_hook(&after_tool);
+    let context = t.context();
+    assert!(
+        context.starts_with("hookjournal: state of session sess-000 after context compaction, from its event journal."),
+        "{context}"
+    );
+    assert!(
+        context.contains("migrate the billing tables") && context.contains("/proj/notes.md"),
+        "{context}"
+    );
+    t.and().when_hook(&after_tool).then_no_answer();
 }

@@ -477,9 +477,13 @@ fn observe(
         });
     let mut out = Vec::new();
     match &p.canonical {
-        // Gemini CLI's session file: usage, context and the compressions that happened (its
-        // PreCompress fires before every model request, so each request's file is read).
-        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }
+        // Gemini CLI's session file: usage, context and the compressions that happened. Its
+        // PreCompress fires before every model request; AfterTool too, so a compression (written
+        // before the request that follows it) is found at the next tool's end.
+        Canonical::Stop { .. }
+        | Canonical::PreCompact { .. }
+        | Canonical::SessionEnd { .. }
+        | Canonical::ToolPost { .. }
             if p.host == Host::Gemini =>
         {
             if let Some(path) = p.transcript_path.as_deref() {
