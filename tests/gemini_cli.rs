@@ -96,8 +96,6 @@ struct Script {
     shell: Usage,
     write: Usage,
     last: Usage,
-    /// After `write_file`, one more shell call before the final answer.
-    again: bool,
 }
 
 const RUN_A: Script = Script {
@@ -119,7 +117,6 @@ const RUN_A: Script = Script {
         output: 20,
         thoughts: 0,
     },
-    again: false,
 };
 
 /// The first response fills the context past Gemini's compression threshold (0.5 of 1M).
@@ -142,7 +139,6 @@ const RUN_B: Script = Script {
         output: 20,
         thoughts: 0,
     },
-    again: true,
 };
 
 struct Server {
@@ -752,10 +748,7 @@ fn real_gemini_cli_session_is_journaled_costed_and_compactions_counted_when_they
     }
     // Run C: the same compression without loop control: the restore reaches the model with the
     // next tool's result (Gemini starts no new session after a compression).
-    *server.script.lock().unwrap() = Script {
-        again: false,
-        ..RUN_B
-    };
+    *server.script.lock().unwrap() = Script { ..RUN_B };
     let (ok, out, took) = env.gemini(PROMPT_C, None, &["--resume", "latest"]);
     eprintln!("run C: {took:?}");
     settle(&env.calls);
