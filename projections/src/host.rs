@@ -198,6 +198,8 @@ pub enum Trust {
     TrustedFolder,
     /// Each new project hook must be trusted in the host (`/hooks`); Codex records it as a
     /// `trusted_hash` in `~/.codex/config.toml`, and `codex exec` skips untrusted hooks silently.
+    /// `install` writes that trust itself (Codex 0.169.0's hash, `install/codex_trust.rs`); a
+    /// project's hooks load only in a trusted project besides.
     TrustedHooks,
     /// Not established (hookjournal does not install for this host).
     Unverified,
@@ -394,7 +396,7 @@ const CODEX_EVENTS: &[HostEvent] = &[
     ev("SubagentStart", K::SubagentStart, 10),
     ev("SubagentStop", K::SubagentStop, 10),
     ev("Stop", K::Stop, 10),
-    seen("Interrupt", K::Other),
+    ev("Interrupt", K::Other, 10),
 ];
 
 /// Gemini CLI's events (milliseconds). Not BeforeModel, AfterModel or BeforeToolSelection: they
@@ -513,8 +515,9 @@ pub const CODEX: HostFacts = HostFacts {
         user_file: "hooks.json",
         timeout_scale: 1,
         named_handlers: false,
-        next_step: "start Codex here and trust the new hooks in /hooks (project hooks run only in \
-                    trusted projects); check with `hookjournal status`.",
+        next_step: "start Codex here (the hooks are trusted in its config.toml as /hooks would \
+                    trust them; a project's hooks also need the project trusted); check with \
+                    `hookjournal status`.",
     }),
 };
 
