@@ -1,4 +1,4 @@
-//! Embedded per-model prices for every Claude model, overridable, and the cost of one response.
+//! Embedded per-model prices (every Claude model; Gemini and OpenAI models by name), overridable, and the cost of one response.
 //!
 //! Prices are USD per **million** tokens, from Anthropic's pricing page
 //! (platform.claude.com/docs/en/about-claude/pricing) and the per-model overview pages. The
@@ -438,7 +438,27 @@ static EMBEDDED_OTHER: &[(&str, ModelPrice)] = &[
     ("gemini-2.5-flash-lite", gemini(0.10, 0.40, 0.01)),
     ("gemini-2.0-flash", gemini(0.10, 0.40, 0.025)),
     ("gemini-2.0-flash-lite", gemini(0.075, 0.30, 0.075)),
+    // OpenAI (platform.openai.com/docs/pricing, standard tier): no cache-write charge, cached
+    // input at the listed rate; reasoning tokens are in `output_tokens`.
+    ("gpt-5", openai(1.25, 10.0, 0.125)),
+    ("gpt-5-codex", openai(1.25, 10.0, 0.125)),
+    ("gpt-5-mini", openai(0.25, 2.0, 0.025)),
+    ("gpt-5-nano", openai(0.05, 0.40, 0.005)),
+    ("gpt-5.1", openai(1.25, 10.0, 0.125)),
+    ("gpt-5.1-codex", openai(1.25, 10.0, 0.125)),
+    ("gpt-5.1-codex-mini", openai(0.25, 2.0, 0.025)),
+    ("gpt-5.2", openai(1.75, 14.0, 0.175)),
+    ("gpt-4.1", openai(2.0, 8.0, 0.50)),
+    ("gpt-4.1-mini", openai(0.40, 1.60, 0.10)),
+    ("o3", openai(2.0, 8.0, 0.50)),
+    ("o4-mini", openai(1.10, 4.40, 0.275)),
 ];
+
+/// An OpenAI rate card (no cache writes are billed: both write rates are the input price, never
+/// used).
+const fn openai(input: f64, output: f64, cached: f64) -> ModelPrice {
+    price(input, output, input, input, cached)
+}
 
 #[cfg(test)]
 mod tests {
@@ -602,7 +622,7 @@ mod tests {
     }
 
     #[test]
-    fn gemini_models_are_priced_by_name_and_tier() {
+    fn gemini_and_openai_models_are_priced_by_name_and_tier() {
         let table = PricingTable::default();
         let flash = table.lookup("gemini-2.5-flash").unwrap();
         assert_eq!(
@@ -615,10 +635,20 @@ mod tests {
             ("gemini-2.5-flash-lite", 0.10),
             ("google/gemini-2.5-pro", 1.25),
             ("gemini-3-pro-preview", 2.0),
+            ("gpt-5.1-codex", 1.25),
+            ("gpt-5.1-codex-max", 1.25),
+            ("gpt-5-mini-2025-08-07", 0.25),
+            ("openai/gpt-5", 1.25),
         ] {
             assert_eq!(table.lookup(name).map(|p| p.input), Some(input), "{name}");
         }
-        for unknown in ["gemini-2.5-flashy", "gemini-9", "gemini"] {
+        for unknown in [
+            "gemini-2.5-flashy",
+            "gemini-9",
+            "gemini",
+            "gpt-5.5",
+            "gpt-5x",
+        ] {
             assert_eq!(table.lookup(unknown), None, "{unknown}");
         }
         // Pro's long-context card applies to the whole request above 200k prompt tokens.

@@ -490,6 +490,24 @@ fn observe(
                 out.extend(ingest::gemini_chat_events(session, path, max * 4, deadline));
             }
         }
+        // Codex CLI's rollout: usage per request and the context (a subagent's own events name
+        // its own rollout; its usage is not the session's context).
+        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }
+            if p.host == Host::Codex && p.agent_id.is_none() =>
+        {
+            if let Some(path) = p.transcript_path.as_deref() {
+                let model = session
+                    .and_then(|s| s.model.as_deref())
+                    .or(p.model.as_deref());
+                out.extend(ingest::codex_rollout_events(
+                    session,
+                    path,
+                    model,
+                    max * 4,
+                    deadline,
+                ));
+            }
+        }
         Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
             let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) {
                 max * 4
