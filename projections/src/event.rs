@@ -432,7 +432,7 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
         #[serde(borrow)]
         turn_id: Option<&'a RawValue>,
         #[serde(borrow)]
-        model: Option<&'a RawValue>,
+        transcript_path: Option<&'a RawValue>,
     }
     let Ok(shape) = serde_json::from_slice::<Shape>(bytes) else {
         return Host::Claude;
@@ -445,10 +445,15 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
     if host::GEMINI.owns(&name) || shape.timestamp.is_some() {
         return Host::Gemini;
     }
-    if shape.turn_id.is_some()
-        || host::CODEX.owns(&name)
-        || (shape.model.is_some() && name != "SessionStart")
-    {
+    // Codex sends `turn_id` on its turn events, and its transcript is a rollout file
+    // (`…/sessions/YYYY/MM/DD/rollout-*.jsonl`) on all of them (SessionStart and SessionEnd carry
+    // no turn id). A `model` field alone says nothing: Claude Code sends one too.
+    let rollout = s(shape.transcript_path).is_some_and(|p| {
+        p.rsplit('/')
+            .next()
+            .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
+    });
+    if shape.turn_id.is_some() || rollout || host::CODEX.owns(&name) {
         return Host::Codex;
     }
     Host::Claude

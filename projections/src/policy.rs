@@ -396,6 +396,8 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
         // A host that takes no context here (Cursor): nothing to say, and no reminder spent on it.
         Canonical::Prompt { .. } | Canonical::ToolPost { .. }
             if !ev.host.answers(ev.canonical.kind(), AnswerShape::Context) => {}
+        // A subagent's prompt: no reminder or notice injected into the subagent.
+        Canonical::Prompt { .. } if ev.agent_id.is_some() => {}
         Canonical::Prompt { .. } => {
             if let Some(s) = session {
                 at_prompt(st, s, ev, cfg, &mut d);

@@ -300,15 +300,42 @@ fn file_of(
                 &["file_path", "notebook_path", "path", "absolute_path"],
             )
         })?;
-    let path = match cwd {
+    Some((edit, absolute(path, cwd)))
+}
+
+/// A path as given, made absolute against `cwd` when it is relative.
+fn absolute(path: &str, cwd: Option<&str>) -> String {
+    match cwd {
         Some(dir) if !path.starts_with('/') && !path.is_empty() => format!(
             "{}/{}",
             dir.trim_end_matches('/'),
             path.trim_start_matches("./")
         ),
         _ => path.to_string(),
-    };
-    Some((edit, path))
+    }
+}
+
+/// The files an apply_patch patch adds, updates, deletes or moves to, in order.
+fn patch_files(patch: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        let path = [
+            "*** Add File: ",
+            "*** Update File: ",
+            "*** Delete File: ",
+            "*** Move to: ",
+        ]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+        if let Some(p) = path {
+            if !out.iter().any(|x| x == p) {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// `git commit` output: `[branch abc1234] message` (also `[branch (root-commit) abc1234]`).
@@ -402,6 +429,9 @@ impl SessionState {
             by: &ev.name,
         };
         match &ev.canonical {
+            // A subagent's own prompt (Codex sends it with the parent's session id and the
+            // subagent's agent_id) is not the session's.
+            Canonical::Prompt { .. } if ev.agent_id.is_some() => {}
             Canonical::Prompt { text } => {
                 self.status = Status::Active;
                 self.prompt_count += 1;
@@ -617,6 +647,13 @@ impl SessionState {
             self.activity(last_task_command);
         }
         let cwd = ev.cwd.as_deref().or(self.cwd.as_deref());
+        // Codex's apply_patch names its files inside the patch.
+        if tool == "apply_patch" {
+            let patch = str_at(input, &["command", "patch", "input"]).or(input.as_str());
+            for path in patch.map(patch_files).unwrap_or_default() {
+                push_recent(&mut self.files_edited, &absolute(&path, cwd), MAX_FILES);
+            }
+        }
         if let Some((edit, path)) = file_of(tool, input, response, cwd) {
             // A subagent's reads are its own context, not the session's; its edits
             // changed the project all the same.
