@@ -359,7 +359,12 @@ mod tests {
     #[test]
     fn a_payload_ending_with_a_newline_stays_readable() {
         let p = b"{\"hook_event_name\":\"Stop\",\"session_id\":\"s\"}\n";
-        let e = env(p, Kind::Hook { name: "Stop".into() });
+        let e = env(
+            p,
+            Kind::Hook {
+                name: "Stop".into(),
+            },
+        );
         let mut out = Vec::new();
         write_line(&mut out, &e, None).unwrap();
         let line = String::from_utf8(out).unwrap();

@@ -377,6 +377,18 @@ const CLAUDE_EVENTS: &[HostEvent] = &[
     ev("ConfigChange", K::Other, 10),
     ev("CwdChanged", K::Other, 10),
     ev("FileChanged", K::Other, 10),
+    // In 2.1.197 and 2.1.330 alike.
+    ev("UserPromptExpansion", K::Other, 10),
+    ev("PermissionDenied", K::Other, 10),
+    ev("Setup", K::Other, 10),
+    ev("Elicitation", K::Other, 10),
+    ev("ElicitationResult", K::Other, 10),
+    ev("WorktreeRemove", K::Other, 10),
+    // New in 2.1.330 (after the pinned 2.1.197): read and recorded, not registered until the
+    // pinned version knows them.
+    seen("PreModelSwitch", K::Other),
+    seen("PostModelSwitch", K::Other),
+    seen("DirectoryAdded", K::Other),
     seen("WorktreeCreate", K::Other),
     seen("MessageDisplay", K::Other),
 ];
