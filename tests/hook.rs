@@ -473,6 +473,35 @@ fn a_bad_config_is_reported_and_the_hook_still_answers_with_defaults() {
 }
 
 #[test]
+fn gemini_users_never_see_a_config_warning_on_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    std::fs::create_dir_all(&j).unwrap();
+    std::fs::write(
+        j.join("config.toml"),
+        "[policy]\nreminder_threshold = \"ten\"\n",
+    )
+    .unwrap();
+    // Gemini CLI shows stderr as a "Hook system message" when stdout is empty.
+    for p in [
+        &br#"{"hook_event_name":"BeforeTool","session_id":"g","cwd":"/p","timestamp":"t","tool_name":"ls","tool_input":{}}"#[..],
+        br#"{"hook_event_name":"PreCompress","session_id":"g","cwd":"/p","timestamp":"t","trigger":"auto"}"#,
+        br#"{"hook_event_name":"AfterAgent","session_id":"g","cwd":"/p","timestamp":"t","prompt":"x","prompt_response":"y"}"#,
+    ] {
+        let out = hook(&j, p, &[]);
+        assert!(out.status.success());
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{}", String::from_utf8_lossy(p));
+    }
+    // The same file still warns elsewhere (Claude Code shows stderr only in its debug log).
+    let out = hook(
+        &j,
+        br#"{"hook_event_name":"Stop","session_id":"c","cwd":"/p"}"#,
+        &[],
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("config.toml"));
+}
+
+#[test]
 fn gemini_environment_breaks_a_tie_but_never_overrides_the_payload_or_flag() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");

@@ -153,7 +153,7 @@ const CASES: &[Case] = &[
         host: "claude",
         file: ".claude/settings.json",
         original: CLAUDE_SETTINGS,
-        events: 22,
+        events: 28,
         timeouts: &[
             ("SessionEnd", 2),
             ("UserPromptSubmit", 30),
@@ -165,7 +165,7 @@ const CASES: &[Case] = &[
         host: "codex",
         file: ".codex/hooks.json",
         original: CODEX_HOOKS,
-        events: 11,
+        events: 12,
         timeouts: &[
             ("SessionEnd", 2),
             ("UserPromptSubmit", 30),
@@ -299,7 +299,7 @@ fn install_creates_missing_settings_and_a_private_journal() {
     let env = TestEnv::new();
     let out = env.ok(&["install"]);
     let settings = read_json(&env.project(".claude/settings.json"));
-    assert_eq!(our_handlers(&settings).len(), 22);
+    assert_eq!(our_handlers(&settings).len(), 28);
     assert!(
         !env.project(".claude/settings.json.bak").exists(),
         "nothing to back up"
@@ -338,19 +338,19 @@ fn scopes_choose_the_settings_file() {
     env.ok(&["install", "--scope", "local"]);
     assert_eq!(
         our_handlers(&read_json(&env.project(".claude/settings.local.json"))).len(),
-        22
+        28
     );
     assert!(!env.project(".claude/settings.json").exists());
 
     env.ok(&["install", "--scope", "user"]);
     assert_eq!(
         our_handlers(&read_json(&env.home(".claude/settings.json"))).len(),
-        22
+        28
     );
     env.ok(&["install", "--scope", "user", "--host", "codex"]);
     assert_eq!(
         our_handlers(&read_json(&env.home(".codex/hooks.json"))).len(),
-        11
+        12
     );
     env.ok(&["install", "--scope", "user", "--host", "gemini"]);
     assert_eq!(
@@ -365,7 +365,7 @@ fn scopes_choose_the_settings_file() {
     );
     assert_eq!(
         our_handlers(&read_json(&env.project(".claude/settings.local.json"))).len(),
-        22
+        28
     );
 
     let out = env.run(&["install", "--scope", "local", "--host", "codex"]);
@@ -405,7 +405,7 @@ fn reinstall_after_moving_the_binary_replaces_the_old_entries() {
     let text = fs::read_to_string(&path).unwrap();
     assert!(!text.contains("/old/place"), "{text}");
     assert!(text.contains("say done"));
-    assert_eq!(our_handlers(&read_json(&path)).len(), 22);
+    assert_eq!(our_handlers(&read_json(&path)).len(), 28);
 }
 
 #[test]
@@ -622,21 +622,21 @@ fn comments(text: &str) -> Vec<&str> {
 #[test]
 fn install_then_uninstall_gives_back_the_original_bytes() {
     let files: &[(&str, &[&str], &str, usize)] = &[
-        ("claude", &[], ".claude/settings.json", 22),
+        ("claude", &[], ".claude/settings.json", 28),
         (
             "claude",
             &["--scope", "local"],
             ".claude/settings.local.json",
-            22,
+            28,
         ),
         (
             "claude",
             &["--scope", "user"],
             "~/.claude/settings.json",
-            22,
+            28,
         ),
-        ("codex", &[], ".codex/hooks.json", 11),
-        ("codex", &["--scope", "user"], "~/.codex/hooks.json", 11),
+        ("codex", &[], ".codex/hooks.json", 12),
+        ("codex", &["--scope", "user"], "~/.codex/hooks.json", 12),
         ("gemini", &[], ".gemini/settings.json", 8),
         ("gemini", &["--scope", "user"], "~/.gemini/settings.json", 8),
     ];
@@ -733,6 +733,7 @@ fn install_writes_only_its_entries_in_the_files_own_style() {
         event("SubagentStart", 10, false),
         event("SubagentStop", 10, false),
         event("Stop", 10, false),
+        event("Interrupt", 10, false),
     ]
     .join(",\n");
     let expected = format!(
@@ -808,4 +809,68 @@ fn statusline_round_trips_in_a_commented_file() {
     env.ok(&["install", "--statusline"]);
     env.ok(&["uninstall"]);
     assert_eq!(fs::read_to_string(&path).unwrap(), CLAUDE_JSONC);
+}
+
+/// Codex runs a project hook only when its hash is trusted in ~/.codex/config.toml (and the project
+/// is trusted): install writes the trust as /hooks would, keeps the user's config, says what it
+/// did and what is still needed, and stays idempotent.
+#[test]
+fn codex_install_trusts_its_hooks_in_the_users_config() {
+    let env = TestEnv::new();
+    write(
+        &env.home(".codex/config.toml"),
+        "model = \"gpt-5.5\" # mine\n\n[hooks.state.\"/elsewhere/.codex/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:kept\"\n",
+    );
+    let out = env.ok(&["install", "--host", "codex"]);
+    let config = fs::read_to_string(env.home(".codex/config.toml")).unwrap();
+    let hooks = fs::read_to_string(env.project(".codex/hooks.json")).unwrap();
+    let project = env.project.path().canonicalize().unwrap();
+    let v: toml::Value = toml::from_str(&config).unwrap();
+    let state = v["hooks"]["state"].as_table().unwrap();
+    assert!(
+        config.starts_with("model = \"gpt-5.5\" # mine\n"),
+        "{config}"
+    );
+    assert_eq!(
+        state["/elsewhere/.codex/hooks.json:stop:0:0"]["trusted_hash"].as_str(),
+        Some("sha256:kept")
+    );
+    let ours: Vec<&String> = state
+        .keys()
+        .filter(|k| !k.starts_with("/elsewhere"))
+        .collect();
+    assert_eq!(ours.len(), 12, "{ours:?}");
+    let hooks_json = format!("{}/.codex/hooks.json", project.display());
+    for label in [
+        "session_start",
+        "user_prompt_submit",
+        "pre_tool_use",
+        "stop",
+        "interrupt",
+    ] {
+        let key = format!("{hooks_json}:{label}:0:0");
+        let hash = state.get(&key).and_then(|s| s["trusted_hash"].as_str());
+        assert!(
+            hash.is_some_and(|h| h.starts_with("sha256:") && h.len() == 71),
+            "{key}: {hash:?}\n{config}"
+        );
+    }
+    assert!(
+        out.contains("Trusted: 12 hooks for this project in"),
+        "{out}"
+    );
+    assert!(
+        out.contains("not trusted in") && out.contains("trust_level = \"trusted\""),
+        "{out}"
+    );
+    // Again: nothing changes.
+    env.ok(&["install", "--host", "codex"]);
+    assert_eq!(
+        fs::read_to_string(env.home(".codex/config.toml")).unwrap(),
+        config
+    );
+    assert_eq!(
+        fs::read_to_string(env.project(".codex/hooks.json")).unwrap(),
+        hooks
+    );
 }

@@ -24,6 +24,18 @@ fn embeddable(bytes: &[u8]) -> Option<&RawValue> {
     serde_json::from_slice::<&RawValue>(bytes).ok()
 }
 
+/// `bytes` as whitespace, a JSON value to embed and whitespace (Claude Code's payloads end with
+/// a newline), when the value reads back identically: the whitespace is kept beside it, so the
+/// payload is readable and still restored byte for byte.
+fn embeddable_padded(bytes: &[u8]) -> Option<(&str, &RawValue, &str)> {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+    let raw = embeddable(&bytes[start..end])?;
+    let before = std::str::from_utf8(&bytes[..start]).ok()?;
+    let after = std::str::from_utf8(&bytes[end..]).ok()?;
+    Some((before, raw, after))
+}
+
 /// Nesting within what common JSON readers accept (serde_json stops at 128), so every line of
 /// the report parses everywhere; deeper payloads go as base64.
 fn shallow(bytes: &[u8]) -> bool {
@@ -78,9 +90,14 @@ struct LineOut<'a> {
     spooled: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     truncated: Option<TruncOut>,
-    /// The payload itself, byte for byte, when it is a one-line JSON value.
+    /// The payload itself, byte for byte, when it is a one-line JSON value (once the whitespace
+    /// around it, kept in `payload_before`/`payload_after`, is set aside).
     #[serde(skip_serializing_if = "Option::is_none")]
     payload: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    payload_before: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    payload_after: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     payload_b64: Option<String>,
     /// A masked payload that is no longer a one-line JSON value.
@@ -121,13 +138,17 @@ pub fn write_line(
         redacted = n > 0;
         masked = Some(text.into_owned());
     }
+    let (mut before, mut after) = ("", "");
     let (payload, payload_b64, payload_text) = match &masked {
         Some(text) => match embeddable(text.as_bytes()) {
             Some(raw) => (Some(raw), None, None),
             None => (None, None, Some(text.as_str())),
         },
-        None => match embeddable(&e.payload) {
-            Some(raw) => (Some(raw), None, None),
+        None => match embeddable_padded(&e.payload) {
+            Some((b, raw, a)) => {
+                (before, after) = (b, a);
+                (Some(raw), None, None)
+            }
             None => (None, Some(b64().encode(&e.payload)), None),
         },
     };
@@ -150,6 +171,8 @@ pub fn write_line(
             blake3: hex(&t.blake3),
         }),
         payload,
+        payload_before: before,
+        payload_after: after,
         payload_b64,
         payload_text,
         redacted,
@@ -178,6 +201,10 @@ struct Line<'a> {
     truncated: Option<TruncLine>,
     #[serde(borrow)]
     payload: Option<&'a RawValue>,
+    #[serde(default)]
+    payload_before: String,
+    #[serde(default)]
+    payload_after: String,
     payload_b64: Option<String>,
     payload_text: Option<String>,
     #[serde(default)]
@@ -233,8 +260,20 @@ pub fn read_line(line: &str) -> Result<Envelope, String> {
         },
         other => return Err(format!("unknown kind {other:?}")),
     };
+    let padding = [&l.payload_before, &l.payload_after];
+    if padding
+        .iter()
+        .any(|p| !p.bytes().all(|b| b.is_ascii_whitespace()))
+    {
+        return Err("payload_before/payload_after hold more than whitespace".into());
+    }
     let payload = match (l.payload, &l.payload_b64) {
-        (Some(raw), _) => raw.get().as_bytes().to_vec(),
+        (Some(raw), _) => [
+            l.payload_before.as_bytes(),
+            raw.get().as_bytes(),
+            l.payload_after.as_bytes(),
+        ]
+        .concat(),
         (None, Some(b)) => b64().decode(b).map_err(|e| format!("payload_b64: {e}"))?,
         (None, None) => return Err("no payload".into()),
     };
@@ -291,6 +330,8 @@ mod tests {
             b"",
             b" {\"ws\":1}",
             b"[1,2]",
+            b"{\"hook_event_name\":\"Stop\"}\n",
+            b"\r\n\t{\"a\":1} \n\n",
         ] {
             for k in [
                 Kind::Hook {
@@ -311,5 +352,29 @@ mod tests {
                 assert_eq!(read_line(line.trim_end()).unwrap(), e);
             }
         }
+    }
+
+    /// Claude Code 2.1.330's payloads end with a newline: they stay readable JSON in the report
+    /// (not base64), and come back byte for byte.
+    #[test]
+    fn a_payload_ending_with_a_newline_stays_readable() {
+        let p = b"{\"hook_event_name\":\"Stop\",\"session_id\":\"s\"}\n";
+        let e = env(
+            p,
+            Kind::Hook {
+                name: "Stop".into(),
+            },
+        );
+        let mut out = Vec::new();
+        write_line(&mut out, &e, None).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["payload"]["hook_event_name"], "Stop", "{line}");
+        assert_eq!(v["payload_after"], "\n");
+        assert!(v.get("payload_b64").is_none() && v.get("payload_before").is_none());
+        assert_eq!(read_line(line.trim_end()).unwrap().payload, p);
+        // Only whitespace may sit around it.
+        let forged = line.replace("\"payload_after\":\"\\n\"", "\"payload_after\":\"x\"");
+        assert!(read_line(forged.trim_end()).is_err(), "{forged}");
     }
 }

@@ -117,6 +117,125 @@ pub fn transcript_events(
                 offset: end,
                 tokens: ctx.as_ref().map(|c| c.tokens),
                 model: ctx.map(|c| c.model),
+                compressions: Vec::new(),
+            }),
+        });
+    }
+    out
+}
+
+/// New usage and context from Codex CLI's rollout file (`codex_rollout`), read from the offset
+/// the journal recorded; a request counted already is left out. `model`: the session's, for a
+/// chunk that starts after the rollout's turn context.
+pub fn codex_rollout_events(
+    session: Option<&SessionState>,
+    path: &str,
+    model: Option<&str>,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    if !acceptable(path) {
+        return Vec::new();
+    }
+    let offset = session
+        .and_then(|s| s.transcript_offsets.get(path))
+        .copied()
+        .unwrap_or(0);
+    let Some((bytes, start)) = read_new(Path::new(path), offset, max, deadline) else {
+        return Vec::new();
+    };
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let scan = projections::codex_rollout::scan(&bytes, model);
+    let end = start + scan.consumed as u64;
+    let mut out = Vec::new();
+    for record in scan.records {
+        let key = format!("{}:{}", record.message_id, record.request_id);
+        if session.is_some_and(|s| s.usage_by_key.contains_key(&key)) {
+            continue;
+        }
+        out.push(Observation {
+            kind: |cause| Kind::UsageObserved { cause },
+            body: derived::body(&UsageObserved {
+                path: path.to_string(),
+                offset: end,
+                agent_id: None,
+                record,
+            }),
+        });
+    }
+    if end != offset {
+        out.push(Observation {
+            kind: |cause| Kind::ContextObserved { cause },
+            body: derived::body(&ContextObserved {
+                path: path.to_string(),
+                offset: end,
+                tokens: scan.context.as_ref().map(|c| c.tokens),
+                model: scan.context.map(|c| c.model).or(scan.model),
+                compressions: Vec::new(),
+            }),
+        });
+    }
+    out
+}
+
+/// New usage, context and compressions from Gemini CLI's session file (`gemini_chat`), read from
+/// the offset the journal recorded, deduplicated against the session's state: a response counted
+/// already (largest usage wins) and a compression counted already are left out.
+pub fn gemini_chat_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    if !acceptable(path) {
+        return Vec::new();
+    }
+    let offset = session
+        .and_then(|s| s.transcript_offsets.get(path))
+        .copied()
+        .unwrap_or(0);
+    let Some((bytes, start)) = read_new(Path::new(path), offset, max, deadline) else {
+        return Vec::new();
+    };
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let scan = projections::gemini_chat::scan(&bytes);
+    let end = start + scan.consumed as u64;
+    let mut out = Vec::new();
+    for record in scan.records {
+        let key = format!("{}:{}", record.message_id, record.request_id);
+        if let Some((_, old)) = session.and_then(|s| s.usage_by_key.get(&key)) {
+            if !transcript::larger(&record.usage, old) {
+                continue;
+            }
+        }
+        out.push(Observation {
+            kind: |cause| Kind::UsageObserved { cause },
+            body: derived::body(&UsageObserved {
+                path: path.to_string(),
+                offset: end,
+                agent_id: None,
+                record,
+            }),
+        });
+    }
+    let compressions: Vec<String> = scan
+        .compressions
+        .into_iter()
+        .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
+        .collect();
+    if end != offset || !compressions.is_empty() {
+        out.push(Observation {
+            kind: |cause| Kind::ContextObserved { cause },
+            body: derived::body(&ContextObserved {
+                path: path.to_string(),
+                offset: end,
+                tokens: scan.context.as_ref().map(|c| c.tokens),
+                model: scan.context.map(|c| c.model),
+                compressions,
             }),
         });
     }

@@ -29,6 +29,11 @@ pub struct ContextObserved {
     pub tokens: Option<u64>,
     /// That response's model.
     pub model: Option<String>,
+    /// Compressions the read found that the session had not counted yet (Gemini CLI: the ids
+    /// of the compression acknowledgements in its session file's history rewrites, see
+    /// `gemini_chat`). Each is one compaction, counted here and never at `PreCompress`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compressions: Vec<String>,
 }
 
 /// The git branch of the session's directory, read at Stop and SessionEnd.

@@ -324,6 +324,9 @@ struct Raw<'a> {
     stop_hook_active: Option<&'a RawValue>,
     #[serde(borrow)]
     last_assistant_message: Option<&'a RawValue>,
+    // Gemini CLI's AfterAgent: the final answer.
+    #[serde(borrow)]
+    prompt_response: Option<&'a RawValue>,
     #[serde(borrow)]
     agent_transcript_path: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -453,7 +456,7 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
         #[serde(borrow)]
         turn_id: Option<&'a RawValue>,
         #[serde(borrow)]
-        model: Option<&'a RawValue>,
+        transcript_path: Option<&'a RawValue>,
     }
     let Ok(shape) = serde_json::from_slice::<Shape>(bytes) else {
         return Host::Claude;
@@ -470,10 +473,15 @@ pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
     if host::GEMINI.owns(&name) || shape.timestamp.is_some() {
         return Host::Gemini;
     }
-    if shape.turn_id.is_some()
-        || host::CODEX.owns(&name)
-        || (shape.model.is_some() && name != "SessionStart")
-    {
+    // Codex sends `turn_id` on its turn events, and its transcript is a rollout file
+    // (`…/sessions/YYYY/MM/DD/rollout-*.jsonl`) on all of them (SessionStart and SessionEnd carry
+    // no turn id). A `model` field alone says nothing: Claude Code sends one too.
+    let rollout = s(shape.transcript_path).is_some_and(|p| {
+        p.rsplit('/')
+            .next()
+            .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
+    });
+    if shape.turn_id.is_some() || rollout || host::CODEX.owns(&name) {
         return Host::Codex;
     }
     Host::Claude
@@ -530,7 +538,7 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
             reason: s(raw.reason).unwrap_or_else(|| "other".into()),
         },
         EventKind::Prompt => Canonical::Prompt {
-            text: s(raw.prompt).unwrap_or_default(),
+            text: without_own_context(&s(raw.prompt).unwrap_or_default()),
         },
         EventKind::ToolPre | EventKind::ToolPost | EventKind::ToolFailure => {
             tool_event(meaning, raw)
@@ -542,7 +550,7 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
         },
         EventKind::Stop => Canonical::Stop {
             active: b(raw.stop_hook_active).unwrap_or(false),
-            last_message: s(raw.last_assistant_message),
+            last_message: s(raw.last_assistant_message).or_else(|| s(raw.prompt_response)),
         },
         EventKind::StopFailure => Canonical::StopFailure {
             error: text(raw.error).unwrap_or_default(),
@@ -576,6 +584,29 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
         },
         EventKind::Other => Canonical::Other,
     }
+}
+
+/// A prompt without the context hookjournal itself injected into it. Gemini CLI (`-p`) hands
+/// BeforeAgent a prompt that already holds the SessionStart answer as
+/// `<hook_context>hookjournal: …</hook_context>`: that is not what the user typed. Other hooks'
+/// blocks are kept.
+fn without_own_context(prompt: &str) -> String {
+    const OPEN: &str = "<hook_context>hookjournal";
+    const CLOSE: &str = "</hook_context>";
+    if !prompt.contains(OPEN) {
+        return prompt.to_string();
+    }
+    let mut out = String::with_capacity(prompt.len());
+    let mut rest = prompt;
+    while let Some(i) = rest.find(OPEN) {
+        let Some(j) = rest[i..].find(CLOSE) else {
+            break;
+        };
+        out.push_str(&rest[..i]);
+        rest = &rest[i + j + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out.trim().to_string()
 }
 
 /// A tool event: the tool, its input (and response, or error), from the payload or, for events

@@ -208,6 +208,8 @@ pub enum Trust {
     TrustedFolder,
     /// Each new project hook must be trusted in the host (`/hooks`); Codex records it as a
     /// `trusted_hash` in `~/.codex/config.toml`, and `codex exec` skips untrusted hooks silently.
+    /// `install` writes that trust itself (Codex 0.169.0's hash, `install/codex_trust.rs`); a
+    /// project's hooks load only in a trusted project besides.
     TrustedHooks,
     /// Not established (hookjournal does not install for this host).
     Unverified,
@@ -385,6 +387,18 @@ const CLAUDE_EVENTS: &[HostEvent] = &[
     ev("ConfigChange", K::Other, 10),
     ev("CwdChanged", K::Other, 10),
     ev("FileChanged", K::Other, 10),
+    // In 2.1.197 and 2.1.330 alike.
+    ev("UserPromptExpansion", K::Other, 10),
+    ev("PermissionDenied", K::Other, 10),
+    ev("Setup", K::Other, 10),
+    ev("Elicitation", K::Other, 10),
+    ev("ElicitationResult", K::Other, 10),
+    ev("WorktreeRemove", K::Other, 10),
+    // New in 2.1.330 (after the pinned 2.1.197): read and recorded, not registered until the
+    // pinned version knows them.
+    seen("PreModelSwitch", K::Other),
+    seen("PostModelSwitch", K::Other),
+    seen("DirectoryAdded", K::Other),
     seen("WorktreeCreate", K::Other),
     seen("MessageDisplay", K::Other),
 ];
@@ -404,7 +418,7 @@ const CODEX_EVENTS: &[HostEvent] = &[
     ev("SubagentStart", K::SubagentStart, 10),
     ev("SubagentStop", K::SubagentStop, 10),
     ev("Stop", K::Stop, 10),
-    seen("Interrupt", K::Other),
+    ev("Interrupt", K::Other, 10),
 ];
 
 /// Gemini CLI's events (milliseconds). Not BeforeModel, AfterModel or BeforeToolSelection: they
@@ -523,12 +537,15 @@ pub const CODEX: HostFacts = HostFacts {
         user_file: "hooks.json",
         timeout_scale: 1,
         named_handlers: false,
-        next_step: "start Codex here and trust the new hooks in /hooks (project hooks run only in \
-                    trusted projects); check with `hookjournal status`.",
+        next_step: "start Codex here (the hooks are trusted in its config.toml as /hooks would \
+                    trust them; a project's hooks also need the project trusted); check with \
+                    `hookjournal status`.",
     }),
 };
 
-/// Gemini CLI: context; no text at compaction, no blocked Stop.
+/// Gemini CLI: context; no text at compaction, no blocked Stop. It ignores PreCompress's output
+/// (0.61.0 does not read it) and honours `continue:false` at BeforeAgent, AfterTool and
+/// AfterAgent: a loop agent is stopped there, after its compaction was found.
 pub const GEMINI: HostFacts = HostFacts {
     name: "gemini",
     product: "Gemini CLI",
@@ -537,7 +554,9 @@ pub const GEMINI: HostFacts = HostFacts {
         CONTEXT[0],
         CONTEXT[1],
         CONTEXT[2],
-        (K::PreCompact, AnswerShape::StopAgent),
+        (K::Prompt, AnswerShape::StopAgent),
+        (K::ToolPost, AnswerShape::StopAgent),
+        (K::Stop, AnswerShape::StopAgent),
     ],
     payload: PayloadFields {
         session_id: "session_id",
@@ -560,7 +579,10 @@ pub const GEMINI: HostFacts = HostFacts {
         user_file: "settings.json",
         timeout_scale: 1000,
         named_handlers: true,
-        next_step: "start Gemini CLI here (/hooks panel lists the hooks); check with \
+        next_step: "Gemini CLI runs project hooks only in a trusted folder: trust this folder when \
+                    it asks (or with /permissions; it is recorded in ~/.gemini/trustedFolders.json). \
+                    In an untrusted folder, headless runs (`gemini -p`) included, no project hook \
+                    runs. Then start Gemini CLI here (/hooks lists the hooks); check with \
                     `hookjournal status`.",
     }),
 };

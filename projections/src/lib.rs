@@ -3,10 +3,12 @@
 //! No files, no clock, no environment, no processes: same events in, same state out.
 #![warn(missing_docs)]
 
+pub mod codex_rollout;
 pub mod config;
 pub mod derived;
 pub mod event;
 pub mod fold;
+pub mod gemini_chat;
 pub mod host;
 pub mod openclaw;
 pub mod policy;

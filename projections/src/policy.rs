@@ -180,10 +180,22 @@ pub fn loop_release_reason(
         return None;
     }
     match ev.canonical {
-        Canonical::PreCompact { .. } => Some(CONTEXT_LIMIT),
+        Canonical::PreCompact { .. } if announces_compaction(ev) => Some(CONTEXT_LIMIT),
         Canonical::SessionEnd { .. } if agent.is_some() => Some(SESSION_ENDED),
         _ => None,
     }
+}
+
+/// Whether the host's pre-compaction event means a compaction happens. Gemini CLI's PreCompress
+/// fires before every model request, before its threshold check: there, only the session file
+/// read at a later event shows a compaction (`SessionState::compression_seen_at`).
+fn announces_compaction(ev: &HookEvent) -> bool {
+    !ev.host.facts().compaction.before_fires_without_compaction
+}
+
+/// Whether the session-file read made for this event found a compaction (Gemini CLI).
+fn compaction_found_at(session: Option<&SessionState>, env: &Envelope) -> bool {
+    session.is_some_and(|s| s.compression_seen_at == env.seq)
 }
 
 const CONTEXT_LIMIT: &str = "context limit reached";
@@ -236,10 +248,13 @@ pub fn loop_answer(agent: Option<&str>, ev: &HookEvent, cfg: &PolicyConfig) -> O
 /// The loop-safety part of an answer: release the agent's tasks, stop the agent at PreCompact.
 fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d: &mut Decision) {
     let agent = loop_agent(env);
-    let Some(reason) = loop_release_reason(agent, ev, cfg) else {
+    let session = ev.session_id.as_deref().and_then(|id| st.sessions.get(id));
+    let found = (cfg.loop_mode || agent.is_some()) && compaction_found_at(session, env);
+    let Some(reason) =
+        loop_release_reason(agent, ev, cfg).or_else(|| found.then_some(CONTEXT_LIMIT))
+    else {
         return;
     };
-    let session = ev.session_id.as_deref().and_then(|id| st.sessions.get(id));
     let released = agent
         .map(|a| release(st, session, a, reason))
         .unwrap_or_default();
@@ -251,6 +266,9 @@ fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d
     };
     let name = agent.unwrap_or("(loop mode)");
     d.stderr = match ev.canonical {
+        _ if found => Some(format!(
+            "hookjournal: agent {name} reached the context limit (the host compressed its context); {what} and stopping the agent"
+        )),
         Canonical::PreCompact { .. } => Some(format!(
             "hookjournal: agent {name} reached the context limit; {what} and stopping the agent"
         )),
@@ -263,6 +281,8 @@ fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d
         .extend(released.into_iter().map(DecisionEvent::TaskReleased));
     if let Some(answer) = loop_answer(agent, ev, cfg) {
         d.answer = Some(answer);
+    } else if found && ev.host.answers(ev.canonical.kind(), AnswerShape::StopAgent) {
+        d.answer = Some(Answer::StopAgent);
     }
 }
 
@@ -367,7 +387,8 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
             at_session_start(st, env, ev, cfg, session, source, &mut d)
         }
         Canonical::PreCompact { trigger, .. } => {
-            if let Some(s) = session {
+            let real = announces_compaction(ev) || compaction_found_at(session, env);
+            if let Some(s) = session.filter(|_| real) {
                 at_pre_compact(st, s, ev, cfg, trigger, &mut d);
             }
             loop_safety(st, env, ev, cfg, &mut d);
@@ -375,6 +396,8 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
         // A host that takes no context here (Cursor): nothing to say, and no reminder spent on it.
         Canonical::Prompt { .. } | Canonical::ToolPost { .. }
             if !ev.host.answers(ev.canonical.kind(), AnswerShape::Context) => {}
+        // A subagent's prompt: no reminder or notice injected into the subagent.
+        Canonical::Prompt { .. } if ev.agent_id.is_some() => {}
         Canonical::Prompt { .. } => {
             if let Some(s) = session {
                 at_prompt(st, s, ev, cfg, &mut d);
@@ -393,6 +416,42 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
         }
         Canonical::SessionEnd { .. } => loop_safety(st, env, ev, cfg, &mut d),
         _ => {}
+    }
+    // A compaction the session file showed at another event (Gemini CLI's AfterAgent).
+    if compaction_found_at(session, env)
+        && !matches!(
+            ev.canonical,
+            Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }
+        )
+    {
+        loop_safety(st, env, ev, cfg, &mut d);
+    }
+    // After a compaction found in the session file (no SessionStart follows it on Gemini CLI):
+    // the restore, once, with the next context the host takes.
+    if let Some(s) = session {
+        let kind = ev.canonical.kind();
+        if s.compression_seen_at > s.restored_at
+            && matches!(kind, EventKind::Prompt | EventKind::ToolPost)
+            && ev.host.answers(kind, AnswerShape::Context)
+        {
+            let restore = views::restore_text(st, s, cfg, Purpose::Restore { source: "compact" });
+            let text = match d.answer.take() {
+                Some(Answer::Context { text, .. }) => format!("{restore}\n\n{text}"),
+                _ => restore,
+            };
+            d.answer = context_answer(ev, text);
+        }
+    }
+    // A loop agent whose compaction was found where its host takes no stop (Gemini CLI ignores
+    // PreCompress's output) is stopped at the next event that takes one.
+    if let Some(s) = session {
+        let looping = cfg.loop_mode || loop_agent(env).is_some();
+        if looping
+            && s.compression_seen_at > s.stop_answered_at
+            && ev.host.answers(ev.canonical.kind(), AnswerShape::StopAgent)
+        {
+            d.answer = Some(Answer::StopAgent);
+        }
     }
     d
 }

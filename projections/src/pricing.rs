@@ -1,4 +1,4 @@
-//! Embedded per-model prices for every Claude model, overridable, and the cost of one response.
+//! Embedded per-model prices (every Claude model; Gemini and OpenAI models by name), overridable, and the cost of one response.
 //!
 //! Prices are USD per **million** tokens, from Anthropic's pricing page
 //! (platform.claude.com/docs/en/about-claude/pricing) and the per-model overview pages. The
@@ -216,11 +216,13 @@ impl PricingTable {
         if !self.embedded {
             return None;
         }
-        let canonical = canonical?;
-        EMBEDDED
-            .iter()
-            .find(|(key, _)| *key == canonical)
-            .map(|(_, price)| price)
+        match canonical {
+            Some(canonical) => EMBEDDED
+                .iter()
+                .find(|(key, _)| *key == canonical)
+                .map(|(_, price)| price),
+            None => embedded_other(&name),
+        }
     }
 
     /// Cost in USD of one response of `model` with `usage`; `None` when the model is unpriced
@@ -234,6 +236,22 @@ impl PricingTable {
     pub fn embedded_models() -> impl Iterator<Item = (&'static str, &'static ModelPrice)> {
         EMBEDDED.iter().map(|(key, price)| (*key, price))
     }
+}
+
+/// The embedded price of a model that is not Claude's (Gemini's, by name): the longest entry of
+/// `EMBEDDED_OTHER` that the name, without a provider prefix (`models/`, `google/`), starts with
+/// at a word boundary (`gemini-2.5-flash-preview-09-2025` is Flash; `gemini-2.5-flash-lite` is
+/// its own entry, never Flash's).
+fn embedded_other(name: &str) -> Option<&'static ModelPrice> {
+    let name = name.rsplit('/').next().unwrap_or("");
+    EMBEDDED_OTHER
+        .iter()
+        .filter(|(key, _)| {
+            name.strip_prefix(key)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+        })
+        .max_by_key(|(key, _)| key.len())
+        .map(|(_, price)| price)
 }
 
 const FAMILIES: [&str; 6] = ["opus", "sonnet", "haiku", "fable", "mythos", "instant"];
@@ -382,6 +400,65 @@ static EMBEDDED: &[(&str, ModelPrice)] = &[
     ("instant-1-2", CLAUDE_INSTANT),
     ("instant-1", CLAUDE_INSTANT),
 ];
+
+/// A Gemini rate card: Google bills no cache writes (context caching is billed as storage, which
+/// no session file shows), so both write rates are the input price and never used; cached input
+/// is `cached`.
+const fn gemini(input: f64, output: f64, cached: f64) -> ModelPrice {
+    price(input, output, input, input, cached)
+}
+
+/// Gemini 2.5 Pro / 3 Pro bill a prompt above 200,000 tokens at a second rate card, every token
+/// of the request (output too), like Anthropic's tiers.
+const fn gemini_long(input: f64, output: f64, cached: f64) -> LongContext {
+    LongContext {
+        threshold_tokens: 200_000,
+        input,
+        output,
+        cache_write_5m: input,
+        cache_write_1h: input,
+        cache_read: cached,
+    }
+}
+
+/// Models that are not Claude's, by name (see `embedded_other`). Gemini: the Gemini API's paid
+/// tier (ai.google.dev/gemini-api/docs/pricing), text input, USD per million tokens; thinking
+/// tokens are billed as output (the session file's `thoughts`, added to output when read).
+static EMBEDDED_OTHER: &[(&str, ModelPrice)] = &[
+    (
+        "gemini-3-pro",
+        tiered(gemini(2.0, 12.0, 0.20), gemini_long(4.0, 18.0, 0.40)),
+    ),
+    ("gemini-3-flash", gemini(0.50, 3.0, 0.05)),
+    (
+        "gemini-2.5-pro",
+        tiered(gemini(1.25, 10.0, 0.125), gemini_long(2.50, 15.0, 0.25)),
+    ),
+    ("gemini-2.5-flash", gemini(0.30, 2.50, 0.03)),
+    ("gemini-2.5-flash-lite", gemini(0.10, 0.40, 0.01)),
+    ("gemini-2.0-flash", gemini(0.10, 0.40, 0.025)),
+    ("gemini-2.0-flash-lite", gemini(0.075, 0.30, 0.075)),
+    // OpenAI (platform.openai.com/docs/pricing, standard tier): no cache-write charge, cached
+    // input at the listed rate; reasoning tokens are in `output_tokens`.
+    ("gpt-5", openai(1.25, 10.0, 0.125)),
+    ("gpt-5-codex", openai(1.25, 10.0, 0.125)),
+    ("gpt-5-mini", openai(0.25, 2.0, 0.025)),
+    ("gpt-5-nano", openai(0.05, 0.40, 0.005)),
+    ("gpt-5.1", openai(1.25, 10.0, 0.125)),
+    ("gpt-5.1-codex", openai(1.25, 10.0, 0.125)),
+    ("gpt-5.1-codex-mini", openai(0.25, 2.0, 0.025)),
+    ("gpt-5.2", openai(1.75, 14.0, 0.175)),
+    ("gpt-4.1", openai(2.0, 8.0, 0.50)),
+    ("gpt-4.1-mini", openai(0.40, 1.60, 0.10)),
+    ("o3", openai(2.0, 8.0, 0.50)),
+    ("o4-mini", openai(1.10, 4.40, 0.275)),
+];
+
+/// An OpenAI rate card (no cache writes are billed: both write rates are the input price, never
+/// used).
+const fn openai(input: f64, output: f64, cached: f64) -> ModelPrice {
+    price(input, output, input, input, cached)
+}
 
 #[cfg(test)]
 mod tests {
@@ -542,6 +619,52 @@ mod tests {
         ] {
             assert_eq!(table.cost(model, &usage(1, 1, 1, 1, 1)), None, "{model}");
         }
+    }
+
+    #[test]
+    fn gemini_and_openai_models_are_priced_by_name_and_tier() {
+        let table = PricingTable::default();
+        let flash = table.lookup("gemini-2.5-flash").unwrap();
+        assert_eq!(
+            (flash.input, flash.output, flash.cache_read),
+            (0.30, 2.50, 0.03)
+        );
+        for (name, input) in [
+            ("models/gemini-2.5-flash", 0.30),
+            ("gemini-2.5-flash-preview-09-2025", 0.30),
+            ("gemini-2.5-flash-lite", 0.10),
+            ("google/gemini-2.5-pro", 1.25),
+            ("gemini-3-pro-preview", 2.0),
+            ("gpt-5.1-codex", 1.25),
+            ("gpt-5.1-codex-max", 1.25),
+            ("gpt-5-mini-2025-08-07", 0.25),
+            ("openai/gpt-5", 1.25),
+        ] {
+            assert_eq!(table.lookup(name).map(|p| p.input), Some(input), "{name}");
+        }
+        for unknown in [
+            "gemini-2.5-flashy",
+            "gemini-9",
+            "gemini",
+            "gpt-5.5",
+            "gpt-5x",
+        ] {
+            assert_eq!(table.lookup(unknown), None, "{unknown}");
+        }
+        // Pro's long-context card applies to the whole request above 200k prompt tokens.
+        let at = |input| Usage {
+            input_tokens: input,
+            output_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        assert!(close(
+            table.cost("gemini-2.5-pro", &at(200_000)).unwrap(),
+            0.25 + 10.0
+        ));
+        assert!(close(
+            table.cost("gemini-2.5-pro", &at(200_001)).unwrap(),
+            200_001.0 * 2.5e-6 + 15.0
+        ));
     }
 
     #[test]

@@ -39,6 +39,9 @@ pub struct Scenario {
     pub agent: Option<String>,
     /// The host of the next hook events.
     pub host: Host,
+    /// What the next hook event's read of the session file shows (recorded as caused by it,
+    /// before the policy decides, as the hook does).
+    pub next_reading: Option<ContextObserved>,
 }
 
 impl Default for Scenario {
@@ -69,6 +72,7 @@ impl Scenario {
             step_us: 1_000_000,
             agent: None,
             host: Host::Claude,
+            next_reading: None,
         }
     }
 
@@ -112,6 +116,19 @@ impl Scenario {
         self
     }
 
+    /// The next hook event's session-file read shows `compressions` (acknowledgement ids, see
+    /// `gemini_chat`) and then a context of `tokens`.
+    pub fn reading(mut self, session: &str, compressions: &[&str], tokens: Option<u64>) -> Self {
+        self.next_reading = Some(ContextObserved {
+            path: format!("/chats/{session}.jsonl"),
+            offset: self.log.len() as u64 + 1,
+            tokens,
+            model: None,
+            compressions: compressions.iter().map(|c| c.to_string()).collect(),
+        });
+        self
+    }
+
     /// Lets `secs` pass before the next event.
     pub fn after_secs(mut self, secs: i64) -> Self {
         self.now_us += secs * 1_000_000;
@@ -143,6 +160,14 @@ impl Scenario {
         let mut env = self.envelope(kind, session, payload.as_bytes().to_vec());
         env.spooled = spooled;
         let env = self.record(env);
+        if let Some(reading) = self.next_reading.take() {
+            let x = self.envelope(
+                Kind::ContextObserved { cause: env.seq },
+                env.session_id.clone(),
+                derived::body(&reading),
+            );
+            self.record(x);
+        }
         let d = if spooled {
             policy::decide_spooled(&self.state, &env, &ev, &self.cfg)
         } else {
@@ -198,6 +223,7 @@ impl Scenario {
             offset: tokens,
             tokens: Some(tokens),
             model: None,
+            compressions: Vec::new(),
         });
         let env = self.envelope(
             Kind::ContextObserved { cause },

@@ -217,6 +217,19 @@ pub struct SessionState {
     pub start_pending: Option<String>,
     /// What the latest prompt carries (`start_pending` as that prompt found it).
     pub prompt_carries: Option<String>,
+    /// Compressions already counted from the host's session file (Gemini CLI: the ids of their
+    /// acknowledgements, the last 50), so a history rewritten again is not counted again.
+    #[serde(default)]
+    pub compressions_seen: Vec<String>,
+    /// The hook event whose session-file read found the latest compression (0: none yet).
+    #[serde(default)]
+    pub compression_seen_at: Seq,
+    /// The last answer that stopped the agent (`continue:false`), by its `ResponseEmitted`.
+    #[serde(default)]
+    pub stop_answered_at: Seq,
+    /// The last answer that gave the restore after a compaction, by its `ResponseEmitted`.
+    #[serde(default)]
+    pub restored_at: Seq,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -269,8 +282,15 @@ fn commit_made(input: &Value, response: &Value) -> Option<(String, String)> {
     parse_commit(&out)
 }
 
-/// Tools that read and edit files, and the input field naming the file.
-fn file_of(tool: &str, input: &Value) -> Option<(bool, String)> {
+/// Tools that read and edit files, and the file: absolute where the tool's response names it
+/// (Gemini CLI's `returnDisplay.filePath`; its `write_file` input path is relative), else the
+/// input's path, made absolute against the session's directory when it is relative.
+fn file_of(
+    tool: &str,
+    input: &Value,
+    response: &Value,
+    cwd: Option<&str>,
+) -> Option<(bool, String)> {
     let edit = matches!(
         tool,
         "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace" | "edit_file"
@@ -279,11 +299,52 @@ fn file_of(tool: &str, input: &Value) -> Option<(bool, String)> {
     if !edit && !read {
         return None;
     }
-    let path = str_at(
-        input,
-        &["file_path", "notebook_path", "path", "absolute_path"],
-    )?;
-    Some((edit, path.to_string()))
+    let path = response
+        .get("returnDisplay")
+        .and_then(|d| str_at(d, &["filePath"]))
+        .filter(|p| p.starts_with('/'))
+        .or_else(|| {
+            str_at(
+                input,
+                &["file_path", "notebook_path", "path", "absolute_path"],
+            )
+        })?;
+    Some((edit, absolute(path, cwd)))
+}
+
+/// A path as given, made absolute against `cwd` when it is relative.
+fn absolute(path: &str, cwd: Option<&str>) -> String {
+    match cwd {
+        Some(dir) if !path.starts_with('/') && !path.is_empty() => format!(
+            "{}/{}",
+            dir.trim_end_matches('/'),
+            path.trim_start_matches("./")
+        ),
+        _ => path.to_string(),
+    }
+}
+
+/// The files an apply_patch patch adds, updates, deletes or moves to, in order.
+fn patch_files(patch: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        let path = [
+            "*** Add File: ",
+            "*** Update File: ",
+            "*** Delete File: ",
+            "*** Move to: ",
+        ]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+        if let Some(p) = path {
+            if !out.iter().any(|x| x == p) {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// `git commit` output: `[branch abc1234] message` (also `[branch (root-commit) abc1234]`).
@@ -377,6 +438,9 @@ impl SessionState {
             by: &ev.name,
         };
         match &ev.canonical {
+            // A subagent's own prompt (Codex sends it with the parent's session id and the
+            // subagent's agent_id) is not the session's.
+            Canonical::Prompt { .. } if ev.agent_id.is_some() => {}
             Canonical::Prompt { text } => {
                 self.prompt_carries = self.start_pending.take();
                 self.status = Status::Active;
@@ -396,6 +460,10 @@ impl SessionState {
             Canonical::TaskCreated { .. } | Canonical::TaskCompleted { .. } => {
                 self.task_event(&ev.canonical, o)
             }
+            // Gemini CLI fires PreCompress before every model request, compressed or not: the
+            // compaction is counted when its session file shows it (`ContextObserved`).
+            Canonical::PreCompact { .. }
+                if ev.host.facts().compaction.before_fires_without_compaction => {}
             other => self.lifecycle(other, env.seq),
         }
         if let Some(u) = &ev.usage {
@@ -476,6 +544,25 @@ impl SessionState {
             }
             _ => {}
         }
+    }
+
+    /// How a restore text names this session (`hookjournal: state of session <short id>`).
+    fn restore_label(&self) -> String {
+        format!(
+            "hookjournal: state of session {}",
+            crate::short_id(&self.id)
+        )
+    }
+
+    /// A compaction the host's session file showed after the fact (it reads the context after
+    /// it: the reading that found it is not discarded).
+    fn compressed(&mut self, seq: Seq) {
+        self.compactions += 1;
+        self.compact_triggers.push("auto".into());
+        if self.compact_triggers.len() > 20 {
+            self.compact_triggers.remove(0);
+        }
+        self.pressure.start_over(seq);
     }
 
     /// Before a tool, after it, and a failed call.
@@ -599,7 +686,15 @@ impl SessionState {
         } else {
             self.activity(last_task_command);
         }
-        if let Some((edit, path)) = file_of(tool, input) {
+        let cwd = ev.cwd.as_deref().or(self.cwd.as_deref());
+        // Codex's apply_patch names its files inside the patch.
+        if tool == "apply_patch" {
+            let patch = str_at(input, &["command", "patch", "input"]).or(input.as_str());
+            for path in patch.map(patch_files).unwrap_or_default() {
+                push_recent(&mut self.files_edited, &absolute(&path, cwd), MAX_FILES);
+            }
+        }
+        if let Some((edit, path)) = file_of(tool, input, response, cwd) {
             // A subagent's reads are its own context, not the session's; its edits
             // changed the project all the same.
             if edit {
@@ -830,6 +925,20 @@ impl SessionState {
                     return;
                 };
                 self.transcript_offsets.insert(c.path, c.offset);
+                let new: Vec<String> = c
+                    .compressions
+                    .iter()
+                    .filter(|id| !self.compressions_seen.contains(id))
+                    .cloned()
+                    .collect();
+                for id in new {
+                    self.compressed(env.seq);
+                    self.compression_seen_at = env.kind.cause().unwrap_or(env.seq);
+                    self.compressions_seen.push(id);
+                    if self.compressions_seen.len() > 50 {
+                        self.compressions_seen.remove(0);
+                    }
+                }
                 // The reading taken at the compaction itself shows the context before it.
                 let before_compaction = env.kind.cause() == Some(self.pressure.compacted_at);
                 if let (Some(tokens), false) = (c.tokens, before_compaction) {
@@ -868,7 +977,19 @@ impl SessionState {
                     if matches!(answer, Some(Answer::BlockStop { .. })) {
                         self.pressure.emergency_blocked = true;
                     }
+                    if matches!(answer, Some(Answer::StopAgent)) {
+                        self.stop_answered_at = env.seq;
+                    }
                     let injected = answer.as_ref().and_then(Answer::injected_text);
+                    if injected.is_some_and(|t| {
+                        t.contains(&format!(
+                            "{} {}",
+                            self.restore_label(),
+                            crate::views::AFTER_COMPACTION
+                        ))
+                    }) {
+                        self.restored_at = env.seq;
+                    }
                     self.pressure.injected += injected.map(estimated_tokens).unwrap_or(0);
                 }
             }

@@ -305,13 +305,17 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
     b.finish()
 }
 
+/// How the restore's first line names a restore after a compaction (also how the fold recognises
+/// that one was given, in the answer it records).
+pub const AFTER_COMPACTION: &str = "after context compaction";
+
 /// The first line: whose state this is, and why it is given.
 fn restore_header(b: &mut Budgeted, s: &SessionState, purpose: Purpose) {
     let sid = crate::short_id(&s.id);
     match purpose {
         Purpose::Restore { source } => {
             let what = match source {
-                "compact" => "after context compaction",
+                "compact" => AFTER_COMPACTION,
                 "clear" => "after /clear (from the session that just ended)",
                 "resume" => "on resume",
                 _ => "at session start",

@@ -174,11 +174,16 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let flags = parse_flags(argv);
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
     let (settings, warning) = Settings::load(&dir);
-    for line in warning.iter().flat_map(|w| w.lines()) {
-        eprintln!("hookjournal: {line}");
-    }
     crate::output::hook_waiting_notice();
     let inv = read_invocation(&flags, &settings);
+    // Gemini CLI shows a hook's stderr to the user ("Hook system message") whenever stdout is
+    // empty: a settings warning there would appear on every call. `hookjournal status` and every
+    // other command report it.
+    if inv.host != Host::Gemini.as_str() {
+        for line in warning.iter().flat_map(|w| w.lines()) {
+            eprintln!("hookjournal: {line}");
+        }
+    }
 
     // Events that are only recorded (never answered, nothing to read from outside) skip the
     // journal's store entirely: an atomic spool write, drained in order by the next process
@@ -474,6 +479,37 @@ fn observe(
         });
     let mut out = Vec::new();
     match &p.canonical {
+        // Gemini CLI's session file: usage, context and the compressions that happened. Its
+        // PreCompress fires before every model request; AfterTool too, so a compression (written
+        // before the request that follows it) is found at the next tool's end.
+        Canonical::Stop { .. }
+        | Canonical::PreCompact { .. }
+        | Canonical::SessionEnd { .. }
+        | Canonical::ToolPost { .. }
+            if p.host == Host::Gemini =>
+        {
+            if let Some(path) = p.transcript_path.as_deref() {
+                out.extend(ingest::gemini_chat_events(session, path, max * 4, deadline));
+            }
+        }
+        // Codex CLI's rollout: usage per request and the context (a subagent's own events name
+        // its own rollout; its usage is not the session's context).
+        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }
+            if p.host == Host::Codex && p.agent_id.is_none() =>
+        {
+            if let Some(path) = p.transcript_path.as_deref() {
+                let model = session
+                    .and_then(|s| s.model.as_deref())
+                    .or(p.model.as_deref());
+                out.extend(ingest::codex_rollout_events(
+                    session,
+                    path,
+                    model,
+                    max * 4,
+                    deadline,
+                ));
+            }
+        }
         Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
             let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) {
                 max * 4

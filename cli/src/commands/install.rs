@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod codex_trust;
 mod doc;
 mod openclaw;
 
@@ -197,6 +198,9 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         None => None,
     };
     change.write(facts)?;
+    if facts.host.table().facts().trust == projections::host::Trust::TrustedHooks {
+        trust_codex_hooks(&path, &after, &command, t.scope)?;
+    }
     println!("Command: {command}");
     if let Some(line) = &statusline {
         println!("Status line: {line}");
@@ -222,6 +226,72 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     };
     println!("Next: {next}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Codex runs a project or user hook only once it is trusted: the hooks just written are trusted
+/// in the user's `config.toml` (`$CODEX_HOME`, else `~/.codex`) as `/hooks` would trust them.
+fn trust_codex_hooks(
+    hooks_json: &Path,
+    text: &str,
+    command: &str,
+    scope: Scope,
+) -> anyhow::Result<()> {
+    let facts = &facts(Host::Codex);
+    let home = settings_path_from_env(facts, Scope::User, hooks_json)?
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .ok_or_else(|| anyhow!("cannot find Codex's home"))?;
+    let config = home.join("config.toml");
+    let key_path = hooks_json.to_string_lossy();
+    let Some(trusted) = codex_trust::ours(&key_path, text, command) else {
+        println!(
+            "Note: {} is not plain JSON; trust the hooks in Codex's /hooks yourself.",
+            hooks_json.display()
+        );
+        return Ok(());
+    };
+    let before = match fs::read_to_string(&config) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", config.display())),
+    };
+    let after = codex_trust::apply(before.as_deref().unwrap_or(""), &trusted)
+        .map_err(|e| anyhow!("{}: {e}; hooks not trusted", config.display()))?;
+    if before.as_deref() != Some(after.as_str()) {
+        write_settings(&config, &after, before.is_some())?;
+    }
+    if scope != Scope::User {
+        if let Some(project) = hooks_json.parent().and_then(Path::parent) {
+            let trusted = toml::from_str::<toml::Value>(&after).ok().is_some_and(|v| {
+                v.get("projects")
+                    .and_then(|p| p.get(project.to_string_lossy().as_ref()))
+                    .and_then(|p| p.get("trust_level"))
+                    .and_then(|t| t.as_str())
+                    == Some("trusted")
+            });
+            if !trusted {
+                println!(
+                    "Note: Codex loads a project's hooks only when the project is trusted, and {} is \
+                     not trusted in {}: trust it when Codex asks at its first start here, or add \
+                     [projects.{}] trust_level = \"trusted\" there.",
+                    project.display(),
+                    config.display(),
+                    toml::Value::String(project.to_string_lossy().into_owned())
+                );
+            }
+        }
+    }
+    let whose = if scope == Scope::User {
+        "every project"
+    } else {
+        "this project"
+    };
+    println!(
+        "Trusted: {} hooks for {whose} in {} ([hooks.state] trusted_hash, as Codex's /hooks records \
+         them); editing a hook makes Codex skip it until it is trusted again.",
+        trusted.len(),
+        config.display()
+    );
+    Ok(())
 }
 
 /// A settings file before and after `install`, and the journal it will create.
