@@ -577,6 +577,9 @@ fn spool_instead(dir: &std::path::Path, mut ev: NewEvent, why: &str) {
 /// mirrors; empty when none is configured).
 type Answered = (Held, String, Option<String>, Vec<journal::Envelope>);
 
+/// The answer (stdout), its stderr line, and the events committed (for the mirrors).
+type Reply = (String, Option<String>, Vec<journal::Envelope>);
+
 /// The journal as the hook holds it until the answer is out.
 pub(crate) enum Held {
     /// Opened without sled (the hot cache answered).
@@ -682,7 +685,7 @@ fn answer<W: Writer>(
     settings: &Settings,
     inv: &Invocation,
     outside: &Outside,
-) -> anyhow::Result<Option<(String, Option<String>, Vec<journal::Envelope>)>> {
+) -> anyhow::Result<Option<Reply>> {
     let ev = inv.ev.clone();
     let parsed = inv.parsed.as_ref();
     let external = outside.external.clone();
