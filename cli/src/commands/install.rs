@@ -995,7 +995,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(facts(Host::Claude).events.len(), 22);
+        assert_eq!(facts(Host::Claude).events.len(), 28);
         assert_eq!(facts(Host::Codex).events.len(), 11);
         assert_eq!(facts(Host::Gemini).events.len(), 8);
     }
