@@ -464,7 +464,7 @@ impl SessionState {
             // compaction is counted when its session file shows it (`ContextObserved`).
             Canonical::PreCompact { .. }
                 if ev.host.facts().compaction.before_fires_without_compaction => {}
-            other => self.lifecycle(other, env.seq),
+            other => self.lifecycle(other, env.seq, crate::host::restores_at_prompt(&ev.host)),
         }
         if let Some(u) = &ev.usage {
             self.host_usage(env.seq, ev.model.as_deref(), u);
@@ -498,12 +498,16 @@ impl SessionState {
     }
 
     /// Start, end, idle, stop and compaction: the session's status and what comes with it.
-    fn lifecycle(&mut self, c: &Canonical, seq: Seq) {
+    /// `at_prompt`: the host takes context only with a prompt, so a start or compaction's text
+    /// waits for the next one (`start_pending`); other hosts never set it.
+    fn lifecycle(&mut self, c: &Canonical, seq: Seq, at_prompt: bool) {
         match c {
             Canonical::SessionStart { source } => {
                 self.status = Status::Active;
                 self.source = Some(source.clone());
-                self.start_pending = Some(source.clone());
+                if at_prompt {
+                    self.start_pending = Some(source.clone());
+                }
                 if source == "compact" || source == "clear" {
                     self.pressure.start_over(seq);
                 }
@@ -536,7 +540,9 @@ impl SessionState {
             }
             Canonical::PostCompact { summary, .. } => {
                 self.status = Status::Active;
-                self.start_pending = Some("compact".into());
+                if at_prompt {
+                    self.start_pending = Some("compact".into());
+                }
                 self.pressure.start_over(seq);
                 if let Some(s) = summary {
                     self.last_compact_summary = Some(clip(s, 1500));

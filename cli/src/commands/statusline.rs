@@ -311,29 +311,56 @@ fn refresh(dir: &Path, session: &str) {
     }
 }
 
+/// The facts from the hot cache when it is current (no sled open: a statusline refreshes
+/// often); else from the store, once the log's events it has not folded yet are folded in.
 fn read_facts(dir: &Path, session: &str, settings: &Settings) -> Option<Facts> {
-    let j = Journal::open(
-        dir,
-        &OpenOptions {
-            wait: Duration::ZERO,
-            create: false,
-            segment_events: settings.hook.segment_events,
-            priority: false,
-        },
-    )
-    .ok()?;
+    let opts = OpenOptions {
+        wait: Duration::ZERO,
+        create: false,
+        segment_events: settings.hook.segment_events,
+        priority: false,
+    };
+    let keys = [
+        fold::GLOBAL_KEY.to_vec(),
+        fold::TASKS_KEY.to_vec(),
+        fold::session_key(session),
+    ];
+    let mut j = match Journal::open_light(dir, &opts).ok()? {
+        journal::Opened::Light(l) => {
+            let cached: Option<Vec<Option<Vec<u8>>>> = keys
+                .iter()
+                .map(|k| match l.get_state(k) {
+                    journal::hot::Lookup::Known(v) => Some(v),
+                    journal::hot::Lookup::Miss => None,
+                })
+                .collect();
+            match cached {
+                Some(parts) => return facts_from(&parts, settings),
+                None => l.upgrade().ok()?,
+            }
+        }
+        journal::Opened::Full(j) => j,
+    };
+    // The store may lag the log (hooks commit to the log and the cache): fold it in first.
+    crate::state_io::drain_all(&mut j).ok()?;
+    let parts: Option<Vec<Option<Vec<u8>>>> = keys.iter().map(|k| j.get_state(k).ok()).collect();
+    drop(j);
+    facts_from(&parts?, settings)
+}
+
+/// The facts from the global, tasks and session partitions' bytes.
+fn facts_from(parts: &[Option<Vec<u8>>], settings: &Settings) -> Option<Facts> {
     let mut st = State::default();
-    if let Some(b) = j.get_state(fold::GLOBAL_KEY).ok()? {
-        st.global = fold::decode(&b)?;
+    if let Some(b) = &parts[0] {
+        st.global = fold::decode(b)?;
     }
-    if let Some(b) = j.get_state(fold::TASKS_KEY).ok()? {
-        st.tasks = fold::decode(&b)?;
+    if let Some(b) = &parts[1] {
+        st.tasks = fold::decode(b)?;
     }
-    let s: Option<SessionState> = match j.get_state(&fold::session_key(session)).ok()? {
-        Some(b) => Some(fold::decode(&b)?),
+    let s: Option<SessionState> = match &parts[2] {
+        Some(b) => Some(fold::decode(b)?),
         None => None,
     };
-    drop(j);
     Some(statusline::facts(&st, s.as_ref(), &settings.policy))
 }
 

@@ -39,12 +39,14 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
             priority: false,
         },
     );
-    let j = match opened {
+    let mut j = match opened {
         Ok(j) => j,
         Err(journal::Error::Busy) => return Ok(None),
         Err(journal::Error::NotFound(_)) => return Ok(Some(State::default())),
         Err(e) => return Err(anyhow::anyhow!("opening journal {}: {e}", dir.display())),
     };
+    // Hooks commit to the log and the hot cache; the store folds what it lacks first.
+    crate::state_io::drain_all(&mut j)?;
     let st = crate::state_io::checkpoint(&j)?;
     drop(j);
     Ok(Some(st))
