@@ -77,8 +77,10 @@ fn a_subagents_prompt_is_not_the_sessions_and_gets_no_reminder() {
     let parent_prompt = format!(
         r#"{{"session_id":"{sid}","turn_id":"t","cwd":"/home/dev/proj","hook_event_name":"UserPromptSubmit","prompt":"HJ-PARENT: spawn a helper"}}"#
     );
-    let mut cfg = projections::config::PolicyConfig::default();
-    cfg.reminder_threshold = 1;
+    let cfg = projections::config::PolicyConfig {
+        reminder_threshold: 1,
+        ..Default::default()
+    };
     Scenario::with(cfg)
         .host(Host::Codex)
         .given_task_command(projections::derived::TaskOp::Add, "T1", Some("x"), None)
