@@ -95,3 +95,14 @@ fn a_subagents_prompt_is_not_the_sessions_and_gets_no_reminder() {
             assert_eq!(s.prompt_count, 1);
         });
 }
+
+/// Claude Code 2.1.330's PostModelSwitch: the snapshot's model is the new one.
+#[test]
+fn a_claude_model_switch_changes_the_sessions_model() {
+    Scenario::default()
+        .given_hook(r#"{"session_id":"c","hook_event_name":"SessionStart","source":"startup","model":"claude-sonnet-4-5"}"#)
+        .given_hook(r#"{"session_id":"c","hook_event_name":"PreModelSwitch","from_model":"claude-sonnet-4-5","to_model":"claude-opus-4-6"}"#)
+        .when_hook(r#"{"session_id":"c","hook_event_name":"PostModelSwitch","from_model":"claude-sonnet-4-5","to_model":"claude-opus-4-6"}"#)
+        .then_no_answer()
+        .then_state(|st| assert_eq!(st.sessions["c"].model.as_deref(), Some("claude-opus-4-6")));
+}
