@@ -1,5 +1,5 @@
 //! Codex CLI 0.169.0's real payloads (tests/fixtures/real-hosts), given/when/then: host
-//! detection, apply_patch's files, a subagent's prompt.
+//! detection, apply_patch's files, a subagent's prompt; and Claude Code 2.1.330's model switch.
 
 use projections::event;
 use projections::host::Host;
