@@ -106,3 +106,26 @@ fn a_claude_model_switch_changes_the_sessions_model() {
         .then_no_answer()
         .then_state(|st| assert_eq!(st.sessions["c"].model.as_deref(), Some("claude-opus-4-6")));
 }
+
+/// Claude Code 2.1.330's `--resume ID --fork-session`: a new session id, `source: "fork"`; the
+/// answer is the parent's restore (the session that last ended in the directory), not startup text.
+#[test]
+fn a_claude_fork_is_restored_from_its_parent() {
+    let fork = payload("claude-2.1.330-payloads", "SessionStart-fork");
+    let t = Scenario::default()
+        .given_hooks(&[
+            r#"{"session_id":"parent-1","cwd":"/home/dev/proj","hook_event_name":"SessionStart","source":"startup"}"#,
+            r#"{"session_id":"parent-1","cwd":"/home/dev/proj","hook_event_name":"UserPromptSubmit","prompt":"HJ-PARENT: migrate the billing tables"}"#,
+            r#"{"session_id":"parent-1","cwd":"/home/dev/proj","hook_event_name":"SessionEnd","reason":"other"}"#,
+        ])
+        .when_hook(&fork);
+    let context = t.context();
+    assert!(
+        context.starts_with("hookjournal: state of session parent-1 at a fork (from the session it was forked from)"),
+        "{context}"
+    );
+    assert!(
+        context.contains("HJ-PARENT: migrate the billing tables"),
+        "{context}"
+    );
+}
