@@ -109,6 +109,8 @@
 //!   CARGO_TARGET_DIR=/work/target-claude cargo test -p hookjournal --test claude_code -- --nocapture
 //! Environment:
 //!   HOOKJOURNAL_CLAUDE_BIN=/path/to/claude   use another Claude Code executable
+//!   HOOKJOURNAL_CLAUDE_VERSION=2.1.330       the installed version to run (default: the pinned
+//!                                            2.1.197; CI runs both)
 //!   HOOKJOURNAL_REQUIRE_CLAUDE=1             fail (instead of skip) when Claude Code is missing
 //!   HOOKJOURNAL_E2E_SKIP_JOURNAL=1           only exercise the Claude Code side (developer aid)
 //!   HOOKJOURNAL_E2E_KEEP=1                   keep the temp dir (project, HOME, transcripts, calls)
@@ -220,10 +222,17 @@ struct Turn {
     label: &'static str,
     outcome: support::Outcome,
     result: Option<Value>,
+    /// This turn's own cost, where Claude Code reports `total_cost_usd` summed over the session's
+    /// turns (see `per_turn_costs`).
+    own_cost: Option<f64>,
 }
 
 impl Turn {
+    /// What this turn cost, as Claude Code reported it.
     fn cost(&self) -> Option<f64> {
+        self.own_cost.or_else(|| self.reported_cost())
+    }
+    fn reported_cost(&self) -> Option<f64> {
         self.result.as_ref()?.get("total_cost_usd")?.as_f64()
     }
     fn session(&self) -> Option<&str> {
@@ -292,6 +301,7 @@ impl Harness {
             label,
             outcome,
             result,
+            own_cost: None,
         }
     }
 
@@ -429,6 +439,7 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
     }
     support::settle(&calls, Duration::from_secs(3));
     server.set_phase(3);
+    per_turn_costs(&mut turns);
     let exchanges = server.exchanges();
     drop(server);
     let recorded = support::read_recorded(&calls);
@@ -479,6 +490,22 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
 }
 
 /// Every exchange as one JSON line (kept with HOOKJOURNAL_E2E_KEEP=1, for study).
+/// Claude Code 2.1.197 reports each `--resume` turn's own `total_cost_usd`; 2.1.330 reports it
+/// summed over the session's turns so far (measured: turn 2 = turn 1 + the /compact request).
+/// Each turn's own cost is then the difference from the turn before.
+fn per_turn_costs(turns: &mut [Turn]) {
+    if !support::reports_cumulative_cost() {
+        return;
+    }
+    let reported: Vec<Option<f64>> = turns.iter().map(Turn::reported_cost).collect();
+    for (i, t) in turns.iter_mut().enumerate().skip(1) {
+        t.own_cost = match (reported[i], reported[i - 1]) {
+            (Some(now), Some(before)) => Some(now - before),
+            _ => None,
+        };
+    }
+}
+
 fn dump_exchanges(path: &Path, exchanges: &[Exchange]) {
     let mut out = String::new();
     for e in exchanges {

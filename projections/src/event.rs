@@ -300,6 +300,9 @@ struct Raw<'a> {
     agent_name_camel: Option<&'a RawValue>,
     #[serde(borrow)]
     model: Option<&'a RawValue>,
+    // Claude Code 2.1.330's PreModelSwitch/PostModelSwitch.
+    #[serde(borrow)]
+    to_model: Option<&'a RawValue>,
     #[serde(borrow)]
     source: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -497,6 +500,12 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
     let name = s(raw.hook_event_name)?;
     let facts = host.facts();
     let canonical = canonical(facts.meaning(&name), &raw);
+    // After a model switch (PostModelSwitch's `to_model`) the session runs the new model.
+    let model = s(raw.model).or_else(|| {
+        (name == "PostModelSwitch")
+            .then(|| s(raw.to_model))
+            .flatten()
+    });
     Some(HookEvent {
         name,
         host: host.clone(),
@@ -510,7 +519,7 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
         agent_name: s(raw.agent_name)
             .or_else(|| s(raw.agent_name_camel))
             .filter(|n| !n.trim().is_empty()),
-        model: s(raw.model),
+        model,
         canonical,
         metrics: metrics(&raw),
         session_key: None,

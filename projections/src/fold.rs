@@ -364,7 +364,9 @@ impl State {
                             self.global.last_ended.insert(cwd, sid);
                         }
                     }
-                    Canonical::SessionStart { source } if source == "clear" => {
+                    // A fork (Claude Code's `--resume ID --fork-session`) is a new session whose
+                    // payload does not name its parent: the session that last ended here.
+                    Canonical::SessionStart { source } if source == "clear" || source == "fork" => {
                         let cwd = s.cwd.clone();
                         let prev = ev
                             .continues

@@ -565,7 +565,7 @@ fn session_start_text(
     match source {
         "compact" | "resume" => views::has_facts(s)
             .then(|| views::restore_text(st, s, cfg, Purpose::Restore { source })),
-        "clear" => {
+        "clear" | "fork" => {
             let from = s
                 .continues
                 .as_ref()

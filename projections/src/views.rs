@@ -317,6 +317,7 @@ fn restore_header(b: &mut Budgeted, s: &SessionState, purpose: Purpose) {
             let what = match source {
                 "compact" => AFTER_COMPACTION,
                 "clear" => "after /clear (from the session that just ended)",
+                "fork" => "at a fork (from the session it was forked from)",
                 "resume" => "on resume",
                 _ => "at session start",
             };

@@ -1,5 +1,5 @@
 //! Codex CLI 0.169.0's real payloads (tests/fixtures/real-hosts), given/when/then: host
-//! detection, apply_patch's files, a subagent's prompt.
+//! detection, apply_patch's files, a subagent's prompt; and Claude Code 2.1.330's model switch.
 
 use projections::event;
 use projections::host::Host;
@@ -94,4 +94,38 @@ fn a_subagents_prompt_is_not_the_sessions_and_gets_no_reminder() {
             assert_eq!(s.prompts, ["HJ-PARENT: spawn a helper"]);
             assert_eq!(s.prompt_count, 1);
         });
+}
+
+/// Claude Code 2.1.330's PostModelSwitch: the snapshot's model is the new one.
+#[test]
+fn a_claude_model_switch_changes_the_sessions_model() {
+    Scenario::default()
+        .given_hook(r#"{"session_id":"c","hook_event_name":"SessionStart","source":"startup","model":"claude-sonnet-4-5"}"#)
+        .given_hook(r#"{"session_id":"c","hook_event_name":"PreModelSwitch","from_model":"claude-sonnet-4-5","to_model":"claude-opus-4-6"}"#)
+        .when_hook(r#"{"session_id":"c","hook_event_name":"PostModelSwitch","from_model":"claude-sonnet-4-5","to_model":"claude-opus-4-6"}"#)
+        .then_no_answer()
+        .then_state(|st| assert_eq!(st.sessions["c"].model.as_deref(), Some("claude-opus-4-6")));
+}
+
+/// Claude Code 2.1.330's `--resume ID --fork-session`: a new session id, `source: "fork"`; the
+/// answer is the parent's restore (the session that last ended in the directory), not startup text.
+#[test]
+fn a_claude_fork_is_restored_from_its_parent() {
+    let fork = payload("claude-2.1.330-payloads", "SessionStart-fork");
+    let t = Scenario::default()
+        .given_hooks(&[
+            r#"{"session_id":"parent-1","cwd":"/home/dev/proj","hook_event_name":"SessionStart","source":"startup"}"#,
+            r#"{"session_id":"parent-1","cwd":"/home/dev/proj","hook_event_name":"UserPromptSubmit","prompt":"HJ-PARENT: migrate the billing tables"}"#,
+            r#"{"session_id":"parent-1","cwd":"/home/dev/proj","hook_event_name":"SessionEnd","reason":"other"}"#,
+        ])
+        .when_hook(&fork);
+    let context = t.context();
+    assert!(
+        context.starts_with("hookjournal: state of session parent-1 at a fork (from the session it was forked from)"),
+        "{context}"
+    );
+    assert!(
+        context.contains("HJ-PARENT: migrate the billing tables"),
+        "{context}"
+    );
 }

@@ -18,7 +18,26 @@ pub fn workspace_root() -> PathBuf {
 /// The version `.ci/install-claude-code.sh` pins.
 pub const PINNED: &str = "2.1.197";
 
-/// Where `.ci/install-claude-code.sh` puts the pinned binary: its cache directory
+/// The version the test runs: `$HOOKJOURNAL_CLAUDE_VERSION` (CI runs it at the pinned version
+/// and at the newest it installs), else the pinned one.
+pub fn version() -> String {
+    std::env::var("HOOKJOURNAL_CLAUDE_VERSION")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| PINNED.to_string())
+}
+
+/// Whether this version reports `total_cost_usd` summed over a session's `--resume` turns
+/// (2.1.330 does, 2.1.197 does not; the versions between were not measured).
+pub fn reports_cumulative_cost() -> bool {
+    let v: Vec<u64> = version()
+        .split('.')
+        .map(|p| p.parse().unwrap_or(0))
+        .collect();
+    v > vec![2, 1, 197]
+}
+
+/// Where `.ci/install-claude-code.sh` puts that version's binary: its cache directory
 /// (`$HOOKJOURNAL_CI_CACHE`, default `~/.cache/hookjournal-ci`), else `target/claude-code`.
 pub fn default_claude_bin() -> PathBuf {
     let rel = "node_modules/@anthropic-ai/claude-code-linux-x64/claude";
@@ -28,7 +47,7 @@ pub fn default_claude_bin() -> PathBuf {
             std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/hookjournal-ci"))
         });
     if let Some(c) = cache {
-        let p = c.join(format!("claude-code-{PINNED}")).join(rel);
+        let p = c.join(format!("claude-code-{}", version())).join(rel);
         if p.is_file() {
             return p;
         }
