@@ -420,6 +420,24 @@ pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
     Ok(View { snap, state })
 }
 
+/// Folds into the checkpoint the events the store copied from the write-ahead log at open (hooks
+/// commit to the log and the hot cache; the store catches up here), without ingesting the spool.
+pub fn fold_unfolded(j: &mut Journal) -> Result<()> {
+    let unfolded = j.unfolded()?;
+    if unfolded.is_empty() {
+        return Ok(());
+    }
+    let mut loaded = Loaded::new(&*j)?;
+    let mut tx = j.begin();
+    for env in &unfolded {
+        loaded.fold(&*j, env)?;
+    }
+    tx.folded_unfolded();
+    loaded.write_back(&mut tx);
+    j.commit(tx)?;
+    Ok(())
+}
+
 /// Ingests whatever waits in the spool (a reader holds the lock anyway, and should see it all).
 pub fn drain_all(j: &mut Journal) -> Result<()> {
     loop {

@@ -45,8 +45,9 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
         Err(journal::Error::NotFound(_)) => return Ok(Some(State::default())),
         Err(e) => return Err(anyhow::anyhow!("opening journal {}: {e}", dir.display())),
     };
-    // Hooks commit to the log and the hot cache; the store folds what it lacks first.
-    crate::state_io::drain_all(&mut j)?;
+    // Hooks commit to the log and the hot cache: the store folds the events it copied from the
+    // log (never the spool: that would hold the lock longer).
+    crate::state_io::fold_unfolded(&mut j)?;
     let st = crate::state_io::checkpoint(&j)?;
     drop(j);
     Ok(Some(st))
