@@ -156,8 +156,10 @@ fn a_global_record_of_another_layout_is_refused_so_the_checkpoint_is_rebuilt() {
     };
     let mut st = State::default();
     let bytes = |g: &fold::Global| {
-        let mut s = State::default();
-        s.global = g.clone();
+        let s = State {
+            global: g.clone(),
+            ..State::default()
+        };
         s.encode_partition(&Partition::Global).unwrap()
     };
     let err = st.decode_partition(&Partition::Global, &bytes(&g));

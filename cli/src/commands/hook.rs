@@ -578,7 +578,7 @@ fn locked(
     };
 
     // The invocation itself.
-    let seq = tx.push(ev);
+    tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();
     loaded.for_event(&j, &env)?;
     if loaded.stale.is_some() {
@@ -612,7 +612,7 @@ fn locked(
     loaded.state.apply(&env);
 
     let (output, stderr) = match parsed {
-        Some(p) => observe_and_decide(&j, &mut loaded, &mut tx, &env, seq, p, settings, git),
+        Some(p) => observe_and_decide(&j, &mut loaded, &mut tx, &env, p, settings, git),
         None => (String::new(), None),
     };
     // What the loop's task program did: its own group, after the answer's events.
@@ -694,11 +694,11 @@ fn observe_and_decide(
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     env: &journal::Envelope,
-    seq: journal::Seq,
     p: &HookEvent,
     settings: &Settings,
     git: Option<projections::derived::GitObserved>,
 ) -> (String, Option<String>) {
+    let seq = env.seq;
     let Some(sid) = env.session_id.clone() else {
         return (String::new(), None);
     };

@@ -302,7 +302,7 @@ mod tests {
         for (name, batch) in [("one", usize::MAX), ("many", 1)] {
             let mut j = Journal::open(&dir.path().join(name), &opts).unwrap();
             import_transcripts(&mut j, &corpus, batch).unwrap();
-            let cp = state_io::checkpoint(&j).unwrap();
+            let cp = state_io::checkpoint_whole(&j).unwrap();
             let snap = j.read_snapshot().unwrap();
             let rewinds = state_io::collect_rewinds(&snap).unwrap();
             let full = state_io::full_replay(&snap, rewinds, |_| {}).unwrap();
