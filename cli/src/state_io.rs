@@ -229,13 +229,12 @@ pub fn checkpoint_or_rebuild(j: &mut Journal) -> Result<State> {
 /// The checkpoint as the commands that read sessions and tasks take it: every partition but the
 /// cost shards and notification chunks (their own commands load those).
 pub fn checkpoint(j: &Journal) -> Result<State> {
-    let mut parts = j.scan_state(b"")?;
-    parts.retain(|(k, _)| {
-        !matches!(
-            Partition::from_key(k),
-            Some(Partition::Cost(_) | Partition::Notifications(_))
-        )
-    });
+    let mut parts = j.scan_state(&fold::session_key(""))?;
+    for p in [Partition::Global, Partition::Tasks] {
+        if let Some(v) = j.get_state(&p.key())? {
+            parts.push((p.key(), v));
+        }
+    }
     decode_checkpoint(&parts)
 }
 
