@@ -332,10 +332,25 @@ pub fn checkpoint_or_rebuild(j: &mut Journal) -> Result<State> {
     }
 }
 
-/// The whole checkpoint (every partition), as the CLI reads it.
+/// The checkpoint as the commands that read sessions and tasks take it: every partition but the
+/// cost shards and notification chunks (their own commands load those).
 pub fn checkpoint(j: &Journal) -> Result<State> {
-    let parts = j.scan_state(b"")?;
-    State::from_partitions(&parts)
+    let mut parts = j.scan_state(&fold::session_key(""))?;
+    for p in [Partition::Global, Partition::Tasks] {
+        if let Some(v) = j.get_state(&p.key())? {
+            parts.push((p.key(), v));
+        }
+    }
+    decode_checkpoint(&parts)
+}
+
+/// The whole checkpoint, every partition (what `verify` compares with a full replay).
+pub fn checkpoint_whole(j: &Journal) -> Result<State> {
+    decode_checkpoint(&j.scan_state(b"")?)
+}
+
+fn decode_checkpoint(parts: &[(Vec<u8>, Vec<u8>)]) -> Result<State> {
+    State::from_partitions(parts)
         .map_err(|e| anyhow::anyhow!("checkpoint: {e}; run `hookjournal verify`"))
 }
 

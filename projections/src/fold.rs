@@ -319,6 +319,17 @@ impl State {
         all
     }
 
+    /// The whole cost summary, its shards moved out of the state (no copy).
+    pub fn take_cost_summary(&mut self) -> CostSummary {
+        let mut all = CostSummary::default();
+        for c in std::mem::take(&mut self.cost).into_values() {
+            all.by_key.extend(c.by_key);
+            all.reported.extend(c.reported);
+            all.host.extend(c.host);
+        }
+        all
+    }
+
     /// Every notification still counted, oldest first (chunks are in seq order).
     pub fn notifications(&self) -> impl DoubleEndedIterator<Item = &NotificationEntry> + '_ {
         self.notifications.values().flat_map(NotificationLog::iter)

@@ -4,7 +4,7 @@ use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::output::{self, Align, Table};
 use crate::state_io::Partial;
-use projections::fold::Partition;
+use projections::fold::{CostSummary, Partition};
 
 use projections::report::{self, CostBy, CostRow, Reconciled};
 
@@ -47,8 +47,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let state = read(dir)?;
-    let cost = &state.cost_summary();
+    let (state, cost) = read(dir, args.json)?;
+    let cost = &cost;
     let by = match args.by {
         By::Session => CostBy::Session,
         By::Day => CostBy::Day,
@@ -91,23 +91,26 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The cost summary and the sessions it names (the reconciliation reads their compactions and
-/// subagents), from the checkpoint: no replay of the log.
-fn read(dir: &std::path::Path) -> anyhow::Result<projections::fold::State> {
+/// The cost summary and the sessions the reconciliation reads (their compactions and subagents),
+/// from the checkpoint: no replay of the log. The table shows the reconciliation only for
+/// sessions whose host reported a cost, so only those are loaded for it; `--json` lists every
+/// session's compactions.
+fn read(
+    dir: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<(projections::fold::State, CostSummary)> {
     let mut p = Partial::open(dir)?;
     p.load_cost()?;
-    let c = p.state.cost_summary();
-    let named: std::collections::BTreeSet<String> = c
-        .by_key
-        .values()
-        .map(|r| r.session.clone())
-        .chain(c.host.keys().cloned())
-        .chain(c.reported.keys().cloned())
-        .collect();
-    for s in named {
-        p.load(&Partition::Session(s))?;
+    let c = p.state.take_cost_summary();
+    let mut named: std::collections::BTreeSet<&String> =
+        c.host.keys().chain(c.reported.keys()).collect();
+    if json {
+        named.extend(c.by_key.values().map(|r| &r.session));
     }
-    Ok(p.into_state())
+    for s in named {
+        p.load(&Partition::Session(s.clone()))?;
+    }
+    Ok((p.into_state(), c))
 }
 
 /// Transcript cost beside the host's own, per session and in total, with the difference named.

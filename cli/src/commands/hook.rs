@@ -705,7 +705,7 @@ fn answer<W: Writer>(
         ev.session_id =
             projections::openclaw::resolve_session(&loaded.state.global, &ev.host, &ev.payload);
     }
-    let seq = tx.push(ev);
+    tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();
     loaded.for_event(&*j, &env)?;
     if loaded.stale.is_some() {
@@ -750,7 +750,7 @@ fn answer<W: Writer>(
     }
 
     let (output, stderr) = match parsed {
-        Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, seq, p, settings, git)?,
+        Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, p, settings, git)?,
         None => (String::new(), None),
     };
     // What the loop's task program did: its own group, after the answer's events.
@@ -831,11 +831,11 @@ fn observe_and_decide(
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     env: &journal::Envelope,
-    seq: journal::Seq,
     p: &HookEvent,
     settings: &Settings,
     git: Option<projections::derived::GitObserved>,
 ) -> anyhow::Result<(String, Option<String>)> {
+    let seq = env.seq;
     let Some(sid) = env.session_id.clone() else {
         return Ok((String::new(), None));
     };

@@ -59,7 +59,7 @@ const BATCH: usize = 4096;
 /// Usage events per committed batch of a transcript import: memory stays bounded by one batch
 /// (and the largest transcript), and the cost shards each batch rewrites are written a few times
 /// per import, not once per file.
-const TRANSCRIPT_BATCH: usize = 65_536;
+const TRANSCRIPT_BATCH: usize = 8_192;
 
 /// The longest line an events export can hold: a payload at the 64 MiB cap, base64-encoded.
 const MAX_LINE: u64 = 96 << 20;
@@ -302,7 +302,7 @@ mod tests {
         for (name, batch) in [("one", usize::MAX), ("many", 1)] {
             let mut j = Journal::open(&dir.path().join(name), &opts).unwrap();
             import_transcripts(&mut j, &corpus, batch).unwrap();
-            let cp = state_io::checkpoint(&j).unwrap();
+            let cp = state_io::checkpoint_whole(&j).unwrap();
             let snap = j.read_snapshot().unwrap();
             let rewinds = state_io::collect_rewinds(&snap).unwrap();
             let full = state_io::full_replay(&snap, rewinds, |_| {}).unwrap();

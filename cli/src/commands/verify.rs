@@ -115,7 +115,7 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
         match state_io::open_read(dir) {
             Ok(j) => {
                 let snap = j.read_snapshot()?;
-                let checkpoint = state_io::checkpoint(&j);
+                let checkpoint = state_io::checkpoint_whole(&j);
                 drop(j);
                 let rewinds = state_io::collect_rewinds(&snap)?;
                 let full = state_io::full_replay(&snap, rewinds, |_| {})?;
