@@ -97,6 +97,19 @@ pub struct Tx {
 }
 
 impl Tx {
+    /// An empty batch continuing the chain after (`seq`, `hash`).
+    fn after(seq: Seq, hash: Hash) -> Tx {
+        Tx {
+            next_seq: seq + 1,
+            prev: hash,
+            events: Vec::new(),
+            state: Vec::new(),
+            drained: Vec::new(),
+            folded: false,
+            cached: Vec::new(),
+            checkpointed: false,
+        }
+    }
     /// Appends an event; returns its seq (for the `cause` of derived events).
     pub fn push(&mut self, ev: NewEvent) -> Seq {
         let seq = self.next_seq;
@@ -711,16 +724,7 @@ impl Journal {
 
     /// Starts a batch that continues the chain from the current head.
     pub fn begin(&self) -> Tx {
-        Tx {
-            next_seq: self.head_seq + 1,
-            prev: self.head_hash,
-            events: Vec::new(),
-            state: Vec::new(),
-            drained: Vec::new(),
-            folded: false,
-            cached: Vec::new(),
-            checkpointed: false,
-        }
+        Tx::after(self.head_seq, self.head_hash)
     }
 
     /// Writes the batch atomically and flushes it to disk before returning.
@@ -1303,16 +1307,7 @@ impl Light {
 
     /// Starts a batch that continues the chain from the current head.
     pub fn begin(&self) -> Tx {
-        Tx {
-            next_seq: self.head_seq + 1,
-            prev: self.head_hash,
-            events: Vec::new(),
-            state: Vec::new(),
-            drained: Vec::new(),
-            folded: false,
-            cached: Vec::new(),
-            checkpointed: false,
-        }
+        Tx::after(self.head_seq, self.head_hash)
     }
 
     /// Commits without sled: the events (and the spool files they came from) are appended to
