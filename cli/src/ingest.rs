@@ -56,6 +56,38 @@ fn acceptable(path: &str) -> bool {
     path.ends_with(".jsonl") && !path.contains('\0')
 }
 
+/// What a host file holds past the offset the session recorded for it.
+struct New {
+    bytes: Vec<u8>,
+    /// Where `bytes` start (0 when the file was rewritten and is read again from the start).
+    start: u64,
+    /// The offset the session recorded.
+    offset: u64,
+}
+
+/// The new bytes of a transcript, rollout or session file since the session's recorded offset;
+/// `None` for a path not taken, a file that does not read, or nothing new.
+fn read_since(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Option<New> {
+    if !acceptable(path) {
+        return None;
+    }
+    let offset = session
+        .and_then(|s| s.transcript_offsets.get(path))
+        .copied()
+        .unwrap_or(0);
+    let (bytes, start) = read_new(Path::new(path), offset, max, deadline)?;
+    (!bytes.is_empty()).then_some(New {
+        bytes,
+        start,
+        offset,
+    })
+}
+
 pub struct Observation {
     pub kind: fn(Seq) -> Kind,
     pub body: Vec<u8>,
@@ -70,19 +102,14 @@ pub fn transcript_events(
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
-    if !acceptable(path) {
-        return Vec::new();
-    }
-    let offset = session
-        .and_then(|s| s.transcript_offsets.get(path))
-        .copied()
-        .unwrap_or(0);
-    let Some((bytes, start)) = read_new(Path::new(path), offset, max, deadline) else {
+    let Some(New {
+        bytes,
+        start,
+        offset,
+    }) = read_since(session, path, max, deadline)
+    else {
         return Vec::new();
     };
-    if bytes.is_empty() {
-        return Vec::new();
-    }
     let scan = transcript::scan(&bytes);
     let end = start + scan.consumed as u64;
     let mut out = Vec::new();
@@ -134,19 +161,14 @@ pub fn codex_rollout_events(
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
-    if !acceptable(path) {
-        return Vec::new();
-    }
-    let offset = session
-        .and_then(|s| s.transcript_offsets.get(path))
-        .copied()
-        .unwrap_or(0);
-    let Some((bytes, start)) = read_new(Path::new(path), offset, max, deadline) else {
+    let Some(New {
+        bytes,
+        start,
+        offset,
+    }) = read_since(session, path, max, deadline)
+    else {
         return Vec::new();
     };
-    if bytes.is_empty() {
-        return Vec::new();
-    }
     let scan = projections::codex_rollout::scan(&bytes, model);
     let end = start + scan.consumed as u64;
     let mut out = Vec::new();
@@ -189,19 +211,14 @@ pub fn gemini_chat_events(
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
-    if !acceptable(path) {
-        return Vec::new();
-    }
-    let offset = session
-        .and_then(|s| s.transcript_offsets.get(path))
-        .copied()
-        .unwrap_or(0);
-    let Some((bytes, start)) = read_new(Path::new(path), offset, max, deadline) else {
+    let Some(New {
+        bytes,
+        start,
+        offset,
+    }) = read_since(session, path, max, deadline)
+    else {
         return Vec::new();
     };
-    if bytes.is_empty() {
-        return Vec::new();
-    }
     let scan = projections::gemini_chat::scan(&bytes);
     let end = start + scan.consumed as u64;
     let mut out = Vec::new();

@@ -79,8 +79,9 @@ pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) 
     Ok(d.join(name))
 }
 
-/// Looks `key` up in one archive. Errors name the file.
-pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
+/// Opens an archive and reads its footer, checking its length and end marker: (file, length,
+/// footer). Errors name the file.
+fn open_checked(path: &Path) -> Result<(File, u64, [u8; FOOTER])> {
     let name = path.display();
     let f = File::open(path).ctx(|| format!("opening {name}"))?;
     let len = f.metadata().ctx(|| format!("reading {name}"))?.len();
@@ -97,6 +98,17 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
     if &footer[48..56] != END {
         return Err(corrupt("bad footer"));
     }
+    Ok((f, len, footer))
+}
+
+/// Looks `key` up in one archive. Errors name the file.
+pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let name = path.display();
+    let (f, len, footer) = open_checked(path)?;
+    let corrupt = |w: &str| Error::Corrupt {
+        place: DamagePlace::archive(path),
+        what: format!("archive {name}: {w}"),
+    };
     let index_off = u64::from_le_bytes(footer[0..8].try_into().unwrap());
     let n = u64::from_le_bytes(footer[8..16].try_into().unwrap());
     if index_off + n * 16 + FOOTER as u64 != len {
@@ -155,21 +167,11 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
 pub(crate) fn keys(path: &Path, prefix: &[u8]) -> Result<Vec<(Vec<u8>, bool)>> {
     use std::io::{BufReader, Read};
     let name = path.display();
-    let f = File::open(path).ctx(|| format!("opening {name}"))?;
-    let len = f.metadata().ctx(|| format!("reading {name}"))?.len();
+    let (f, _, footer) = open_checked(path)?;
     let corrupt = |w: &str| Error::Corrupt {
         place: DamagePlace::archive(path),
         what: format!("archive {name}: {w}"),
     };
-    if len < (MAGIC.len() + FOOTER) as u64 {
-        return Err(corrupt("too short"));
-    }
-    let mut footer = [0u8; FOOTER];
-    f.read_exact_at(&mut footer, len - FOOTER as u64)
-        .ctx(|| format!("reading {name}"))?;
-    if &footer[48..56] != END {
-        return Err(corrupt("bad footer"));
-    }
     let index_off = u64::from_le_bytes(footer[0..8].try_into().unwrap());
     let mut r = BufReader::with_capacity(1 << 16, f);
     let mut magic = [0u8; 8];
