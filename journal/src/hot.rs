@@ -18,12 +18,16 @@
 //! events are durable in the log. A writer that appends events without keeping the checkpoint, a
 //! kill between the log and `HEAD`, or a rebuild leaves `HEAD` behind the log, and the next
 //! writer moves to a new epoch, which makes every older file a miss (never a wrong answer).
-//! Files are replaced by rename without fsync: after a power loss their order on disk is not
-//! guaranteed, so `HEAD` also names the boot it was written in, and a different boot is a miss.
+//! Files are overwritten in place, without fsync and without a rename (a rename replacing a file
+//! costs a directory update, and ext4 starts the new file's writeback at once: together most of
+//! a hook's commit). A reader that meets a half-written file, or a writer killed mid-write,
+//! finds a checksum that does not match: a miss, never a wrong value. After a power loss the
+//! files' order on disk is not guaranteed either, so `HEAD` also names the boot it was written
+//! in, and a different boot is a miss.
 
 use crate::envelope::{Hash, Seq};
 use crate::error::{IoContext, Result};
-use crate::files::{write_atomic, Durability};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -127,6 +131,26 @@ fn sealed(mut body: Vec<u8>) -> Vec<u8> {
     body
 }
 
+/// Overwrites `path` with `bytes` in place (created private when missing), cut to their length.
+/// Not atomic: every file of the cache ends with its checksum, so a torn one reads as a miss.
+fn overwrite(path: &Path, bytes: &[u8]) -> Result<()> {
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(crate::FILE_MODE)
+        .open(path)
+        .ctx(|| format!("opening {}", path.display()))?;
+    f.write_all_at(bytes, 0)
+        .and_then(|_| {
+            if f.metadata()?.len() != bytes.len() as u64 {
+                f.set_len(bytes.len() as u64)?;
+            }
+            Ok(())
+        })
+        .ctx(|| format!("writing {}", path.display()))
+}
+
 impl HotHead {
     fn encode(&self) -> Vec<u8> {
         let mut b = HEAD_MAGIC.to_vec();
@@ -191,7 +215,7 @@ impl HotCache {
     /// Replaces `HEAD` (after the partitions it vouches for are written).
     pub fn set_head(&self, head: &HotHead) -> Result<()> {
         self.ensure()?;
-        write_atomic(&self.dir, HEAD, &head.encode(), Durability::Volatile)
+        overwrite(&self.dir.join(HEAD), &head.encode())
     }
 
     /// Makes the cache not current, so the next writer starts a new epoch (a rebuild, a
@@ -245,7 +269,7 @@ impl HotCache {
         b.extend_from_slice(key);
         put_u32(&mut b, value.len());
         b.extend_from_slice(value);
-        write_atomic(&self.dir, &file_name(key), &sealed(b), Durability::Volatile)
+        overwrite(&self.dir.join(file_name(key)), &sealed(b))
     }
 
     /// Every partition file of `epoch`, as (key, value) (for `verify`).
@@ -341,6 +365,32 @@ mod tests {
         b[12] ^= 1;
         std::fs::write(&hp, b).unwrap();
         assert_eq!(c.head(), None);
+    }
+
+    #[test]
+    fn an_overwrite_in_place_reads_back_and_a_torn_one_is_a_miss() {
+        let d = tempfile::tempdir().unwrap();
+        let c = HotCache::new(d.path());
+        let h = head(1, true);
+        c.put(1, b"sess:a", &[7u8; 4096]).unwrap();
+        c.put(1, b"sess:a", b"short").unwrap();
+        assert_eq!(c.get(&h, b"sess:a"), Lookup::Known(Some(b"short".to_vec())));
+        // A writer killed after writing the new bytes, before cutting the file to their length:
+        // the old file's tail (and its checksum) follows the new body.
+        let p = d.path().join(DIR).join(file_name(b"sess:a"));
+        c.put(1, b"sess:a", &[9u8; 4096]).unwrap();
+        let long = std::fs::read(&p).unwrap();
+        c.put(1, b"sess:a", b"tiny").unwrap();
+        let short = std::fs::read(&p).unwrap();
+        let mut torn = long.clone();
+        torn[..short.len()].copy_from_slice(&short);
+        std::fs::write(&p, &torn).unwrap();
+        assert_eq!(c.get(&h, b"sess:a"), Lookup::Miss);
+        // Killed halfway through writing the new bytes over the old ones.
+        let mut torn = short.clone();
+        torn[..long.len().min(short.len()) / 2].copy_from_slice(&long[..short.len() / 2]);
+        std::fs::write(&p, &torn).unwrap();
+        assert_eq!(c.get(&h, b"sess:a"), Lookup::Miss);
     }
 
     #[test]
