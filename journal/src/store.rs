@@ -415,7 +415,8 @@ impl Journal {
                 hot_head: p.hot_head,
                 opts: opts.clone(),
                 deadline,
-                lock,
+                lock: Some(lock),
+                unsynced: false,
             })),
             Ok(None) | Err(_) => Ok(Opened::Full(Journal::open_locked(
                 dir, opts, lock, deadline,
@@ -1217,7 +1218,10 @@ pub struct Light {
     hot_head: HotHead,
     opts: OpenOptions,
     deadline: std::time::Instant,
-    lock: DirLock,
+    /// `None` once `finish` released it.
+    lock: Option<DirLock>,
+    /// Events appended by `commit_deferred` and not synced yet.
+    unsynced: bool,
 }
 
 /// `Light` without its lock, options and deadline (filled in by `open_light`).
@@ -1314,10 +1318,40 @@ impl Light {
     /// the write-ahead log and synced — from then on they survive anything — then the changed
     /// partitions and `HEAD` go to the hot cache.
     pub fn commit(&mut self, tx: Tx) -> Result<()> {
+        self.commit_inner(tx, true)
+    }
+
+    /// `commit`, but the log is synced by `finish` (after the lock is released) or at drop:
+    /// nothing is acknowledged before then.
+    pub fn commit_deferred(&mut self, tx: Tx) -> Result<()> {
+        self.commit_inner(tx, false)
+    }
+
+    /// Releases the lock, then syncs what `commit_deferred` appended: the next writer goes on
+    /// while this one waits for the disk, and their syncs share the file system's commits.
+    /// Once it returns `Ok`, this writer's events are durable and may be acknowledged.
+    pub fn finish(&mut self) -> Result<()> {
+        let syncer = if self.unsynced {
+            Some(self.wal.syncer()?)
+        } else {
+            None
+        };
+        self.lock = None;
+        self.unsynced = false;
+        match syncer {
+            Some(s) => s.sync(),
+            None => Ok(()),
+        }
+    }
+
+    fn commit_inner(&mut self, tx: Tx, sync: bool) -> Result<()> {
         if tx.is_empty() {
             return Ok(());
         }
-        if tx.next_seq - tx.events.len() as u64 != self.head_seq + 1 || tx.folded {
+        if self.lock.is_none()
+            || tx.next_seq - tx.events.len() as u64 != self.head_seq + 1
+            || tx.folded
+        {
             return Err(Error::StaleTx);
         }
         if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
@@ -1326,7 +1360,14 @@ impl Light {
             sync_dir(&self.dir)?;
         }
         let events: Vec<&Envelope> = tx.events.iter().collect();
-        self.wal.append(&events, &tx.drained)?;
+        if sync {
+            // One sync covers every earlier deferred append to the same file too.
+            self.wal.append(&events, &tx.drained)?;
+            self.unsynced = false;
+        } else {
+            self.wal.append_unsynced(&events, &tx.drained)?;
+            self.unsynced |= !events.is_empty();
+        }
         let (seq, hash) = tx
             .events
             .last()
@@ -1340,8 +1381,25 @@ impl Light {
     /// Opens sled under the lock this writer holds (a cache miss, or work only the store can
     /// do). Nothing the light writer did is lost: its commits are in the log, which the open
     /// copies into the store.
-    pub fn upgrade(self) -> Result<Journal> {
-        Journal::open_locked(&self.dir, &self.opts, self.lock, self.deadline)
+    pub fn upgrade(mut self) -> Result<Journal> {
+        self.sync_pending()?;
+        let lock = self.lock.take().ok_or(Error::StaleTx)?;
+        Journal::open_locked(&self.dir, &self.opts, lock, self.deadline)
+    }
+
+    fn sync_pending(&mut self) -> Result<()> {
+        if self.unsynced {
+            self.wal.sync()?;
+            self.unsynced = false;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Light {
+    /// Deferred appends not synced by `finish` (an error path) are synced before the lock goes.
+    fn drop(&mut self) {
+        let _ = self.sync_pending();
     }
 }
 

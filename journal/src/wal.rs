@@ -332,6 +332,47 @@ impl Wal {
     /// Appends `events` and syncs them to disk. On failure (a full disk) the file is cut back,
     /// so a later append never follows a partial record.
     pub(crate) fn append(&mut self, events: &[&Envelope], drained: &[String]) -> Result<()> {
+        let (len, tail) = (self.len, self.tail);
+        self.append_unsynced(events, drained)?;
+        if let Err(e) = self.sync() {
+            let _ = self.file.set_len(len);
+            let _ = self.mirror.set_len(len);
+            self.len = len;
+            self.tail = tail;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Syncs the log and its mirror, the two at once (on ext4 the first sync's journal commit
+    /// carries both files' new lengths; the second mostly waits for the same flush).
+    pub(crate) fn sync(&self) -> Result<()> {
+        sync_pair(&self.file, &self.mirror)
+            .ctx(|| format!("syncing {} and its mirror", self.path.display()))
+    }
+
+    /// Handles that sync the log and its mirror after the lock is released (`Syncer::sync`).
+    pub(crate) fn syncer(&self) -> Result<Syncer> {
+        Ok(Syncer {
+            log: self
+                .file
+                .try_clone()
+                .ctx(|| format!("duplicating {}", self.path.display()))?,
+            mirror: self
+                .mirror
+                .try_clone()
+                .ctx(|| format!("duplicating {}", self.path.display()))?,
+            path: self.path.clone(),
+        })
+    }
+
+    /// Appends `events` without syncing: the caller syncs (`sync`, or a `Syncer` once the lock
+    /// is released) before it acknowledges them. A failed write is cut back, as in `append`.
+    pub(crate) fn append_unsynced(
+        &mut self,
+        events: &[&Envelope],
+        drained: &[String],
+    ) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
@@ -348,9 +389,7 @@ impl Wal {
         let res = self
             .file
             .write_all_at(&buf, self.len)
-            .and_then(|_| self.mirror.write_all_at(&buf, self.len))
-            .and_then(|_| self.file.sync_data())
-            .and_then(|_| self.mirror.sync_data());
+            .and_then(|_| self.mirror.write_all_at(&buf, self.len));
         if let Err(e) = res {
             let _ = self.file.set_len(self.len);
             let _ = self.mirror.set_len(self.len);
@@ -363,6 +402,39 @@ impl Wal {
         let last = events.last().expect("non-empty");
         self.tail = Some((last.seq, last.hash));
         Ok(())
+    }
+}
+
+/// Syncs two files' data at once (the second on a scoped thread).
+fn sync_pair(a: &File, b: &File) -> std::io::Result<()> {
+    std::thread::scope(|s| {
+        let other = s.spawn(|| b.sync_data());
+        let first = a.sync_data();
+        let second = other.join().unwrap_or_else(|_| {
+            Err(std::io::Error::other(
+                "the thread syncing the mirror panicked",
+            ))
+        });
+        first.and(second)
+    })
+}
+
+/// The log and its mirror as duplicated handles, synced after the journal's lock is released:
+/// a writer that appended under the lock lets the next one in while its own sync runs, and
+/// concurrent syncs share the file system's journal commits (group commit, for free). Any
+/// later sync of the same file covers these bytes too, so a writer that read them and is
+/// acknowledged never outlives them.
+pub struct Syncer {
+    log: File,
+    mirror: File,
+    path: PathBuf,
+}
+
+impl Syncer {
+    /// Makes the appended events durable.
+    pub fn sync(self) -> Result<()> {
+        sync_pair(&self.log, &self.mirror)
+            .ctx(|| format!("syncing {} and its mirror", self.path.display()))
     }
 }
 

@@ -221,7 +221,19 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
             return answer_spooled(&dir, &inv, outside.external, &settings);
         }
     };
-    let (held, output, stderr, committed) = done;
+    let (mut held, output, stderr, committed) = done;
+    // A light writer lets the next hook take the lock before it waits for the disk; its events
+    // are acknowledged (the answer printed, the process ending well) only once they are synced.
+    let due = held.drainer_due(&settings);
+    if let Held::Light(light) = &mut held {
+        if let Err(e) = light.finish() {
+            eprintln!(
+                "hookjournal: the event was written but syncing it failed ({e}); \
+                 `hookjournal verify` tells whether it survived"
+            );
+        }
+        trace.mark("synced");
+    }
     if !output.is_empty() {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(output.as_bytes());
@@ -234,7 +246,6 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     // The mirrors happen after the answer is out; sled's ingestion of the log, seals, archive
     // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
     crate::mirror::write(&dir, &settings.mirror, &committed);
-    let due = held.drainer_due(&settings);
     drop(held);
     if due {
         crate::commands::drain::after_hook(&dir, settings.hook.segment_events);
@@ -620,8 +631,9 @@ impl Writer for journal::Light {
     fn begin(&self) -> journal::Tx {
         journal::Light::begin(self)
     }
+    /// Synced by `Light::finish` once the lock is released (see `run`).
     fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
-        journal::Light::commit(self, tx)
+        journal::Light::commit_deferred(self, tx)
     }
 }
 
