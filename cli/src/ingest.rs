@@ -6,7 +6,7 @@ use projections::derived::{self, ContextObserved, GitObserved, UsageObserved};
 use projections::session::SessionState;
 use projections::transcript;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -259,8 +259,61 @@ pub fn gemini_chat_events(
     out
 }
 
-/// `git rev-parse --abbrev-ref HEAD`, run directly (no shell), killed after `timeout`.
+/// What `git rev-parse --abbrev-ref HEAD` says: read from the repository's `HEAD` file when it
+/// is a plain one (microseconds, where starting git costs milliseconds on every Stop), else by
+/// running git directly (no shell), killed after `timeout`.
 pub fn git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
+    if let Some(dir) = cwd {
+        if !Path::new(dir).is_dir() {
+            return GitObserved {
+                branch: None,
+                error: Some("the session's cwd does not exist here".into()),
+            };
+        }
+    }
+    let start = match cwd {
+        Some(d) => PathBuf::from(d),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    if let Some(branch) = branch_from_head_file(&start) {
+        return GitObserved {
+            branch: Some(branch),
+            error: None,
+        };
+    }
+    run_git_branch(cwd, timeout)
+}
+
+/// The branch named by the `HEAD` of the repository holding `dir` (`HEAD` when detached, as
+/// `rev-parse --abbrev-ref` says), read from the files. `None` when git must be asked: no
+/// `.git` found, `GIT_DIR` set, a reftable repository (its `HEAD` file names
+/// `refs/heads/.invalid`), or anything unexpected.
+fn branch_from_head_file(dir: &Path) -> Option<String> {
+    if std::env::var_os("GIT_DIR").is_some() {
+        return None;
+    }
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let dot_git = top.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        // A worktree or submodule: `.git` is a file saying `gitdir: <path>`.
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let target = text.strip_prefix("gitdir:")?.trim();
+        top.join(target)
+    };
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = head.trim_end_matches(['\n', '\r']);
+    if let Some(branch) = head.strip_prefix("ref: refs/heads/") {
+        let branch = branch.trim();
+        return (!branch.is_empty() && branch != ".invalid").then(|| branch.to_string());
+    }
+    let detached = matches!(head.len(), 40 | 64) && head.bytes().all(|b| b.is_ascii_hexdigit());
+    detached.then(|| "HEAD".to_string())
+}
+
+/// `git rev-parse --abbrev-ref HEAD`, run directly (no shell), killed after `timeout`.
+fn run_git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
     let mut cmd = Command::new("git");
     cmd.args(["rev-parse", "--abbrev-ref", "HEAD"])
         .stdin(Stdio::null())
@@ -343,5 +396,75 @@ pub fn event(
         payload: body,
         truncated: None,
         spooled: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    fn asked(dir: &Path) -> Option<String> {
+        run_git_branch(dir.to_str(), Duration::from_secs(10)).branch
+    }
+
+    #[test]
+    fn the_head_file_says_what_git_says_on_a_branch_detached_and_in_a_worktree() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        git(&repo, &["checkout", "-q", "-b", "feature/x"]);
+        let sub = repo.join("src/deep");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(branch_from_head_file(&sub).as_deref(), Some("feature/x"));
+        assert_eq!(branch_from_head_file(&sub), asked(&sub));
+
+        git(&repo, &["checkout", "-q", "--detach"]);
+        assert_eq!(branch_from_head_file(&repo).as_deref(), Some("HEAD"));
+        assert_eq!(branch_from_head_file(&repo), asked(&repo));
+
+        let wt = d.path().join("wt");
+        git(
+            &repo,
+            &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
+        );
+        assert_eq!(branch_from_head_file(&wt).as_deref(), Some("side"));
+        assert_eq!(branch_from_head_file(&wt), asked(&wt));
+    }
+
+    #[test]
+    fn git_is_asked_when_the_head_file_cannot_say() {
+        let d = tempfile::tempdir().unwrap();
+        // No repository at all (the temp dir's ancestors hold none).
+        assert_eq!(branch_from_head_file(d.path()), None);
+        // A reftable repository's HEAD file.
+        let git_dir = d.path().join(".git");
+        std::fs::create_dir(&git_dir).unwrap();
+        std::fs::write(git_dir.join("HEAD"), "ref: refs/heads/.invalid\n").unwrap();
+        assert_eq!(branch_from_head_file(d.path()), None);
+        // Something unexpected.
+        std::fs::write(git_dir.join("HEAD"), "garbage\n").unwrap();
+        assert_eq!(branch_from_head_file(d.path()), None);
     }
 }
