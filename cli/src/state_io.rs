@@ -494,16 +494,25 @@ pub fn open_read(dir: &Path) -> Result<Journal> {
 
 /// Opens (with `create`, creates) a journal for a CLI command and drains its spool first.
 pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
-    let mut j = Journal::open(
-        dir,
-        &journal::OpenOptions {
-            wait: Duration::from_secs(10),
-            create,
-            segment_events: crate::settings::Settings::load(dir).0.hook.segment_events,
-            priority: true,
-        },
-    )
-    .map_err(|e| match e {
+    let mut j =
+        Journal::open(dir, &cli_open_options(dir, create)).map_err(|e| open_error(dir, e))?;
+    drain_all(&mut j)?;
+    Ok(j)
+}
+
+/// The options a CLI command opens a journal with: it waits up to 10 s, ahead of hooks.
+pub fn cli_open_options(dir: &Path, create: bool) -> journal::OpenOptions {
+    journal::OpenOptions {
+        wait: Duration::from_secs(10),
+        create,
+        segment_events: crate::settings::Settings::load(dir).0.hook.segment_events,
+        priority: true,
+    }
+}
+
+/// A CLI command's one-line error for a journal that did not open.
+pub fn open_error(dir: &Path, e: journal::Error) -> anyhow::Error {
+    match e {
         journal::Error::NotFound(p) => anyhow::anyhow!(
             "no journal at {} yet (`hookjournal install` creates it; after a user-scope install, the first hook event in this project does; or pass --journal DIR)",
             p.display()
@@ -514,9 +523,7 @@ pub fn open_and_drain(dir: &Path, create: bool) -> Result<Journal> {
             dir.display()
         ),
         other => anyhow::anyhow!("opening journal {}: {other}", dir.display()),
-    })?;
-    drain_all(&mut j)?;
-    Ok(j)
+    }
 }
 
 impl View {

@@ -2,6 +2,7 @@
 //! command that would change nothing records nothing and says so).
 
 use crate::cli_util::CommandHelper;
+use crate::commands::hook::Writer;
 use crate::output::{self, escape, Align, Table};
 use crate::state_io::{self, Loaded};
 use anyhow::{bail, Result};
@@ -315,8 +316,13 @@ fn command(
     }
 }
 
-/// The sessions whose tasks a task reference `id` may name (see `resolve`).
-fn sessions_named(j: &Journal, st: &State, id: Option<&str>) -> Result<Vec<String>> {
+/// The sessions whose tasks a task reference `id` may name (see `resolve`). `keys` lists the
+/// checkpoint's keys under a prefix (sled only: a light journal's cache cannot list them).
+fn sessions_named(
+    keys: &dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>>,
+    st: &State,
+    id: Option<&str>,
+) -> Result<Vec<String>> {
     let Some(id) = id else {
         return Ok(Vec::new());
     };
@@ -324,7 +330,7 @@ fn sessions_named(j: &Journal, st: &State, id: Option<&str>) -> Result<Vec<Strin
     let ids = |want: &str| -> Result<Vec<String>> {
         let mut key = prefix.clone();
         key.extend_from_slice(want.as_bytes());
-        Ok(j.state_keys(&key)?
+        Ok(keys(&key)?
             .into_iter()
             .map(|k| String::from_utf8_lossy(&k[prefix.len()..]).into_owned())
             .collect())
@@ -336,25 +342,119 @@ fn sessions_named(j: &Journal, st: &State, id: Option<&str>) -> Result<Vec<Strin
     }
 }
 
+/// What a task command did.
+enum Outcome {
+    /// Nothing recorded: the task is already so (`status`), or unknown.
+    Unchanged { label: String, status: String },
+    /// Recorded; the task as it is now.
+    Changed { label: String, task: Task },
+}
+
 /// Applies a task command under the journal's lock: records it only if it changes the task.
 /// `task_id` is the reference the command resolves (`None`: only journal-wide tasks are read).
+///
+/// The common case holds the lock for a moment: the journal opened light (no sled, like a
+/// hook), the command recorded in the write-ahead log, the lock released, then the log synced.
+/// A spool backlog, a stale checkpoint, a reference that must list sessions, or a partition
+/// the hot cache lacks takes the store, under the same lock.
 fn change(
     dir: &std::path::Path,
     json: bool,
     task_id: Option<&str>,
-    make: impl FnOnce(&State) -> Result<TaskCommand>,
+    make: impl Fn(&State) -> Result<TaskCommand>,
 ) -> Result<()> {
-    let mut j: Journal = state_io::open_and_drain(dir, true)?;
-    // Only what the reference can name is read under the lock: the journal-wide tasks, and the
-    // sessions a `SESSION:ID` prefix matches (every session only for a bare id that is not
-    // journal-wide).
-    let mut loaded = Loaded::new(&j)?;
-    if loaded.stale.is_some() {
-        state_io::rebuild_checkpoint(&mut j)?;
-        loaded = Loaded::new(&j)?;
+    let opts = state_io::cli_open_options(dir, true);
+    let opened =
+        journal::Journal::open_light(dir, &opts).map_err(|e| state_io::open_error(dir, e))?;
+    let outcome = match opened {
+        journal::Opened::Light(mut light) => {
+            let backlog = !journal::spool::list(dir)?.is_empty();
+            let tried = if backlog {
+                Err(anyhow::Error::new(state_io::CacheMiss))
+            } else {
+                let no_listing = |_: &journal::Light, _: &[u8]| -> Result<Vec<Vec<u8>>> {
+                    Err(anyhow::Error::new(state_io::CacheMiss))
+                };
+                apply(&mut light, no_listing, task_id, &make)
+            };
+            match tried {
+                Ok(o) => {
+                    let due = light.sled_lag()
+                        >= crate::settings::Settings::load(dir).0.hook.drain_lag
+                        || light.needs_seal();
+                    light.finish()?;
+                    if due {
+                        crate::commands::drain::after_hook(dir, opts.segment_events);
+                    }
+                    o
+                }
+                Err(e) if state_io::is_cache_miss(&e) => {
+                    change_full(light.upgrade()?, task_id, &make)?
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        journal::Opened::Full(j) => change_full(j, task_id, &make)?,
+    };
+    match outcome {
+        Outcome::Unchanged { label, status } => {
+            if json {
+                output::print_json(
+                    &serde_json::json!({ "task": label, "changed": false, "status": status }),
+                );
+            } else {
+                println!("{} unchanged (it is {status})", escape(&label));
+            }
+        }
+        Outcome::Changed { label, task: t } => {
+            if json {
+                let mut v = task_json(&t);
+                v["changed"] = true.into();
+                output::print_json(&v);
+            } else {
+                println!(
+                    "{} {} — {}",
+                    escape(&label),
+                    t.status.as_str(),
+                    escape(&t.subject)
+                );
+            }
+        }
     }
-    for s in sessions_named(&j, &loaded.state, task_id)? {
-        loaded.session(&j, &s)?;
+    Ok(())
+}
+
+/// `change` on the journal opened in full: the spool and the log's unfolded events first.
+fn change_full(
+    mut j: Journal,
+    task_id: Option<&str>,
+    make: &dyn Fn(&State) -> Result<TaskCommand>,
+) -> Result<Outcome> {
+    state_io::drain_all(&mut j)?;
+    if Loaded::new(&j)?.stale.is_some() {
+        state_io::rebuild_checkpoint(&mut j)?;
+    }
+    let o = apply(&mut j, |j, prefix| Ok(j.state_keys(prefix)?), task_id, make)?;
+    j.seal_if_full()?;
+    Ok(o)
+}
+
+/// Loads what the reference can name — the journal-wide tasks, and the sessions a
+/// `SESSION:ID` prefix matches (every session only for a bare id that is not journal-wide) —
+/// and records the command when it changes the task.
+fn apply<W: Writer>(
+    j: &mut W,
+    keys: fn(&W, &[u8]) -> Result<Vec<Vec<u8>>>,
+    task_id: Option<&str>,
+    make: &dyn Fn(&State) -> Result<TaskCommand>,
+) -> Result<Outcome> {
+    let mut loaded = Loaded::new(&*j)?;
+    if loaded.stale.is_some() {
+        return Err(anyhow::Error::new(state_io::CacheMiss));
+    }
+    let names = sessions_named(&|prefix| keys(j, prefix), &loaded.state, task_id)?;
+    for s in names {
+        loaded.session(&*j, &s)?;
     }
     let c = make(&loaded.state)?;
     let before = find(&loaded.state, &c.task).cloned();
@@ -370,7 +470,7 @@ fn change(
     ));
     let env = tx.events().last().expect("pushed").clone();
     // The finished tasks too: a command may reopen one, or finish one.
-    loaded.for_event(&j, &env)?;
+    loaded.for_event(&*j, &env)?;
     let mut trial = loaded.state.clone();
     trial.apply(&env);
     let after = find(&trial, &c.task).cloned();
@@ -382,33 +482,18 @@ fn change(
     let label = c.task.display();
     if !changed {
         let status = before.map(|t| t.status.as_str()).unwrap_or("unknown");
-        if json {
-            output::print_json(
-                &serde_json::json!({ "task": label, "changed": false, "status": status }),
-            );
-        } else {
-            println!("{} unchanged (it is {status})", escape(&label));
-        }
-        return Ok(());
+        return Ok(Outcome::Unchanged {
+            label,
+            status: status.to_string(),
+        });
     }
     loaded.state = trial;
     loaded.write_back(&mut tx);
     j.commit(tx)?;
-    j.seal_if_full()?;
-    let t = after.expect("changed");
-    if json {
-        let mut v = task_json(&t);
-        v["changed"] = true.into();
-        output::print_json(&v);
-    } else {
-        println!(
-            "{} {} — {}",
-            escape(&label),
-            t.status.as_str(),
-            escape(&t.subject)
-        );
-    }
-    Ok(())
+    Ok(Outcome::Changed {
+        label,
+        task: after.expect("changed"),
+    })
 }
 
 /// A task as JSON, with its display ref.
