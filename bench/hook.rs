@@ -46,6 +46,18 @@ fn templates() -> Vec<String> {
 /// events). Like the hook, each commit writes the checkpoint partitions its events touched, so
 /// seals move cold sessions to archives exactly as in real use.
 fn build(dir: &Path, n: u64, templates: &[String], per_session: u64) -> Duration {
+    build_with_tasks(dir, n, templates, per_session, 0)
+}
+
+/// `build`, then `tasks` journal-wide tasks added from the CLI, all but every hundredth done (a
+/// loop's months of history: the hook must pay for the open ones only).
+fn build_with_tasks(
+    dir: &Path,
+    n: u64,
+    templates: &[String],
+    per_session: u64,
+    tasks: u64,
+) -> Duration {
     let t0 = Instant::now();
     let mut j = Journal::open(
         dir,
@@ -83,6 +95,49 @@ fn build(dir: &Path, n: u64, templates: &[String], per_session: u64) -> Duration
             touched.extend(projections::fold::partitions_for(env));
             full.apply(env);
             i += 1;
+        }
+        for p in &touched {
+            if let Some(part) = full.state.encode_partition(p) {
+                tx.put_state(&p.key(), part);
+            }
+        }
+        tx.checkpointed();
+        j.commit_unflushed(tx).unwrap();
+        j.seal_if_full().unwrap();
+    }
+    let mut t = 0u64;
+    while t < tasks {
+        let mut tx = j.begin();
+        let mut touched = std::collections::BTreeSet::new();
+        for _ in 0..512 {
+            if t >= tasks {
+                break;
+            }
+            let id = format!("T{}", t + 1);
+            let mut ops = vec![serde_json::json!({
+                "op": "add", "task": {"session": null, "id": id},
+                "subject": format!("bench task {}", t + 1),
+                "description": "a task the benchmark's loop finished long ago",
+            })];
+            if t % 100 != 99 {
+                ops.push(serde_json::json!({"op": "done", "task": {"session": null, "id": id}}));
+            }
+            for op in ops {
+                tx.push(NewEvent {
+                    recorded_at_us: base_us + (n + t) as i64 * 1000,
+                    host: "cli".into(),
+                    kind: Kind::TaskCommand,
+                    session_id: None,
+                    agent_id: None,
+                    payload: serde_json::to_vec(&op).unwrap(),
+                    truncated: None,
+                    spooled: false,
+                });
+                let env = tx.events().last().unwrap();
+                touched.extend(projections::fold::partitions_for(env));
+                full.apply(env);
+            }
+            t += 1;
         }
         for p in &touched {
             if let Some(part) = full.state.encode_partition(p) {
@@ -478,7 +533,13 @@ fn main() {
     let mut p50s = Vec::new();
     for &n in &sizes {
         let dir = work.path().join(format!("j{n}"));
-        let built = build(&dir, n, &templates, templates.len() as u64);
+        // The largest journal also holds 10k journal-wide tasks (100 open).
+        let tasks = if n == *sizes.last().unwrap() {
+            10_000
+        } else {
+            0
+        };
+        let built = build_with_tasks(&dir, n, &templates, templates.len() as u64, tasks);
         let raw: u64 = (0..n)
             .map(|i| templates[(i % templates.len() as u64) as usize].len() as u64)
             .sum();
@@ -490,6 +551,13 @@ fn main() {
         let (_, redact_mbps) = export_throughput(&dir, &work.path().join("export.jsonl"), true);
         let verify_s = replay_cli(&dir);
         eprintln!("built {n} events in {:.1} s", built.as_secs_f64());
+        if tasks > 0 {
+            rows.push(format!(
+                "{:>9} events | {} sessions, {tasks} journal-wide tasks (1% open)",
+                n,
+                n.div_ceil(templates.len() as u64)
+            ));
+        }
         rows.push(format!(
             "{:>9} events | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms | replay {:>9.0} ev/s | export {:>6.0} MB/s ({:.0} MB), --redact {:>6.0} MB/s | verify {:.2} s | disk {:.2}x payload bytes",
             n, lat.p50, lat.p99, lat.max, eps, mbps, bytes as f64 / 1e6, redact_mbps, verify_s, space
