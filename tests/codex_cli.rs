@@ -7,7 +7,16 @@
 //! untrusted ones silently); every invocation is journaled once with its exact payload (compared
 //! with a counting hook in the user's hooks.json, trusted the same way); the journal's open task
 //! reaches the model; tokens, USD and context equal what the server reported, priced at
-//! gpt-5.1-codex's rates, read from the rollout.
+//! gpt-5.1-codex's rates, read from the rollout; no compaction is counted (run A).
+//!
+//! Then Codex is set to compact past 5,000 tokens (`-c model_auto_compact_token_limit=5000`) and
+//! the shell call reports 9,000 input tokens. Run B, a loop agent (`RALPH_AGENT_ID`) holding a
+//! task: the task is kept through the ordinary calls and released at PreCompact (which Codex
+//! fires only before a real compaction); the agent is stopped there (`continue:false`), Codex
+//! interrupts the turn and compacts nothing, so no compaction is counted. Run C, the same without
+//! loop control: Codex sends the summary request, fires PreCompact, PostCompact and SessionStart
+//! `source: "compact"`; the compaction is counted once, the restore reaches the next request, and
+//! the tokens include the summary request's.
 //!
 //! Running it
 //! ----------
@@ -26,6 +35,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -35,6 +45,8 @@ const MODEL: &str = "gpt-5.1-codex";
 const PRICE: [f64; 3] = [1.25e-6, 0.125e-6, 10e-6];
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: run the marker command, then say done.";
+const PROMPT_B: &str = "HJ-PROMPT-B: run it again, under loop control.";
+const PROMPT_C: &str = "HJ-PROMPT-C: run it once more.";
 
 fn codex_bin() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("HOOKJOURNAL_CODEX_BIN") {
@@ -74,9 +86,47 @@ const FINAL: Usage = Usage {
 struct Exchange {
     request: Value,
     usage: Usage,
+    role: &'static str,
 }
 
-fn serve(mut stream: TcpStream, exchanges: &Mutex<Vec<Exchange>>) -> std::io::Result<()> {
+/// The shell call's usage while Codex is set to compact past `COMPACT_LIMIT` tokens (runs B, C).
+const SHELL_BIG: Usage = Usage {
+    input: 9000,
+    cached: 1000,
+    output: 40,
+};
+/// The compaction's summary request.
+const SUMMARY: Usage = Usage {
+    input: 2000,
+    cached: 0,
+    output: 30,
+};
+/// `model_auto_compact_token_limit` for runs B and C: below `SHELL_BIG`, above `FINAL`.
+const COMPACT_LIMIT: u64 = 5000;
+const SUMMARY_TEXT: &str = "HJ-SUMMARY: the marker command ran.";
+
+/// What the server answers: `compact` (the compaction's summary request), `final` (after the
+/// tool's output, or after a compaction), `shell` (a turn's first request).
+fn role(request: &Value) -> &'static str {
+    let meta = request["client_metadata"]["x-codex-turn-metadata"]
+        .as_str()
+        .and_then(|m| serde_json::from_str::<Value>(m).ok())
+        .unwrap_or_default();
+    let text = request.to_string();
+    if meta["request_kind"] == "compaction" {
+        "compact"
+    } else if text.contains("function_call_output") || text.contains("HJ-SUMMARY") {
+        "final"
+    } else {
+        "shell"
+    }
+}
+
+fn serve(
+    mut stream: TcpStream,
+    exchanges: &Mutex<Vec<Exchange>>,
+    big: &AtomicBool,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     loop {
         let mut line = String::new();
@@ -107,19 +157,25 @@ fn serve(mut stream: TcpStream, exchanges: &Mutex<Vec<Exchange>>) -> std::io::Re
         }
         let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let n = exchanges.lock().unwrap().len() + 1;
-        let answered = request.to_string().contains("function_call_output");
-        let (item, usage) = if answered {
-            (
-                json!({"type": "message", "role": "assistant", "id": format!("msg_{n}"), "content": [{"type": "output_text", "text": "HJ-MOCK-FINAL: done."}]}),
-                FINAL,
-            )
-        } else {
-            (
+        let role = role(&request);
+        let message = |text: &str| json!({"type": "message", "role": "assistant", "id": format!("msg_{n}"), "content": [{"type": "output_text", "text": text}]});
+        let (item, usage) = match role {
+            "compact" => (message(SUMMARY_TEXT), SUMMARY),
+            "final" => (message("HJ-MOCK-FINAL: done."), FINAL),
+            _ => (
                 json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"), "name": "exec_command", "arguments": "{\"cmd\": \"echo hj-shell-ran\"}"}),
-                SHELL,
-            )
+                if big.load(Ordering::SeqCst) {
+                    SHELL_BIG
+                } else {
+                    SHELL
+                },
+            ),
         };
-        exchanges.lock().unwrap().push(Exchange { request, usage });
+        exchanges.lock().unwrap().push(Exchange {
+            request,
+            usage,
+            role,
+        });
         let id = format!("resp_{n}");
         let events = [
             json!({"type": "response.created", "response": {"id": id}}),
@@ -171,6 +227,7 @@ fn hj(project: &Path, home: &Path, args: &[&str]) -> String {
         .env("HOME", home)
         .env("CODEX_HOME", home.join(".codex"))
         .env_remove("HOOKJOURNAL_DIR")
+        .env_remove("RALPH_AGENT_ID")
         .output()
         .unwrap();
     assert!(
@@ -195,12 +252,13 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let exchanges = Arc::new(Mutex::new(Vec::new()));
-    let ex = exchanges.clone();
+    let big = Arc::new(AtomicBool::new(false));
+    let (ex, bg) = (exchanges.clone(), big.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let ex = ex.clone();
+            let (ex, bg) = (ex.clone(), bg.clone());
             std::thread::spawn(move || {
-                let _ = serve(stream, &ex);
+                let _ = serve(stream, &ex, &bg);
             });
         }
     });
@@ -258,34 +316,292 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
     assert!(said.contains("Trusted: 12 hooks"), "{said}");
     hj(&project, &home, &["tasks", "add", SEED_TASK]);
 
+    // Run A: one turn with a shell call, no compaction.
+    let (ok, text, took) = codex_exec(&bin, &project, &home, PROMPT, None, &[]);
+    eprintln!("run A: codex exec {took:?}");
+    assert!(ok && text.contains("HJ-MOCK-FINAL"), "{text}");
+    settle(&calls);
+    let mut failures = Vec::new();
+    let counts = check_journaled(&project, &home, &calls, &mut failures);
+    eprintln!("invocations: {counts:?}");
+    for want in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+    ] {
+        if !counts.contains_key(want) {
+            failures.push(format!("{want} never ran: {counts:?}"));
+        }
+    }
+
+    let served = std::mem::take(&mut *exchanges.lock().unwrap());
+    if !served
+        .first()
+        .is_some_and(|e| e.request.to_string().contains("HJ-SEED-TASK"))
+    {
+        failures.push("the journal's open task did not reach the model".into());
+    }
+    let sid = session_of(&calls, PROMPT).expect("run A's UserPromptSubmit");
+    let show: Value =
+        serde_json::from_str(&hj(&project, &home, &["show", &sid, "--json"])).unwrap();
+    if served.len() != 2 {
+        failures.push(format!("run A: {} requests, expected 2", served.len()));
+    }
+    check_usage("run A", &show, &served, &mut failures);
+    if show["context_tokens"].as_u64() != Some(FINAL.input) {
+        failures.push(format!(
+            "context {} vs {}",
+            show["context_tokens"], FINAL.input
+        ));
+    }
+    if show["compactions"] != 0 {
+        failures.push(format!(
+            "run A: {} compactions, none happened",
+            show["compactions"]
+        ));
+    }
+
+    // Codex compacts once the context passes the limit: the shell call reports more.
+    big.store(true, Ordering::SeqCst);
+    let limit = format!("model_auto_compact_token_limit={COMPACT_LIMIT}");
+
+    // Run B: a loop agent holding a task. PreCompact comes only before a real compaction: the
+    // task is kept through the ordinary calls and released there, and the agent is stopped
+    // (`continue:false`: Codex interrupts the turn and compacts nothing).
+    let added = hj(
+        &project,
+        &home,
+        &["tasks", "add", "HJ-LOOP-TASK", "--agent", "dev-1"],
+    );
+    let id = added.split_whitespace().next().unwrap_or("").to_string();
+    hj(
+        &project,
+        &home,
+        &["tasks", "claim", &id, "--agent", "dev-1"],
+    );
+    let (ok, text, took) = codex_exec(
+        &bin,
+        &project,
+        &home,
+        PROMPT_B,
+        Some("dev-1"),
+        &["-c", &limit],
+    );
+    eprintln!("run B: codex exec {took:?} (exit ok: {ok})");
+    settle(&calls);
+    let counts = check_journaled(&project, &home, &calls, &mut failures);
+    eprintln!("invocations after run B: {counts:?}");
+    let b = std::mem::take(&mut *exchanges.lock().unwrap());
+    let roles: Vec<&str> = b.iter().map(|e| e.role).collect();
+    if roles != ["shell"] || !text.contains("turn interrupted") {
+        failures.push(format!(
+            "run B: requests {roles:?}, expected the shell call alone, then the turn interrupted\n{text}"
+        ));
+    }
+    let sid_b = session_of(&calls, PROMPT_B).expect("run B's UserPromptSubmit");
+    let events = journal_events(&project, &home);
+    let b_events: Vec<&Value> = events
+        .iter()
+        .filter(|v| v["session_id"] == sid_b.as_str())
+        .collect();
+    let named = |name: &str| {
+        b_events
+            .iter()
+            .filter(|v| v["name"] == name)
+            .map(|v| v["seq"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let released: Vec<&&Value> = b_events
+        .iter()
+        .filter(|v| v["kind"] == "TaskReleased")
+        .collect();
+    let pre = named("PreCompact");
+    match (released.as_slice(), pre.as_slice()) {
+        ([r], [p]) if r["cause"].as_u64() == Some(*p) => {}
+        _ => failures.push(format!(
+            "run B: releases {:?} (causes), PreCompact at {pre:?}: expected one release, at the PreCompact",
+            released.iter().map(|r| &r["cause"]).collect::<Vec<_>>()
+        )),
+    }
+    if named("PostToolUse").is_empty() || !named("PostCompact").is_empty() {
+        failures.push(format!(
+            "run B: PostToolUse {:?}, PostCompact {:?}: expected an ordinary tool call and no compaction",
+            named("PostToolUse"),
+            named("PostCompact")
+        ));
+    }
+    let tasks: Value =
+        serde_json::from_str(&hj(&project, &home, &["tasks", "list", "--json"])).unwrap();
+    let loop_task = tasks
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["subject"] == "HJ-LOOP-TASK"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    if loop_task["status"] != "failed"
+        || loop_task["retry_count"] != 1
+        || !loop_task["owner"].is_null()
+    {
+        failures.push(format!(
+            "run B: the loop task after PreCompact: {loop_task}"
+        ));
+    }
+    let show_b: Value =
+        serde_json::from_str(&hj(&project, &home, &["show", &sid_b, "--json"])).unwrap();
+    if show_b["compactions"] != 0 {
+        failures.push(format!(
+            "run B: {} compactions, Codex compacted nothing",
+            show_b["compactions"]
+        ));
+    }
+
+    // Run C: the same without loop control: Codex compacts (PreCompact, the summary request,
+    // PostCompact, SessionStart `compact`) and the restore reaches the next request.
+    let (ok, text, took) = codex_exec(&bin, &project, &home, PROMPT_C, None, &["-c", &limit]);
+    eprintln!("run C: codex exec {took:?}");
+    settle(&calls);
+    let counts = check_journaled(&project, &home, &calls, &mut failures);
+    eprintln!("invocations after run C: {counts:?}");
+    let c = std::mem::take(&mut *exchanges.lock().unwrap());
+    let roles: Vec<&str> = c.iter().map(|e| e.role).collect();
+    if !ok || roles != ["shell", "compact", "final"] || !text.contains("HJ-MOCK-FINAL") {
+        failures.push(format!(
+            "run C: requests {roles:?}, expected shell, compact, final\n{text}"
+        ));
+    }
+    let restored = c
+        .iter()
+        .skip_while(|e| e.role != "compact")
+        .skip(1)
+        .any(|e| {
+            let r = e.request.to_string();
+            r.contains("after context compaction") && r.contains("HJ-SEED-TASK")
+        });
+    if !restored {
+        failures.push("run C: the restore after the compaction did not reach the model".into());
+    }
+    let sid_c = session_of(&calls, PROMPT_C).expect("run C's UserPromptSubmit");
+    let c_hooks: Vec<(String, Value)> = journal_events(&project, &home)
+        .into_iter()
+        .filter(|v| v["session_id"] == sid_c.as_str() && v["kind"] == "Hook")
+        .map(|v| (v["name"].as_str().unwrap_or("").to_string(), v))
+        .collect();
+    let sequence: Vec<String> = c_hooks
+        .iter()
+        .filter(|(n, _)| matches!(n.as_str(), "PreCompact" | "PostCompact" | "SessionStart"))
+        .map(|(n, v)| match v["payload"]["source"].as_str() {
+            Some(src) => format!("{n}:{src}"),
+            None => n.clone(),
+        })
+        .collect();
+    if sequence
+        != [
+            "SessionStart:startup",
+            "PreCompact",
+            "PostCompact",
+            "SessionStart:compact",
+        ]
+    {
+        failures.push(format!("run C: compaction events {sequence:?}"));
+    }
+    let restart = projections::host::CODEX.compaction.restart_source;
+    if restart != Some("compact") {
+        failures.push(format!(
+            "the host table's Codex restart source is {restart:?}"
+        ));
+    }
+    let show_c: Value =
+        serde_json::from_str(&hj(&project, &home, &["show", &sid_c, "--json"])).unwrap();
+    if show_c["compactions"] != 1 {
+        failures.push(format!(
+            "run C: {} compactions, Codex compacted once",
+            show_c["compactions"]
+        ));
+    }
+    check_usage("run C", &show_c, &c, &mut failures);
+
+    eprintln!("codex_cli total: {:?}", started.elapsed());
+    if !failures.is_empty() && std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
+        eprintln!("kept {}", tmp.keep().display());
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `codex exec PROMPT` with no bypass flag, as the given loop agent; (exit ok, output, time).
+fn codex_exec(
+    bin: &Path,
+    project: &Path,
+    home: &Path,
+    prompt: &str,
+    agent: Option<&str>,
+    extra: &[&str],
+) -> (bool, String, Duration) {
     let t0 = Instant::now();
-    let out = Command::new(&bin)
-        .args(["exec", PROMPT])
-        .current_dir(&project)
+    let mut cmd = Command::new(bin);
+    cmd.arg("exec")
+        .args(extra)
+        .arg(prompt)
+        .current_dir(project)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
+        .env("HOME", home)
         .env("CODEX_HOME", home.join(".codex"))
         .env("HJ_MOCK_KEY", "hj-test-key")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let took = t0.elapsed();
+        .stdin(std::process::Stdio::null());
+    if let Some(a) = agent {
+        cmd.env("RALPH_AGENT_ID", a);
+    }
+    let out = cmd.output().unwrap();
     let text = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    eprintln!("codex exec: {took:?}");
-    assert!(
-        out.status.success() && text.contains("HJ-MOCK-FINAL"),
-        "{text}"
-    );
-    std::thread::sleep(Duration::from_millis(2000));
-    let mut failures = Vec::new();
+    (out.status.success(), text, t0.elapsed())
+}
 
-    // Every invocation the counting hook saw is in the journal, byte for byte.
-    let mut recorded: Vec<(String, Vec<u8>)> = fs::read_dir(&calls)
+/// Waits until the counting hook's files stop changing (Codex may still be finishing a hook).
+fn settle(calls: &Path) {
+    let count = || fs::read_dir(calls).map(|d| d.count()).unwrap_or(0);
+    let mut last = count();
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(250));
+        let now = count();
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+}
+
+/// Every line of `export --report events`, parsed, with the payload as JSON where it is.
+fn journal_events(project: &Path, home: &Path) -> Vec<Value> {
+    hj(project, home, &["export", "--report", "events"])
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if let Some(b) = v["payload_b64"].as_str() {
+                let raw = base64::engine::general_purpose::STANDARD.decode(b).unwrap();
+                v["payload"] = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+            }
+            v
+        })
+        .collect()
+}
+
+/// The session whose UserPromptSubmit (as the counting hook saw it) carried `prompt`.
+fn session_of(calls: &Path, prompt: &str) -> Option<String> {
+    recorded(calls).into_iter().find_map(|(n, raw)| {
+        let v: Value = serde_json::from_slice(&raw).ok()?;
+        (n == "UserPromptSubmit" && v["prompt"] == prompt)
+            .then(|| v["session_id"].as_str().unwrap().to_string())
+    })
+}
+
+/// Every invocation the counting hook saw: (event name, payload bytes), sorted.
+fn recorded(calls: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(calls)
         .unwrap()
         .flatten()
         .map(|e| e.path())
@@ -299,15 +615,30 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
             )
         })
         .collect();
+    v.sort();
+    v
+}
+
+/// Every invocation the counting hook saw is in the journal, byte for byte, once; returns how
+/// many of each event it saw.
+fn check_journaled(
+    project: &Path,
+    home: &Path,
+    calls: &Path,
+    failures: &mut Vec<String>,
+) -> BTreeMap<String, usize> {
     #[derive(serde::Deserialize)]
     struct Line<'a> {
         kind: String,
         name: Option<String>,
+        session_id: Option<String>,
         #[serde(borrow)]
         payload: Option<&'a serde_json::value::RawValue>,
         payload_b64: Option<String>,
     }
-    let export = hj(&project, &home, &["export", "--report", "events"]);
+    let mut recorded = recorded(calls);
+    let export = hj(project, home, &["export", "--report", "events"]);
+    let mut ends = BTreeMap::<String, usize>::new();
     let mut journal: Vec<(String, Vec<u8>)> = export
         .lines()
         .filter_map(|l| {
@@ -318,34 +649,36 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
                     (Some(p), None) => p.get().as_bytes().to_vec(),
                     (None, None) => Vec::new(),
                 };
-                (e.name.unwrap_or_default(), bytes)
+                let name = e.name.unwrap_or_default();
+                if name == "SessionEnd" {
+                    *ends.entry(e.session_id.unwrap_or_default()).or_insert(0) += 1;
+                }
+                (name, bytes)
             })
         })
         .collect();
-    recorded.sort();
     journal.sort();
     let mut counts = BTreeMap::new();
     for (n, _) in &recorded {
         *counts.entry(n.clone()).or_insert(0) += 1;
     }
-    eprintln!("invocations: {counts:?}");
-    for want in [
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "Stop",
-    ] {
-        if !counts.contains_key(want) {
-            failures.push(format!("{want} never ran: {counts:?}"));
-        }
-    }
     // Codex gives SessionEnd hooks one short budget and, measured here, never ran the counting
     // hook's SessionEnd (user layer) while it ran hookjournal's (project layer): SessionEnd is
-    // checked in the journal alone, once.
-    let ends = journal.iter().filter(|(n, _)| n == "SessionEnd").count();
-    if ends != 1 {
-        failures.push(format!("{ends} SessionEnd events journaled, expected 1"));
+    // checked in the journal alone, once per session.
+    let sessions: std::collections::BTreeSet<String> = recorded
+        .iter()
+        .filter_map(|(_, raw)| {
+            let v: Value = serde_json::from_slice(raw).ok()?;
+            v["session_id"].as_str().map(str::to_string)
+        })
+        .collect();
+    for s in &sessions {
+        let n = ends.get(s).copied().unwrap_or(0);
+        if n != 1 {
+            failures.push(format!(
+                "{n} SessionEnd events journaled for {s}, expected 1"
+            ));
+        }
     }
     journal.retain(|(n, _)| n != "SessionEnd");
     recorded.retain(|(n, _)| n != "SessionEnd");
@@ -356,23 +689,12 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
             recorded.iter().map(|x| &x.0).collect::<Vec<_>>()
         ));
     }
+    counts
+}
 
-    let served = exchanges.lock().unwrap().clone();
-    if !served
-        .first()
-        .is_some_and(|e| e.request.to_string().contains("HJ-SEED-TASK"))
-    {
-        failures.push("the journal's open task did not reach the model".into());
-    }
-    let sid = recorded
-        .iter()
-        .find_map(|(n, raw)| {
-            let v: Value = serde_json::from_slice(raw).ok()?;
-            (n == "SessionStart").then(|| v["session_id"].as_str().unwrap().to_string())
-        })
-        .expect("a SessionStart");
-    let show: Value =
-        serde_json::from_str(&hj(&project, &home, &["show", &sid, "--json"])).unwrap();
+/// The session's tokens and USD equal what the server reported for its requests, priced at
+/// gpt-5.1-codex's rates.
+fn check_usage(run: &str, show: &Value, served: &[Exchange], failures: &mut Vec<String>) {
     let sum = |f: fn(&Usage) -> u64| served.iter().map(|e| f(&e.usage)).sum::<u64>();
     let want = (
         sum(|u| u.input - u.cached),
@@ -393,22 +715,13 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
         show["output_tokens"].as_u64().unwrap_or(0),
         show["cache_read_tokens"].as_u64().unwrap_or(0),
     );
-    if served.len() != 2 || got != want || (show["usd"].as_f64().unwrap_or(0.0) - usd).abs() > 1e-12
-    {
+    if got != want || (show["usd"].as_f64().unwrap_or(0.0) - usd).abs() > 1e-12 {
         failures.push(format!(
-            "{} requests; tokens {got:?} ${} vs served {want:?} ${usd}",
+            "{run}: {} requests; tokens {got:?} ${} vs served {want:?} ${usd}",
             served.len(),
             show["usd"]
         ));
     }
-    if show["context_tokens"].as_u64() != Some(FINAL.input) {
-        failures.push(format!(
-            "context {} vs {}",
-            show["context_tokens"], FINAL.input
-        ));
-    }
-    eprintln!("codex_cli total: {:?}", started.elapsed());
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// `PreToolUse` → `pre_tool_use`.
