@@ -18,13 +18,20 @@
 //! `source: "compact"`; the compaction is counted once, the restore reaches the next request, and
 //! the tokens include the summary request's.
 //!
+//! The three runs' rollouts, and a corpus of real rollouts, cost what ccusage's Codex report
+//! (`ccusage codex daily|session --offline`, pinned by `.ci/install-ccusage.sh`) says they cost.
+//!
 //! Running it
 //! ----------
 //!   bash .ci/install-codex-cli.sh             # once; npm registry only, into the CI cache
+//!   bash .ci/install-ccusage.sh               # once; ccusage for the cost comparison
 //!   cargo test -p hookjournal --test codex_cli -- --nocapture
 //! Environment:
 //!   HOOKJOURNAL_CODEX_BIN=/path/to/codex      use another Codex CLI
 //!   HOOKJOURNAL_REQUIRE_CODEX=1               fail (instead of skip) when Codex CLI is missing
+//!   HOOKJOURNAL_CCUSAGE_BIN=/path/to/ccusage  use another ccusage (its `codex` report)
+//!   HOOKJOURNAL_REQUIRE_CCUSAGE=1             fail (instead of skip) when ccusage is missing
+//!   HOOKJOURNAL_E2E_KEEP=1                    keep the temporary home, project and rollouts
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -63,23 +70,27 @@ fn codex_bin() -> Option<PathBuf> {
     bin.exists().then_some(bin)
 }
 
-/// One response's usage, as the Responses API reports it (input includes the cached tokens).
+/// One response's usage, as the Responses API reports it (input includes the cached tokens,
+/// output the reasoning tokens).
 #[derive(Clone, Copy, Debug)]
 struct Usage {
     input: u64,
     cached: u64,
     output: u64,
+    reasoning: u64,
 }
 
 const SHELL: Usage = Usage {
     input: 3000,
     cached: 1000,
     output: 40,
+    reasoning: 0,
 };
 const FINAL: Usage = Usage {
     input: 3300,
     cached: 2900,
     output: 25,
+    reasoning: 10,
 };
 
 #[derive(Clone, Debug)]
@@ -94,12 +105,14 @@ const SHELL_BIG: Usage = Usage {
     input: 9000,
     cached: 1000,
     output: 40,
+    reasoning: 0,
 };
 /// The compaction's summary request.
 const SUMMARY: Usage = Usage {
     input: 2000,
     cached: 0,
     output: 30,
+    reasoning: 0,
 };
 /// `model_auto_compact_token_limit` for runs B and C: below `SHELL_BIG`, above `FINAL`.
 const COMPACT_LIMIT: u64 = 5000;
@@ -184,7 +197,7 @@ fn serve(
                 "input_tokens": usage.input,
                 "input_tokens_details": {"cached_tokens": usage.cached},
                 "output_tokens": usage.output,
-                "output_tokens_details": {"reasoning_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": usage.reasoning},
                 "total_tokens": usage.input + usage.output
             }}}),
         ];
@@ -521,8 +534,20 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
     }
     check_usage("run C", &show_c, &c, &mut failures);
 
+    // The cost of the three runs' real rollouts agrees with ccusage's Codex report.
+    if let Some(ccusage) = require_ccusage() {
+        let cost: Value =
+            serde_json::from_str(&hj(&project, &home, &["cost", "--by", "day", "--json"])).unwrap();
+        let daily = ccusage_codex(&ccusage, &home.join(".codex"), "daily");
+        agree_by_day("runs A-C", &cost, &daily, &BTreeMap::new(), &mut failures);
+        eprintln!(
+            "runs A-C: hookjournal ${} vs ccusage ${}",
+            cost["total"]["usd"], daily["totals"]["costUSD"]
+        );
+    }
+
     eprintln!("codex_cli total: {:?}", started.elapsed());
-    if !failures.is_empty() && std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
+    if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
         eprintln!("kept {}", tmp.keep().display());
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -738,4 +763,260 @@ fn snake(name: &str) -> String {
         }
     }
     out
+}
+
+/// ccusage (pinned by `.ci/install-ccusage.sh`), whose Codex report is the reference for cost.
+fn ccusage_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HOOKJOURNAL_CCUSAGE_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/hookjournal-ci"))
+        })?;
+    let bin = cache.join(format!(
+        "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
+    ));
+    bin.exists().then_some(bin)
+}
+
+const CCUSAGE_VERSION: &str = "20.0.24";
+
+/// ccusage, or why not: a panic under `HOOKJOURNAL_REQUIRE_CCUSAGE=1`, else a SKIPPED notice.
+fn require_ccusage() -> Option<PathBuf> {
+    let found = ccusage_bin();
+    if found.is_none() {
+        let msg = format!("ccusage {CCUSAGE_VERSION} not found (bash .ci/install-ccusage.sh)");
+        if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
+            panic!("{msg}");
+        }
+        eprintln!("SKIPPED: {msg}");
+    }
+    found
+}
+
+/// `ccusage codex REPORT --offline --json -z UTC` over the rollouts under `codex_home`.
+fn ccusage_codex(bin: &Path, codex_home: &Path, report: &str) -> Value {
+    let out = Command::new(bin)
+        .args(["codex", report, "--offline", "--json", "--timezone", "UTC"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", codex_home.parent().unwrap())
+        .env("CODEX_HOME", codex_home)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ccusage codex {report}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "ccusage codex {report} printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// One row of `hookjournal cost` against ccusage's: tokens exactly (ccusage's `inputTokens` are
+/// the uncached ones, as hookjournal's; outputs include reasoning in both), dollars to 1e-9 after
+/// taking out `unpriced_usd`, what ccusage priced that hookjournal leaves unpriced.
+fn agree(what: &str, ours: &Value, theirs: &Value, unpriced_usd: f64, failures: &mut Vec<String>) {
+    let pairs = [
+        ("input_tokens", "inputTokens"),
+        ("cache_read_tokens", "cacheReadTokens"),
+        ("cache_write_tokens", "cacheCreationTokens"),
+        ("output_tokens", "outputTokens"),
+        ("total_tokens", "totalTokens"),
+    ];
+    for (o, t) in pairs {
+        if ours[o].as_u64() != theirs[t].as_u64() {
+            failures.push(format!(
+                "{what}: {o} {} vs ccusage {t} {}",
+                ours[o], theirs[t]
+            ));
+        }
+    }
+    let (o, t) = (
+        ours["usd"].as_f64().unwrap_or(0.0),
+        theirs["costUSD"].as_f64().unwrap_or(f64::NAN),
+    );
+    if (o - (t - unpriced_usd)).abs() > 1e-9 {
+        failures.push(format!(
+            "{what}: ${o} vs ccusage ${t} (less ${unpriced_usd} hookjournal leaves unpriced)"
+        ));
+    }
+}
+
+/// `hookjournal cost --by day` and its total against `ccusage codex daily`; `unpriced`: per day,
+/// the dollars ccusage gives to rollouts of models hookjournal does not price.
+fn agree_by_day(
+    what: &str,
+    cost: &Value,
+    daily: &Value,
+    unpriced: &BTreeMap<String, f64>,
+    failures: &mut Vec<String>,
+) {
+    let ours: BTreeMap<String, &Value> = cost["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["key"].as_str().unwrap().to_string(), r))
+        .collect();
+    let theirs: BTreeMap<String, &Value> = daily["daily"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["date"].as_str().unwrap().to_string(), r))
+        .collect();
+    if ours.keys().ne(theirs.keys()) {
+        failures.push(format!(
+            "{what}: days {:?} vs ccusage {:?}",
+            ours.keys(),
+            theirs.keys()
+        ));
+    }
+    for (day, t) in &theirs {
+        if let Some(o) = ours.get(day) {
+            let u = unpriced.get(day).copied().unwrap_or(0.0);
+            agree(&format!("{what} {day}"), o, t, u, failures);
+        }
+    }
+    agree(
+        &format!("{what} total"),
+        &cost["total"],
+        &daily["totals"],
+        unpriced.values().sum(),
+        failures,
+    );
+}
+
+/// Codex cost agrees with ccusage's Codex report on a corpus of real Codex 0.169.0 rollouts
+/// (`tests/fixtures/real-hosts/codex-0.169.0-rollouts/corpus/`: two days; cached input,
+/// reasoning output, an interrupted turn, compactions with their summary requests, and two
+/// rollouts whose first requests reach the same running total). Each rollout is read by the hook
+/// at a SessionEnd naming it, as Codex would send it. One rollout's model (gpt-5.5) is not in
+/// hookjournal's price table: its tokens agree and its dollars are ccusage's alone (hookjournal
+/// counts it unpriced, never $0).
+#[test]
+fn codex_cost_agrees_with_ccusage_on_a_rollout_corpus() {
+    let Some(ccusage) = require_ccusage() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let codex_home = tmp.path().join("home/.codex");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/real-hosts/codex-0.169.0-rollouts/corpus");
+    let mut rollouts = Vec::new();
+    for day in fs::read_dir(corpus.join("sessions/2026/11"))
+        .unwrap()
+        .flatten()
+    {
+        let dir = codex_home.join("sessions/2026/11").join(day.file_name());
+        fs::create_dir_all(&dir).unwrap();
+        for f in fs::read_dir(day.path()).unwrap().flatten() {
+            let to = dir.join(f.file_name());
+            fs::copy(f.path(), &to).unwrap();
+            rollouts.push(to);
+        }
+    }
+    rollouts.sort();
+    assert_eq!(rollouts.len(), 5, "{rollouts:?}");
+    let journal = tmp.path().join("journal");
+    for r in &rollouts {
+        let first = fs::read_to_string(r).unwrap();
+        let meta: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+        let sid = meta["payload"]["id"].as_str().unwrap();
+        let payload = json!({
+            "session_id": sid,
+            "transcript_path": r,
+            "cwd": "/home/dev/proj",
+            "hook_event_name": "SessionEnd",
+            "reason": "other",
+        });
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+            .arg("--journal")
+            .arg(&journal)
+            .args(["hook", "--host", "codex"])
+            .env("HOOKJOURNAL_DRAINER", "inline")
+            .env_remove("HOOKJOURNAL_DIR")
+            .env_remove("RALPH_AGENT_ID")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        assert!(child.wait_with_output().unwrap().status.success());
+    }
+    let cost = |by: &str| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+            .arg("--journal")
+            .arg(&journal)
+            .args(["cost", "--by", by, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let mut failures = Vec::new();
+
+    // By session: ccusage names a session by its rollout file, which ends with the thread id.
+    let sessions = ccusage_codex(&ccusage, &codex_home, "session");
+    let ours = cost("session");
+    let mut unpriced = BTreeMap::<String, f64>::new();
+    let theirs = sessions["sessions"].as_array().unwrap();
+    if theirs.len() != rollouts.len() {
+        failures.push(format!("ccusage saw {} sessions", theirs.len()));
+    }
+    for t in theirs {
+        let file = t["sessionFile"].as_str().unwrap_or_default();
+        let Some(o) = ours["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["key"].as_str().is_some_and(|k| file.ends_with(k)))
+        else {
+            failures.push(format!("no session of hookjournal's for {file}"));
+            continue;
+        };
+        let mut u = 0.0;
+        if o["unpriced_responses"].as_u64() != Some(0) {
+            // The documented difference: a model hookjournal's table does not price.
+            let models: Vec<&str> = t["models"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            if models != ["gpt-5.5"] || o["usd"].as_f64() != Some(0.0) {
+                failures.push(format!("{file}: unpriced {models:?}, ${}", o["usd"]));
+            }
+            u = t["costUSD"].as_f64().unwrap_or(0.0);
+            let day = t["lastActivity"].as_str().unwrap_or_default()[..10].to_string();
+            *unpriced.entry(day).or_insert(0.0) += u;
+        }
+        agree(&format!("session {file}"), o, t, u, &mut failures);
+    }
+    if unpriced.len() != 1 {
+        failures.push(format!(
+            "unpriced by day: {unpriced:?}, expected the gpt-5.5 rollout"
+        ));
+    }
+
+    // By day and in total.
+    let daily = ccusage_codex(&ccusage, &codex_home, "daily");
+    agree_by_day("corpus", &cost("day"), &daily, &unpriced, &mut failures);
+    eprintln!(
+        "corpus: hookjournal ${} ({} unpriced responses) vs ccusage ${}",
+        ours["total"]["usd"], ours["total"]["unpriced_responses"], sessions["totals"]["costUSD"]
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
