@@ -874,3 +874,66 @@ fn codex_install_trusts_its_hooks_in_the_users_config() {
         hooks
     );
 }
+
+/// `uninstall --host codex` takes back the trust install wrote in the user's config.toml: only
+/// the `[hooks.state."<hooks.json>:…"]` tables of hookjournal's own handlers, the user's
+/// settings, comments and trust of their own hooks kept byte for byte (project and user scope;
+/// `--dry-run` shows both diffs and writes nothing).
+#[test]
+fn codex_uninstall_removes_the_trust_install_wrote_and_nothing_else() {
+    for scope in [&[][..], &["--scope", "user"][..]] {
+        let env = TestEnv::new();
+        let project = env.project.path().canonicalize().unwrap();
+        let hooks = if scope.is_empty() {
+            env.project(".codex/hooks.json")
+        } else {
+            env.home(".codex/hooks.json")
+        };
+        write(&hooks, CODEX_HOOKS);
+        let hooks_key = if scope.is_empty() {
+            format!("{}/.codex/hooks.json", project.display())
+        } else {
+            hooks.display().to_string()
+        };
+        let original = format!(
+            "# my Codex settings\nmodel = \"gpt-5.5\" # mine\n\n[projects.{p}]\ntrust_level = \"trusted\"\n\n\
+             # the team's guard, trusted in /hooks\n[hooks.state.\"{hooks_key}:pre_tool_use:0:0\"]\n\
+             trusted_hash = \"sha256:team-guard\"\n\n[hooks.state.\"/elsewhere/.codex/hooks.json:stop:0:0\"]\n\
+             enabled = false\ntrusted_hash = \"sha256:kept\"\n",
+            p = toml::Value::String(project.display().to_string())
+        );
+        let config = env.home(".codex/config.toml");
+        write(&config, &original);
+        let args = |cmd: &'static str| {
+            let mut a = vec![cmd, "--host", "codex"];
+            a.extend(scope.iter());
+            a
+        };
+        let out = env.ok(&args("install"));
+        assert!(out.contains("Trusted: 12 hooks"), "{out}");
+        let installed = fs::read_to_string(&config).unwrap();
+        assert_eq!(installed.matches(&hooks_key).count(), 13, "{installed}");
+
+        let mut dry = args("uninstall");
+        dry.push("--dry-run");
+        let out = env.ok(&dry);
+        assert!(
+            out.contains("config.toml")
+                && out.contains(&format!("-[hooks.state.\"{hooks_key}:stop:")),
+            "{out}"
+        );
+        assert_eq!(fs::read_to_string(&config).unwrap(), installed);
+
+        let out = env.ok(&args("uninstall"));
+        assert!(
+            out.contains("Untrusted: removed the 12 [hooks.state] entries install wrote"),
+            "{out}"
+        );
+        assert_eq!(fs::read_to_string(&config).unwrap(), original, "{scope:?}");
+        assert_eq!(fs::read_to_string(&hooks).unwrap(), CODEX_HOOKS);
+        // Nothing of ours left: a second uninstall changes nothing.
+        let out = env.ok(&args("uninstall"));
+        assert!(out.contains("nothing to remove"), "{out}");
+        assert_eq!(fs::read_to_string(&config).unwrap(), original);
+    }
+}

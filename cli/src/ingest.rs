@@ -172,7 +172,15 @@ pub fn codex_rollout_events(
     let scan = projections::codex_rollout::scan(&bytes, model);
     let end = start + scan.consumed as u64;
     let mut out = Vec::new();
-    for record in scan.records {
+    // A request's key is the running total it brought its rollout to: two rollouts can reach
+    // the same total (the same first request in two sessions), so the rollout (its file name,
+    // which holds the thread id) completes the key, as ccusage counts each file on its own.
+    let rollout = std::path::Path::new(path)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(path);
+    for mut record in scan.records {
+        record.request_id = rollout.to_string();
         let key = format!("{}:{}", record.message_id, record.request_id);
         if session.is_some_and(|s| s.usage_by_key.contains_key(&key)) {
             continue;

@@ -6,7 +6,8 @@
 //! `info.last_token_usage` (the request just made). Codex writes the same reading more than once
 //! (and again, with an empty `last_token_usage`, after a compaction): one request is counted once,
 //! keyed by the running total it brought the session to (`codex-total:<total_tokens>`), so a
-//! repeated reading is the same record. OpenAI's `input_tokens` include the cached ones:
+//! repeated reading is the same record. The ingestion sets the record's `request_id` to the
+//! rollout's file name: two rollouts can reach the same running total. OpenAI's `input_tokens` include the cached ones:
 //! uncached input = `input − cached`, cache reads = `cached`; `output_tokens` include reasoning.
 //! The model is the latest `turn_context`'s (else the caller's fallback, for a chunk that starts
 //! after it). The context is the latest request's `input_tokens`.

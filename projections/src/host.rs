@@ -197,6 +197,10 @@ pub struct CompactionFacts {
     /// Whether `before` also fires when nothing is compacted (Gemini CLI fires PreCompress
     /// before every model request).
     pub before_fires_without_compaction: bool,
+    /// Whether a `continue:false` answer to `before` stops the compaction (Codex CLI: the turn
+    /// is interrupted and nothing is compacted): then the compaction is counted at `after`, which
+    /// fires only once the context was compacted.
+    pub before_can_cancel: bool,
 }
 
 /// What the host wants before project hooks run.
@@ -488,6 +492,7 @@ pub const CLAUDE: HostFacts = HostFacts {
         after: Some("PostCompact"),
         restart_source: Some("compact"),
         before_fires_without_compaction: false,
+        before_can_cancel: false,
     },
     trust: Trust::None,
     install: Some(InstallFacts {
@@ -522,11 +527,14 @@ pub const CODEX: HostFacts = HostFacts {
         transcript_path: Some("transcript_path"),
         cwd: &["cwd"],
     },
+    // Measured on 0.169.0 (`tests/codex_cli.rs`): PreCompact, the summary request, PostCompact,
+    // then SessionStart `source: "compact"` whose context reaches the next request.
     compaction: CompactionFacts {
         before: Some("PreCompact"),
         after: Some("PostCompact"),
-        restart_source: None,
+        restart_source: Some("compact"),
         before_fires_without_compaction: false,
+        before_can_cancel: true,
     },
     trust: Trust::TrustedHooks,
     install: Some(InstallFacts {
@@ -569,6 +577,7 @@ pub const GEMINI: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: true,
+        before_can_cancel: false,
     },
     trust: Trust::TrustedFolder,
     install: Some(InstallFacts {
@@ -604,6 +613,7 @@ pub const CURSOR: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: false,
+        before_can_cancel: false,
     },
     trust: Trust::Unverified,
     install: None,
@@ -655,6 +665,7 @@ pub const OPENCLAW: HostFacts = HostFacts {
         after: Some("after_compaction"),
         restart_source: None,
         before_fires_without_compaction: false,
+        before_can_cancel: false,
     },
     trust: Trust::None,
     install: Some(InstallFacts {
@@ -701,6 +712,7 @@ pub const GENERIC: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: false,
+        before_can_cancel: false,
     },
     trust: Trust::Unverified,
     install: None,

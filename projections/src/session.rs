@@ -464,7 +464,12 @@ impl SessionState {
             // compaction is counted when its session file shows it (`ContextObserved`).
             Canonical::PreCompact { .. }
                 if ev.host.facts().compaction.before_fires_without_compaction => {}
-            other => self.lifecycle(other, env.seq, crate::host::restores_at_prompt(&ev.host)),
+            other => self.lifecycle(
+                other,
+                env.seq,
+                crate::host::restores_at_prompt(&ev.host),
+                ev.host.facts().compaction.before_can_cancel,
+            ),
         }
         if let Some(u) = &ev.usage {
             self.host_usage(env.seq, ev.model.as_deref(), u);
@@ -499,8 +504,9 @@ impl SessionState {
 
     /// Start, end, idle, stop and compaction: the session's status and what comes with it.
     /// `at_prompt`: the host takes context only with a prompt, so a start or compaction's text
-    /// waits for the next one (`start_pending`); other hosts never set it.
-    fn lifecycle(&mut self, c: &Canonical, seq: Seq, at_prompt: bool) {
+    /// waits for the next one (`start_pending`); other hosts never set it. `counted_after`: a
+    /// PreCompact can be cancelled (Codex CLI), so the compaction is counted at PostCompact.
+    fn lifecycle(&mut self, c: &Canonical, seq: Seq, at_prompt: bool, counted_after: bool) {
         match c {
             Canonical::SessionStart { source } => {
                 self.status = Status::Active;
@@ -531,15 +537,18 @@ impl SessionState {
             }
             Canonical::PreCompact { trigger, .. } => {
                 self.status = Status::Compacting;
-                self.compactions += 1;
-                self.compact_triggers.push(trigger.clone());
-                if self.compact_triggers.len() > 20 {
-                    self.compact_triggers.remove(0);
+                if !counted_after {
+                    self.compacted(trigger);
                 }
                 self.pressure.start_over(seq);
             }
-            Canonical::PostCompact { summary, .. } => {
+            Canonical::PostCompact {
+                summary, trigger, ..
+            } => {
                 self.status = Status::Active;
+                if counted_after {
+                    self.compacted(trigger);
+                }
                 if at_prompt {
                     self.start_pending = Some("compact".into());
                 }
@@ -549,6 +558,15 @@ impl SessionState {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// One compaction, with its trigger (the last 20 kept).
+    fn compacted(&mut self, trigger: &str) {
+        self.compactions += 1;
+        self.compact_triggers.push(trigger.to_string());
+        if self.compact_triggers.len() > 20 {
+            self.compact_triggers.remove(0);
         }
     }
 
@@ -563,11 +581,7 @@ impl SessionState {
     /// A compaction the host's session file showed after the fact (it reads the context after
     /// it: the reading that found it is not discarded).
     fn compressed(&mut self, seq: Seq) {
-        self.compactions += 1;
-        self.compact_triggers.push("auto".into());
-        if self.compact_triggers.len() > 20 {
-            self.compact_triggers.remove(0);
-        }
+        self.compacted("auto");
         self.pressure.start_over(seq);
     }
 

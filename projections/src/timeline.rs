@@ -260,7 +260,15 @@ impl Timelines {
         let Some((kind, title)) = item_of(&ev) else {
             return;
         };
-        if let Canonical::PreCompact { trigger, .. } = &ev.canonical {
+        // Marked where the session's count takes it: at PostCompact where the host can cancel at
+        // PreCompact (Codex CLI), else at PreCompact.
+        let cancellable = ev.host.facts().compaction.before_can_cancel;
+        let compacted = match &ev.canonical {
+            Canonical::PreCompact { trigger, .. } if !cancellable => Some(trigger),
+            Canonical::PostCompact { trigger, .. } if cancellable => Some(trigger),
+            _ => None,
+        };
+        if let Some(trigger) = compacted {
             t.marks.push(Mark {
                 at_us: env.recorded_at_us,
                 kind: MarkKind::Compaction,

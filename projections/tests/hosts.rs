@@ -491,3 +491,82 @@ fn after_a_gemini_compaction_the_restore_comes_once_with_the_next_context() {
     );
     t.and().when_hook(&after_tool).then_no_answer();
 }
+
+/// A Codex loop agent stopped at PreCompact (`continue:false`): Codex interrupts the turn and
+/// compacts nothing (measured on 0.169.0), so the task is released and no compaction counted.
+#[test]
+fn codex_precompact_answered_with_a_stop_is_no_compaction_and_releases_the_loop_task() {
+    let h = Host::Codex;
+    Scenario::default()
+        .host(h.clone())
+        .given_task_command(projections::derived::TaskOp::Add, "T1", Some("x"), None)
+        .given_task_command(
+            projections::derived::TaskOp::Claim,
+            "T1",
+            None,
+            Some("dev-1"),
+        )
+        .agent(Some("dev-1"))
+        .given_hook(&payload(
+            &h,
+            EventKind::SessionStart,
+            r#""source":"startup""#,
+        ))
+        .when_hook(&payload(&h, EventKind::ToolPost, r#""tool_name":"Bash""#))
+        .then_state(|st| assert_eq!(st.tasks.active_for("dev-1").len(), 1))
+        .and()
+        .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"auto""#))
+        .then_answer(serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"}))
+        .then_event_kinds(&["Checkpoint", "TaskReleased"])
+        .then_state(|st| {
+            assert_eq!(st.sessions[S].compactions, 0);
+            assert!(st.tasks.active_for("dev-1").is_empty());
+        });
+}
+
+/// Where the table names a compaction's `before` and `after` events, one compaction is counted
+/// once (at `after` where `before` can be cancelled), and the restart the table names gets the
+/// restore.
+#[test]
+fn a_compaction_is_counted_once_and_restored_at_the_restart_the_table_names() {
+    for h in KNOWN {
+        let c = h.facts().compaction;
+        let (Some(_), Some(_)) = (c.before, c.after) else {
+            continue;
+        };
+        let label = h.to_string();
+        let t = Scenario::default()
+            .host(h.clone())
+            .given_hook(&payload(
+                &h,
+                EventKind::SessionStart,
+                r#""source":"startup""#,
+            ))
+            .given_hook(&payload(
+                &h,
+                EventKind::Prompt,
+                r#""prompt":"migrate the tables""#,
+            ))
+            .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"auto""#))
+            .then_state(move |st| {
+                assert_eq!(
+                    st.sessions[S].compactions,
+                    u64::from(!c.before_can_cancel),
+                    "{label}"
+                )
+            })
+            .and()
+            .when_hook(&payload(&h, EventKind::PostCompact, r#""trigger":"auto""#))
+            .then_state(|st| assert_eq!(st.sessions[S].compactions, 1, "{h}"));
+        if let Some(source) = c.restart_source {
+            t.and()
+                .when_hook(&payload(
+                    &h,
+                    EventKind::SessionStart,
+                    &format!(r#""source":"{source}""#),
+                ))
+                .then_restore()
+                .then_state(|st| assert_eq!(st.sessions[S].compactions, 1, "{h}"));
+        }
+    }
+}

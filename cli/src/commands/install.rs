@@ -377,8 +377,18 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
         return Ok(ExitCode::SUCCESS);
     }
     let after = doc.text().to_string();
+    let untrust = if facts.host.table().facts().trust == projections::host::Trust::TrustedHooks
+        && removed > 0
+    {
+        untrust_codex_hooks(&path, &before_text)?
+    } else {
+        None
+    };
     if t.dry_run {
         print!("{}", unified_diff(&path, Some(&before_text), &after));
+        if let Some(u) = &untrust {
+            print!("{}", unified_diff(&u.config, Some(&u.before), &u.after));
+        }
         println!("Dry run: nothing written.");
         return Ok(ExitCode::SUCCESS);
     }
@@ -391,7 +401,59 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
             .map(|b| format!(" (previous file kept as {})", b.display()))
             .unwrap_or_default()
     );
+    if let Some(u) = untrust {
+        let backup = write_settings(&u.config, &u.after, true)?;
+        println!(
+            "Untrusted: removed the {} [hooks.state] entr{} install wrote for them from {}{}; \
+             the rest of it is unchanged.",
+            u.removed,
+            if u.removed == 1 { "y" } else { "ies" },
+            u.config.display(),
+            backup
+                .map(|b| format!(" (previous file kept as {})", b.display()))
+                .unwrap_or_default()
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The user's Codex `config.toml` without the trust install wrote for hookjournal's handlers.
+struct Untrust {
+    config: PathBuf,
+    before: String,
+    after: String,
+    removed: usize,
+}
+
+/// The `[hooks.state."<hooks.json>:<event>:<group>:<handler>"]` tables of hookjournal's handlers
+/// in `hooks_text` (the hooks.json at `hooks_json` before they are removed), each removed only
+/// where its `trusted_hash` is the one install wrote for that handler; `None` when there are
+/// none (or no config.toml).
+fn untrust_codex_hooks(hooks_json: &Path, hooks_text: &str) -> anyhow::Result<Option<Untrust>> {
+    let facts = &facts(Host::Codex);
+    let Some(home) = settings_path_from_env(facts, Scope::User, hooks_json)?
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+    else {
+        return Ok(None);
+    };
+    let config = home.join("config.toml");
+    let key_path = hooks_json.to_string_lossy();
+    let Some(trusted) = codex_trust::handlers(&key_path, hooks_text, is_hookjournal_command) else {
+        return Ok(None);
+    };
+    let before = match fs::read_to_string(&config) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", config.display())),
+    };
+    let (after, removed) = codex_trust::remove(&before, &trusted)
+        .map_err(|e| anyhow!("{}: {e}; nothing changed", config.display()))?;
+    Ok((removed > 0).then_some(Untrust {
+        config,
+        before,
+        after,
+        removed,
+    }))
 }
 
 fn local_scope_usage_error(facts: &HostFacts) -> ExitCode {

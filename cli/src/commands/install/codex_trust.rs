@@ -66,6 +66,12 @@ pub struct Trusted {
 /// The handlers running `command` in a hooks.json (`text`, at `path`), each with its key and hash.
 /// `None`: the file is not plain JSON (Codex reads only that).
 pub fn ours(path: &str, text: &str, command: &str) -> Option<Vec<Trusted>> {
+    handlers(path, text, |c| c == command)
+}
+
+/// The handlers whose command `is_ours` accepts, each with its key and hash (computed from its
+/// own command); `None` as for [`ours`].
+pub fn handlers(path: &str, text: &str, is_ours: impl Fn(&str) -> bool) -> Option<Vec<Trusted>> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     let mut out = Vec::new();
     let Some(events) = v.get("hooks").and_then(|h| h.as_object()) else {
@@ -79,9 +85,10 @@ pub fn ours(path: &str, text: &str, command: &str) -> Option<Vec<Trusted>> {
             let matcher = group.get("matcher").and_then(|m| m.as_str());
             let handlers = group.get("hooks").and_then(|h| h.as_array());
             for (i, h) in handlers.into_iter().flatten().enumerate() {
-                if h.get("command").and_then(|c| c.as_str()) != Some(command)
-                    || h.get("type").and_then(|t| t.as_str()) != Some("command")
-                {
+                let Some(command) = h.get("command").and_then(|c| c.as_str()) else {
+                    continue;
+                };
+                if !is_ours(command) || h.get("type").and_then(|t| t.as_str()) != Some("command") {
                     continue;
                 }
                 let timeout = h.get("timeout").and_then(|t| t.as_u64()).unwrap_or(600);
@@ -137,6 +144,52 @@ pub fn apply(text: &str, trusted: &[Trusted]) -> Result<String, String> {
     }
 }
 
+/// `text` (a config.toml) without the `[hooks.state."<key>"]` tables of `trusted` whose
+/// `trusted_hash` is the one given (a table trusting something else at that key is kept), and
+/// how many went. A removed table takes its key lines and one blank line beside it (the one
+/// `apply` added); every other line is kept byte for byte. Errors when the result would not parse.
+pub fn remove(text: &str, trusted: &[Trusted]) -> Result<(String, usize), String> {
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut removed = 0;
+    for t in trusted {
+        let header = format!("[hooks.state.{}]", toml_key(&t.key));
+        let Some(at) = lines.iter().position(|l| l.trim() == header) else {
+            continue;
+        };
+        // The table's own lines: keys and values up to a blank line, a comment or a header.
+        let end = lines[at + 1..]
+            .iter()
+            .position(|l| {
+                let l = l.trim();
+                l.is_empty() || l.starts_with('#') || l.starts_with('[')
+            })
+            .map(|n| at + 1 + n)
+            .unwrap_or(lines.len());
+        let hash = lines[at + 1..end].iter().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "trusted_hash").then(|| v.trim())
+        });
+        if hash != Some(toml_key(&t.hash).as_str()) {
+            continue;
+        }
+        let blank = |l: &&str| l.trim().is_empty();
+        let (from, to) = if lines.get(end).is_some_and(blank) {
+            (at, end + 1)
+        } else if at > 0 && blank(&lines[at - 1]) {
+            (at - 1, end)
+        } else {
+            (at, end)
+        };
+        lines.drain(from..to);
+        removed += 1;
+    }
+    let out: String = lines.concat();
+    match toml::from_str::<toml::Value>(&out) {
+        Ok(_) => Ok((out, removed)),
+        Err(e) => Err(format!("without the trusted hooks it would not parse: {e}")),
+    }
+}
+
 /// A TOML basic string.
 fn toml_key(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
@@ -185,6 +238,35 @@ mod tests {
             "model = \"gpt-5.5\" # mine\n\n[hooks.state.\"/p/.codex/hooks.json:stop:0:0\"]\nenabled = true\ntrusted_hash = \"sha256:new\"\n\n[projects.\"/p\"]\ntrust_level = \"trusted\"\n\n[hooks.state.\"/p/.codex/hooks.json:pre_tool_use:1:0\"]\ntrusted_hash = \"sha256:x\"\n"
         );
         assert_eq!(apply(&after, &t).unwrap(), after, "idempotent");
+    }
+
+    #[test]
+    fn remove_gives_back_what_apply_changed_and_keeps_what_is_not_ours() {
+        let before = "# my settings\nmodel = \"gpt-5.5\" # mine\n\n[projects.\"/p\"]\ntrust_level = \"trusted\"\n\n[hooks.state.\"/p/.codex/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:users\"\n# a note\n";
+        let t = [
+            Trusted {
+                key: "/p/.codex/hooks.json:stop:1:0".into(),
+                hash: "sha256:a".into(),
+            },
+            Trusted {
+                key: "/p/.codex/hooks.json:pre_tool_use:0:0".into(),
+                hash: "sha256:b".into(),
+            },
+        ];
+        let installed = apply(before, &t).unwrap();
+        assert_eq!(remove(&installed, &t).unwrap(), (before.to_string(), 2));
+        // The user's trust at a key of ours, with another hash: kept.
+        let mine = [Trusted {
+            key: "/p/.codex/hooks.json:stop:0:0".into(),
+            hash: "sha256:ours".into(),
+        }];
+        assert_eq!(remove(before, &mine).unwrap(), (before.to_string(), 0));
+        // In the middle of the file, between the user's tables.
+        let middle = "a = 1\n\n[hooks.state.\"/p/.codex/hooks.json:stop:1:0\"]\ntrusted_hash = \"sha256:a\"\n\n[x]\nb = 2\n";
+        assert_eq!(
+            remove(middle, &t).unwrap(),
+            ("a = 1\n\n[x]\nb = 2\n".to_string(), 1)
+        );
     }
 
     #[test]
