@@ -10,7 +10,7 @@ use crate::views::estimated_tokens;
 use journal::{Envelope, Kind, Seq};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Last prompts kept per session.
 pub const MAX_PROMPTS: usize = 5;
@@ -230,6 +230,11 @@ pub struct SessionState {
     /// The last answer that gave the restore after a compaction, by its `ResponseEmitted`.
     #[serde(default)]
     pub restored_at: Seq,
+    /// Responses the session's transcript holds that another session counted first, by dedup
+    /// key: a fork (`--fork-session`) starts with its parent's messages. They stay the parent's:
+    /// left out of this session's usage, cost and totals.
+    #[serde(default)]
+    pub usage_copied: BTreeSet<String>,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -902,6 +907,16 @@ impl SessionState {
                 Some("no longer in the todo list"),
             );
         }
+    }
+
+    /// A usage reading of a response another session counted first (`key`): its transcript
+    /// position is taken, its tokens are not (they are the other session's).
+    pub fn copied_usage(&mut self, env: &Envelope, key: String) {
+        self.touch(env);
+        if let Some(u) = derived::parse::<UsageObserved>(&env.payload) {
+            self.transcript_offsets.insert(u.path, u.offset);
+        }
+        self.usage_copied.insert(key);
     }
 
     /// Folds a derived event of this session.

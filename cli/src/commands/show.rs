@@ -113,6 +113,19 @@ fn facts(
             output::tokens(usage.cache_read)
         ),
     );
+    if !s.usage_copied.is_empty() {
+        // A fork's copies of its parent's responses: counted for the parent, not here.
+        let parent = s.continues.as_deref().unwrap_or("its parent");
+        line(
+            o,
+            "copied",
+            format!(
+                "{} of {}, counted there",
+                output::count(s.usage_copied.len() as u64, "response"),
+                escape(parent)
+            ),
+        );
+    }
     line(
         o,
         "activity",
