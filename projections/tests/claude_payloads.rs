@@ -2,6 +2,7 @@
 //! served calls attributed to their caller, SessionStart's context figures and `mcp_server`.
 
 use projections::config::PolicyConfig;
+use projections::derived::TaskOp;
 use projections::pricing::PricingTable;
 use projections::report::{self, CostBy};
 use projections::scenario::Scenario;
@@ -76,4 +77,107 @@ fn a_forks_copied_messages_stay_its_parents_and_the_total_counts_each_request_on
     assert!((total.usd - usd).abs() < 1e-9, "{} vs {usd}", total.usd);
     let fork_row = by_session.iter().find(|r| r.key == FORK).unwrap();
     assert_eq!(fork_row.input_tokens, 400);
+}
+
+/// A served call as Claude Code 2.1.330 builds its hook input for a call it runs for a cloud
+/// session (`remoteCall`): `session_id` `served:<caller>`, an empty `transcript_path`, no
+/// `prompt_id`, plus `served_call`/`caller_session_id` (fields of its hook-input schema).
+fn served(event: &str, caller_field: bool, fields: &str) -> String {
+    let extra = if caller_field {
+        format!(r#""served_call":true,"caller_session_id":"{CALLER}","#)
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"session_id":"served:{CALLER}","transcript_path":"","cwd":"/home/dev/proj","permission_mode":"default",{extra}"hook_event_name":"{event}",{fields}}}"#
+    )
+}
+
+const CALLER: &str = "session_01HJcloudCaller";
+
+#[test]
+fn served_calls_belong_to_their_caller_make_no_session_of_their_own_and_are_never_answered() {
+    let write = r#""tool_name":"Write","tool_input":{"file_path":"/home/dev/proj/out.txt","content":"x"},"tool_response":{"type":"create","filePath":"/home/dev/proj/out.txt"},"tool_use_id":"toolu_1""#;
+    let mcp = r#""tool_name":"mcp__docs__search","tool_input":{"q":"x"},"tool_use_id":"toolu_2","error":"boom","mcp_server":{"name":"docs","source":"project"}"#;
+    let parsed = projections::event::parse(
+        &projections::host::Host::Claude,
+        served("PostToolUse", true, write).as_bytes(),
+    )
+    .unwrap();
+    assert!(parsed.served);
+    assert_eq!(parsed.session_id.as_deref(), Some(CALLER));
+    assert_eq!(parsed.transcript_path, None, "an empty path is no path");
+    // Enough served calls to pass the reminder threshold: still no answer.
+    // A journal-wide open task, so a reminder would be due after enough tool calls.
+    let mut s = Scenario::default()
+        .given_hook(&payload("SessionStart-startup"))
+        .given_task_command(TaskOp::Add, "1", Some("open task"), None);
+    for _ in 0..40 {
+        s = s.given_hook(&served("PostToolUse", false, write));
+    }
+    let s = s
+        .when_hook(&served("PostToolUse", true, write))
+        .then_no_answer()
+        .and()
+        .when_hook(&served("PostToolUseFailure", false, mcp))
+        .then_no_answer()
+        .and();
+    let ids: Vec<&str> = s.state.sessions.keys().map(String::as_str).collect();
+    assert_eq!(ids, [PARENT, CALLER], "no `served:` session");
+    let caller = &s.state.sessions[CALLER];
+    assert!(caller.served_only());
+    assert_eq!(caller.served.events, 42);
+    assert_eq!(caller.served.tool_calls, 42);
+    assert_eq!(caller.served.failed, 1);
+    assert_eq!(caller.served.recent.len(), 10, "the last ten");
+    assert_eq!(
+        caller.served.recent[..2],
+        ["mcp__docs__search (MCP server docs)", "Write"]
+    );
+    let answered: Vec<&journal::Envelope> = s
+        .log
+        .iter()
+        .filter(|e| !matches!(e.kind, journal::Kind::Hook { .. } | journal::Kind::TaskCommand))
+        .collect();
+    assert!(answered.is_empty(), "no reminder, no answer: {answered:?}");
+    assert_eq!(caller.served.files_edited, ["/home/dev/proj/out.txt"]);
+    assert_eq!(caller.tool_calls, 0, "not the session's own activity");
+    assert_eq!(caller.transcript_path, None);
+    let row = report::session_row(caller, &PricingTable::default(), &PolicyConfig::default());
+    assert_eq!(row.status, "served");
+    assert_eq!(row.usd, 0.0);
+    assert_eq!(row.model, None);
+    // A call whose caller Claude Code could not name belongs to no session.
+    let unknown = r#"{"session_id":"served:unknown","transcript_path":"","cwd":"/p","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}"#;
+    let ev =
+        projections::event::parse(&projections::host::Host::Claude, unknown.as_bytes()).unwrap();
+    assert!(ev.served);
+    assert_eq!(ev.session_id, None);
+}
+
+#[test]
+fn a_forks_context_tokens_seed_its_pressure_and_mcp_servers_are_counted_with_their_tools() {
+    let mcp = |event: &str| {
+        format!(
+            r#"{{"session_id":"{FORK}","transcript_path":"/t/{FORK}.jsonl","cwd":"/home/dev/proj","hook_event_name":"{event}","tool_name":"mcp__docs__search","tool_input":{{}},"tool_response":{{}},"tool_use_id":"t","error":"down","mcp_server":{{"name":"docs","source":"project"}}}}"#
+        )
+    };
+    let s = Scenario::default()
+        .given_hook(&payload("SessionStart-fork"))
+        .given_hook(&mcp("PostToolUse"))
+        .given_hook(&mcp("PostToolUseFailure"));
+    let fork = &s.state.sessions[FORK];
+    assert_eq!(fork.pressure.tokens, 1012, "the fork's context before any read");
+    let r = fork.resumed.as_ref().unwrap();
+    assert_eq!(r.seconds_since_last_response, Some(3));
+    assert_eq!(r.prompt_cache_likely_expired, Some(false));
+    assert_eq!(r.estimated_cache_write_usd, Some(0.0038));
+    assert_eq!(fork.mcp_servers.get("docs"), Some(&2));
+    assert_eq!(
+        fork.failed_tools[0].tool,
+        "mcp__docs__search (MCP server docs)"
+    );
+    // A later reading from the transcript replaces the seed.
+    let s = s.given_context(FORK, 5000);
+    assert_eq!(s.state.sessions[FORK].pressure.tokens, 5000);
 }
