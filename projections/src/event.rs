@@ -578,7 +578,9 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
 /// "served:<caller>"` (`served:unknown` when it could not name the caller). Such a call is the
 /// caller's, never a session of its own; with no caller named it belongs to no session.
 fn served_for(raw: &Raw, session_id: Option<String>) -> (Option<String>, bool) {
-    let prefixed = session_id.as_deref().and_then(|id| id.strip_prefix("served:"));
+    let prefixed = session_id
+        .as_deref()
+        .and_then(|id| id.strip_prefix("served:"));
     if b(raw.served_call) != Some(true) && prefixed.is_none() {
         return (session_id, false);
     }

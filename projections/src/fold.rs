@@ -433,16 +433,23 @@ impl State {
         let copied = self.counted_by_another(env, sid);
         let s = self.session_mut(sid);
         match copied {
-            Some(key) => s.copied_usage(env, key),
+            Some((key, owner)) => {
+                // Claude Code 2.1.197 starts a fork with the parent's SessionStart(resume) and
+                // names no parent anywhere: the copies name it.
+                if s.continues.is_none() {
+                    s.continues = Some(owner);
+                }
+                s.copied_usage(env, key)
+            }
             None => s.apply_derived(env),
         }
     }
 
-    /// The dedup key of a usage reading another session counted first (its cost shard, folded
-    /// already, names the owner): a fork's transcript (Claude Code's `--fork-session`) starts with
+    /// The dedup key of a usage reading another session counted first, and that session (its
+    /// cost shard, folded already, names the owner): a fork's transcript (Claude Code's `--fork-session`) starts with
     /// its parent's messages, ids and all. Like ccusage, each API request counts once, where it
     /// was first seen.
-    fn counted_by_another(&self, env: &Envelope, sid: &str) -> Option<String> {
+    fn counted_by_another(&self, env: &Envelope, sid: &str) -> Option<(String, String)> {
         if !matches!(env.kind, Kind::UsageObserved { .. }) {
             return None;
         }
@@ -450,7 +457,7 @@ impl State {
         let key = CostSummary::key(&u.record);
         let shard = CostSummary::shard_of(env)?;
         let owner = &self.cost.get(&shard)?.by_key.get(&key)?.session;
-        (owner != sid).then_some(key)
+        (owner != sid).then(|| (key, owner.clone()))
     }
 
     fn apply_task_command(&mut self, env: &Envelope, c: &TaskCommand) {

@@ -63,6 +63,14 @@ fn a_forks_copied_messages_stay_its_parents_and_the_total_counts_each_request_on
     let fork = &s.state.sessions[FORK];
     assert_eq!(fork.continues.as_deref(), Some(PARENT));
     assert_eq!(fork.usage_copied.len(), 2);
+    // Claude Code 2.1.197 forks without a SessionStart of the fork's own: the copies name the
+    // parent.
+    let s197 = Scenario::default()
+        .given_hook(&payload("SessionStart-startup"))
+        .given_usage(PARENT, "msg-1", "2026-11-20", 1000)
+        .given_hook(&payload("UserPromptSubmit"))
+        .given_usage(FORK, "msg-1", "2026-11-20", 1000);
+    assert_eq!(s197.state.sessions[FORK].continues.as_deref(), Some(PARENT));
     // `cost` agrees: three requests, each in the session that made it.
     let (by_session, total) = report::cost_rows(
         &s.state.cost_summary(),
@@ -137,7 +145,12 @@ fn served_calls_belong_to_their_caller_make_no_session_of_their_own_and_are_neve
     let answered: Vec<&journal::Envelope> = s
         .log
         .iter()
-        .filter(|e| !matches!(e.kind, journal::Kind::Hook { .. } | journal::Kind::TaskCommand))
+        .filter(|e| {
+            !matches!(
+                e.kind,
+                journal::Kind::Hook { .. } | journal::Kind::TaskCommand
+            )
+        })
         .collect();
     assert!(answered.is_empty(), "no reminder, no answer: {answered:?}");
     assert_eq!(caller.served.files_edited, ["/home/dev/proj/out.txt"]);
@@ -167,7 +180,10 @@ fn a_forks_context_tokens_seed_its_pressure_and_mcp_servers_are_counted_with_the
         .given_hook(&mcp("PostToolUse"))
         .given_hook(&mcp("PostToolUseFailure"));
     let fork = &s.state.sessions[FORK];
-    assert_eq!(fork.pressure.tokens, 1012, "the fork's context before any read");
+    assert_eq!(
+        fork.pressure.tokens, 1012,
+        "the fork's context before any read"
+    );
     let r = fork.resumed.as_ref().unwrap();
     assert_eq!(r.seconds_since_last_response, Some(3));
     assert_eq!(r.prompt_cache_likely_expired, Some(false));
