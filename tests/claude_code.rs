@@ -253,6 +253,45 @@ impl Harness {
     ) -> Turn {
         let mut cmd = Command::new(&self.claude);
         cmd.arg("-p").arg(prompt);
+        self.run_turn(label, cmd, resume, extra, model, None)
+    }
+
+    /// A headless turn that first switches the model the way an SDK host does (`set_model`,
+    /// a control request on stream-json input), then sends `prompt`.
+    fn claude_switch_turn(
+        &self,
+        label: &'static str,
+        prompt: &str,
+        resume: &str,
+        to_model: &str,
+    ) -> Turn {
+        let mut cmd = Command::new(&self.claude);
+        cmd.args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]);
+        let input = format!(
+            "{}\n{}\n",
+            json!({"type": "control_request", "request_id": "hj-switch",
+                   "request": {"subtype": "set_model", "model": to_model}}),
+            json!({"type": "user", "message": {"role": "user", "content": prompt}}),
+        );
+        self.run_turn(label, cmd, Some(resume), &[], MODEL, Some(input.as_bytes()))
+    }
+
+    fn run_turn(
+        &self,
+        label: &'static str,
+        mut cmd: Command,
+        resume: Option<&str>,
+        extra: &[&str],
+        model: &str,
+        input: Option<&[u8]>,
+    ) -> Turn {
         match resume {
             Some(sid) => {
                 cmd.arg("--resume").arg(sid);
@@ -263,14 +302,10 @@ impl Harness {
                 cmd.args(["--agent", AGENT]);
             }
         }
-        cmd.args([
-            "--allowedTools",
-            ALLOWED_TOOLS,
-            "--model",
-            model,
-            "--output-format",
-            "json",
-        ]);
+        cmd.args(["--allowedTools", ALLOWED_TOOLS, "--model", model]);
+        if input.is_none() {
+            cmd.args(["--output-format", "json"]);
+        }
         cmd.args(extra);
         cmd.current_dir(&self.project).env_clear();
         // A clean environment: nothing of the developer's Claude Code, API keys or hookjournal.
@@ -293,7 +328,8 @@ impl Harness {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("HOOKJOURNAL_DIR", &self.journal);
-        let outcome = support::run_captured(&mut cmd, TURN_TIMEOUT).expect("spawn claude");
+        let outcome =
+            support::run_captured_with_input(&mut cmd, input, TURN_TIMEOUT).expect("spawn claude");
         let result = support::parse_result(&outcome.stdout);
         Turn {
             label,
@@ -1461,13 +1497,26 @@ fn check_fork_and_switch(
         )
     });
     server.set_phase(5);
-    let switch = h.claude_turn_with(
-        "turn 5 (model switch)",
-        server::SWITCH_PROMPT,
-        Some(&fid),
-        &[],
-        SWITCH_MODEL,
-    );
+    // 2.1.330: the SDK's `set_model` on stream-json input (what fires PreModelSwitch and
+    // PostModelSwitch in -p mode; `--model` on a resume and `/model` fire nothing there).
+    // 2.1.197 answers no `set_model` in -p mode (measured: it ends after SessionStart), so it
+    // switches by resuming with `--model`.
+    let switch = if support::reports_cumulative_cost() {
+        h.claude_switch_turn(
+            "turn 5 (model switch)",
+            server::SWITCH_PROMPT,
+            &fid,
+            SWITCH_MODEL,
+        )
+    } else {
+        h.claude_turn_with(
+            "turn 5 (model switch)",
+            server::SWITCH_PROMPT,
+            Some(&fid),
+            &[],
+            SWITCH_MODEL,
+        )
+    };
     support::settle(calls, Duration::from_secs(3));
     server.set_phase(6);
     r.check(
@@ -1483,10 +1532,13 @@ fn check_fork_and_switch(
     );
     let exchanges = server.exchanges();
     let recorded = support::read_recorded(calls);
+    // `set_model` first checks the model with a one-token request ("Hi", max_tokens 1): it is in
+    // no transcript, and Claude Code's own total_cost_usd leaves it out too (measured).
+    let probe = |e: &Exchange| e.max_tokens() == Some(1);
     let in_phase = |p: usize| -> Vec<&Exchange> {
         exchanges
             .iter()
-            .filter(|e| e.phase == p && e.is_messages())
+            .filter(|e| e.phase == p && e.is_messages() && !probe(e))
             .collect()
     };
     let of_fork: Vec<&Recorded> = recorded
@@ -1553,10 +1605,17 @@ fn check_fork_and_switch(
     r.check(wire_models.iter().all(|m| *m == Some(SWITCH_MODEL)), || {
         format!("(h) the switched turn's requests ran {wire_models:?}, not {SWITCH_MODEL}")
     });
-    let switched_event = of_fork.iter().any(|x| x.event() == "PostModelSwitch");
-    r.note(format!(
-        "PostModelSwitch fired at the switch: {switched_event}"
-    ));
+    // 2.1.330 announces the switch (PreModelSwitch, PostModelSwitch with source `sdk`); 2.1.197
+    // has no such events, so the model must come from the transcript.
+    let switched_event = of_fork
+        .iter()
+        .any(|x| x.event() == "PostModelSwitch" && x.str_field("to_model") == Some(SWITCH_MODEL));
+    let announces = support::reports_cumulative_cost();
+    r.check(switched_event == announces, || {
+        format!(
+            "(h) PostModelSwitch to {SWITCH_MODEL} fired: {switched_event}, expected {announces} at this version"
+        )
+    });
 
     // (h1) Every invocation, the fork's included, journaled once.
     check_journal_complete(r, h, &recorded);
@@ -1600,7 +1659,7 @@ fn check_fork_and_switch(
     let (fork_usd, fork_input) = priced(&own);
     let visible: Vec<&Exchange> = exchanges
         .iter()
-        .filter(|e| e.is_messages() && e.kind != Kind::CompactSummary)
+        .filter(|e| e.is_messages() && e.kind != Kind::CompactSummary && !probe(e))
         .collect();
     let (all_usd, all_input) = priced(&visible);
     let out = h.hj(&["sessions", "--json"]);
