@@ -88,6 +88,21 @@
 //!   expects turns 1 + 3 (and also accepts all turns, should the journal ever learn it).
 //! - Without a model server `claude -p` retries for minutes: every run here has a hard timeout.
 //!
+//! Fork and model switch (turns 4 and 5; 2.1.197 and 2.1.330 measured)
+//! - `-p P --resume SID --fork-session`: a new session id whose transcript starts with a copy of
+//!   the parent's messages (same message and request ids). 2.1.330 fires SessionStart(fork) under
+//!   the fork's id (with `context_tokens`, `seconds_since_last_response`,
+//!   `prompt_cache_likely_expired`, `estimated_cache_write_usd`); 2.1.197 fires SessionStart(resume)
+//!   under the PARENT's id and transcript, then UserPromptSubmit/Stop/SessionEnd under the fork's.
+//!   2.1.330's fork `total_cost_usd` includes the parent's turns (cumulative, copied).
+//! - `--model X` on a resume and `/model X` as a -p prompt fire no model-switch event (2.1.330).
+//!   The SDK's `set_model` control request on `--input-format stream-json` does: PreModelSwitch and
+//!   PostModelSwitch, source `sdk`, after a one-token "Hi" request (max_tokens 1) that checks the
+//!   model; that request is in no transcript and not in total_cost_usd. 2.1.197 answers no
+//!   `set_model` in -p mode (it ends after SessionStart): there the switch is `--model` on resume.
+//! - 2.1.197 runs every hook as before when settings.json names events it does not know
+//!   (PreModelSwitch, PostModelSwitch, DirectoryAdded): the test registers install's whole table.
+//!
 //! What the test does
 //! ------------------
 //! Three `claude -p` runs in one session: (1) a scripted tool turn: TaskCreate ×2, TaskUpdate
@@ -101,7 +116,10 @@
 //! invocation, with the same payload, in a gap-free chain; (b) `tasks list --json` has the two tasks
 //! with their final statuses; (c) the SessionStart(compact) context block of the first request after
 //! the compaction holds hookjournal's restore text naming both task subjects and the edited file,
-//! within 6,000 chars; (d) `cost --by session --json` equals Claude Code's own total_cost_usd.
+//! within 6,000 chars; (d) `cost --by session --json` equals Claude Code's own total_cost_usd;
+//! then (h) a fork and a model switch: the fork's start as the version sends it, the parent's
+//! restore in the fork's first request, the fork's `sessions` row = its own requests and the
+//! total = every transcript-visible request once, the switched model in `show` and `sessions`.
 //!
 //! Running it
 //! ----------
