@@ -88,6 +88,21 @@
 //!   expects turns 1 + 3 (and also accepts all turns, should the journal ever learn it).
 //! - Without a model server `claude -p` retries for minutes: every run here has a hard timeout.
 //!
+//! Fork and model switch (turns 4 and 5; 2.1.197 and 2.1.330 measured)
+//! - `-p P --resume SID --fork-session`: a new session id whose transcript starts with a copy of
+//!   the parent's messages (same message and request ids). 2.1.330 fires SessionStart(fork) under
+//!   the fork's id (with `context_tokens`, `seconds_since_last_response`,
+//!   `prompt_cache_likely_expired`, `estimated_cache_write_usd`); 2.1.197 fires SessionStart(resume)
+//!   under the PARENT's id and transcript, then UserPromptSubmit/Stop/SessionEnd under the fork's.
+//!   2.1.330's fork `total_cost_usd` includes the parent's turns (cumulative, copied).
+//! - `--model X` on a resume and `/model X` as a -p prompt fire no model-switch event (2.1.330).
+//!   The SDK's `set_model` control request on `--input-format stream-json` does: PreModelSwitch and
+//!   PostModelSwitch, source `sdk`, after a one-token "Hi" request (max_tokens 1) that checks the
+//!   model; that request is in no transcript and not in total_cost_usd. 2.1.197 answers no
+//!   `set_model` in -p mode (it ends after SessionStart): there the switch is `--model` on resume.
+//! - 2.1.197 runs every hook as before when settings.json names events it does not know
+//!   (PreModelSwitch, PostModelSwitch, DirectoryAdded): the test registers install's whole table.
+//!
 //! What the test does
 //! ------------------
 //! Three `claude -p` runs in one session: (1) a scripted tool turn: TaskCreate ×2, TaskUpdate
@@ -101,7 +116,10 @@
 //! invocation, with the same payload, in a gap-free chain; (b) `tasks list --json` has the two tasks
 //! with their final statuses; (c) the SessionStart(compact) context block of the first request after
 //! the compaction holds hookjournal's restore text naming both task subjects and the edited file,
-//! within 6,000 chars; (d) `cost --by session --json` equals Claude Code's own total_cost_usd.
+//! within 6,000 chars; (d) `cost --by session --json` equals Claude Code's own total_cost_usd;
+//! then (h) a fork and a model switch: the fork's start as the version sends it, the parent's
+//! restore in the fork's first request, the fork's `sessions` row = its own requests and the
+//! total = every transcript-visible request once, the switched model in `show` and `sessions`.
 //!
 //! Running it
 //! ----------
@@ -136,33 +154,18 @@ const ALLOWED_TOOLS: &str = "TaskCreate TaskUpdate Write Edit Bash Read";
 const TURN_TIMEOUT: Duration = Duration::from_secs(90);
 /// Hard limit for one hookjournal CLI command.
 const CLI_TIMEOUT: Duration = Duration::from_secs(60);
-/// Every event the handler is registered for: the brief's twelve plus the rest of what
-/// `hookjournal install` registers for Claude Code (TaskCreated, TaskCompleted and PostToolBatch
-/// do fire in 2.1.197; the others are listed so the set matches a real install).
-const EVENTS: &[&str] = &[
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PostToolBatch",
-    "PermissionRequest",
-    "Notification",
-    "Stop",
-    "StopFailure",
-    "SubagentStart",
-    "SubagentStop",
-    "PreCompact",
-    "PostCompact",
-    "TaskCreated",
-    "TaskCompleted",
-    "TeammateIdle",
-    "InstructionsLoaded",
-    "ConfigChange",
-    "CwdChanged",
-    "FileChanged",
-];
+/// Every event the handler is registered for: what `hookjournal install` registers for Claude
+/// Code, from the host facts table (2.1.197 runs every hook as before when the settings name
+/// events it does not know, such as 2.1.330's PreModelSwitch, PostModelSwitch and DirectoryAdded).
+fn registered_events() -> Vec<&'static str> {
+    projections::host::CLAUDE
+        .registered()
+        .map(|(e, _)| e.name)
+        .collect()
+}
+/// The model of the model-switch turn: another model at Sonnet 4.5's prices, so every turn is
+/// priced alike by Claude Code and by the journal.
+const SWITCH_MODEL: &str = "claude-sonnet-4-20250514";
 /// The recording hook answers SessionStart with this context (+ " source=<source> nonce=<ns>"),
 /// so the test can tell which SessionStart's context block is which in the requests. The nonce
 /// keeps every probe unique: Claude Code drops a SessionStart context identical to one the
@@ -254,8 +257,59 @@ struct Harness {
 
 impl Harness {
     fn claude_turn(&self, label: &'static str, prompt: &str, resume: Option<&str>) -> Turn {
+        self.claude_turn_with(label, prompt, resume, &[], MODEL)
+    }
+
+    /// A turn with more arguments (`--fork-session`) and a model of its own.
+    fn claude_turn_with(
+        &self,
+        label: &'static str,
+        prompt: &str,
+        resume: Option<&str>,
+        extra: &[&str],
+        model: &str,
+    ) -> Turn {
         let mut cmd = Command::new(&self.claude);
         cmd.arg("-p").arg(prompt);
+        self.run_turn(label, cmd, resume, extra, model, None)
+    }
+
+    /// A headless turn that first switches the model the way an SDK host does (`set_model`,
+    /// a control request on stream-json input), then sends `prompt`.
+    fn claude_switch_turn(
+        &self,
+        label: &'static str,
+        prompt: &str,
+        resume: &str,
+        to_model: &str,
+    ) -> Turn {
+        let mut cmd = Command::new(&self.claude);
+        cmd.args([
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]);
+        let input = format!(
+            "{}\n{}\n",
+            json!({"type": "control_request", "request_id": "hj-switch",
+                   "request": {"subtype": "set_model", "model": to_model}}),
+            json!({"type": "user", "message": {"role": "user", "content": prompt}}),
+        );
+        self.run_turn(label, cmd, Some(resume), &[], MODEL, Some(input.as_bytes()))
+    }
+
+    fn run_turn(
+        &self,
+        label: &'static str,
+        mut cmd: Command,
+        resume: Option<&str>,
+        extra: &[&str],
+        model: &str,
+        input: Option<&[u8]>,
+    ) -> Turn {
         match resume {
             Some(sid) => {
                 cmd.arg("--resume").arg(sid);
@@ -266,14 +320,11 @@ impl Harness {
                 cmd.args(["--agent", AGENT]);
             }
         }
-        cmd.args([
-            "--allowedTools",
-            ALLOWED_TOOLS,
-            "--model",
-            MODEL,
-            "--output-format",
-            "json",
-        ]);
+        cmd.args(["--allowedTools", ALLOWED_TOOLS, "--model", model]);
+        if input.is_none() {
+            cmd.args(["--output-format", "json"]);
+        }
+        cmd.args(extra);
         cmd.current_dir(&self.project).env_clear();
         // A clean environment: nothing of the developer's Claude Code, API keys or hookjournal.
         for k in ["PATH", "LANG", "LC_ALL", "TMPDIR"] {
@@ -295,7 +346,8 @@ impl Harness {
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("HOOKJOURNAL_DIR", &self.journal);
-        let outcome = support::run_captured(&mut cmd, TURN_TIMEOUT).expect("spawn claude");
+        let outcome =
+            support::run_captured_with_input(&mut cmd, input, TURN_TIMEOUT).expect("spawn claude");
         let result = support::parse_result(&outcome.stdout);
         Turn {
             label,
@@ -332,6 +384,7 @@ case "$in" in
       *'"source":"resume"'*) src=resume ;;
       *'"source":"compact"'*) src=compact ;;
       *'"source":"clear"'*) src=clear ;;
+      *'"source":"fork"'*) src=fork ;;
       *) src=other ;;
     esac
     printf '{{"hookSpecificOutput":{{"hookEventName":"SessionStart","additionalContext":"{probe} source=%s nonce=%s"}}}}' "$src" "$(date +%s%N)" ;;
@@ -347,7 +400,7 @@ fn settings_json(hj: &Path, recorder: &Path) -> Value {
     let hj_cmd = format!("'{}' hook", hj.display());
     let rec_cmd = format!("sh '{}'", recorder.display());
     let mut hooks = serde_json::Map::new();
-    for ev in EVENTS {
+    for ev in registered_events() {
         hooks.insert(
             ev.to_string(),
             json!([{
@@ -441,7 +494,6 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
     server.set_phase(3);
     per_turn_costs(&mut turns);
     let exchanges = server.exchanges();
-    drop(server);
     let recorded = support::read_recorded(&calls);
     dump_exchanges(&root.join("requests.jsonl"), &exchanges);
     let sid = sid.unwrap_or_default();
@@ -462,12 +514,14 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
         check_role_priorities(&mut r, &exchanges);
         check_cost(&mut r, &h, &turns, &exchanges, &events, &sid);
         check_reconciliation(&mut r, &h, &turns, &sid);
+        check_fork_and_switch(&mut r, &h, &server, &calls, &sid);
     } else {
         r.fail(
             "hookjournal assertions not run: a Claude Code turn did not finish (see above)".into(),
         );
     }
 
+    drop(server);
     println!("elapsed: {:?}", started.elapsed());
     if !r.failures.is_empty() {
         if env_flag("HOOKJOURNAL_E2E_KEEP") {
@@ -1423,4 +1477,267 @@ fn check_reconciliation(r: &mut Report, h: &Harness, turns: &[Turn], sid: &str) 
             excerpt(&text.stdout, 2000)
         )
     });
+}
+
+/// (h) A fork and a model switch, after the three turns: `-p FORK_PROMPT --resume SID
+/// --fork-session` (a new session whose transcript starts with a copy of the parent's messages),
+/// then `-p SWITCH_PROMPT --resume FORK --model SWITCH_MODEL`. The fork's SessionStart source is
+/// what the version sends; hookjournal's restore of the parent reaches the fork's first request;
+/// the fork's row is its own two requests and the `sessions` total counts every request once
+/// (the copies are the parent's); the snapshot's model is the switched-to model (2.1.330: from
+/// its PostModelSwitch; 2.1.197, which has none, from the transcript).
+fn check_fork_and_switch(
+    r: &mut Report,
+    h: &Harness,
+    server: &ModelServer,
+    calls: &Path,
+    sid: &str,
+) {
+    server.set_phase(4);
+    let fork = h.claude_turn_with(
+        "turn 4 (fork)",
+        server::FORK_PROMPT,
+        Some(sid),
+        &["--fork-session"],
+        MODEL,
+    );
+    support::settle(calls, Duration::from_secs(3));
+    let Some(fid) = fork.session().map(String::from) else {
+        return r.fail(format!(
+            "(h) the fork turn gave no session id:\n{}",
+            fork.outcome.describe()
+        ));
+    };
+    r.check(fid != sid && fork.text() == Some(server::FORK_TEXT), || {
+        format!(
+            "(h) the fork ran in session {fid} (parent {sid}) and answered {:?}",
+            fork.text()
+        )
+    });
+    server.set_phase(5);
+    // 2.1.330: the SDK's `set_model` on stream-json input (what fires PreModelSwitch and
+    // PostModelSwitch in -p mode; `--model` on a resume and `/model` fire nothing there).
+    // 2.1.197 answers no `set_model` in -p mode (measured: it ends after SessionStart), so it
+    // switches by resuming with `--model`.
+    let switch = if support::reports_cumulative_cost() {
+        h.claude_switch_turn(
+            "turn 5 (model switch)",
+            server::SWITCH_PROMPT,
+            &fid,
+            SWITCH_MODEL,
+        )
+    } else {
+        h.claude_turn_with(
+            "turn 5 (model switch)",
+            server::SWITCH_PROMPT,
+            Some(&fid),
+            &[],
+            SWITCH_MODEL,
+        )
+    };
+    support::settle(calls, Duration::from_secs(3));
+    server.set_phase(6);
+    r.check(
+        switch.session() == Some(fid.as_str()) && switch.text() == Some(server::SWITCH_TEXT),
+        || {
+            format!(
+                "(h) the model-switch turn ran in {:?} (want {fid}) and answered {:?}:\n{}",
+                switch.session(),
+                switch.text(),
+                switch.outcome.describe()
+            )
+        },
+    );
+    let exchanges = server.exchanges();
+    let recorded = support::read_recorded(calls);
+    // `set_model` first checks the model with a one-token request ("Hi", max_tokens 1): it is in
+    // no transcript, and Claude Code's own total_cost_usd leaves it out too (measured).
+    let probe = |e: &Exchange| e.max_tokens() == Some(1);
+    let in_phase = |p: usize| -> Vec<&Exchange> {
+        exchanges
+            .iter()
+            .filter(|e| e.phase == p && e.is_messages() && !probe(e))
+            .collect()
+    };
+    let of_fork: Vec<&Recorded> = recorded
+        .iter()
+        .filter(|x| x.str_field("session_id") == Some(fid.as_str()))
+        .collect();
+    println!(
+        "--- fork {fid}: hook invocations {:?}\n--- fork requests: {:?}\n--- switch requests: {:?}\n--- Claude Code's total_cost_usd: fork {:?}, switch {:?}",
+        of_fork.iter().map(|x| x.label()).collect::<Vec<_>>(),
+        in_phase(4).iter().map(|e| e.describe()).collect::<Vec<_>>(),
+        in_phase(5).iter().map(|e| e.describe()).collect::<Vec<_>>(),
+        fork.reported_cost(),
+        switch.reported_cost(),
+    );
+
+    // Claude Code's side: the fork's start, and the switched model on the wire. 2.1.330 starts
+    // the fork with SessionStart(fork) under the fork's id; 2.1.197 with SessionStart(resume)
+    // under the PARENT's id (and its transcript), then goes on under the fork's id.
+    let first_of_fork = recorded
+        .iter()
+        .position(|x| x.str_field("session_id") == Some(fid.as_str()));
+    let fork_start = first_of_fork.and_then(|i| {
+        recorded[..=i]
+            .iter()
+            .rev()
+            .find(|x| x.event() == "SessionStart")
+            .map(|x| {
+                (
+                    x.str_field("source").unwrap_or("").to_string(),
+                    x.str_field("session_id").unwrap_or("").to_string(),
+                )
+            })
+    });
+    let (want_source, start_id) = if support::reports_cumulative_cost() {
+        ("fork", fid.as_str())
+    } else {
+        ("resume", sid)
+    };
+    r.check(
+        fork_start == Some((want_source.to_string(), start_id.to_string())),
+        || {
+            format!(
+                "(h) the fork turn's SessionStart (source, session) is {fork_start:?}, expected                  ({want_source:?}, {start_id}) at this version"
+            )
+        },
+    );
+    let fork_reqs = in_phase(4);
+    let switch_reqs = in_phase(5);
+    r.check(
+        fork_reqs.iter().any(|e| e.kind == Kind::Fork)
+            && switch_reqs.iter().any(|e| e.kind == Kind::Switch),
+        || {
+            format!(
+                "(h) the scripted fork and switch requests did not both arrive: {:?} / {:?}",
+                fork_reqs.iter().map(|e| e.describe()).collect::<Vec<_>>(),
+                switch_reqs.iter().map(|e| e.describe()).collect::<Vec<_>>()
+            )
+        },
+    );
+    let wire_models: Vec<Option<&str>> = switch_reqs
+        .iter()
+        .map(|e| e.json.as_ref().and_then(|j| j["model"].as_str()))
+        .collect();
+    r.check(wire_models.iter().all(|m| *m == Some(SWITCH_MODEL)), || {
+        format!("(h) the switched turn's requests ran {wire_models:?}, not {SWITCH_MODEL}")
+    });
+    // 2.1.330 announces the switch (PreModelSwitch, PostModelSwitch with source `sdk`); 2.1.197
+    // has no such events, so the model must come from the transcript.
+    let switched_event = of_fork
+        .iter()
+        .any(|x| x.event() == "PostModelSwitch" && x.str_field("to_model") == Some(SWITCH_MODEL));
+    let announces = support::reports_cumulative_cost();
+    r.check(switched_event == announces, || {
+        format!(
+            "(h) PostModelSwitch to {SWITCH_MODEL} fired: {switched_event}, expected {announces} at this version"
+        )
+    });
+
+    // (h1) Every invocation, the fork's included, journaled once.
+    check_journal_complete(r, h, &recorded);
+
+    // (h2) The parent's restore reached the fork's first request, in its SessionStart context.
+    let first = fork_reqs.first();
+    let must = [
+        server::TASK_A_SUBJECT,
+        server::TASK_B_SUBJECT,
+        server::NOTES_FILE,
+    ];
+    let restored = first.and_then(|e| e.json.as_ref()).is_some_and(|j| {
+        server::all_text_blocks(j).iter().any(|(_, _, _, t)| {
+            t.starts_with(SESSION_START_CONTEXT_PREFIX)
+                && t.contains(&format!("{PROBE} source={want_source}"))
+                && t.contains(projections::short_id(sid))
+                && must.iter().all(|m| t.contains(m))
+        })
+    });
+    r.check(restored, || {
+        format!(
+            "(h2) the fork's first request holds no SessionStart({want_source}) context with the parent's \
+             ({}) restore naming {must:?}; its text blocks:\n{}",
+            projections::short_id(sid),
+            first.map(|e| text_block_listing(e)).unwrap_or_default()
+        )
+    });
+
+    // (h3) Each request counted once: the fork's row is its own two requests, the total is
+    // every transcript-visible request (all but the /compact summary).
+    let priced = |es: &[&Exchange]| -> (f64, u64) {
+        let mut u = Usage::default();
+        for e in es {
+            if let Some(x) = &e.usage {
+                u.add(x);
+            }
+        }
+        (price(&u), u.input)
+    };
+    let own: Vec<&Exchange> = fork_reqs.iter().chain(&switch_reqs).copied().collect();
+    let (fork_usd, fork_input) = priced(&own);
+    let visible: Vec<&Exchange> = exchanges
+        .iter()
+        .filter(|e| e.is_messages() && e.kind != Kind::CompactSummary && !probe(e))
+        .collect();
+    let (all_usd, all_input) = priced(&visible);
+    let out = h.hj(&["sessions", "--json"]);
+    let rows: Vec<Value> = serde_json::from_str(out.stdout.trim()).unwrap_or_default();
+    let row = |id: &str| rows.iter().find(|x| x["session_id"] == id).cloned();
+    let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+    let fork_row = row(&fid).unwrap_or_default();
+    r.check(
+        close(fork_row["usd"].as_f64(), fork_usd)
+            && fork_row["input_tokens"].as_u64() == Some(fork_input),
+        || {
+            format!(
+                "(h3) the fork's row is not its own requests (usd {fork_usd}, input {fork_input}): {fork_row}"
+            )
+        },
+    );
+    let total: f64 = rows.iter().filter_map(|x| x["usd"].as_f64()).sum();
+    let total_input: u64 = rows.iter().filter_map(|x| x["input_tokens"].as_u64()).sum();
+    r.check(
+        rows.len() == 2 && close(Some(total), all_usd) && total_input == all_input,
+        || {
+            format!(
+                "(h3) the sessions total {total} (input {total_input}) is not every request once {all_usd} \
+                 (input {all_input}); rows: {}",
+                excerpt(&out.stdout, 3000)
+            )
+        },
+    );
+    let text = h.hj(&["sessions"]);
+    r.check(text.stdout.contains(&format!("${total:.4}")), || {
+        format!(
+            "(h3) the sessions table's total row is not {total:.4}:\n{}",
+            text.stdout
+        )
+    });
+    let cost: Value =
+        serde_json::from_str(h.hj(&["cost", "--json"]).stdout.trim()).unwrap_or_default();
+    r.check(close(cost["total"]["usd"].as_f64(), all_usd), || {
+        format!("(h3) cost's total {} is not {all_usd}", cost["total"])
+    });
+
+    // (h4) The snapshot: the switched model, the copies named.
+    let show: Value =
+        serde_json::from_str(h.hj(&["show", &fid, "--json"]).stdout.trim()).unwrap_or_default();
+    r.check(
+        show["model"] == SWITCH_MODEL && fork_row["model"] == SWITCH_MODEL,
+        || {
+            format!(
+                "(h4) after the switch the fork's model is {} (show) / {} (sessions), not {SWITCH_MODEL}",
+                show["model"], fork_row["model"]
+            )
+        },
+    );
+    r.check(
+        show["usage_copied"].as_u64().unwrap_or(0) > 0 && show["continues"] == sid,
+        || {
+            format!(
+                "(h4) the fork names no copied responses of its parent {sid}: usage_copied {}, continues {}",
+                show["usage_copied"], show["continues"]
+            )
+        },
+    );
 }

@@ -670,3 +670,43 @@ fn flipped_bytes_in_a_segment_or_the_active_store_make_verify_exit_3_naming_the_
     );
     assert!(run(&j, &["recover"]).starts_with("nothing to repair"));
 }
+
+/// Claude Code 2.1.330's served calls (tool calls it runs here for a cloud session, as its
+/// `remoteCall` hook input builds them): journaled verbatim, answered with nothing, under the
+/// caller's session; `sessions` shows the caller as `served`, `show` names the served tools.
+#[test]
+fn served_calls_are_journaled_under_their_caller_and_shown_as_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let caller = "session_01HJcloudCaller";
+    let payloads = [
+        format!(
+            r#"{{"session_id":"served:{caller}","transcript_path":"","cwd":"/p","permission_mode":"default","served_call":true,"caller_session_id":"{caller}","hook_event_name":"PreToolUse","tool_name":"mcp__docs__search","tool_input":{{"q":"x"}},"tool_use_id":"t1","mcp_server":{{"name":"docs","source":"project"}}}}"#
+        ),
+        format!(
+            r#"{{"session_id":"served:{caller}","transcript_path":"","cwd":"/p","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"mcp__docs__search","tool_input":{{"q":"x"}},"tool_response":{{}},"tool_use_id":"t1","mcp_server":{{"name":"docs","source":"project"}}}}"#
+        ),
+    ];
+    for p in &payloads {
+        let out = hook(&j, format!("{p}\n").as_bytes(), &[]);
+        assert!(out.status.success());
+        assert!(out.stdout.is_empty(), "{:?}", out.stdout);
+    }
+    let evs = events(&j);
+    let hooks: Vec<_> = evs.iter().filter(|e| e["kind"] == "Hook").collect();
+    assert_eq!(hooks.len(), 2);
+    assert!(hooks.iter().all(|e| e["session_id"] == caller), "{hooks:?}");
+    let rows = run_json(&j, &["sessions", "--json"]);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["session_id"], caller);
+    assert_eq!(rows[0]["status"], "served");
+    let table = run(&j, &["sessions"]);
+    assert!(table.contains("served"), "{table}");
+    let show = run(&j, &["show", caller]);
+    assert!(
+        show.contains("1 tool call run on this computer for this session")
+            && show.contains("mcp__docs__search (MCP server docs)"),
+        "{show}"
+    );
+}

@@ -153,7 +153,7 @@ const CASES: &[Case] = &[
         host: "claude",
         file: ".claude/settings.json",
         original: CLAUDE_SETTINGS,
-        events: 28,
+        events: 31,
         timeouts: &[
             ("SessionEnd", 2),
             ("UserPromptSubmit", 30),
@@ -299,7 +299,7 @@ fn install_creates_missing_settings_and_a_private_journal() {
     let env = TestEnv::new();
     let out = env.ok(&["install"]);
     let settings = read_json(&env.project(".claude/settings.json"));
-    assert_eq!(our_handlers(&settings).len(), 28);
+    assert_eq!(our_handlers(&settings).len(), 31);
     assert!(
         !env.project(".claude/settings.json.bak").exists(),
         "nothing to back up"
@@ -338,14 +338,14 @@ fn scopes_choose_the_settings_file() {
     env.ok(&["install", "--scope", "local"]);
     assert_eq!(
         our_handlers(&read_json(&env.project(".claude/settings.local.json"))).len(),
-        28
+        31
     );
     assert!(!env.project(".claude/settings.json").exists());
 
     env.ok(&["install", "--scope", "user"]);
     assert_eq!(
         our_handlers(&read_json(&env.home(".claude/settings.json"))).len(),
-        28
+        31
     );
     env.ok(&["install", "--scope", "user", "--host", "codex"]);
     assert_eq!(
@@ -365,7 +365,7 @@ fn scopes_choose_the_settings_file() {
     );
     assert_eq!(
         our_handlers(&read_json(&env.project(".claude/settings.local.json"))).len(),
-        28
+        31
     );
 
     let out = env.run(&["install", "--scope", "local", "--host", "codex"]);
@@ -405,7 +405,7 @@ fn reinstall_after_moving_the_binary_replaces_the_old_entries() {
     let text = fs::read_to_string(&path).unwrap();
     assert!(!text.contains("/old/place"), "{text}");
     assert!(text.contains("say done"));
-    assert_eq!(our_handlers(&read_json(&path)).len(), 28);
+    assert_eq!(our_handlers(&read_json(&path)).len(), 31);
 }
 
 #[test]
@@ -622,18 +622,18 @@ fn comments(text: &str) -> Vec<&str> {
 #[test]
 fn install_then_uninstall_gives_back_the_original_bytes() {
     let files: &[(&str, &[&str], &str, usize)] = &[
-        ("claude", &[], ".claude/settings.json", 28),
+        ("claude", &[], ".claude/settings.json", 31),
         (
             "claude",
             &["--scope", "local"],
             ".claude/settings.local.json",
-            28,
+            31,
         ),
         (
             "claude",
             &["--scope", "user"],
             "~/.claude/settings.json",
-            28,
+            31,
         ),
         ("codex", &[], ".codex/hooks.json", 12),
         ("codex", &["--scope", "user"], "~/.codex/hooks.json", 12),

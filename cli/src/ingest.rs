@@ -115,6 +115,10 @@ pub fn transcript_events(
     let mut out = Vec::new();
     for record in scan.records {
         let key = format!("{}:{}", record.message_id, record.request_id);
+        // A fork's copy of its parent's response, already left to the parent.
+        if session.is_some_and(|s| s.usage_copied.contains(&key)) {
+            continue;
+        }
         let known = session.and_then(|s| s.usage_by_key.get(&key));
         if let Some((_, old)) = known {
             if !transcript::larger(&record.usage, old) {

@@ -257,6 +257,27 @@ pub struct HookEvent {
     pub continues: Option<String>,
     /// A model call's usage, when the host reports it in the hook (OpenClaw's `llm_output`).
     pub usage: Option<HostUsage>,
+    /// A tool call this computer ran for another session (Claude Code 2.1.330's served calls:
+    /// `served_call`, `session_id: "served:<caller>"`, an empty `transcript_path`). `session_id`
+    /// is then the caller's.
+    pub served: bool,
+    /// The MCP server of an `mcp__*` tool (Claude Code 2.1.330's `mcp_server.name`).
+    pub mcp_server: Option<String>,
+    /// What a resume, fork or model switch says of the context (Claude Code 2.1.330).
+    pub resumed: Option<Resumed>,
+}
+
+/// Claude Code 2.1.330's figures on a resumed (or forked) conversation, and at a model switch.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Resumed {
+    /// The tokens the next request re-sends: the last response's whole window.
+    pub context_tokens: Option<u64>,
+    /// Seconds since the transcript's last response.
+    pub seconds_since_last_response: Option<u64>,
+    /// Whether the prompt cache has likely expired since.
+    pub prompt_cache_likely_expired: Option<bool>,
+    /// Claude Code's estimate of re-caching the context, USD.
+    pub estimated_cache_write_usd: Option<f64>,
 }
 
 /// One model call's usage as a hook reports it, with the context budget it ran under.
@@ -303,6 +324,21 @@ struct Raw<'a> {
     // Claude Code 2.1.330's PreModelSwitch/PostModelSwitch.
     #[serde(borrow)]
     to_model: Option<&'a RawValue>,
+    // Claude Code 2.1.330: served calls, MCP tools, resume figures.
+    #[serde(borrow)]
+    served_call: Option<&'a RawValue>,
+    #[serde(borrow)]
+    caller_session_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    mcp_server: Option<&'a RawValue>,
+    #[serde(borrow)]
+    context_tokens: Option<&'a RawValue>,
+    #[serde(borrow)]
+    seconds_since_last_response: Option<&'a RawValue>,
+    #[serde(borrow)]
+    prompt_cache_likely_expired: Option<&'a RawValue>,
+    #[serde(borrow)]
+    estimated_cache_write_usd: Option<&'a RawValue>,
     #[serde(borrow)]
     source: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -506,12 +542,21 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
             .then(|| s(raw.to_model))
             .flatten()
     });
+    let session_id = s(raw.session_id)
+        .or_else(|| s(raw.conversation_id))
+        .filter(|s| !s.is_empty());
+    let (session_id, served) = served_for(&raw, session_id);
+    let resumed = resumed(&raw);
     Some(HookEvent {
         name,
         host: host.clone(),
-        session_id: s(raw.session_id)
-            .or_else(|| s(raw.conversation_id))
-            .filter(|s| !s.is_empty()),
+        session_id,
+        served,
+        mcp_server: val(raw.mcp_server).and_then(|v| match v {
+            serde_json::Value::String(n) => Some(n),
+            v => v.get("name")?.as_str().map(str::to_string),
+        }),
+        resumed,
         cwd: cwd(facts, &raw),
         transcript_path: s(raw.transcript_path).filter(|p| !p.is_empty()),
         agent_id: s(raw.agent_id).filter(|s| !s.is_empty()),
@@ -526,6 +571,34 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
         continues: None,
         usage: None,
     })
+}
+
+/// The session a served call belongs to: Claude Code runs tool calls here for another (cloud)
+/// session and sends them with `served_call`, `caller_session_id` and `session_id:
+/// "served:<caller>"` (`served:unknown` when it could not name the caller). Such a call is the
+/// caller's, never a session of its own; with no caller named it belongs to no session.
+fn served_for(raw: &Raw, session_id: Option<String>) -> (Option<String>, bool) {
+    let prefixed = session_id
+        .as_deref()
+        .and_then(|id| id.strip_prefix("served:"));
+    if b(raw.served_call) != Some(true) && prefixed.is_none() {
+        return (session_id, false);
+    }
+    let caller = s(raw.caller_session_id)
+        .or_else(|| prefixed.map(str::to_string))
+        .filter(|c| !c.is_empty() && c != "unknown");
+    (caller, true)
+}
+
+/// SessionStart's figures at a resume or fork (and a model switch's `context_tokens`).
+fn resumed(raw: &Raw) -> Option<Resumed> {
+    let r = Resumed {
+        context_tokens: u(raw.context_tokens),
+        seconds_since_last_response: u(raw.seconds_since_last_response),
+        prompt_cache_likely_expired: b(raw.prompt_cache_likely_expired),
+        estimated_cache_write_usd: f(raw.estimated_cache_write_usd),
+    };
+    (r != Resumed::default()).then_some(r)
 }
 
 /// Parses the payload of a stored hook event, as sent by the host its envelope names.

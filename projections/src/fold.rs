@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 /// The checkpoint's layout. A checkpoint written by an older layout (one without the cost and
 /// notification partitions, or with finished tasks in `tasks`) does not decode or names another
 /// layout: it is rebuilt from the log, never extended from where it stands.
-pub const LAYOUT: u32 = 3;
+pub const LAYOUT: u32 = 4;
 
 /// Journal-wide facts the hook path needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -420,12 +420,44 @@ impl State {
                         .rewind(session, *to_seq, env.seq);
                 }
             }
-            _ => {
-                if let Some(sid) = &env.session_id {
-                    self.session_mut(sid).apply_derived(env);
-                }
-            }
+            _ => self.apply_reading(env),
         }
+    }
+
+    /// Folds a derived event into its session: a usage reading another session counted first
+    /// is kept apart (`SessionState::copied_usage`).
+    pub fn apply_reading(&mut self, env: &Envelope) {
+        let Some(sid) = &env.session_id else {
+            return;
+        };
+        let copied = self.counted_by_another(env, sid);
+        let s = self.session_mut(sid);
+        match copied {
+            Some((key, owner)) => {
+                // Claude Code 2.1.197 starts a fork with the parent's SessionStart(resume) and
+                // names no parent anywhere: the copies name it.
+                if s.continues.is_none() {
+                    s.continues = Some(owner);
+                }
+                s.copied_usage(env, key)
+            }
+            None => s.apply_derived(env),
+        }
+    }
+
+    /// The dedup key of a usage reading another session counted first, and that session (its
+    /// cost shard, folded already, names the owner): a fork's transcript (Claude Code's `--fork-session`) starts with
+    /// its parent's messages, ids and all. Like ccusage, each API request counts once, where it
+    /// was first seen.
+    fn counted_by_another(&self, env: &Envelope, sid: &str) -> Option<(String, String)> {
+        if !matches!(env.kind, Kind::UsageObserved { .. }) {
+            return None;
+        }
+        let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
+        let key = CostSummary::key(&u.record);
+        let shard = CostSummary::shard_of(env)?;
+        let owner = &self.cost.get(&shard)?.by_key.get(&key)?.session;
+        (owner != sid).then(|| (key, owner.clone()))
     }
 
     fn apply_task_command(&mut self, env: &Envelope, c: &TaskCommand) {
@@ -922,9 +954,7 @@ impl Full {
                 env.kind,
                 Kind::UsageObserved { .. } | Kind::ContextObserved { .. } | Kind::HostReported
             ) {
-                if let Some(sid) = &env.session_id {
-                    self.state.session_mut(sid).apply_derived(env);
-                }
+                self.state.apply_reading(env);
             }
             return;
         }

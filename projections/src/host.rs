@@ -398,11 +398,11 @@ const CLAUDE_EVENTS: &[HostEvent] = &[
     ev("Elicitation", K::Other, 10),
     ev("ElicitationResult", K::Other, 10),
     ev("WorktreeRemove", K::Other, 10),
-    // New in 2.1.330 (after the pinned 2.1.197): read and recorded, not registered until the
-    // pinned version knows them.
-    seen("PreModelSwitch", K::Other),
-    seen("PostModelSwitch", K::Other),
-    seen("DirectoryAdded", K::Other),
+    // New in 2.1.330. The pinned 2.1.197 does not send them and runs every other hook all the
+    // same when settings name them (measured: tests/claude_code.rs registers this table).
+    ev("PreModelSwitch", K::Other, 10),
+    ev("PostModelSwitch", K::Other, 10),
+    ev("DirectoryAdded", K::Other, 10),
     seen("WorktreeCreate", K::Other),
     seen("MessageDisplay", K::Other),
 ];

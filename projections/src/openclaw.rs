@@ -87,6 +87,9 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
             .then(|| st(&event, "resumedFrom"))
             .flatten(),
         usage,
+        served: false,
+        mcp_server: None,
+        resumed: None,
     })
 }
 

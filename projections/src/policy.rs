@@ -381,6 +381,11 @@ fn reminder_due(
 /// The answer to hook event `env` (already folded into `st`, with its observations).
 pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) -> Decision {
     let mut d = Decision::default();
+    // A call served to a session that runs elsewhere: recorded for it, never answered (the
+    // answer would reach another machine's session through its tool result).
+    if ev.served {
+        return d;
+    }
     let session = ev.session_id.as_deref().and_then(|id| st.sessions.get(id));
     match &ev.canonical {
         Canonical::SessionStart { source } => {

@@ -236,7 +236,12 @@ pub fn session_row(s: &SessionState, pricing: &PricingTable, cfg: &PolicyConfig)
         start_us: s.first_at_us,
         last_us: s.last_at_us,
         events: s.hook_events,
-        status: s.status.as_str().to_string(),
+        // A cloud session seen only through the calls it had this computer run.
+        status: if s.served_only() {
+            "served".to_string()
+        } else {
+            s.status.as_str().to_string()
+        },
         tier: tier.as_str().to_string(),
         context_tokens: s.pressure.tokens,
         context_used: (used * 1000.0).round() / 1000.0,
@@ -280,6 +285,10 @@ pub fn snapshot_json(
         "last_assistant_message": s.last_assistant_message,
         "reminder": s.reminder,
         "continues": s.continues,
+        "usage_copied": s.usage_copied.len(),
+        "served": s.served,
+        "mcp_servers": s.mcp_servers,
+        "resumed": s.resumed,
         "host_reported": s.host_reported,
     });
     if let (Some(a), Some(b)) = (v.as_object_mut(), extra.as_object()) {

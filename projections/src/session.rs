@@ -10,7 +10,7 @@ use crate::views::estimated_tokens;
 use journal::{Envelope, Kind, Seq};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Last prompts kept per session.
 pub const MAX_PROMPTS: usize = 5;
@@ -230,6 +230,37 @@ pub struct SessionState {
     /// The last answer that gave the restore after a compaction, by its `ResponseEmitted`.
     #[serde(default)]
     pub restored_at: Seq,
+    /// Responses the session's transcript holds that another session counted first, by dedup
+    /// key: a fork (`--fork-session`) starts with its parent's messages. They stay the parent's:
+    /// left out of this session's usage, cost and totals.
+    #[serde(default)]
+    pub usage_copied: BTreeSet<String>,
+    /// Tool calls this computer ran for the session, served to it from elsewhere (Claude Code's
+    /// served calls: the session itself runs in the cloud, some of its tools here).
+    #[serde(default)]
+    pub served: ServedCalls,
+    /// The MCP servers whose tools the session called (`mcp_server`), with their calls.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, u64>,
+    /// What the host said of the conversation at the session's last resume or fork.
+    #[serde(default)]
+    pub resumed: Option<crate::event::Resumed>,
+}
+
+/// Tool calls this computer ran for a session that runs elsewhere (Claude Code 2.1.330's served
+/// calls). Kept apart from the session's own activity: they drive no status, reminder or answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServedCalls {
+    /// Hook events of served calls.
+    pub events: u64,
+    /// Served tool calls finished (or failed).
+    pub tool_calls: u64,
+    /// Served tool calls that failed.
+    pub failed: u64,
+    /// The latest served tools, newest first (with their MCP server), the last 10.
+    pub recent: Vec<String>,
+    /// Files the served calls edited here, most recent first.
+    pub files_edited: Vec<String>,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -365,6 +396,14 @@ pub fn parse_commit(output: &str) -> Option<(String, String)> {
     None
 }
 
+/// A tool as lists show it: with its MCP server, when it has one.
+pub fn tool_label(tool: &str, mcp_server: Option<&str>) -> String {
+    match mcp_server {
+        Some(server) => format!("{tool} (MCP server {server})"),
+        None => tool.to_string(),
+    }
+}
+
 fn is_task_tool(tool: &str) -> bool {
     matches!(
         tool,
@@ -423,10 +462,20 @@ impl SessionState {
         self.reminder.last_reminder_at = None;
     }
 
+    /// Whether every hook event of the session was a call served to it (a cloud session seen
+    /// only through the tools it ran here).
+    pub fn served_only(&self) -> bool {
+        self.served.events > 0 && self.served.events == self.hook_events
+    }
+
     /// Folds a hook event of this session.
     pub fn apply_hook(&mut self, env: &Envelope, ev: &HookEvent, last_task_command: Seq) {
         self.touch(env);
         self.hook_events += 1;
+        if ev.served {
+            self.served_call(ev);
+            return;
+        }
         self.note_identity(env, ev);
         if self.status == Status::Ended && !matches!(ev.canonical, Canonical::SessionEnd { .. }) {
             self.status = Status::Active;
@@ -474,7 +523,51 @@ impl SessionState {
         if let Some(u) = &ev.usage {
             self.host_usage(env.seq, ev.model.as_deref(), u);
         }
+        if let Some(r) = &ev.resumed {
+            self.resumed_with(env.seq, ev, r);
+        }
         self.subagent_seen(ev);
+    }
+
+    /// A resume, fork or model switch's figures (Claude Code 2.1.330): `context_tokens` is the
+    /// window the next request re-sends, a context reading before any transcript is read (a
+    /// fork's first); the rest is kept for `show`.
+    fn resumed_with(&mut self, seq: Seq, ev: &HookEvent, r: &crate::event::Resumed) {
+        if matches!(ev.canonical, Canonical::SessionStart { .. }) {
+            self.resumed = Some(r.clone());
+        }
+        if let Some(tokens) = r.context_tokens.filter(|t| *t > 0) {
+            self.pressure.tokens = tokens;
+            self.pressure.injected = 0;
+            self.pressure.seq = seq;
+        }
+    }
+
+    /// A tool call served to this session: counted apart, its edits noted, nothing else.
+    fn served_call(&mut self, ev: &HookEvent) {
+        self.served.events += 1;
+        if self.cwd.is_none() {
+            self.cwd = ev.cwd.clone();
+        }
+        let (tool, input, response, failed) = match &ev.canonical {
+            Canonical::ToolPost {
+                tool,
+                input,
+                response,
+            } => (tool, input, response, false),
+            Canonical::ToolFailure { tool, input, .. } => (tool, input, &None, true),
+            _ => return,
+        };
+        self.served.tool_calls += 1;
+        self.served.failed += u64::from(failed);
+        let label = tool_label(tool, ev.mcp_server.as_deref());
+        self.served.recent.insert(0, label);
+        self.served.recent.truncate(10);
+        let input = input.as_ref().unwrap_or(&Value::Null);
+        let response = response.as_ref().unwrap_or(&Value::Null);
+        if let Some((true, path)) = file_of(tool, input, response, ev.cwd.as_deref()) {
+            push_recent(&mut self.served.files_edited, &path, MAX_FILES);
+        }
     }
 
     /// A model call's usage reported in the hook itself (OpenClaw's `llm_output`): its tokens
@@ -601,7 +694,9 @@ impl SessionState {
             Canonical::ToolFailure { tool, error, .. } => {
                 self.tool_calls += 1;
                 self.activity(last_task_command);
-                self.failed(tool, &failure_text(error), o.seq);
+                self.mcp_call(ev);
+                let label = tool_label(tool, ev.mcp_server.as_deref());
+                self.failed(&label, &failure_text(error), o.seq);
             }
             _ => {}
         }
@@ -700,6 +795,7 @@ impl SessionState {
         last_task_command: Seq,
     ) {
         self.tool_calls += 1;
+        self.mcp_call(ev);
         if is_task_tool(tool) {
             self.apply_task_tool(tool, input, response, o);
             self.reset_reminder();
@@ -741,6 +837,13 @@ impl SessionState {
             if let Some(plan) = str_at(input, &["plan"]) {
                 self.plan = Some(clip(plan, 1500));
             }
+        }
+    }
+
+    /// A call of an MCP server's tool, counted by server.
+    fn mcp_call(&mut self, ev: &HookEvent) {
+        if let Some(server) = &ev.mcp_server {
+            *self.mcp_servers.entry(server.clone()).or_default() += 1;
         }
     }
 
@@ -916,6 +1019,16 @@ impl SessionState {
                 Some("no longer in the todo list"),
             );
         }
+    }
+
+    /// A usage reading of a response another session counted first (`key`): its transcript
+    /// position is taken, its tokens are not (they are the other session's).
+    pub fn copied_usage(&mut self, env: &Envelope, key: String) {
+        self.touch(env);
+        if let Some(u) = derived::parse::<UsageObserved>(&env.payload) {
+            self.transcript_offsets.insert(u.path, u.offset);
+        }
+        self.usage_copied.insert(key);
     }
 
     /// Folds a derived event of this session.

@@ -49,6 +49,12 @@ pub const SUBAGENT_TEXT: &str = "HJ-E2E subagent reporting: hi.";
 pub const SUMMARY_TEXT: &str =
     "HJ-E2E compact summary: two tasks were created, the notes file was written and edited.";
 pub const AFTER_COMPACT_TEXT: &str = "HJ-E2E: nothing else to do after the compaction.";
+/// The prompt of the forked turn (`--resume SID --fork-session`).
+pub const FORK_PROMPT: &str = "HJ-E2E-FORK carry on in a fork.";
+pub const FORK_TEXT: &str = "HJ-E2E: the fork carries on.";
+/// The prompt of the turn that switches the model (`--resume FORK --model SWITCH_MODEL`).
+pub const SWITCH_PROMPT: &str = "HJ-E2E-SWITCH carry on with another model.";
+pub const SWITCH_TEXT: &str = "HJ-E2E: carrying on with the other model.";
 /// Last scripted tool step of turn 1; the next main-chain request gets the final text.
 pub const LAST_STEP: u32 = 8;
 
@@ -65,6 +71,10 @@ pub enum Kind {
     CompactSummary,
     /// The "what next?" turn after the compaction.
     AfterCompact,
+    /// The forked turn.
+    Fork,
+    /// The turn after the model switch.
+    Switch,
     /// Any other Messages request (title generation, side questions, unknown): a short text.
     Side,
     /// POST /v1/messages/count_tokens.
@@ -141,6 +151,8 @@ pub fn scripted_usage(kind: &Kind) -> Usage {
         Kind::Subagent => u(700, 33, 1200, 300, 0, true),
         Kind::CompactSummary => u(5000, 300, 0, 0, 0, true),
         Kind::AfterCompact => u(2000, 40, 300, 0, 1000, false),
+        Kind::Fork => u(1500, 45, 210, 0, 2000, true),
+        Kind::Switch => u(1100, 22, 130, 0, 3000, true),
         Kind::Side => u(50, 5, 0, 0, 0, true),
         Kind::CountTokens | Kind::Other => Usage::default(),
     }
@@ -340,6 +352,12 @@ pub fn classify(req: &Value) -> Kind {
     if prompt.trim() == NEXT_PROMPT {
         return Kind::AfterCompact;
     }
+    if prompt.contains(FORK_PROMPT) {
+        return Kind::Fork;
+    }
+    if prompt.contains(SWITCH_PROMPT) {
+        return Kind::Switch;
+    }
     Kind::Side
 }
 
@@ -475,6 +493,8 @@ fn script(kind: &Kind, req: &Value, project: &Path) -> (Vec<Block>, &'static str
             "end_turn",
         ),
         Kind::AfterCompact => (vec![Block::Text(AFTER_COMPACT_TEXT.into())], "end_turn"),
+        Kind::Fork => (vec![Block::Text(FORK_TEXT.into())], "end_turn"),
+        Kind::Switch => (vec![Block::Text(SWITCH_TEXT.into())], "end_turn"),
         _ => (vec![Block::Text("OK".into())], "end_turn"),
     }
 }

@@ -110,10 +110,27 @@ impl Outcome {
 /// files (never pipes: hook and tool children may inherit and hold them open). Past
 /// `timeout`, the whole process group is killed (only processes this test started).
 pub fn run_captured(cmd: &mut Command, timeout: Duration) -> std::io::Result<Outcome> {
+    run_captured_with_input(cmd, None, timeout)
+}
+
+/// `run_captured` with `input` as stdin (from a file, so nothing blocks on a pipe).
+pub fn run_captured_with_input(
+    cmd: &mut Command,
+    input: Option<&[u8]>,
+    timeout: Duration,
+) -> std::io::Result<Outcome> {
     let dir = tempfile::tempdir()?;
     let out_path = dir.path().join("stdout");
     let err_path = dir.path().join("stderr");
-    cmd.stdin(Stdio::null())
+    let stdin = match input {
+        Some(bytes) => {
+            let in_path = dir.path().join("stdin");
+            fs::write(&in_path, bytes)?;
+            Stdio::from(fs::File::open(&in_path)?)
+        }
+        None => Stdio::null(),
+    };
+    cmd.stdin(stdin)
         .stdout(fs::File::create(&out_path)?)
         .stderr(fs::File::create(&err_path)?)
         .process_group(0);

@@ -466,9 +466,9 @@ fn answer_without_state(agent: Option<&str>, p: &HookEvent, settings: &Settings)
 }
 
 /// Whether the policy can never answer this event and it needs no outside-world reads (an
-/// unparsed payload is only recorded too).
+/// unparsed payload and a served call are only recorded too).
 fn record_only(parsed: Option<&HookEvent>) -> bool {
-    parsed.is_none_or(|p| p.canonical.is_record_only())
+    parsed.is_none_or(|p| p.canonical.is_record_only() || p.served)
 }
 
 /// Transcript usage, context, git and metrics, as events (Stop, SubagentStop, PreCompact, SessionEnd).

@@ -1057,7 +1057,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(facts(Host::Claude).events.len(), 28);
+        assert_eq!(facts(Host::Claude).events.len(), 31);
         assert_eq!(facts(Host::Codex).events.len(), 12);
         assert_eq!(facts(Host::Gemini).events.len(), 8);
     }

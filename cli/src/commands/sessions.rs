@@ -59,8 +59,17 @@ pub fn render(rows: &[SessionRow]) -> String {
             output::relative(r.last_us, now),
             r.events.to_string(),
             r.status.clone(),
-            format!("{:.0}%", r.context_used * 100.0),
-            r.tier.clone(),
+            // A served-only session (a cloud session's calls run here) has no context here.
+            if r.status == "served" {
+                "-".into()
+            } else {
+                format!("{:.0}%", r.context_used * 100.0)
+            },
+            if r.status == "served" {
+                "-".into()
+            } else {
+                r.tier.clone()
+            },
             output::usd(r.usd),
         ]);
     }

@@ -113,6 +113,19 @@ fn facts(
             output::tokens(usage.cache_read)
         ),
     );
+    if !s.usage_copied.is_empty() {
+        // A fork's copies of its parent's responses: counted for the parent, not here.
+        let parent = s.continues.as_deref().unwrap_or("its parent");
+        line(
+            o,
+            "copied",
+            format!(
+                "{} of {}, counted there",
+                output::count(s.usage_copied.len() as u64, "response"),
+                escape(parent)
+            ),
+        );
+    }
     line(
         o,
         "activity",
@@ -126,6 +139,43 @@ fn facts(
     if let Some(p) = s.prompts.first() {
         line(o, "last prompt", escape(p));
     }
+    if let Some(r) = &s.resumed {
+        line(o, "resumed", resumed_text(r));
+    }
+    if s.served.events > 0 {
+        line(
+            o,
+            "served calls",
+            format!(
+                "{} run on this computer for this session ({} failed)",
+                output::count(s.served.tool_calls, "tool call"),
+                s.served.failed
+            ),
+        );
+    }
+}
+
+/// A resume's or fork's figures as Claude Code gave them.
+fn resumed_text(r: &projections::event::Resumed) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = r.context_tokens {
+        parts.push(format!("{} tokens of context", output::tokens(t)));
+    }
+    if let Some(secs) = r.seconds_since_last_response {
+        parts.push(format!(
+            "{} after the last response",
+            projections::policy::duration_text(secs as i64)
+        ));
+    }
+    match r.prompt_cache_likely_expired {
+        Some(true) => parts.push("prompt cache likely expired".into()),
+        Some(false) => parts.push("prompt cache likely warm".into()),
+        None => {}
+    }
+    if let Some(usd) = r.estimated_cache_write_usd {
+        parts.push(format!("re-caching ≈ {}", output::usd(usd)));
+    }
+    parts.join(", ")
 }
 
 /// The session's own tasks, one line each.
@@ -164,6 +214,16 @@ fn lists(o: &mut String, s: &SessionState) {
         }
     };
     list(o, "files edited", s.files_edited.clone());
+    list(
+        o,
+        "mcp servers",
+        s.mcp_servers
+            .iter()
+            .map(|(name, n)| format!("{name}: {}", output::count(*n, "tool call")))
+            .collect(),
+    );
+    list(o, "served tools", s.served.recent.clone());
+    list(o, "served edits", s.served.files_edited.clone());
     list(o, "files read", s.files_read.clone());
     list(
         o,
