@@ -447,7 +447,23 @@ static EMBEDDED_OTHER: &[(&str, ModelPrice)] = &[
     ("gpt-5.1", openai(1.25, 10.0, 0.125)),
     ("gpt-5.1-codex", openai(1.25, 10.0, 0.125)),
     ("gpt-5.1-codex-mini", openai(0.25, 2.0, 0.025)),
+    ("gpt-5.1-codex-max", openai(1.25, 10.0, 0.125)),
     ("gpt-5.2", openai(1.75, 14.0, 0.175)),
+    ("gpt-5.2-codex", openai(1.75, 14.0, 0.175)),
+    ("gpt-5.3", openai(1.75, 14.0, 0.175)),
+    ("gpt-5.3-codex", openai(1.75, 14.0, 0.175)),
+    // From gpt-5.4 on, a request above 272k input tokens (cached included) is billed at the
+    // long-context card: input and cached input ×2, output ×1.5 (the rates ccusage 20.0.24's
+    // embedded table uses, measured through its Codex report).
+    ("gpt-5.4", openai_long(2.5, 15.0, 0.25)),
+    ("gpt-5.4-mini", openai(0.75, 4.5, 0.075)),
+    ("gpt-5.4-nano", openai(0.20, 1.25, 0.02)),
+    ("gpt-5.5", openai_long(5.0, 30.0, 0.5)),
+    ("gpt-5.6", openai_long(4.0, 20.0, 0.4)),
+    ("gpt-5.6-sol", openai_long(4.0, 20.0, 0.4)),
+    ("gpt-5.6-terra", openai_long(2.0, 12.0, 0.2)),
+    ("gpt-5.6-luna", openai_long(0.20, 1.20, 0.02)),
+    ("gpt-6-astra", openai_long(10.0, 50.0, 1.0)),
     ("gpt-4.1", openai(2.0, 8.0, 0.50)),
     ("gpt-4.1-mini", openai(0.40, 1.60, 0.10)),
     ("o3", openai(2.0, 8.0, 0.50)),
@@ -458,6 +474,22 @@ static EMBEDDED_OTHER: &[(&str, ModelPrice)] = &[
 /// used).
 const fn openai(input: f64, output: f64, cached: f64) -> ModelPrice {
     price(input, output, input, input, cached)
+}
+
+/// An OpenAI rate card with its long-context card: above 272,000 input tokens (cached ones
+/// included), input and cached input cost twice as much and output half as much again.
+const fn openai_long(input: f64, output: f64, cached: f64) -> ModelPrice {
+    tiered(
+        openai(input, output, cached),
+        LongContext {
+            threshold_tokens: 272_000,
+            input: input * 2.0,
+            output: output * 1.5,
+            cache_write_5m: input * 2.0,
+            cache_write_1h: input * 2.0,
+            cache_read: cached * 2.0,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -476,6 +508,33 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn openai_long_context_cards_match_ccusage_at_the_272k_boundary() {
+        // Given the figures ccusage 20.0.24's Codex report gave for single gpt-5.5 and gpt-5.4
+        // requests (rollouts written for the measurement), when priced here, then they agree.
+        let table = PricingTable::default();
+        let u = |input: u64, cached: u64, output: u64| Usage {
+            input_tokens: input,
+            cache_read: cached,
+            output_tokens: output,
+            ..Usage::default()
+        };
+        for (model, usage, ccusage) in [
+            ("gpt-5.5", u(272_000, 0, 0), 1.36),
+            ("gpt-5.5", u(272_001, 0, 0), 2.72001),
+            ("gpt-5.5", u(10_000, 290_000, 0), 0.39),
+            ("gpt-5.5", u(272_001, 0, 1_000), 2.76501),
+            ("gpt-5.4", u(272_000, 0, 0), 0.68),
+            ("gpt-5.4", u(272_001, 0, 0), 1.360005),
+            ("gpt-5.4", u(0, 300_000, 0), 0.15),
+            ("gpt-5.3-codex", u(300_000, 0, 100_000), 1.925),
+            ("gpt-5.6-luna", u(300_000, 0, 100_000), 0.3),
+        ] {
+            let ours = table.cost(model, &usage).unwrap();
+            assert!(close(ours, ccusage), "{model} {usage:?}: {ours} vs {ccusage}");
+        }
     }
 
     #[test]
@@ -646,8 +705,8 @@ mod tests {
             "gemini-2.5-flashy",
             "gemini-9",
             "gemini",
-            "gpt-5.5",
             "gpt-5x",
+            "gpt-7",
         ] {
             assert_eq!(table.lookup(unknown), None, "{unknown}");
         }
