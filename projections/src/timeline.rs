@@ -103,6 +103,9 @@ pub struct Timelines {
     pub sessions: BTreeMap<String, SessionTimeline>,
     /// What each hook event was, for naming an answer's cause: seq → (label, summary).
     causes: BTreeMap<Seq, (String, String)>,
+    /// The compressions each session's file showed so far (Gemini CLI: a compaction is one the
+    /// session file shows, never a PreCompress alone).
+    compressions_seen: BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 fn clip(s: &str, n: usize) -> String {
@@ -176,10 +179,35 @@ impl Timelines {
         };
         match &env.kind {
             Kind::Hook { name } => self.hook(env, &sid, name, keep),
-            Kind::ContextObserved { .. } if keep => {
+            Kind::ContextObserved { .. } => {
                 let Some(c) = derived::parse::<ContextObserved>(&env.payload) else {
                     return;
                 };
+                let seen = self.compressions_seen.entry(sid.clone()).or_default();
+                let new = c
+                    .compressions
+                    .iter()
+                    .filter(|id| seen.insert((*id).clone()))
+                    .count();
+                if !keep {
+                    return;
+                }
+                for _ in 0..new {
+                    let t = self.session(&sid, env);
+                    t.marks.push(Mark {
+                        at_us: env.recorded_at_us,
+                        kind: MarkKind::Compaction,
+                        label: "compaction (shown by the session file)".into(),
+                    });
+                    t.push(Item {
+                        seq: env.seq,
+                        at_us: env.recorded_at_us,
+                        kind: "compaction",
+                        title: "compaction (shown by the session file)".into(),
+                        text: String::new(),
+                        why: None,
+                    });
+                }
                 let Some(tokens) = c.tokens else {
                     return;
                 };
@@ -257,12 +285,17 @@ impl Timelines {
         if let Some(m) = &ev.model {
             t.model = Some(m.clone());
         }
-        let Some((kind, title)) = item_of(&ev) else {
+        // Gemini CLI's PreCompress fires before every model request: not an item, and a
+        // compaction only when the session file shows one (`ContextObserved`).
+        let facts = ev.host.facts().compaction;
+        if facts.before_fires_without_compaction
+            && matches!(ev.canonical, Canonical::PreCompact { .. })
+        {
             return;
-        };
+        }
         // Marked where the session's count takes it: at PostCompact where the host can cancel at
         // PreCompact (Codex CLI), else at PreCompact.
-        let cancellable = ev.host.facts().compaction.before_can_cancel;
+        let cancellable = facts.before_can_cancel;
         let compacted = match &ev.canonical {
             Canonical::PreCompact { trigger, .. } if !cancellable => Some(trigger),
             Canonical::PostCompact { trigger, .. } if cancellable => Some(trigger),
@@ -275,6 +308,9 @@ impl Timelines {
                 label: format!("compaction ({trigger})"),
             });
         }
+        let Some((kind, title)) = item_of(&ev) else {
+            return;
+        };
         t.push(Item {
             seq: env.seq,
             at_us: env.recorded_at_us,
