@@ -989,7 +989,9 @@ fn codex_cost_agrees_with_ccusage_on_a_rollout_corpus() {
             failures.push(format!(
                 "{file}: {} unpriced responses (models {:?})",
                 o["unpriced_responses"],
-                t["models"].as_object().map(|m| m.keys().collect::<Vec<_>>())
+                t["models"]
+                    .as_object()
+                    .map(|m| m.keys().collect::<Vec<_>>())
             ));
         }
         agree(&format!("session {file}"), o, t, 0.0, &mut failures);
@@ -997,7 +999,13 @@ fn codex_cost_agrees_with_ccusage_on_a_rollout_corpus() {
 
     // By day and in total.
     let daily = ccusage_codex(&ccusage, &codex_home, "daily");
-    agree_by_day("corpus", &cost("day"), &daily, &BTreeMap::new(), &mut failures);
+    agree_by_day(
+        "corpus",
+        &cost("day"),
+        &daily,
+        &BTreeMap::new(),
+        &mut failures,
+    );
     eprintln!(
         "corpus: hookjournal ${} ({} unpriced responses) vs ccusage ${}",
         ours["total"]["usd"], ours["total"]["unpriced_responses"], sessions["totals"]["costUSD"]

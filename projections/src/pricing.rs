@@ -533,7 +533,10 @@ mod tests {
             ("gpt-5.6-luna", u(300_000, 0, 100_000), 0.3),
         ] {
             let ours = table.cost(model, &usage).unwrap();
-            assert!(close(ours, ccusage), "{model} {usage:?}: {ours} vs {ccusage}");
+            assert!(
+                close(ours, ccusage),
+                "{model} {usage:?}: {ours} vs {ccusage}"
+            );
         }
     }
 
@@ -701,13 +704,7 @@ mod tests {
         ] {
             assert_eq!(table.lookup(name).map(|p| p.input), Some(input), "{name}");
         }
-        for unknown in [
-            "gemini-2.5-flashy",
-            "gemini-9",
-            "gemini",
-            "gpt-5x",
-            "gpt-7",
-        ] {
+        for unknown in ["gemini-2.5-flashy", "gemini-9", "gemini", "gpt-5x", "gpt-7"] {
             assert_eq!(table.lookup(unknown), None, "{unknown}");
         }
         // Pro's long-context card applies to the whole request above 200k prompt tokens.

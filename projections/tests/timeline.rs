@@ -64,9 +64,10 @@ fn codex_marks_its_compaction_at_postcompact_and_not_a_stopped_precompact() {
             env!("CARGO_MANIFEST_DIR")
         );
         // The two captures come from two runs: one session here.
-        std::fs::read_to_string(path)
-            .unwrap()
-            .replace("01a20327-cbd7-7371-aa13-3d54cae51e0d", "01a20325-aad9-79c3-9f66-17d6fcfd4ad7")
+        std::fs::read_to_string(path).unwrap().replace(
+            "01a20327-cbd7-7371-aa13-3d54cae51e0d",
+            "01a20325-aad9-79c3-9f66-17d6fcfd4ad7",
+        )
     };
     let sid = "01a20325-aad9-79c3-9f66-17d6fcfd4ad7";
     let stopped = Scenario::default()
@@ -78,4 +79,3 @@ fn codex_marks_its_compaction_at_postcompact_and_not_a_stopped_precompact() {
     assert_eq!(marks(&done, sid).0, 1);
     assert_eq!(done.state.sessions[sid].compactions, 1);
 }
-

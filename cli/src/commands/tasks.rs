@@ -319,7 +319,7 @@ fn command(
 /// The sessions whose tasks a task reference `id` may name (see `resolve`). `keys` lists the
 /// checkpoint's keys under a prefix (sled only: a light journal's cache cannot list them).
 fn sessions_named(
-    keys: &dyn Fn(&[u8]) -> Result<Vec<Vec<u8>>>,
+    keys: &dyn Fn(&[u8]) -> Result<Keys>,
     st: &State,
     id: Option<&str>,
 ) -> Result<Vec<String>> {
@@ -341,6 +341,9 @@ fn sessions_named(
         None => ids(""),
     }
 }
+
+/// Checkpoint keys, as listed under a prefix.
+type Keys = Vec<Vec<u8>>;
 
 /// What a task command did.
 enum Outcome {
@@ -372,7 +375,7 @@ fn change(
             let tried = if backlog {
                 Err(anyhow::Error::new(state_io::CacheMiss))
             } else {
-                let no_listing = |_: &journal::Light, _: &[u8]| -> Result<Vec<Vec<u8>>> {
+                let no_listing = |_: &journal::Light, _: &[u8]| -> Result<Keys> {
                     Err(anyhow::Error::new(state_io::CacheMiss))
                 };
                 apply(&mut light, no_listing, task_id, &make)
@@ -444,7 +447,7 @@ fn change_full(
 /// and records the command when it changes the task.
 fn apply<W: Writer>(
     j: &mut W,
-    keys: fn(&W, &[u8]) -> Result<Vec<Vec<u8>>>,
+    keys: fn(&W, &[u8]) -> Result<Keys>,
     task_id: Option<&str>,
     make: &dyn Fn(&State) -> Result<TaskCommand>,
 ) -> Result<Outcome> {
