@@ -97,7 +97,8 @@ fn a_thousand_sigkills_of_single_hooks_lose_no_acknowledged_event() {
         let bystander = payload(&format!("s{}", (i + 3) % 7), i + 1, 2 * i + 1);
         let v = spawn_hook(&j, &victim);
         let b = spawn_hook(&j, &bystander);
-        std::thread::sleep(Duration::from_micros(rng.next(25_000)));
+        // Within the time a hook runs (a few ms since the light path), so most kills land mid-run.
+        std::thread::sleep(Duration::from_micros(rng.next(10_000)));
         // SAFETY: kill(2) on a child we spawned and have not reaped.
         unsafe { libc::kill(v.id() as i32, libc::SIGKILL) };
         kills += 1;

@@ -296,6 +296,60 @@ fn the_loops_own_task_program_fails_the_agents_tasks_busy_journal_or_not() {
     assert_eq!(recorded[1]["errors"], serde_json::json!([]));
 }
 
+/// Gemini CLI fires PreCompress before every model request: only the session file, read under
+/// the lock, shows a compaction. The loop's task program then runs after the answer, once per
+/// compaction the file shows, and what it did is recorded.
+#[test]
+fn the_loops_task_program_runs_once_for_a_compaction_the_gemini_session_file_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = task_program(dir.path());
+    let log = dir.path().join("task-calls.log");
+    let (_d, j) = new_journal("");
+    let chat = dir.path().join("session.jsonl");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/real-hosts");
+    let precompress = |chat: &Path| {
+        let p = std::fs::read_to_string(fixtures.join("gemini-0.61.0-payloads/PreCompress.json"))
+            .unwrap();
+        let mut v: serde_json::Value = serde_json::from_str(&p).unwrap();
+        v["transcript_path"] = chat.to_str().unwrap().into();
+        v.to_string()
+    };
+    let env = [
+        ("RALPH_AGENT_ID", "dev-1"),
+        ("RALPH_TASK_SCRIPT", script.to_str().unwrap()),
+    ];
+    // An ordinary request: the session file shows no compression; the program is not run.
+    std::fs::copy(fixtures.join("gemini-0.61.0-chats/tool-run.jsonl"), &chat).unwrap();
+    let out = hook(&j, precompress(&chat).as_bytes(), &env);
+    assert!(out.status.success());
+    assert!(!log.exists(), "the task program ran on an ordinary request");
+    // A session file that shows a compression: the program runs once.
+    let other = dir.path().join("compressed.jsonl");
+    std::fs::copy(
+        fixtures.join("gemini-0.61.0-chats/with-real-compression.jsonl"),
+        &other,
+    )
+    .unwrap();
+    let out = hook(&j, precompress(&other).as_bytes(), &env);
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "list --status active --json\nfail 41 --reason context limit reached\nfail 43 --reason context limit reached\n"
+    );
+    // The next request, with no new compression: not again.
+    let out = hook(&j, precompress(&other).as_bytes(), &env);
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
+    let recorded: Vec<serde_json::Value> = task_events(&j, "ExternalRelease")
+        .into_iter()
+        .map(|e| e["payload"].clone())
+        .collect();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0]["event"], "PreCompress");
+    assert_eq!(recorded[0]["reason"], "context limit reached");
+    assert_eq!(recorded[0]["released"], serde_json::json!(["41", "43"]));
+}
+
 #[test]
 fn a_task_program_that_hangs_is_cut_off_within_its_budget() {
     let dir = tempfile::tempdir().unwrap();

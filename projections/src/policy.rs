@@ -198,7 +198,8 @@ fn compaction_found_at(session: Option<&SessionState>, env: &Envelope) -> bool {
     session.is_some_and(|s| s.compression_seen_at == env.seq)
 }
 
-const CONTEXT_LIMIT: &str = "context limit reached";
+/// Why a loop agent's tasks are released at a compaction.
+pub const CONTEXT_LIMIT: &str = "context limit reached";
 const SESSION_ENDED: &str = "session ended unexpectedly";
 
 /// Fails the agent's in-progress tasks (journal-wide, and the session's own that it owns).

@@ -221,7 +221,13 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
             return answer_spooled(&dir, &inv, outside.external, &settings);
         }
     };
-    let (mut held, output, stderr, committed) = done;
+    let (mut held, reply) = done;
+    let Reply {
+        output,
+        stderr,
+        committed,
+        release_after,
+    } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
     let due = held.drainer_due(&settings);
@@ -247,6 +253,9 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
     crate::mirror::write(&dir, &settings.mirror, &committed);
     drop(held);
+    if let Some(reason) = release_after {
+        release_found_compaction(&dir, &inv, reason, &settings);
+    }
     if due {
         crate::commands::drain::after_hook(&dir, settings.hook.segment_events);
     }
@@ -446,6 +455,45 @@ fn task_program(settings: &Settings) -> Option<String> {
         .filter(|c| !c.trim().is_empty())
 }
 
+/// Runs the loop's task program for a compaction found under the lock, after the answer, and
+/// spools what it did (`ExternalRelease`) for the next process to ingest: the journal's own
+/// release of the agent's tasks is already committed with the answer.
+fn release_found_compaction(
+    dir: &std::path::Path,
+    inv: &Invocation,
+    reason: &'static str,
+    settings: &Settings,
+) {
+    let (Some(program), Some(agent), Some(p)) =
+        (task_program(settings), &inv.agent_id, inv.parsed.as_ref())
+    else {
+        return;
+    };
+    let r = crate::loop_tasks::release(
+        &program,
+        agent,
+        &p.name,
+        reason,
+        Duration::from_millis(settings.hook.task_command_timeout_ms),
+    );
+    for e in &r.errors {
+        eprintln!("hookjournal: the loop's task program: {e}");
+    }
+    let ev = NewEvent {
+        recorded_at_us: now_us(),
+        host: inv.host.clone(),
+        kind: Kind::ExternalRelease,
+        session_id: inv.ev.session_id.clone(),
+        agent_id: inv.ev.agent_id.clone(),
+        payload: derived::body(&r),
+        truncated: None,
+        spooled: true,
+    };
+    if let Err(e) = spool::write(dir, &ev) {
+        eprintln!("hookjournal: recording what the loop's task program did: {e}");
+    }
+}
+
 fn session_end_event(p: &HookEvent) -> bool {
     matches!(p.canonical, Canonical::SessionEnd { .. })
 }
@@ -584,12 +632,23 @@ fn spool_instead(dir: &std::path::Path, mut ev: NewEvent, why: &str) {
     }
 }
 
-/// The journal (still locked), the answer, its stderr line, and the events committed (for the
-/// mirrors; empty when none is configured).
-type Answered = (Held, String, Option<String>, Vec<journal::Envelope>);
+/// The journal (still locked) and the reply.
+type Answered = (Held, Reply);
 
-/// The answer (stdout), its stderr line, and the events committed (for the mirrors).
-type Reply = (String, Option<String>, Vec<journal::Envelope>);
+/// What the part under the lock gives back.
+#[derive(Default)]
+struct Reply {
+    /// The answer (stdout).
+    output: String,
+    /// Its stderr line.
+    stderr: Option<String>,
+    /// The events committed (for the mirrors; empty when none is configured).
+    committed: Vec<journal::Envelope>,
+    /// Why the loop's own task program must release the agent's tasks after the answer: a
+    /// compaction found under the lock (Gemini CLI's session file), where the program could not
+    /// run before it (see `release_found_compaction`).
+    release_after: Option<&'static str>,
+}
 
 /// The journal as the hook holds it until the answer is out.
 pub(crate) enum Held {
@@ -670,9 +729,7 @@ fn locked(
         journal::Opened::Light(mut light) => {
             trace.mark("open light");
             match answer(&mut light, dir, settings, inv, outside) {
-                Ok(Some((output, stderr, committed))) => {
-                    return Ok(Some((Held::Light(light), output, stderr, committed)))
-                }
+                Ok(Some(reply)) => return Ok(Some((Held::Light(light), reply))),
                 Ok(None) => return Ok(None),
                 Err(e) if crate::state_io::is_cache_miss(&e) => {
                     trace.mark("cache miss");
@@ -686,7 +743,7 @@ fn locked(
     trace.mark("open");
     let answered = answer(&mut j, dir, settings, inv, outside)?;
     trace.mark("commit");
-    Ok(answered.map(|(output, stderr, committed)| (Held::Full(j), output, stderr, committed)))
+    Ok(answered.map(|reply| (Held::Full(j), reply)))
 }
 
 /// Drains the backlog, appends the invocation, folds, observes, decides and commits, on either
@@ -734,7 +791,7 @@ fn answer<W: Writer>(
             let _ = spool::remove(entry);
         }
         crate::commands::recover::spawn_rebuild(dir);
-        return Ok(Some((String::new(), None, Vec::new())));
+        return Ok(Some(Reply::default()));
     }
     if let Some(p) = parsed {
         if matches!(p.canonical, Canonical::SessionStart { .. }) {
@@ -765,6 +822,23 @@ fn answer<W: Writer>(
         Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, p, settings, git)?,
         None => (String::new(), None),
     };
+    // A loop agent's compaction that only the session file showed (Gemini CLI fires PreCompress
+    // before every request): the task program runs after the answer, outside the lock.
+    let release_after = match (parsed, &inv.agent_id, &env.session_id) {
+        (Some(p), Some(_), Some(sid))
+            if external.is_none()
+                && matches!(p.canonical, Canonical::PreCompact { .. })
+                && p.host.facts().compaction.before_fires_without_compaction
+                && loaded
+                    .state
+                    .sessions
+                    .get(sid)
+                    .is_some_and(|s| s.compression_seen_at == env.seq) =>
+        {
+            Some(policy::CONTEXT_LIMIT)
+        }
+        _ => None,
+    };
     // What the loop's task program did: its own group, after the answer's events.
     if let Some(e) = external {
         tx.push(e);
@@ -784,7 +858,12 @@ fn answer<W: Writer>(
     for entry in drained {
         let _ = spool::remove(&entry);
     }
-    Ok(Some((output, stderr, committed)))
+    Ok(Some(Reply {
+        output,
+        stderr,
+        committed,
+        release_after,
+    }))
 }
 
 /// Ingests the spooled backlog in chunks, each committed before the next, within the hook's
