@@ -96,14 +96,7 @@ fn build_with_tasks(
             full.apply(env);
             i += 1;
         }
-        for p in &touched {
-            if let Some(part) = full.state.encode_partition(p) {
-                tx.put_state(&p.key(), part);
-            }
-        }
-        tx.checkpointed();
-        j.commit_unflushed(tx).unwrap();
-        j.seal_if_full().unwrap();
+        commit_folded(&mut j, tx, &touched, &full);
     }
     let mut t = 0u64;
     while t < tasks {
@@ -139,19 +132,29 @@ fn build_with_tasks(
             }
             t += 1;
         }
-        for p in &touched {
-            if let Some(part) = full.state.encode_partition(p) {
-                tx.put_state(&p.key(), part);
-            }
-        }
-        tx.checkpointed();
-        j.commit_unflushed(tx).unwrap();
-        j.seal_if_full().unwrap();
+        commit_folded(&mut j, tx, &touched, &full);
     }
     j.flush().unwrap();
     // What a drainer leaves behind: every partition in the hot cache, so hooks answer light.
     j.fill_hot().unwrap();
     t0.elapsed()
+}
+
+/// Commits a batch as a hook does: with the checkpoint partitions its events touched.
+fn commit_folded(
+    j: &mut Journal,
+    mut tx: journal::Tx,
+    touched: &std::collections::BTreeSet<projections::fold::Partition>,
+    full: &Full,
+) {
+    for p in touched {
+        if let Some(part) = full.state.encode_partition(p) {
+            tx.put_state(&p.key(), part);
+        }
+    }
+    tx.checkpointed();
+    j.commit_unflushed(tx).unwrap();
+    j.seal_if_full().unwrap();
 }
 
 fn dir_bytes(dir: &Path) -> u64 {

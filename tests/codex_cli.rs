@@ -33,6 +33,7 @@
 //!   HOOKJOURNAL_REQUIRE_CCUSAGE=1             fail (instead of skip) when ccusage is missing
 //!   HOOKJOURNAL_E2E_KEEP=1                    keep the temporary home, project and rollouts
 
+mod common;
 use base64::Engine;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -59,11 +60,7 @@ fn codex_bin() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("HOOKJOURNAL_CODEX_BIN") {
         return Some(PathBuf::from(p));
     }
-    let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/hookjournal-ci"))
-        })?;
+    let cache = common::ci_cache()?;
     let bin = cache.join(format!(
         "codex-cli-{VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
     ));
@@ -770,11 +767,7 @@ fn ccusage_bin() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("HOOKJOURNAL_CCUSAGE_BIN") {
         return Some(PathBuf::from(p));
     }
-    let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/hookjournal-ci"))
-        })?;
+    let cache = common::ci_cache()?;
     let bin = cache.join(format!(
         "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
     ));

@@ -28,6 +28,7 @@
 //!   HOOKJOURNAL_GEMINI_BIN=/path/to/gemini    use another Gemini CLI
 //!   HOOKJOURNAL_REQUIRE_GEMINI=1              fail (instead of skip) when Gemini CLI is missing
 
+mod common;
 use base64::Engine;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -54,11 +55,7 @@ fn gemini_bin() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("HOOKJOURNAL_GEMINI_BIN") {
         return Some(PathBuf::from(p));
     }
-    let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/hookjournal-ci"))
-        })?;
+    let cache = common::ci_cache()?;
     let bin = cache.join(format!("gemini-cli-{VERSION}/node_modules/.bin/gemini"));
     bin.exists().then_some(bin)
 }

@@ -26,6 +26,7 @@
 //!   HOOKJOURNAL_REQUIRE_OPENCLAW=1          fail (instead of skip) when OpenClaw is missing
 //!   HOOKJOURNAL_E2E_KEEP=1                  keep the temp dir (config, logs, requests.jsonl)
 
+mod common;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -71,12 +72,7 @@ fn find_openclaw() -> Result<(PathBuf, PathBuf), String> {
     let prefix = match std::env::var_os("HOOKJOURNAL_OPENCLAW_PREFIX") {
         Some(p) => PathBuf::from(p),
         None => {
-            let cache = std::env::var_os("HOOKJOURNAL_CI_CACHE")
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/hookjournal-ci"))
-                })
-                .ok_or("neither HOOKJOURNAL_CI_CACHE nor HOME is set")?;
+            let cache = common::ci_cache().ok_or("neither HOOKJOURNAL_CI_CACHE nor HOME is set")?;
             cache.join(format!("openclaw-{VERSION}"))
         }
     };

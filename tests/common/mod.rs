@@ -7,6 +7,14 @@ use std::process::{Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_hookjournal");
 
+/// Where `.ci/install-*.sh` install the real clients: `HOOKJOURNAL_CI_CACHE`, else
+/// `~/.cache/hookjournal-ci`.
+pub fn ci_cache() -> Option<PathBuf> {
+    std::env::var_os("HOOKJOURNAL_CI_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/hookjournal-ci")))
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
 }
