@@ -48,6 +48,12 @@ fn drain(dir: &Path, segment_events: u64) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether a light writer leaves work to a drainer: sled lags the log by `drain_lag` events,
+/// the active store is full, or the hot cache is incomplete.
+pub fn due_after_light(light: &journal::Light, drain_lag: u64) -> bool {
+    light.sled_lag() >= drain_lag || light.needs_seal() || !light.complete()
+}
+
 /// What a hook does when drain work is due: start a detached drainer — or, with
 /// `HOOKJOURNAL_DRAINER=inline` (for tests that need seals at exact places), drain in this
 /// process after the answer; `off` leaves it to the next command.

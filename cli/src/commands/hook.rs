@@ -663,9 +663,7 @@ impl Held {
     /// the active store is full, or the hot cache is incomplete.
     fn drainer_due(&self, settings: &Settings) -> bool {
         match self {
-            Held::Light(l) => {
-                l.sled_lag() >= settings.hook.drain_lag || l.needs_seal() || !l.complete()
-            }
+            Held::Light(l) => crate::commands::drain::due_after_light(l, settings.hook.drain_lag),
             Held::Full(j) => j.needs_seal() || !j.hot_complete(),
         }
     }

@@ -367,6 +367,7 @@ fn change(
     make: impl Fn(&State) -> Result<TaskCommand>,
 ) -> Result<()> {
     let opts = state_io::cli_open_options(dir, true);
+    let drain_lag = crate::settings::Settings::load(dir).0.hook.drain_lag;
     let opened =
         journal::Journal::open_light(dir, &opts).map_err(|e| state_io::open_error(dir, e))?;
     let outcome = match opened {
@@ -382,9 +383,7 @@ fn change(
             };
             match tried {
                 Ok(o) => {
-                    let due = light.sled_lag()
-                        >= crate::settings::Settings::load(dir).0.hook.drain_lag
-                        || light.needs_seal();
+                    let due = crate::commands::drain::due_after_light(&light, drain_lag);
                     light.finish()?;
                     if due {
                         crate::commands::drain::after_hook(dir, opts.segment_events);
