@@ -499,6 +499,22 @@ fn cost_vs_ccusage(work: &Path) -> (f64, Option<f64>) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `--build DIR N`: only build a journal of N events (a session per fixture mix, with 10k
+    // journal-wide tasks when N is 1M or more) and keep it, to profile commands against.
+    if let Some(i) = args.iter().position(|a| a == "--build") {
+        let dir = PathBuf::from(&args[i + 1]);
+        let n: u64 = args[i + 2].parse().expect("--build DIR N");
+        let templates = templates();
+        let tasks = if n >= 1_000_000 { 10_000 } else { 0 };
+        let took = build_with_tasks(&dir, n, &templates, templates.len() as u64, tasks);
+        eprintln!(
+            "built {n} events in {:.1} s at {}",
+            took.as_secs_f64(),
+            dir.display()
+        );
+        return;
+    }
     let quick = std::env::args().any(|a| a == "--quick");
     let reads_only = std::env::args().any(|a| a == "--reads");
     let sizes: Vec<u64> = if quick {

@@ -181,7 +181,20 @@ impl Loaded {
 
     /// Loads a session's partition if it is not loaded yet.
     pub fn session(&mut self, j: &dyn Source, id: &str) -> Result<()> {
+        // Its index shard too: a session changed is written back with its summary.
+        self.ensure(
+            j,
+            &Partition::SessionIndex(projections::index::shard_of(id)),
+        )?;
         self.ensure(j, &Partition::Session(id.to_string()))
+    }
+
+    /// Loads every shard of the sessions index (a task reference that must find its session).
+    pub fn index(&mut self, j: &dyn Source) -> Result<()> {
+        for n in 0..projections::index::INDEX_SHARDS {
+            self.ensure(j, &Partition::SessionIndex(n as u8))?;
+        }
+        Ok(())
     }
 
     /// Loads whatever partitions `env` needs (`fold::partitions_for`).
@@ -262,6 +275,18 @@ pub fn rebuild_checkpoint(j: &mut Journal) -> Result<()> {
     Ok(())
 }
 
+/// How many sessions the sessions index holds (each shard's entry count; no summary decoded).
+pub fn session_count(j: &Journal) -> Result<usize> {
+    let mut n = 0;
+    for shard in 0..projections::index::INDEX_SHARDS {
+        if let Some(b) = j.get_state(&Partition::SessionIndex(shard as u8).key())? {
+            n += projections::index::shard_len(&b)
+                .with_context(|| format!("sessions index shard {shard:02x} does not decode"))?;
+        }
+    }
+    Ok(n)
+}
+
 /// A read-only journal (this user cannot write it): the log read without the lock or sled, and
 /// the state by a full replay. Spooled events are not shown, and a line on stderr says so.
 fn readonly_view(dir: &Path) -> Result<View> {
@@ -296,6 +321,7 @@ pub fn readonly_status(dir: &Path) -> Result<(journal::Status, usize)> {
         events: snap.head_seq,
         head_hash: snap.head_hash,
         segments: snap.segments.len(),
+        hot_files: journal::journal_size(dir).1,
         active_events: snap.head_seq - sealed,
         bytes: snap.segments.iter().map(|s| s.bytes).sum(),
         last_recorded_at_us: last,
@@ -702,11 +728,10 @@ impl Partial {
         Ok(())
     }
 
-    /// Every chunk of the notification log (up to the last seq the global record knows).
-    pub fn load_notifications(&mut self) -> Result<()> {
-        self.load(&Partition::Global)?;
-        for c in 0..=fold::notification_chunk(self.state.global.last_seq) {
-            self.load(&Partition::Notifications(c))?;
+    /// Every shard of the sessions index.
+    pub fn load_index(&mut self) -> Result<()> {
+        for n in 0..projections::index::INDEX_SHARDS {
+            self.load(&Partition::SessionIndex(n as u8))?;
         }
         Ok(())
     }

@@ -31,7 +31,8 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-const DIR: &str = "hot";
+/// The hot cache's directory, in the journal's.
+pub const DIR: &str = "hot";
 const HEAD: &str = "HEAD";
 const HEAD_MAGIC: &[u8; 8] = b"HJHEAD01";
 const PART_MAGIC: &[u8; 8] = b"HJHOT001";

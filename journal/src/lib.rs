@@ -25,8 +25,8 @@ pub use error::{ChainBreak, Error, Result};
 pub use files::{write_atomic, Durability};
 pub use segment::SegmentInfo;
 pub use store::{
-    ensure_dir, Journal, Light, OpenOptions, Opened, ReadSnapshot, Recovered, Status, Tx,
-    DEFAULT_SEGMENT_EVENTS,
+    ensure_dir, journal_size, Journal, Light, OpenOptions, Opened, ReadSnapshot, Recovered, Status,
+    Tx, DEFAULT_SEGMENT_EVENTS,
 };
 pub use verify::{verify, Damage, DamagePlace, VerifyReport};
 

@@ -199,8 +199,11 @@ pub struct Status {
     pub segments: usize,
     /// Events in the active store, not yet sealed.
     pub active_events: u64,
-    /// Bytes on disk.
+    /// Bytes on disk, the hot cache aside (`hot_files`).
     pub bytes: u64,
+    /// Files in the hot cache (a copy of the checkpoint, a file per partition: counted, not
+    /// sized, since sizing means a `stat` each).
+    pub hot_files: usize,
     /// When the last event was recorded (microseconds since the Unix epoch).
     pub last_recorded_at_us: Option<i64>,
     /// Spool files waiting to be ingested.
@@ -1104,8 +1107,8 @@ impl Journal {
     /// The journal's size and head.
     pub fn status(&self) -> Result<Status> {
         let segments = segment::list(&self.dir.join(SEGMENTS))?;
-        let mut bytes = dir_size(&self.dir);
-        bytes = bytes.max(1);
+        let (bytes, hot_files) = journal_size(&self.dir);
+        let bytes = bytes.max(1);
         let last = self
             .db
             .scan_prefix(b"e")
@@ -1127,6 +1130,7 @@ impl Journal {
             segments: segments.iter().filter(|s| s.first < self.base).count(),
             active_events: self.head_seq + 1 - self.base,
             bytes,
+            hot_files,
             last_recorded_at_us: last,
             spooled: spool::list(&self.dir)?.len(),
         })
@@ -1642,6 +1646,26 @@ fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Bytes under a journal's directory but its hot cache, and the hot cache's file count.
+pub fn journal_size(dir: &Path) -> (u64, usize) {
+    let mut bytes = 0;
+    let mut hot_files = 0;
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if e.file_name() == crate::hot::DIR {
+                hot_files = fs::read_dir(e.path()).map(|d| d.count()).unwrap_or(0);
+                continue;
+            }
+            match e.metadata() {
+                Ok(m) if m.is_dir() => bytes += dir_size(&e.path()),
+                Ok(m) => bytes += m.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    (bytes, hot_files)
 }
 
 fn dir_size(path: &Path) -> u64 {

@@ -7,17 +7,18 @@
 
 use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
+use crate::index::{IndexShard, SessionSummary};
 use crate::session::SessionState;
 use crate::tasks::{NewTask, Origin, Task, TaskList, TaskStatus};
 use crate::transcript::Usage;
 use journal::{Envelope, Kind, Seq};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The checkpoint's layout. A checkpoint written by an older layout (one without the cost and
 /// notification partitions, or with finished tasks in `tasks`) does not decode or names another
 /// layout: it is rebuilt from the log, never extended from where it stands.
-pub const LAYOUT: u32 = 4;
+pub const LAYOUT: u32 = 5;
 
 /// Journal-wide facts the hook path needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -100,6 +101,7 @@ pub const TASKS_KEY: &[u8] = b"tasks";
 pub const TASKS_DONE_KEY: &[u8] = b"tasks-done";
 const COST_PREFIX: &[u8] = b"cost:";
 const NOTIFICATIONS_PREFIX: &[u8] = b"notifications:";
+const INDEX_PREFIX: &[u8] = b"sidx:";
 
 /// The cost summary is split into this many shards by a stable hash (`shard_hash`) of the
 /// response's dedup key (of the session, for reported figures), so a usage reading loads and
@@ -147,6 +149,9 @@ pub enum Partition {
     Notifications(u64),
     /// One session's state.
     Session(String),
+    /// One shard of the sessions index (`crate::index`): the summaries of the sessions whose
+    /// id hashes to it.
+    SessionIndex(u8),
 }
 
 impl Partition {
@@ -161,6 +166,7 @@ impl Partition {
                 [NOTIFICATIONS_PREFIX, format!("{c:08}").as_bytes()].concat()
             }
             Partition::Session(id) => session_key(id),
+            Partition::SessionIndex(n) => [INDEX_PREFIX, format!("{n:02x}").as_bytes()].concat(),
         }
     }
 
@@ -175,6 +181,12 @@ impl Partition {
         } else if let Some(n) = key.strip_prefix(COST_PREFIX) {
             let n = std::str::from_utf8(n).ok()?.parse().ok()?;
             (n < COST_SHARDS).then_some(Partition::Cost(n))
+        } else if let Some(n) = key.strip_prefix(INDEX_PREFIX) {
+            let n = std::str::from_utf8(n).ok()?;
+            (n.len() == 2)
+                .then(|| u8::from_str_radix(n, 16).ok())
+                .flatten()
+                .map(Partition::SessionIndex)
         } else if let Some(c) = key.strip_prefix(NOTIFICATIONS_PREFIX) {
             Some(Partition::Notifications(
                 std::str::from_utf8(c).ok()?.parse().ok()?,
@@ -191,10 +203,12 @@ impl Partition {
             Partition::Global => "checkpoint partition `global`".into(),
             Partition::Tasks => "checkpoint partition `tasks`".into(),
             Partition::TasksDone => "checkpoint partition `tasks-done`".into(),
-            Partition::Cost(_) | Partition::Notifications(_) => format!(
-                "checkpoint partition `{}`",
-                String::from_utf8_lossy(&self.key())
-            ),
+            Partition::Cost(_) | Partition::Notifications(_) | Partition::SessionIndex(_) => {
+                format!(
+                    "checkpoint partition `{}`",
+                    String::from_utf8_lossy(&self.key())
+                )
+            }
             Partition::Session(id) => format!("the checkpoint of session {id}"),
         }
     }
@@ -217,11 +231,10 @@ pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
             .into_iter()
             .map(Partition::Notifications),
     );
-    out.extend(
-        State::sessions_touched(env)
-            .into_iter()
-            .map(Partition::Session),
-    );
+    for s in State::sessions_touched(env) {
+        out.push(Partition::SessionIndex(crate::index::shard_of(&s)));
+        out.push(Partition::Session(s));
+    }
     out
 }
 
@@ -240,6 +253,22 @@ pub struct State {
     pub cost: BTreeMap<u8, CostSummary>,
     /// The notification log's chunks held, by chunk.
     pub notifications: BTreeMap<u64, NotificationLog>,
+    /// The sessions index's shards held, by shard.
+    pub index: BTreeMap<u8, IndexShard>,
+    /// The sessions changed since they were loaded, by index shard: their summaries are
+    /// refreshed when their shard is encoded.
+    changed: Changed,
+}
+
+/// Bookkeeping for the index, not state: two states holding the same partitions are equal
+/// whatever they changed to get there.
+#[derive(Clone, Debug, Default)]
+struct Changed(BTreeMap<u8, BTreeSet<String>>);
+
+impl PartialEq for Changed {
+    fn eq(&self, _: &Changed) -> bool {
+        true
+    }
 }
 
 fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -293,6 +322,13 @@ impl State {
 
     /// The session's state, created empty when new.
     pub fn session_mut(&mut self, id: &str) -> &mut SessionState {
+        let n = crate::index::shard_of(id);
+        let changed = self.changed.0.entry(n).or_default();
+        if !changed.contains(id) {
+            changed.insert(id.to_string());
+            // A full fold creates the shards as it meets their sessions (a hook loaded them).
+            self.index.entry(n).or_default();
+        }
         self.sessions
             .entry(id.to_string())
             .or_insert_with(|| SessionState::new(id))
@@ -529,6 +565,57 @@ impl State {
         for (id, s) in &self.sessions {
             out.push((session_key(id), encode(s)));
         }
+        for n in self.index.keys() {
+            out.extend(
+                self.encode_index_shard(*n)
+                    .map(|b| (Partition::SessionIndex(*n).key(), b)),
+            );
+        }
+        out
+    }
+
+    /// Shard `n` of the sessions index with the summaries of the sessions changed since loading
+    /// refreshed, encoded; `None` when the state does not hold it, or it is empty (an empty
+    /// shard is no partition, as in a full replay).
+    fn encode_index_shard(&self, n: u8) -> Option<Vec<u8>> {
+        let shard = self.index.get(&n)?;
+        let changed = self.changed.0.get(&n).filter(|c| !c.is_empty());
+        let bytes = match changed {
+            None => encode(shard),
+            Some(ids) => {
+                let mut shard = shard.clone();
+                for id in ids {
+                    if let Some(s) = self.sessions.get(id) {
+                        shard.insert(id.clone(), SessionSummary::of(s));
+                    }
+                }
+                if shard.is_empty() {
+                    return None;
+                }
+                encode(&shard)
+            }
+        };
+        (!shard.is_empty() || changed.is_some()).then_some(bytes)
+    }
+
+    /// Every summary of the index shards held (refreshed as `partitions` writes them), by
+    /// session id.
+    pub fn summaries(&self) -> BTreeMap<&String, std::borrow::Cow<'_, SessionSummary>> {
+        let mut out = BTreeMap::new();
+        for shard in self.index.values() {
+            out.extend(
+                shard
+                    .iter()
+                    .map(|(k, v)| (k, std::borrow::Cow::Borrowed(v))),
+            );
+        }
+        for ids in self.changed.0.values() {
+            for id in ids {
+                if let Some((k, s)) = self.sessions.get_key_value(id) {
+                    out.insert(k, std::borrow::Cow::Owned(SessionSummary::of(s)));
+                }
+            }
+        }
         out
     }
 
@@ -541,6 +628,7 @@ impl State {
             Partition::Cost(n) => self.cost.get(n).map(encode),
             Partition::Notifications(c) => self.notifications.get(c).map(encode),
             Partition::Session(id) => self.sessions.get(id).map(State::encode_session),
+            Partition::SessionIndex(n) => self.encode_index_shard(*n),
         }
     }
 
@@ -553,6 +641,7 @@ impl State {
             Partition::Cost(n) => self.cost.contains_key(n),
             Partition::Notifications(c) => self.notifications.contains_key(c),
             Partition::Session(id) => self.sessions.contains_key(id),
+            Partition::SessionIndex(n) => self.index.contains_key(n),
         }
     }
 
@@ -567,6 +656,10 @@ impl State {
             }
             (Partition::Notifications(c), None) => {
                 self.notifications.entry(*c).or_default();
+                Ok(())
+            }
+            (Partition::SessionIndex(n), None) => {
+                self.index.entry(*n).or_default();
                 Ok(())
             }
             (_, None) => Ok(()),
@@ -594,6 +687,9 @@ impl State {
             Partition::Session(id) => {
                 let s = decode(bytes).ok_or_else(what)?;
                 self.sessions.insert(id.clone(), s);
+            }
+            Partition::SessionIndex(n) => {
+                self.index.insert(*n, decode(bytes).ok_or_else(what)?);
             }
         }
         Ok(())
@@ -653,9 +749,11 @@ impl State {
                         decode(v).ok_or("tasks-done partition does not decode")?;
                     st.tasks.tasks.extend(done);
                 }
-                Some(p @ (Partition::Cost(_) | Partition::Notifications(_))) => {
-                    st.decode_partition(&p, v)?
-                }
+                Some(
+                    p @ (Partition::Cost(_)
+                    | Partition::Notifications(_)
+                    | Partition::SessionIndex(_)),
+                ) => st.decode_partition(&p, v)?,
                 Some(Partition::Session(id)) => {
                     let s: SessionState = decode(v)
                         .ok_or_else(|| format!("session partition {id} does not decode"))?;

@@ -10,6 +10,7 @@ pub mod event;
 pub mod fold;
 pub mod gemini_chat;
 pub mod host;
+pub mod index;
 pub mod openclaw;
 pub mod policy;
 pub mod pricing;

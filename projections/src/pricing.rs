@@ -83,8 +83,18 @@ impl ModelPrice {
 
     /// Cost in USD of one response (one API request) with this usage.
     pub fn cost(&self, usage: &Usage) -> f64 {
+        let long = self
+            .long_context
+            .as_ref()
+            .is_some_and(|tier| usage.context_tokens() > tier.threshold_tokens);
+        self.cost_in_tier(usage, long)
+    }
+
+    /// Cost in USD of `usage` (one request, or several summed) at the long-context rates when
+    /// `long` and the model has them, else at the base rates.
+    pub fn cost_in_tier(&self, usage: &Usage, long: bool) -> f64 {
         let rates = match &self.long_context {
-            Some(tier) if usage.context_tokens() > tier.threshold_tokens => [
+            Some(tier) if long => [
                 tier.input,
                 tier.output,
                 tier.cache_write_5m,

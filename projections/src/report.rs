@@ -5,7 +5,6 @@ use crate::fold::{CostRecord, CostSummary};
 use crate::pricing::PricingTable;
 use crate::session::SessionState;
 use crate::transcript::Usage;
-use crate::views;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -217,40 +216,42 @@ pub struct SessionRow {
 
 /// A session's row.
 pub fn session_row(s: &SessionState, pricing: &PricingTable, cfg: &PolicyConfig) -> SessionRow {
-    let (usd, usage) = session_usd(s, pricing);
-    let (tier, used) = views::pressure(s, cfg);
-    let usd = if s.usage_by_key.is_empty() {
-        s.metrics
-            .as_ref()
-            .and_then(|m| m.payload.cost_usd)
-            .unwrap_or(0.0)
-    } else {
-        usd
-    };
+    let sum = crate::index::SessionSummary::of(s);
+    let usd = sum
+        .usd(pricing)
+        .unwrap_or_else(|| session_usd(s, pricing).0);
+    summary_row(&s.id, &sum, usd, cfg)
+}
+
+/// One row of `sessions` from the session's summary in the index and its USD (`usd`, or the
+/// exact per-request sum when the summary cannot price it).
+pub fn summary_row(
+    id: &str,
+    sum: &crate::index::SessionSummary,
+    usd: f64,
+    cfg: &PolicyConfig,
+) -> SessionRow {
+    let (tier, used) = sum.pressure(cfg);
+    let usage = sum.usage_total();
     SessionRow {
-        session_id: s.id.clone(),
-        host: s.host.clone(),
-        cwd: s.cwd.clone(),
-        first_seq: s.first_seq,
-        last_seq: s.last_seq,
-        start_us: s.first_at_us,
-        last_us: s.last_at_us,
-        events: s.hook_events,
-        // A cloud session seen only through the calls it had this computer run.
-        status: if s.served_only() {
-            "served".to_string()
-        } else {
-            s.status.as_str().to_string()
-        },
+        session_id: id.to_string(),
+        host: sum.host.clone(),
+        cwd: sum.cwd.clone(),
+        first_seq: sum.first_seq,
+        last_seq: sum.last_seq,
+        start_us: sum.first_at_us,
+        last_us: sum.last_at_us,
+        events: sum.hook_events,
+        status: sum.status.clone(),
         tier: tier.as_str().to_string(),
-        context_tokens: s.pressure.tokens,
+        context_tokens: sum.pressure.tokens,
         context_used: (used * 1000.0).round() / 1000.0,
-        model: s.model.clone(),
-        branch: s.branch.clone(),
-        tool_calls: s.tool_calls,
-        prompts: s.prompt_count,
-        compactions: s.compactions,
-        open_tasks: s.tasks.open().count() as u64,
+        model: sum.model.clone(),
+        branch: sum.branch.clone(),
+        tool_calls: sum.tool_calls,
+        prompts: sum.prompts,
+        compactions: sum.compactions,
+        open_tasks: sum.open_tasks(),
         usd,
         input_tokens: usage.input_tokens,
         output_tokens: usage.output_tokens,

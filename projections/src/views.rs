@@ -42,10 +42,13 @@ pub fn window_for(model: Option<&str>, cfg: &PolicyConfig) -> u64 {
 /// A session's context window: the one its host reported (OpenClaw's `contextTokenBudget`), else
 /// its model's.
 pub fn session_window(s: &SessionState, cfg: &PolicyConfig) -> u64 {
-    s.pressure
-        .window
+    window_of(&s.pressure, s.model.as_deref(), cfg)
+}
+
+fn window_of(p: &crate::session::Pressure, model: Option<&str>, cfg: &PolicyConfig) -> u64 {
+    p.window
         .filter(|w| *w > 0)
-        .unwrap_or_else(|| window_for(s.pressure.model.as_deref().or(s.model.as_deref()), cfg))
+        .unwrap_or_else(|| window_for(p.model.as_deref().or(model), cfg))
 }
 
 /// Tokens a text adds to the context, estimated (about four characters a token).
@@ -65,8 +68,19 @@ pub fn context_tokens(s: &SessionState) -> u64 {
 
 /// `pressure` as it will be once `extra` more tokens are injected (a reminder in the same answer).
 pub fn pressure_with(s: &SessionState, cfg: &PolicyConfig, extra: u64) -> (Tier, f64) {
-    let window = session_window(s, cfg);
-    let used = (context_tokens(s) + extra) as f64 / window as f64;
+    pressure_of(&s.pressure, s.model.as_deref(), cfg, extra)
+}
+
+/// `pressure_with` from a session's context readings and last model alone (the sessions index
+/// keeps only those).
+pub fn pressure_of(
+    p: &crate::session::Pressure,
+    model: Option<&str>,
+    cfg: &PolicyConfig,
+    extra: u64,
+) -> (Tier, f64) {
+    let window = window_of(p, model, cfg);
+    let used = (p.tokens + p.injected + extra) as f64 / window as f64;
     let tier = if used >= cfg.emergency {
         Tier::Emergency
     } else if used >= cfg.critical {

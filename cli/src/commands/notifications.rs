@@ -12,15 +12,23 @@ pub struct Args {
     /// Only this session's notifications (full id or its first characters).
     #[arg(long)]
     pub session: Option<String>,
+    /// Only the last N notifications (default: 100 in the table, every one with --json).
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub last: Option<usize>,
+    /// Every notification, however many.
+    #[arg(long)]
+    pub all: bool,
     /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }
 
+/// How many notifications the table shows unless told otherwise.
+const TABLE_LAST: usize = 100;
+
 /// Prints the notification log.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let mut p = Partial::open(cmd.dir())?;
-    p.load_notifications()?;
     let session = match &args.session {
         Some(s) => Some(crate::commands::export::resolve_session(
             p.session_ids()?.iter(),
@@ -28,11 +36,27 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
+    let last = match (args.last, args.all, args.json) {
+        (Some(n), _, _) => Some(n),
+        (None, false, false) => Some(TABLE_LAST),
+        _ => None,
+    };
+    // The log's chunks newest first, until the last N are found: the answer's size, not the
+    // log's.
+    p.load(&projections::fold::Partition::Global)?;
+    let newest = projections::fold::notification_chunk(p.state.global.last_seq);
+    let wanted =
+        |n: &&projections::fold::NotificationEntry| session.is_none() || n.session == session;
+    for c in (0..=newest).rev() {
+        p.load(&projections::fold::Partition::Notifications(c))?;
+        if last.is_some_and(|l| p.state.notifications().filter(wanted).count() > l) {
+            break;
+        }
+    }
     let state = p.into_state();
-    let items: Vec<_> = state
-        .notifications()
-        .filter(|n| session.is_none() || n.session == session)
-        .collect();
+    let matching: Vec<_> = state.notifications().filter(wanted).collect();
+    let skip = last.map_or(0, |l| matching.len().saturating_sub(l));
+    let items = &matching[skip..];
     if args.json {
         let v: Vec<serde_json::Value> = items
             .iter()
@@ -41,7 +65,16 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         output::print_json(&serde_json::Value::Array(v));
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", render(&items));
+    if skip > 0 {
+        println!(
+            "{}",
+            output::dim(&format!(
+                "the last {}; every one: `hookjournal notifications --all`",
+                items.len()
+            ))
+        );
+    }
+    print!("{}", render(items));
     Ok(ExitCode::SUCCESS)
 }
 

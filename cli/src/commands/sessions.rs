@@ -2,7 +2,7 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, Align, Table};
-use projections::report::SessionRow;
+use projections::report::{session_row, summary_row, SessionRow};
 
 use std::process::ExitCode;
 
@@ -14,17 +14,34 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Prints one row per session.
+/// Prints one row per session, from the sessions index (no session's own partition is read,
+/// unless a price override leaves its summary unable to price it).
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
-    let state = cmd.checkpoint()?;
     let pricing = settings.pricing();
-    let mut sessions: Vec<_> = state.sessions.values().collect();
-    sessions.sort_by_key(|s| s.first_seq);
-    let rows: Vec<SessionRow> = sessions
-        .iter()
-        .map(|s| projections::report::session_row(s, &pricing, &settings.policy))
-        .collect();
+    let mut p = crate::state_io::Partial::open(cmd.dir())?;
+    p.load_index()?;
+    let mut rows = Vec::new();
+    let mut exact = Vec::new();
+    let mut prices = std::collections::HashMap::new();
+    let mut lookup = |m: &str| {
+        *prices
+            .entry(m.to_string())
+            .or_insert_with(|| pricing.lookup(m))
+    };
+    for (id, sum) in p.state.summaries() {
+        match sum.usd_with(&mut lookup) {
+            Some(usd) => rows.push(summary_row(id, &sum, usd, &settings.policy)),
+            None => exact.push(id.clone()),
+        }
+    }
+    for id in exact {
+        p.load(&projections::fold::Partition::Session(id.clone()))?;
+        if let Some(s) = p.state.sessions.get(&id) {
+            rows.push(session_row(s, &pricing, &settings.policy));
+        }
+    }
+    rows.sort_by(|a, b| (a.first_seq, &a.session_id).cmp(&(b.first_seq, &b.session_id)));
     if args.json {
         output::print_json(&serde_json::to_value(&rows)?);
         return Ok(ExitCode::SUCCESS);

@@ -24,7 +24,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         Ok(j) => {
             let mut st = j.status()?;
             st.spooled = waiting;
-            let sessions = j.state_keys(b"sess:")?.len();
+            let sessions = state_io::session_count(&j)?;
             (st, sessions)
         }
         Err(e) if state_io::is_readonly(&e) => state_io::readonly_status(dir)?,
@@ -33,7 +33,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         crate::output::print_json(&serde_json::json!({
             "dir": st.dir, "events": st.events, "sessions": sessions, "segments": st.segments,
-            "active_events": st.active_events, "bytes": st.bytes, "spooled": st.spooled,
+            "active_events": st.active_events, "bytes": st.bytes, "hot_files": st.hot_files, "spooled": st.spooled,
             "last_event": st.last_recorded_at_us.map(timestamp), "head_hash": hex(&st.head_hash),
         }));
         return Ok(ExitCode::SUCCESS);
@@ -50,7 +50,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         st.segments,
         crate::output::count(st.active_events, "event")
     );
-    println!("size       {:.1} MiB", st.bytes as f64 / (1 << 20) as f64);
+    println!(
+        "size       {:.1} MiB (+ a hot cache of {})",
+        st.bytes as f64 / (1 << 20) as f64,
+        crate::output::count(st.hot_files as u64, "file")
+    );
     if st.spooled > 0 {
         println!(
             "spooled    {} (just ingested: the fast path or a busy lock put them there)",

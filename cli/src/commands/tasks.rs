@@ -316,34 +316,30 @@ fn command(
     }
 }
 
-/// The sessions whose tasks a task reference `id` may name (see `resolve`). `keys` lists the
-/// checkpoint's keys under a prefix (sled only: a light journal's cache cannot list them).
-fn sessions_named(
-    keys: &dyn Fn(&[u8]) -> Result<Keys>,
-    st: &State,
-    id: Option<&str>,
-) -> Result<Vec<String>> {
+/// The sessions whose tasks a task reference `id` may name (see `resolve`), found in the
+/// sessions index: the session a `SESSION:ID` prefix names, or for a bare id that is not
+/// journal-wide, the sessions holding a task of that id.
+fn sessions_named(st: &State, id: Option<&str>) -> Result<Vec<String>> {
     let Some(id) = id else {
         return Ok(Vec::new());
     };
-    let prefix = projections::fold::session_key("");
-    let ids = |want: &str| -> Result<Vec<String>> {
-        let mut key = prefix.clone();
-        key.extend_from_slice(want.as_bytes());
-        Ok(keys(&key)?
+    let summaries = st.summaries();
+    Ok(match id.split_once(':') {
+        Some((s, _)) => {
+            match crate::commands::export::resolve_session(summaries.keys().copied(), s) {
+                Ok(one) => vec![one],
+                // `resolve` names the problem.
+                Err(_) => Vec::new(),
+            }
+        }
+        None if st.tasks.tasks.contains_key(id) => Vec::new(),
+        None => summaries
             .into_iter()
-            .map(|k| String::from_utf8_lossy(&k[prefix.len()..]).into_owned())
-            .collect())
-    };
-    match id.split_once(':') {
-        Some((s, _)) => ids(s),
-        None if st.tasks.tasks.contains_key(id) => Ok(Vec::new()),
-        None => ids(""),
-    }
+            .filter(|(_, s)| s.tasks.iter().any(|t| t.id == id))
+            .map(|(k, _)| k.clone())
+            .collect(),
+    })
 }
-
-/// Checkpoint keys, as listed under a prefix.
-type Keys = Vec<Vec<u8>>;
 
 /// What a task command did.
 enum Outcome {
@@ -358,8 +354,9 @@ enum Outcome {
 ///
 /// The common case holds the lock for a moment: the journal opened light (no sled, like a
 /// hook), the command recorded in the write-ahead log, the lock released, then the log synced.
-/// A spool backlog, a stale checkpoint, a reference that must list sessions, or a partition
-/// the hot cache lacks takes the store, under the same lock.
+/// A session's task is found through the sessions index, so only that session is read. A spool
+/// backlog, a stale checkpoint, or a partition the hot cache lacks takes the store, under the
+/// same lock.
 fn change(
     dir: &std::path::Path,
     json: bool,
@@ -376,10 +373,7 @@ fn change(
             let tried = if backlog {
                 Err(anyhow::Error::new(state_io::CacheMiss))
             } else {
-                let no_listing = |_: &journal::Light, _: &[u8]| -> Result<Keys> {
-                    Err(anyhow::Error::new(state_io::CacheMiss))
-                };
-                apply(&mut light, no_listing, task_id, &make)
+                apply(&mut light, task_id, &make)
             };
             match tried {
                 Ok(o) => {
@@ -436,7 +430,7 @@ fn change_full(
     if Loaded::new(&j)?.stale.is_some() {
         state_io::rebuild_checkpoint(&mut j)?;
     }
-    let o = apply(&mut j, |j, prefix| Ok(j.state_keys(prefix)?), task_id, make)?;
+    let o = apply(&mut j, task_id, make)?;
     j.seal_if_full()?;
     Ok(o)
 }
@@ -446,7 +440,6 @@ fn change_full(
 /// and records the command when it changes the task.
 fn apply<W: Writer>(
     j: &mut W,
-    keys: fn(&W, &[u8]) -> Result<Keys>,
     task_id: Option<&str>,
     make: &dyn Fn(&State) -> Result<TaskCommand>,
 ) -> Result<Outcome> {
@@ -454,7 +447,10 @@ fn apply<W: Writer>(
     if loaded.stale.is_some() {
         return Err(anyhow::Error::new(state_io::CacheMiss));
     }
-    let names = sessions_named(&|prefix| keys(j, prefix), &loaded.state, task_id)?;
+    if task_id.is_some_and(|id| id.contains(':') || !loaded.state.tasks.tasks.contains_key(id)) {
+        loaded.index(&*j)?;
+    }
+    let names = sessions_named(&loaded.state, task_id)?;
     for s in names {
         loaded.session(&*j, &s)?;
     }
@@ -536,7 +532,7 @@ pub fn render(tasks: &[&Task]) -> String {
 
 /// `tasks [list]`: the board, filtered by status and agent.
 fn list(cmd: &CommandHelper, status: Option<&str>, agent: Option<&str>, json: bool) -> Result<()> {
-    let state = cmd.checkpoint()?;
+    let mut p = board(cmd.dir())?;
     let status = status
         .map(|s| {
             TaskStatus::parse(s).ok_or_else(|| {
@@ -546,24 +542,78 @@ fn list(cmd: &CommandHelper, status: Option<&str>, agent: Option<&str>, json: bo
             })
         })
         .transpose()?;
-    let tasks: Vec<&Task> = state
-        .all_tasks()
-        .into_iter()
-        .filter(|t| status.is_none_or(|s| t.status == s))
-        .filter(|t| agent.is_none() || t.owner.as_deref() == agent)
-        .collect();
+    let keep = |t: &&Task| {
+        status.is_none_or(|s| t.status == s) && (agent.is_none() || t.owner.as_deref() == agent)
+    };
     if json {
+        // Whole tasks, history included: from the sessions that have one to list.
+        let named: Vec<String> = p
+            .state
+            .summaries()
+            .into_iter()
+            .filter(|(_, s)| s.tasks.iter().any(|t| keep(&t)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for s in named {
+            p.load(&projections::fold::Partition::Session(s))?;
+        }
+        let state = p.into_state();
+        let tasks: Vec<&Task> = state
+            .tasks
+            .tasks
+            .values()
+            .chain(state.sessions.values().flat_map(|s| s.tasks.tasks.values()))
+            .filter(keep)
+            .collect();
         let v: Vec<serde_json::Value> = tasks.iter().map(|t| task_json(t)).collect();
         output::print_json(&serde_json::Value::Array(v));
-    } else {
-        print!("{}", render(&tasks));
+        return Ok(());
     }
+    let summaries = p.state.summaries();
+    let tasks: Vec<&Task> = p
+        .state
+        .tasks
+        .tasks
+        .values()
+        .chain(summaries.values().flat_map(|s| s.tasks.iter()))
+        .filter(keep)
+        .collect();
+    print!("{}", render(&tasks));
     Ok(())
+}
+
+/// The task board's sources: the journal-wide open tasks and the sessions index (whose
+/// summaries hold each session's tasks); no session's own partition.
+fn board(dir: &std::path::Path) -> Result<state_io::Partial> {
+    let mut p = state_io::Partial::open(dir)?;
+    p.load(&projections::fold::Partition::Global)?;
+    p.load(&projections::fold::Partition::Tasks)?;
+    p.load_index()?;
+    Ok(p)
 }
 
 /// `tasks show ID`: one task and its history.
 fn show(cmd: &CommandHelper, id: &str, json: bool) -> Result<()> {
-    let state = cmd.checkpoint()?;
+    let mut p = board(cmd.dir())?;
+    // Only the sessions the reference can name are loaded (their ids from the index).
+    let named: Vec<String> = match id.split_once(':') {
+        Some((s, _)) => vec![crate::commands::export::resolve_session(
+            p.state.summaries().keys().copied(),
+            s,
+        )?],
+        None if p.state.tasks.tasks.contains_key(id) => Vec::new(),
+        None => p
+            .state
+            .summaries()
+            .into_iter()
+            .filter(|(_, s)| s.tasks.iter().any(|t| t.id == id))
+            .map(|(k, _)| k.clone())
+            .collect(),
+    };
+    for s in named {
+        p.load(&projections::fold::Partition::Session(s))?;
+    }
+    let state = p.into_state();
     let r = resolve(&state, id)?;
     let t = find(&state, &r).expect("resolved");
     if json {
