@@ -380,6 +380,64 @@ fn imported_transcript_corpus_costs_what_ccusage_says() {
     }
 }
 
+/// A transcript import killed at any point is completed by the rerun: the same costs, responses
+/// and sessions as one import that ran through, and a journal that verifies.
+#[test]
+fn a_killed_transcript_import_is_completed_by_the_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    // The fixture transcripts under 40 project folders, each copy its own session (the file
+    // name is the session id): enough batches for a kill to land between two of them.
+    let src = fixtures().join("transcripts-corpus/projects/-home-dev-acme-api");
+    let corpus = dir.path().join("projects");
+    for copy in 0..40 {
+        let project = corpus.join(format!("-home-dev-copy-{copy:02}"));
+        std::fs::create_dir_all(&project).unwrap();
+        for f in std::fs::read_dir(&src).unwrap().flatten() {
+            let name = f
+                .file_name()
+                .to_string_lossy()
+                .replace("-", &format!("{copy:02}"));
+            std::fs::copy(f.path(), project.join(name)).unwrap();
+        }
+    }
+    let whole = dir.path().join("whole");
+    run(
+        &whole,
+        &["import", "--transcripts", corpus.to_str().unwrap()],
+    );
+    let want = run_json(&whole, &["cost", "--by", "session", "--json"]);
+    assert!(want["total"]["responses"].as_u64().unwrap() > 100);
+    let mut killed_midway = 0;
+    for (i, delay_ms) in [40u64, 120, 250, 500, 900].into_iter().enumerate() {
+        let j = dir.path().join(format!("killed-{i}"));
+        // A journal that exists already, so a kill cannot land while it is being created.
+        run(&j, &["tasks", "add", "before the import"]);
+        let mut child = cmd(&j)
+            .args(["import", "--transcripts", corpus.to_str().unwrap()])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SAFETY: kill(2) on a child we spawned and have not reaped.
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let status = child.wait().unwrap();
+        killed_midway += usize::from(!status.success());
+        run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
+        let got = run_json(&j, &["cost", "--by", "session", "--json"]);
+        assert_eq!(got["total"], want["total"], "killed after {delay_ms} ms");
+        assert_eq!(got["rows"], want["rows"], "killed after {delay_ms} ms");
+        assert_eq!(run_json(&j, &["verify", "--json"])["ok"], true);
+        // And a third run adds nothing.
+        run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
+        let again = run_json(&j, &["cost", "--by", "session", "--json"]);
+        assert_eq!(again["total"], want["total"]);
+    }
+    assert!(
+        killed_midway > 0,
+        "no kill landed before the import finished"
+    );
+}
+
 #[test]
 fn export_then_import_reproduces_the_chain_head() {
     let p = play_session(&[]);

@@ -237,6 +237,24 @@ impl Loaded {
         self.fold(j, &env)
     }
 
+    /// Queues the sessions that changed into `tx` and lets every loaded session go (a later
+    /// `session` reads it back from the store). For a writer that has marked the checkpoint stale
+    /// and keeps the rest of the state until its last batch (a transcript import): memory holds
+    /// one batch's sessions, not all. Nothing while the checkpoint is stale for another reason.
+    pub fn release_sessions(&mut self, tx: &mut journal::Tx) {
+        let sessions = std::mem::take(&mut self.state.sessions);
+        if self.stale.is_some() {
+            return;
+        }
+        for (id, s) in sessions {
+            let key = fold::session_key(&id);
+            let bytes = State::encode_session(&s);
+            if self.original.remove(&key).as_ref() != Some(&bytes) {
+                tx.put_state(&key, bytes);
+            }
+        }
+    }
+
     /// Queues every changed partition into `tx` (nothing while the checkpoint is stale), and
     /// says the batch keeps the checkpoint. Read from sled, the unchanged ones go to the hot
     /// cache too, so the next hook finds them there.

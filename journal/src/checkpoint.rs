@@ -22,7 +22,8 @@ pub fn stale_reason(dir: &Path) -> Option<String> {
     std::fs::read_to_string(dir.join(archive::DIR).join(STALE)).ok()
 }
 
-pub(crate) fn clear_stale(dir: &Path) -> Result<()> {
+/// Removes the stale marker (a writer that marked it, and wrote the whole checkpoint since).
+pub fn clear_stale(dir: &Path) -> Result<()> {
     match std::fs::remove_file(dir.join(archive::DIR).join(STALE)) {
         Ok(()) => files::sync_dir(&dir.join(archive::DIR)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

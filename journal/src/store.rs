@@ -1180,6 +1180,11 @@ fn keep_hot(
     head: (Seq, Hash),
 ) -> Result<()> {
     if !tx.events.is_empty() && !tx.checkpointed {
+        // The partitions this batch changed are not in the cache: a later commit that keeps
+        // the checkpoint starts a new, incomplete epoch, so older files are never taken as current.
+        let drained = std::mem::take(&mut hh.drained);
+        *hh = new_epoch(Some(hh), false);
+        hh.drained = drained;
         return hot.invalidate();
     }
     for (k, v) in &tx.cached {

@@ -56,10 +56,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 
 const BATCH: usize = 4096;
 
-/// Usage events per committed batch of a transcript import: memory stays bounded by one batch
-/// (and the largest transcript), and the cost shards each batch rewrites are written a few times
-/// per import, not once per file.
-const TRANSCRIPT_BATCH: usize = 8_192;
+/// Events per committed batch of a transcript import: memory holds one batch's events and
+/// sessions (and the cost shards, written at the end), and a batch costs only its own events, so
+/// small batches cost little more than large ones and a killed import loses little.
+const TRANSCRIPT_BATCH: usize = 2_048;
 
 /// The longest line an events export can hold: a payload at the 64 MiB cap, base64-encoded.
 const MAX_LINE: u64 = 96 << 20;
@@ -204,15 +204,29 @@ fn transcripts(folder: &Path) -> Result<Vec<(String, Option<String>, PathBuf)>> 
     Ok(out)
 }
 
+/// Imports transcript usage. Events are committed in batches of `batch` usage readings (with the
+/// sessions they changed), the checkpoint marked stale ("an import is in progress") meanwhile:
+/// the cost shards stay in memory and are written once, in the last batch, after which the marker
+/// goes. A batch therefore costs its own events only, not a rewrite of cost shards that grow with
+/// the whole history. A kill anywhere leaves the marker:
+/// the rerun (like any reader) rebuilds the checkpoint from the log first, so the sessions' offsets
+/// and readings say what was imported, and it goes on from there.
 fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()> {
     let files = transcripts(folder)?;
     if files.is_empty() {
         bail!("no .jsonl transcripts under {}", folder.display());
     }
+    if journal::checkpoint::stale_reason(j.dir()).is_some() {
+        state_io::rebuild_checkpoint(j)?;
+    }
+    state_io::fold_unfolded(j)?;
     let now = chrono::Utc::now().timestamp_micros();
+    // Loaded before the marker, so it reads the (consistent) checkpoint as it stands.
     let mut loaded = Loaded::new(j)?;
     let mut tx = j.begin();
     let mut usage_events = 0usize;
+    let mut in_batch = 0usize;
+    let mut stale = false;
     let bar = crate::output::progress(files.len() as u64, "import");
     for (session, agent, path) in &files {
         bar.inc(1);
@@ -230,6 +244,7 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
             // Backfilled events have no hook invocation as their cause: cause 0.
             let kind = (o.kind)(0);
             usage_events += matches!(kind, Kind::UsageObserved { .. }) as usize;
+            in_batch += 1;
             tx.push(ingest::event(
                 now,
                 "claude",
@@ -238,21 +253,36 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
                 kind,
                 o.body,
             ));
-            let env = tx.events().last().expect("pushed").clone();
-            loaded.fold(j, &env)?;
+            loaded.fold(j, tx.events().last().expect("pushed"))?;
         }
-        // Streamed: a full batch is committed with its partitions, and the state it held is
-        // let go (a file's events are never split: its session's offsets stay consistent).
-        if tx.events().len() >= batch {
-            loaded.write_back(&mut tx);
-            j.commit(tx)?;
-            j.seal_if_full()?;
+        // Streamed: a full batch of events is committed (a file's events are never split: its
+        // session's offsets stay consistent), its envelopes let go.
+        if in_batch >= batch {
+            if !stale {
+                journal::checkpoint::mark_stale(j.dir(), "an import is in progress")?;
+                stale = true;
+            }
+            loaded.release_sessions(&mut tx);
+            j.commit(std::mem::replace(&mut tx, j.begin()))?;
             tx = j.begin();
-            loaded = Loaded::new(j)?;
+            j.seal_if_full()?;
+            in_batch = 0;
         }
     }
-    loaded.write_back(&mut tx);
-    j.commit(tx)?;
+    for w in &loaded.warnings {
+        eprintln!("hookjournal: {w}");
+    }
+    if loaded.stale.is_some() {
+        // A partition that did not read: the events are kept, the checkpoint rebuilt whole.
+        j.commit(tx)?;
+        state_io::rebuild_checkpoint(j)?;
+    } else {
+        loaded.write_back(&mut tx);
+        j.commit(tx)?;
+        if stale {
+            journal::checkpoint::clear_stale(j.dir())?;
+        }
+    }
     // A bulk import is history: seal it, so readers stream it from segments.
     j.seal()?;
     bar.finish_and_clear();
