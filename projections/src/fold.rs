@@ -257,13 +257,13 @@ pub struct State {
     pub index: BTreeMap<u8, IndexShard>,
     /// The sessions changed since they were loaded, by index shard: their summaries are
     /// refreshed when their shard is encoded.
-    changed: Changed,
+    pub changed: Changed,
 }
 
 /// Bookkeeping for the index, not state: two states holding the same partitions are equal
 /// whatever they changed to get there.
 #[derive(Clone, Debug, Default)]
-struct Changed(BTreeMap<u8, BTreeSet<String>>);
+pub struct Changed(BTreeMap<u8, BTreeSet<String>>);
 
 impl PartialEq for Changed {
     fn eq(&self, _: &Changed) -> bool {

@@ -96,8 +96,8 @@ fn only_the_events_that_change_them_load_the_cost_and_the_notifications() {
     );
     assert_eq!(
         parts(2).len(),
-        4,
-        "global, tasks, the session, one cost shard"
+        5,
+        "global, tasks, one cost shard, the session and its index shard"
     );
     assert_eq!(
         chunks(3),
