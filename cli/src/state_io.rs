@@ -242,6 +242,8 @@ impl Loaded {
     /// and keeps the rest of the state until its last batch (a transcript import): memory holds
     /// one batch's sessions, not all. Nothing while the checkpoint is stale for another reason.
     pub fn release_sessions(&mut self, tx: &mut journal::Tx) {
+        // Their summaries stay, in the index shards written with the cost shards at the end.
+        self.state.settle_index();
         let sessions = std::mem::take(&mut self.state.sessions);
         if self.stale.is_some() {
             return;

@@ -598,6 +598,19 @@ impl State {
         (!shard.is_empty() || changed.is_some()).then_some(bytes)
     }
 
+    /// Writes the summaries of the sessions changed so far into their index shards, so the
+    /// sessions can be let go and their shards written later (a long import).
+    pub fn settle_index(&mut self) {
+        for (n, ids) in std::mem::take(&mut self.changed.0) {
+            let shard = self.index.entry(n).or_default();
+            for id in ids {
+                if let Some(s) = self.sessions.get(&id) {
+                    shard.insert(id, SessionSummary::of(s));
+                }
+            }
+        }
+    }
+
     /// Every summary of the index shards held (refreshed as `partitions` writes them), by
     /// session id.
     pub fn summaries(&self) -> BTreeMap<&String, std::borrow::Cow<'_, SessionSummary>> {
