@@ -578,24 +578,14 @@ impl State {
     /// refreshed, encoded; `None` when the state does not hold it, or it is empty (an empty
     /// shard is no partition, as in a full replay).
     fn encode_index_shard(&self, n: u8) -> Option<Vec<u8>> {
-        let shard = self.index.get(&n)?;
-        let changed = self.changed.0.get(&n).filter(|c| !c.is_empty());
-        let bytes = match changed {
-            None => encode(shard),
-            Some(ids) => {
-                let mut shard = shard.clone();
-                for id in ids {
-                    if let Some(s) = self.sessions.get(id) {
-                        shard.insert(id.clone(), SessionSummary::of(s));
-                    }
-                }
-                if shard.is_empty() {
-                    return None;
-                }
-                encode(&shard)
+        let stored = self.index.get(&n)?;
+        let mut shard = std::borrow::Cow::Borrowed(stored);
+        for id in self.changed.0.get(&n).into_iter().flatten() {
+            if let Some(s) = self.sessions.get(id) {
+                shard.to_mut().insert(id.clone(), SessionSummary::of(s));
             }
-        };
-        (!shard.is_empty() || changed.is_some()).then_some(bytes)
+        }
+        (!shard.is_empty()).then(|| encode(&*shard))
     }
 
     /// Writes the summaries of the sessions changed so far into their index shards, so the
