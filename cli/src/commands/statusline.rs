@@ -243,11 +243,13 @@ fn cached_facts(dir: &Path, view: &Path, session: &str) -> Option<Facts> {
         .and_then(|m| m.modified().ok())
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age < FRESH);
+    // Read before a refresh is started: this call shows what the cache held, never a view a
+    // fast refresher happened to finish meanwhile (a line that does not depend on a race).
+    let text = std::fs::read(view).ok();
     if !fresh {
         spawn_refresh(dir, session);
     }
-    let text = std::fs::read(view).ok()?;
-    serde_json::from_slice(&text).ok()
+    serde_json::from_slice(&text?).ok()
 }
 
 fn spawn_refresh(dir: &Path, session: &str) {
