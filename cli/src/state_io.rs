@@ -748,6 +748,14 @@ impl Partial {
         Ok(())
     }
 
+    /// Every shard of the cost totals.
+    pub fn load_totals(&mut self) -> Result<()> {
+        for n in 0..projections::index::INDEX_SHARDS {
+            self.load(&Partition::CostTotals(n as u8))?;
+        }
+        Ok(())
+    }
+
     /// Every shard of the sessions index.
     pub fn load_index(&mut self) -> Result<()> {
         for n in 0..projections::index::INDEX_SHARDS {

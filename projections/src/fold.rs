@@ -7,6 +7,7 @@
 
 use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
+use crate::cost_totals::CostTotals;
 use crate::index::{IndexShard, SessionSummary};
 use crate::session::SessionState;
 use crate::tasks::{NewTask, Origin, Task, TaskList, TaskStatus};
@@ -18,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The checkpoint's layout. A checkpoint written by an older layout (one without the cost and
 /// notification partitions, or with finished tasks in `tasks`) does not decode or names another
 /// layout: it is rebuilt from the log, never extended from where it stands.
-pub const LAYOUT: u32 = 5;
+pub const LAYOUT: u32 = 6;
 
 /// Journal-wide facts the hook path needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -102,10 +103,11 @@ pub const TASKS_DONE_KEY: &[u8] = b"tasks-done";
 const COST_PREFIX: &[u8] = b"cost:";
 const NOTIFICATIONS_PREFIX: &[u8] = b"notifications:";
 const INDEX_PREFIX: &[u8] = b"sidx:";
+const TOTALS_PREFIX: &[u8] = b"ctot:";
 
-/// The cost summary is split into this many shards by a stable hash (`shard_hash`) of the
-/// response's dedup key (of the session, for reported figures), so a usage reading loads and
-/// writes one small shard, never the whole summary.
+/// The cost summary's responses are split into this many shards by a stable hash (`shard_hash`)
+/// of their dedup key, so a usage reading loads and writes one small shard, never the whole
+/// summary.
 pub const COST_SHARDS: u8 = 64;
 
 /// The notification log is split into chunks of `1 << NOTIFICATION_CHUNK_BITS` seqs: a
@@ -141,9 +143,11 @@ pub enum Partition {
     Tasks,
     /// The journal-wide tasks that are finished.
     TasksDone,
-    /// One shard of the cost summary (`CostSummary`): changed only by usage, metrics and host
-    /// readings.
+    /// One shard of the cost summary's responses (`CostShard`): changed only by usage readings.
     Cost(u8),
+    /// One shard of the cost totals (`crate::cost_totals`), by session like the sessions index:
+    /// changed only by usage, metrics and host readings.
+    CostTotals(u8),
     /// One chunk of the notification log: changed only by `Notification` hook events and
     /// rewinds.
     Notifications(u64),
@@ -167,6 +171,7 @@ impl Partition {
             }
             Partition::Session(id) => session_key(id),
             Partition::SessionIndex(n) => [INDEX_PREFIX, format!("{n:02x}").as_bytes()].concat(),
+            Partition::CostTotals(n) => [TOTALS_PREFIX, format!("{n:02x}").as_bytes()].concat(),
         }
     }
 
@@ -182,11 +187,9 @@ impl Partition {
             let n = std::str::from_utf8(n).ok()?.parse().ok()?;
             (n < COST_SHARDS).then_some(Partition::Cost(n))
         } else if let Some(n) = key.strip_prefix(INDEX_PREFIX) {
-            let n = std::str::from_utf8(n).ok()?;
-            (n.len() == 2)
-                .then(|| u8::from_str_radix(n, 16).ok())
-                .flatten()
-                .map(Partition::SessionIndex)
+            hex_shard(n).map(Partition::SessionIndex)
+        } else if let Some(n) = key.strip_prefix(TOTALS_PREFIX) {
+            hex_shard(n).map(Partition::CostTotals)
         } else if let Some(c) = key.strip_prefix(NOTIFICATIONS_PREFIX) {
             Some(Partition::Notifications(
                 std::str::from_utf8(c).ok()?.parse().ok()?,
@@ -203,7 +206,10 @@ impl Partition {
             Partition::Global => "checkpoint partition `global`".into(),
             Partition::Tasks => "checkpoint partition `tasks`".into(),
             Partition::TasksDone => "checkpoint partition `tasks-done`".into(),
-            Partition::Cost(_) | Partition::Notifications(_) | Partition::SessionIndex(_) => {
+            Partition::Cost(_)
+            | Partition::Notifications(_)
+            | Partition::SessionIndex(_)
+            | Partition::CostTotals(_) => {
                 format!(
                     "checkpoint partition `{}`",
                     String::from_utf8_lossy(&self.key())
@@ -212,6 +218,14 @@ impl Partition {
             Partition::Session(id) => format!("the checkpoint of session {id}"),
         }
     }
+}
+
+/// A shard number written as two hex digits (`sidx:0a`, `ctot:ff`).
+fn hex_shard(n: &[u8]) -> Option<u8> {
+    let n = std::str::from_utf8(n).ok()?;
+    (n.len() == 2)
+        .then(|| u8::from_str_radix(n, 16).ok())
+        .flatten()
 }
 
 /// The partitions folding `env` reads and may change: the global record and the journal-wide
@@ -225,7 +239,8 @@ pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
     if matches!(env.kind, Kind::TaskCommand | Kind::TaskReleased { .. }) {
         out.push(Partition::TasksDone);
     }
-    out.extend(CostSummary::shard_of(env).map(Partition::Cost));
+    out.extend(CostShard::shard_of(env).map(Partition::Cost));
+    out.extend(CostTotals::shard_of(env).map(Partition::CostTotals));
     out.extend(
         NotificationLog::chunks_changed_by(env)
             .into_iter()
@@ -249,8 +264,10 @@ pub struct State {
     pub tasks: TaskList,
     /// The small journal-wide record.
     pub global: Global,
-    /// The cost summary's shards held, by shard.
-    pub cost: BTreeMap<u8, CostSummary>,
+    /// The cost summary's response shards held, by shard.
+    pub cost: BTreeMap<u8, CostShard>,
+    /// The cost totals' shards held, by shard.
+    pub totals: BTreeMap<u8, CostTotals>,
     /// The notification log's chunks held, by chunk.
     pub notifications: BTreeMap<u64, NotificationLog>,
     /// The sessions index's shards held, by shard.
@@ -334,10 +351,23 @@ impl State {
             .or_insert_with(|| SessionState::new(id))
     }
 
-    /// Folds a reading into its cost shard. Rewinds never hide these: money spent stays spent.
+    /// Folds a reading into its cost shard and the cost totals. Rewinds never hide these: money
+    /// spent stays spent.
     pub fn apply_cost(&mut self, env: &Envelope) {
-        if let Some(n) = CostSummary::shard_of(env) {
-            self.cost.entry(n).or_default().apply(env);
+        let Some(t) = CostTotals::shard_of(env) else {
+            return;
+        };
+        let totals = self.totals.entry(t).or_default();
+        match &env.kind {
+            Kind::UsageObserved { .. } => {
+                let Some(n) = CostShard::shard_of(env) else {
+                    return;
+                };
+                if let Some((old, new)) = self.cost.entry(n).or_default().apply(env) {
+                    totals.replace(old.as_ref(), &new);
+                }
+            }
+            _ => totals.apply_reported(env),
         }
     }
 
@@ -347,10 +377,12 @@ impl State {
         for c in self.cost.values() {
             all.by_key
                 .extend(c.by_key.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        for t in self.totals.values() {
             all.reported
-                .extend(c.reported.iter().map(|(k, v)| (k.clone(), v.clone())));
+                .extend(t.reported.iter().map(|(k, v)| (k.clone(), v.clone())));
             all.host
-                .extend(c.host.iter().map(|(k, v)| (k.clone(), v.clone())));
+                .extend(t.host.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         all
     }
@@ -360,8 +392,21 @@ impl State {
         let mut all = CostSummary::default();
         for c in std::mem::take(&mut self.cost).into_values() {
             all.by_key.extend(c.by_key);
-            all.reported.extend(c.reported);
-            all.host.extend(c.host);
+        }
+        for t in self.totals.values() {
+            all.reported
+                .extend(t.reported.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all.host
+                .extend(t.host.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        all
+    }
+
+    /// The cost totals, their shards moved out of the state and merged.
+    pub fn take_cost_totals(&mut self) -> CostTotals {
+        let mut all = CostTotals::default();
+        for t in std::mem::take(&mut self.totals).into_values() {
+            all.merge(t);
         }
         all
     }
@@ -491,7 +536,7 @@ impl State {
         }
         let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
         let key = CostSummary::key(&u.record);
-        let shard = CostSummary::shard_of(env)?;
+        let shard = CostShard::shard_of(env)?;
         let owner = &self.cost.get(&shard)?.by_key.get(&key)?.session;
         (owner != sid).then(|| (key, owner.clone()))
     }
@@ -558,6 +603,9 @@ impl State {
         }
         for (n, c) in &self.cost {
             out.push((Partition::Cost(*n).key(), encode(c)));
+        }
+        for (n, t) in &self.totals {
+            out.push((Partition::CostTotals(*n).key(), encode(t)));
         }
         for (n, c) in &self.notifications {
             out.push((Partition::Notifications(*n).key(), encode(c)));
@@ -632,6 +680,7 @@ impl State {
             Partition::Notifications(c) => self.notifications.get(c).map(encode),
             Partition::Session(id) => self.sessions.get(id).map(State::encode_session),
             Partition::SessionIndex(n) => self.encode_index_shard(*n),
+            Partition::CostTotals(n) => self.totals.get(n).map(encode),
         }
     }
 
@@ -645,6 +694,7 @@ impl State {
             Partition::Notifications(c) => self.notifications.contains_key(c),
             Partition::Session(id) => self.sessions.contains_key(id),
             Partition::SessionIndex(n) => self.index.contains_key(n),
+            Partition::CostTotals(n) => self.totals.contains_key(n),
         }
     }
 
@@ -663,6 +713,10 @@ impl State {
             }
             (Partition::SessionIndex(n), None) => {
                 self.index.entry(*n).or_default();
+                Ok(())
+            }
+            (Partition::CostTotals(n), None) => {
+                self.totals.entry(*n).or_default();
                 Ok(())
             }
             (_, None) => Ok(()),
@@ -693,6 +747,9 @@ impl State {
             }
             Partition::SessionIndex(n) => {
                 self.index.insert(*n, decode(bytes).ok_or_else(what)?);
+            }
+            Partition::CostTotals(n) => {
+                self.totals.insert(*n, decode(bytes).ok_or_else(what)?);
             }
         }
         Ok(())
@@ -755,7 +812,8 @@ impl State {
                 Some(
                     p @ (Partition::Cost(_)
                     | Partition::Notifications(_)
-                    | Partition::SessionIndex(_)),
+                    | Partition::SessionIndex(_)
+                    | Partition::CostTotals(_)),
                 ) => st.decode_partition(&p, v)?,
                 Some(Partition::Session(id)) => {
                     let s: SessionState = decode(v)
@@ -812,7 +870,9 @@ pub struct CostRecord {
     pub usage: Usage,
 }
 
-/// Tokens per deduplicated response, plus costs that payloads reported themselves.
+/// The whole cost summary, as full-log reports read it: every deduplicated response, plus the
+/// costs hosts reported themselves. Stored split: the responses in the `Cost` shards (by dedup
+/// key), the per-session figures in the `CostTotals` shards (by session).
 /// The cost summary ignores rewinds on purpose: money spent stays spent.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CostSummary {
@@ -825,59 +885,84 @@ pub struct CostSummary {
 }
 
 impl CostSummary {
-    /// The shard an event changes: a response's by its dedup key, a session's reported figures
-    /// by the session; `None` for events the summary ignores.
+    /// A response's dedup key, like ccusage's: `message_id:request_id`.
+    pub(crate) fn key(r: &crate::transcript::UsageRecord) -> String {
+        format!("{}:{}", r.message_id, r.request_id)
+    }
+}
+
+/// One shard of the cost summary's responses.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostShard {
+    /// The responses by `message_id:request_id`.
+    pub by_key: BTreeMap<String, CostRecord>,
+}
+
+impl CostShard {
+    /// The shard a usage reading changes, by its response's dedup key; `None` for other events.
     pub fn shard_of(env: &Envelope) -> Option<u8> {
-        let h = match &env.kind {
-            Kind::UsageObserved { .. } => {
-                let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
-                shard_hash(Self::key(&u.record).as_bytes())
-            }
-            Kind::SessionMetrics { .. } | Kind::HostReported => {
-                shard_hash(env.session_id.as_deref()?.as_bytes())
-            }
-            _ => return None,
-        };
+        if !matches!(env.kind, Kind::UsageObserved { .. }) {
+            return None;
+        }
+        let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
+        let h = shard_hash(CostSummary::key(&u.record).as_bytes());
         Some((h % u64::from(COST_SHARDS)) as u8)
     }
 
-    /// A response's dedup key, like ccusage's: `message_id:request_id`.
-    fn key(r: &crate::transcript::UsageRecord) -> String {
-        format!("{}:{}", r.message_id, r.request_id)
+    /// Folds a usage reading: `Some((replaced, counted))` when it changed what is counted (a new
+    /// response, or a larger reading of one counted, which replaces it like ccusage's).
+    pub fn apply(&mut self, env: &Envelope) -> Option<(Option<CostRecord>, CostRecord)> {
+        if !matches!(env.kind, Kind::UsageObserved { .. }) {
+            return None;
+        }
+        let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
+        let key = CostSummary::key(&u.record);
+        match self.by_key.get_mut(&key) {
+            Some(old) => {
+                // Like ccusage: the larger reading replaces the whole record.
+                if !crate::transcript::larger(&u.record.usage, &old.usage) {
+                    return None;
+                }
+                let before = old.clone();
+                old.usage = u.record.usage;
+                old.model = u.record.model;
+                old.timestamp = u.record.timestamp;
+                Some((Some(before), old.clone()))
+            }
+            None => {
+                let r = CostRecord {
+                    session: env.session_id.clone().unwrap_or_default(),
+                    agent_id: u.agent_id,
+                    model: u.record.model,
+                    timestamp: u.record.timestamp,
+                    usage: u.record.usage,
+                };
+                self.by_key.insert(key, r.clone());
+                Some((None, r))
+            }
+        }
+    }
+}
+
+impl CostTotals {
+    /// The shard an event changes: the shard of its session (`crate::index::shard_of`) for
+    /// usage, metrics and host readings; `None` for events the totals ignore (and for metrics
+    /// or host readings without a session).
+    pub fn shard_of(env: &Envelope) -> Option<u8> {
+        match &env.kind {
+            Kind::UsageObserved { .. } => Some(crate::index::shard_of(
+                env.session_id.as_deref().unwrap_or_default(),
+            )),
+            Kind::SessionMetrics { .. } | Kind::HostReported => {
+                Some(crate::index::shard_of(env.session_id.as_deref()?))
+            }
+            _ => None,
+        }
     }
 
-    /// Folds an event (usage, metrics, host figures; other kinds are ignored).
-    pub fn apply(&mut self, env: &Envelope) {
+    /// Folds a session's metrics or host reading (other kinds are ignored).
+    pub fn apply_reported(&mut self, env: &Envelope) {
         match &env.kind {
-            Kind::UsageObserved { .. } => {
-                let Some(u) = derived::parse::<derived::UsageObserved>(&env.payload) else {
-                    return;
-                };
-                let key = Self::key(&u.record);
-                let session = env.session_id.clone().unwrap_or_default();
-                match self.by_key.get_mut(&key) {
-                    Some(old) => {
-                        // Like ccusage: the larger reading replaces the whole record.
-                        if crate::transcript::larger(&u.record.usage, &old.usage) {
-                            old.usage = u.record.usage;
-                            old.model = u.record.model;
-                            old.timestamp = u.record.timestamp;
-                        }
-                    }
-                    None => {
-                        self.by_key.insert(
-                            key,
-                            CostRecord {
-                                session,
-                                agent_id: u.agent_id,
-                                model: u.record.model,
-                                timestamp: u.record.timestamp,
-                                usage: u.record.usage,
-                            },
-                        );
-                    }
-                }
-            }
             Kind::SessionMetrics { .. } => {
                 if let (Some(s), Some(m)) = (
                     &env.session_id,

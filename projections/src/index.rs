@@ -86,6 +86,8 @@ pub struct SessionSummary {
     pub prompts: u64,
     /// Compactions.
     pub compactions: u64,
+    /// Subagents seen.
+    pub subagents: u64,
     /// Usage summed per (model, band), in that order.
     pub usage: Vec<(String, u8, Usage)>,
     /// The cost the host put in payloads, when no transcript usage was read.
@@ -124,6 +126,7 @@ impl SessionSummary {
             tool_calls: s.tool_calls,
             prompts: s.prompt_count,
             compactions: s.compactions,
+            subagents: s.subagents.len() as u64,
             usage: usage
                 .into_iter()
                 .map(|((m, b), u)| (m.to_string(), b, u))

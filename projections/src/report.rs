@@ -1,7 +1,10 @@
 //! Report rows (for tables, `--json` and JSONL exports), computed from projection state.
 
 use crate::config::PolicyConfig;
-use crate::fold::{CostRecord, CostSummary};
+use crate::cost_totals::CostItem;
+use crate::derived::SessionMetrics;
+use crate::fold::CostSummary;
+use crate::reported::HostFigures;
 use crate::pricing::PricingTable;
 use crate::session::SessionState;
 use crate::transcript::Usage;
@@ -34,23 +37,27 @@ pub struct CostRow {
 }
 
 impl CostRow {
-    fn add(&mut self, r: &CostRecord, usd: Option<f64>) {
-        let u = &r.usage;
+    fn add(&mut self, it: &CostItem<'_>) {
+        let u = &it.usage;
         self.input_tokens += u.input_tokens;
         self.output_tokens += u.output_tokens;
         self.cache_write_tokens += u.cache_write();
         self.cache_read_tokens += u.cache_read;
         self.total_tokens += u.total();
-        self.responses += 1;
-        match usd {
+        self.responses += it.responses;
+        match it.usd {
             Some(x) => self.usd += x,
-            None => self.unpriced_responses += 1,
+            None => self.unpriced_responses += it.responses,
         }
-        if !self.models.contains(&r.model) {
-            self.models.push(r.model.clone());
-            self.models.sort();
+        if let Err(i) = self.models.binary_search_by(|m| m.as_str().cmp(it.model)) {
+            self.models.insert(i, it.model.to_string());
         }
     }
+}
+
+/// The responses of a cost summary (a full replay's), priced one by one.
+pub fn cost_items<'a>(c: &'a CostSummary, pricing: &PricingTable) -> Vec<CostItem<'a>> {
+    crate::cost_totals::record_items(c.by_key.values(), pricing)
 }
 
 /// What `cost` groups by.
@@ -66,53 +73,48 @@ pub enum CostBy {
     Model,
 }
 
-/// The UTC date of an RFC 3339 timestamp (`2026-11-03T14:00:35.000Z` → `2026-11-03`).
-fn day_of(ts: &str) -> &str {
-    ts.get(..10).unwrap_or("unknown")
-}
-
-/// Cost rows grouped `by`, keeping records whose day is within [since, until] (inclusive, as
-/// `YYYY-MM-DD`), and the total row.
+/// Cost rows grouped `by`, keeping items whose day is within [since, until] (inclusive, as
+/// `YYYY-MM-DD`), and the total row. `reported` adds the sessions that reported their own cost
+/// in payloads and have no transcript usage (by session only).
 pub fn cost_rows(
-    c: &CostSummary,
-    pricing: &PricingTable,
+    items: &[CostItem<'_>],
+    reported: &BTreeMap<String, SessionMetrics>,
     by: CostBy,
     since: Option<&str>,
     until: Option<&str>,
     session: Option<&str>,
 ) -> (Vec<CostRow>, CostRow) {
-    let mut rows: BTreeMap<String, CostRow> = BTreeMap::new();
+    let mut rows: BTreeMap<&str, CostRow> = BTreeMap::new();
     let mut total = CostRow {
         key: "total".into(),
         ..CostRow::default()
     };
-    for r in c.by_key.values() {
-        let day = day_of(&r.timestamp);
+    for it in items {
+        let day = it.day;
         if since.is_some_and(|s| day < s)
             || until.is_some_and(|u| day > u)
-            || session.is_some_and(|s| r.session != s)
+            || session.is_some_and(|s| it.session != s)
         {
             continue;
         }
         let key = match by {
-            CostBy::Session => r.session.clone(),
-            CostBy::Day => day.to_string(),
-            CostBy::Month => day.get(..7).unwrap_or("unknown").to_string(),
-            CostBy::Model => r.model.clone(),
+            CostBy::Session => it.session,
+            CostBy::Day => day,
+            CostBy::Month => day.get(..7).unwrap_or("unknown"),
+            CostBy::Model => it.model,
         };
-        let usd = pricing.cost(&r.model, &r.usage);
-        rows.entry(key.clone())
+        rows.entry(key)
             .or_insert_with(|| CostRow {
-                key,
+                key: key.to_string(),
                 ..CostRow::default()
             })
-            .add(r, usd);
-        total.add(r, usd);
+            .add(it);
+        total.add(it);
     }
     // Sessions that reported their own cost in payloads (no transcript usage).
     if by == CostBy::Session {
-        for (s, m) in &c.reported {
-            if session.is_some_and(|x| x != s) || rows.contains_key(s) {
+        for (s, m) in reported {
+            if session.is_some_and(|x| x != s) || rows.contains_key(s.as_str()) {
                 continue;
             }
             if let Some(usd) = m.payload.cost_usd {
@@ -130,7 +132,7 @@ pub fn cost_rows(
                 total.input_tokens += row.input_tokens;
                 total.output_tokens += row.output_tokens;
                 total.total_tokens += row.total_tokens;
-                rows.insert(s.clone(), row);
+                rows.insert(s, row);
             }
         }
     }
@@ -328,9 +330,10 @@ const AGREE_USD: f64 = 0.000_5;
 /// Per session and in total: transcript-derived cost beside the host's own, with the difference
 /// named. Sessions are those with transcript usage or host figures (filtered like `cost_rows`).
 pub fn reconcile(
-    c: &CostSummary,
-    st: &crate::fold::State,
-    pricing: &PricingTable,
+    items: &[CostItem<'_>],
+    reported: &BTreeMap<String, SessionMetrics>,
+    host: &BTreeMap<String, HostFigures>,
+    facts: &dyn Fn(&str) -> SessionFacts,
     since: Option<&str>,
     until: Option<&str>,
 ) -> (Vec<Reconciled>, Reconciled) {
@@ -338,9 +341,9 @@ pub fn reconcile(
         mut by,
         unpriced,
         agents_with_usage,
-    } = transcript_costs(c, pricing, since, until);
-    host_costs(&mut by, c, since, until);
-    let total = compare(&mut by, st, &unpriced, &agents_with_usage);
+    } = transcript_costs(items, since, until);
+    host_costs(&mut by, reported, host, since, until);
+    let total = compare(&mut by, facts, &unpriced, &agents_with_usage);
     let mut rows: Vec<Reconciled> = by.into_values().collect();
     rows.sort_by(|a, b| {
         b.transcript_usd
@@ -351,6 +354,25 @@ pub fn reconcile(
     (rows, total)
 }
 
+/// What the reconciliation reads of a session besides its cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionFacts {
+    /// Its compactions (their summary requests are in no transcript).
+    pub compactions: u64,
+    /// Its subagents.
+    pub subagents: usize,
+}
+
+impl SessionFacts {
+    /// A session's facts from its state.
+    pub fn of(s: &SessionState) -> SessionFacts {
+        SessionFacts {
+            compactions: s.compactions,
+            subagents: s.subagents.len(),
+        }
+    }
+}
+
 /// What the transcripts say per session: cost, responses without a price, subagents with usage.
 struct TranscriptCosts {
     by: BTreeMap<String, Reconciled>,
@@ -359,31 +381,36 @@ struct TranscriptCosts {
 }
 
 fn transcript_costs(
-    c: &CostSummary,
-    pricing: &PricingTable,
+    items: &[CostItem<'_>],
     since: Option<&str>,
     until: Option<&str>,
 ) -> TranscriptCosts {
     let mut by: BTreeMap<String, Reconciled> = BTreeMap::new();
     let mut unpriced: BTreeMap<String, u64> = BTreeMap::new();
     let mut agents_with_usage: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in c.by_key.values() {
-        let day = day_of(&r.timestamp);
+    for it in items {
+        let day = it.day;
         if since.is_some_and(|s| day < s) || until.is_some_and(|u| day > u) {
             continue;
         }
-        let e = by.entry(r.session.clone()).or_insert_with(|| Reconciled {
-            session: r.session.clone(),
-            ..Reconciled::default()
-        });
-        match pricing.cost(&r.model, &r.usage) {
-            Some(x) => e.transcript_usd += x,
-            None => *unpriced.entry(r.session.clone()).or_default() += 1,
+        if !by.contains_key(it.session) {
+            by.insert(
+                it.session.to_string(),
+                Reconciled {
+                    session: it.session.to_string(),
+                    ..Reconciled::default()
+                },
+            );
         }
-        if let Some(a) = &r.agent_id {
-            let v = agents_with_usage.entry(r.session.clone()).or_default();
-            if !v.contains(a) {
-                v.push(a.clone());
+        let e = by.get_mut(it.session).expect("inserted");
+        match it.usd {
+            Some(x) => e.transcript_usd += x,
+            None => *unpriced.entry(it.session.to_string()).or_default() += it.responses,
+        }
+        if let Some(a) = it.agent {
+            let v = agents_with_usage.entry(it.session.to_string()).or_default();
+            if !v.iter().any(|x| x == a) {
+                v.push(a.to_string());
             }
         }
     }
@@ -398,7 +425,8 @@ fn transcript_costs(
 /// A session the transcripts do not show counts when its last reading is in the range.
 fn host_costs(
     by: &mut BTreeMap<String, Reconciled>,
-    c: &CostSummary,
+    reported: &BTreeMap<String, SessionMetrics>,
+    host: &BTreeMap<String, HostFigures>,
     since: Option<&str>,
     until: Option<&str>,
 ) {
@@ -406,7 +434,7 @@ fn host_costs(
         let day = chrono_day(at_us);
         !(since.is_some_and(|s| day.as_str() < s) || until.is_some_and(|u| day.as_str() > u))
     };
-    for (s, h) in &c.host {
+    for (s, h) in host {
         if let Some(usd) = h.total_cost() {
             if !by.contains_key(s) && !in_range(h.at_us) {
                 continue;
@@ -420,7 +448,7 @@ fn host_costs(
             e.host_epochs = h.epochs;
         }
     }
-    for (s, m) in &c.reported {
+    for (s, m) in reported {
         if let (Some(usd), Some(e)) = (m.payload.cost_usd, by.get_mut(s)) {
             if e.host_usd.is_none() {
                 e.host_usd = Some(usd);
@@ -434,7 +462,7 @@ fn host_costs(
 /// sessions the host reported on).
 fn compare(
     by: &mut BTreeMap<String, Reconciled>,
-    st: &crate::fold::State,
+    facts: &dyn Fn(&str) -> SessionFacts,
     unpriced: &BTreeMap<String, u64>,
     agents_with_usage: &BTreeMap<String, Vec<String>>,
 ) -> Reconciled {
@@ -444,8 +472,8 @@ fn compare(
     };
     let mut host_total = None::<f64>;
     for e in by.values_mut() {
-        let sess = st.sessions.get(&e.session);
-        e.compactions = sess.map(|s| s.compactions).unwrap_or(0);
+        let f = facts(&e.session);
+        e.compactions = f.compactions;
         total.transcript_usd += e.transcript_usd;
         total.compactions += e.compactions;
         let Some(host) = e.host_usd else {
@@ -457,7 +485,7 @@ fn compare(
         e.explanation = explain(
             diff,
             e,
-            sess,
+            f.subagents,
             unpriced.get(&e.session).copied().unwrap_or(0),
             agents_with_usage.get(&e.session).map(Vec::len).unwrap_or(0),
         );
@@ -483,7 +511,7 @@ fn chrono_day(at_us: i64) -> String {
 fn explain(
     diff: f64,
     e: &Reconciled,
-    s: Option<&SessionState>,
+    subagents: usize,
     unpriced: u64,
     agents_with_usage: usize,
 ) -> Vec<String> {
@@ -491,7 +519,6 @@ fn explain(
     if diff.abs() < AGREE_USD {
         return out;
     }
-    let subagents = s.map(|s| s.subagents.len()).unwrap_or(0);
     if diff > 0.0 {
         if e.compactions > 0 {
             out.push(format!(

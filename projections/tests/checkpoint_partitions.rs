@@ -65,6 +65,7 @@ fn the_cost_summary_keeps_a_rewound_sessions_usage_as_the_full_replay_does() {
     let inputs: Vec<u64> = cost.by_key.values().map(|r| r.usage.input_tokens).collect();
     assert_eq!(inputs, [100, 200, 50], "money spent stays spent");
     assert_eq!(s.state.cost, full_replay(&s.log).cost);
+    assert_eq!(s.state.totals, full_replay(&s.log).totals);
 }
 
 #[test]
@@ -96,8 +97,8 @@ fn only_the_events_that_change_them_load_the_cost_and_the_notifications() {
     );
     assert_eq!(
         parts(2).len(),
-        5,
-        "global, tasks, one cost shard, the session and its index shard"
+        6,
+        "global, tasks, one cost shard, its session's cost totals shard, the session and its index shard"
     );
     assert_eq!(
         chunks(3),

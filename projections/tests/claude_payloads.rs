@@ -72,9 +72,12 @@ fn a_forks_copied_messages_stay_its_parents_and_the_total_counts_each_request_on
         .given_usage(FORK, "msg-1", "2026-11-20", 1000);
     assert_eq!(s197.state.sessions[FORK].continues.as_deref(), Some(PARENT));
     // `cost` agrees: three requests, each in the session that made it.
+    let pricing = PricingTable::default();
+    let totals = s.state.clone().take_cost_totals();
+    let items = totals.items(&pricing).unwrap();
     let (by_session, total) = report::cost_rows(
-        &s.state.cost_summary(),
-        &PricingTable::default(),
+        &items,
+        &totals.reported,
         CostBy::Session,
         None,
         None,

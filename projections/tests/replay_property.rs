@@ -250,7 +250,11 @@ fn incremental(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
             let folded = |k: &Vec<u8>| {
                 matches!(
                     Partition::from_key(k),
-                    Some(Partition::Cost(_) | Partition::Notifications(_))
+                    Some(
+                        Partition::Cost(_)
+                            | Partition::CostTotals(_)
+                            | Partition::Notifications(_)
+                    )
                 )
             };
             let mut rebuilt = full_replay(&events[..=i]);

@@ -5,8 +5,9 @@ use crate::dates::Range;
 use crate::output::{self, Align, Table};
 use crate::state_io::Partial;
 use projections::fold::{CostSummary, Partition};
-
-use projections::report::{self, CostBy, CostRow, Reconciled};
+use projections::index;
+use projections::report::{self, CostBy, CostRow, Reconciled, SessionFacts};
+use std::collections::BTreeSet;
 
 use std::process::ExitCode;
 
@@ -47,8 +48,20 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let (state, cost) = read(dir, args.json)?;
-    let cost = &cost;
+    let pricing = settings.pricing();
+    let mut p = Partial::open(dir)?;
+    p.load_totals()?;
+    let totals = p.state.take_cost_totals();
+    // The responses one by one only when a price override's threshold is not a band bound.
+    let summary: CostSummary;
+    let items = match totals.items(&pricing) {
+        Some(items) => items,
+        None => {
+            p.load_cost()?;
+            summary = p.state.take_cost_summary();
+            report::cost_items(&summary, &pricing)
+        }
+    };
     let by = match args.by {
         By::Session => CostBy::Session,
         By::Day => CostBy::Day,
@@ -58,8 +71,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     };
     let (since, until) = range.days();
     let (rows, total) = report::cost_rows(
-        cost,
-        &settings.pricing(),
+        &items,
+        &totals.reported,
         by,
         since.as_deref(),
         until.as_deref(),
@@ -70,10 +83,38 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     } else {
         rows
     };
+    // The table shows the reconciliation only for sessions whose host reported a cost, so only
+    // their facts are read; `--json` lists every session's compactions.
+    let mut named: BTreeSet<&str> = totals
+        .host
+        .keys()
+        .chain(totals.reported.keys())
+        .map(String::as_str)
+        .collect();
+    if args.json {
+        named.extend(items.iter().map(|it| it.session));
+    }
+    let shards: BTreeSet<u8> = named.iter().map(|s| index::shard_of(s)).collect();
+    for n in shards {
+        p.load(&Partition::SessionIndex(n))?;
+    }
+    let facts = |s: &str| {
+        let n = index::shard_of(s);
+        p.state
+            .index
+            .get(&n)
+            .and_then(|shard| shard.get(s))
+            .map(|sum| SessionFacts {
+                compactions: sum.compactions,
+                subagents: sum.subagents as usize,
+            })
+            .unwrap_or_default()
+    };
     let (rec, rec_total) = report::reconcile(
-        cost,
-        &state,
-        &settings.pricing(),
+        &items,
+        &totals.reported,
+        &totals.host,
+        &facts,
         since.as_deref(),
         until.as_deref(),
     );
@@ -89,28 +130,6 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     print!("{}", render(&rows, &total, args.by));
     print!("{}", render_reconciliation(&rec, &rec_total));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The cost summary and the sessions the reconciliation reads (their compactions and subagents),
-/// from the checkpoint: no replay of the log. The table shows the reconciliation only for
-/// sessions whose host reported a cost, so only those are loaded for it; `--json` lists every
-/// session's compactions.
-fn read(
-    dir: &std::path::Path,
-    json: bool,
-) -> anyhow::Result<(projections::fold::State, CostSummary)> {
-    let mut p = Partial::open(dir)?;
-    p.load_cost()?;
-    let c = p.state.take_cost_summary();
-    let mut named: std::collections::BTreeSet<&String> =
-        c.host.keys().chain(c.reported.keys()).collect();
-    if json {
-        named.extend(c.by_key.values().map(|r| &r.session));
-    }
-    for s in named {
-        p.load(&Partition::Session(s.clone()))?;
-    }
-    Ok((p.into_state(), c))
 }
 
 /// Transcript cost beside the host's own, per session and in total, with the difference named.

@@ -194,8 +194,10 @@ fn print_views(
     print!("{}", crate::commands::tasks::render(&st.all_tasks()));
 
     section("cost (hookjournal cost --by session)");
+    let cost = full.cost();
+    let items = report::cost_items(&cost, &pricing);
     let (crows, total) =
-        report::cost_rows(&full.cost(), &pricing, CostBy::Session, None, None, None);
+        report::cost_rows(&items, &cost.reported, CostBy::Session, None, None, None);
     print!(
         "{}",
         crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session)

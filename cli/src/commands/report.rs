@@ -128,8 +128,11 @@ fn filtered(mut full: Full, session: Option<&str>) -> Full {
         full.state.sessions.retain(|k, _| k == s);
         for c in full.state.cost.values_mut() {
             c.by_key.retain(|_, r| r.session == s);
-            c.host.retain(|k, _| k == s);
-            c.reported.retain(|k, _| k == s);
+        }
+        for t in full.state.totals.values_mut() {
+            t.rows.retain(|k, _| k.session == s);
+            t.host.retain(|k, _| k == s);
+            t.reported.retain(|k, _| k == s);
         }
     }
     full
@@ -230,10 +233,20 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     let pricing = ctx.settings.pricing();
     let (since, until) = ctx.range.days();
     let (since, until) = (since.as_deref(), until.as_deref());
-    let (days, total) = report::cost_rows(&full.cost(), &pricing, CostBy::Day, since, until, None);
-    let (models, _) = report::cost_rows(&full.cost(), &pricing, CostBy::Model, since, until, None);
-    let (rec, rec_total) = report::reconcile(&full.cost(), &full.state, &pricing, since, until);
+    let cost = full.cost();
+    let items = report::cost_items(&cost, &pricing);
+    let (days, total) =
+        report::cost_rows(&items, &cost.reported, CostBy::Day, since, until, None);
+    let (models, _) = report::cost_rows(&items, &cost.reported, CostBy::Model, since, until, None);
     let st = &full.state;
+    let facts = |s: &str| {
+        st.sessions
+            .get(s)
+            .map(report::SessionFacts::of)
+            .unwrap_or_default()
+    };
+    let (rec, rec_total) =
+        report::reconcile(&items, &cost.reported, &cost.host, &facts, since, until);
     let mut sessions: Vec<_> = st.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);
     let tasks = st.all_tasks();
