@@ -710,3 +710,29 @@ fn served_calls_are_journaled_under_their_caller_and_shown_as_served() {
         "{show}"
     );
 }
+
+/// Read commands take partitions from the hot cache while it is current (no sled open), but
+/// never past a spooled event: given a session answered through the cache and then record-only
+/// events that went to the spool, when `sessions` and `show` read it, then they count every one.
+#[test]
+fn reads_from_the_hot_cache_see_the_events_still_in_the_spool() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let start =
+        br#"{"hook_event_name":"SessionStart","session_id":"s-hot","source":"startup","cwd":"/p"}"#;
+    let prompt =
+        br#"{"hook_event_name":"UserPromptSubmit","session_id":"s-hot","prompt":"go","cwd":"/p"}"#;
+    for p in [&start[..], &prompt[..]] {
+        assert!(hook(&j, p, &[]).status.success());
+    }
+    let pre = br#"{"hook_event_name":"PreToolUse","session_id":"s-hot","tool_name":"Read","tool_input":{},"cwd":"/p"}"#;
+    for _ in 0..3 {
+        assert!(hook(&j, pre, &[]).status.success());
+    }
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 3);
+    let rows = run_json(&j, &["sessions", "--json"]);
+    assert_eq!(rows[0]["events"], 5, "{rows}");
+    let show = run_json(&j, &["show", "s-hot", "--json"]);
+    assert_eq!(show["events"], 5, "{show}");
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
+}

@@ -96,7 +96,9 @@ pub fn escape(s: &str) -> String {
 /// (which escapes only C0 controls), become `\uXXXX` escapes. Outside strings JSON text is
 /// ASCII without controls, so only string contents change, and they parse back the same.
 pub fn json_safe(json: String) -> String {
-    if !json.chars().any(|c| is_unsafe(c) && c != '\n') {
+    // Printable ASCII is safe: only text with a control byte or beyond ASCII is looked at.
+    let suspect = |b: u8| b >= 0x7f || (b < 0x20 && b != b'\n');
+    if !json.bytes().any(suspect) || !json.chars().any(|c| is_unsafe(c) && c != '\n') {
         return json;
     }
     let mut out = String::with_capacity(json.len() + 16);

@@ -531,6 +531,18 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
     }
 }
 
+/// Whether the spool holds no event a recent commit has not ingested already.
+fn nothing_spooled(l: &Light) -> bool {
+    spool::list(l.dir()).is_ok_and(|entries| entries.iter().all(|e| l.drained().contains(&e.id)))
+}
+
+/// A store opened for reading, its spool drained and what the log holds beyond it folded in.
+fn full_drained(j: journal::Result<Journal>) -> Result<Journal> {
+    let mut j = j.map_err(|e| anyhow::anyhow!("{e}"))?;
+    drain_all(&mut j)?;
+    Ok(j)
+}
+
 /// Opens an existing journal for a CLI command (waits up to 10 s for busy hooks). A directory
 /// holding only spooled events (the fast path never opened the store) counts as a journal.
 pub fn open_read(dir: &Path) -> Result<Journal> {
@@ -693,38 +705,80 @@ pub struct Drained {
 /// spool drained first). A journal this user can only read is replayed whole instead, and then
 /// every partition is held from the start.
 pub struct Partial {
-    j: Option<Journal>,
+    j: Src,
     loaded: std::collections::BTreeSet<Partition>,
     pub state: State,
 }
 
+/// The store, opened (and its spool drained) when the partitions were read from the cache.
+fn full(src: &mut Src) -> Result<Option<&mut Journal>> {
+    if matches!(src, Src::Light(_)) {
+        let Src::Light(l) = std::mem::replace(src, Src::Readonly) else {
+            unreachable!("matched above");
+        };
+        *src = Src::Full(full_drained(l.upgrade())?);
+    }
+    Ok(match src {
+        Src::Full(j) => Some(j),
+        _ => None,
+    })
+}
+
+/// Where a `Partial` reads partitions from.
+enum Src {
+    /// The hot cache, current with the log and no spooled event waiting: no sled open.
+    Light(Light),
+    /// The store, its spool drained.
+    Full(Journal),
+    /// A journal this user cannot write: the state was replayed whole at open.
+    Readonly,
+}
+
 impl Partial {
-    /// Opens the journal in `dir` for reading partitions; nothing is loaded yet.
+    /// Opens the journal in `dir` for reading partitions; nothing is loaded yet. While the hot
+    /// cache is current and no spooled event waits, partitions are read from the cache (sled's
+    /// open costs more than most reads); the first miss opens the store.
     pub fn open(dir: &Path) -> Result<Partial> {
-        match open_read(dir) {
-            Ok(j) => Ok(Partial {
-                j: Some(j),
-                loaded: Default::default(),
-                state: State::default(),
-            }),
-            Err(e) if is_readonly(&e) => Ok(Partial {
-                j: None,
-                loaded: Default::default(),
-                state: readonly_view(dir)?.state,
-            }),
-            Err(e) => Err(e),
-        }
+        let create = dir.join(spool::SPOOL_DIR).is_dir();
+        let j = match Journal::open_light(dir, &cli_open_options(dir, create)) {
+            Ok(journal::Opened::Light(l)) if nothing_spooled(&l) => Src::Light(l),
+            Ok(journal::Opened::Light(l)) => Src::Full(full_drained(l.upgrade())?),
+            Ok(journal::Opened::Full(j)) => Src::Full(full_drained(Ok(j))?),
+            Err(e) => {
+                let e = open_error(dir, e);
+                if !is_readonly(&e) {
+                    return Err(e);
+                }
+                return Ok(Partial {
+                    j: Src::Readonly,
+                    loaded: Default::default(),
+                    state: readonly_view(dir)?.state,
+                });
+            }
+        };
+        Ok(Partial {
+            j,
+            loaded: Default::default(),
+            state: State::default(),
+        })
     }
 
     /// Loads partition `p` (a session the checkpoint does not hold stays absent). A partition
     /// that cannot be read marks the checkpoint stale and has it rebuilt from the log, once.
     pub fn load(&mut self, p: &Partition) -> Result<()> {
-        let Some(j) = self.j.as_mut() else {
-            return Ok(());
-        };
-        if !self.loaded.insert(p.clone()) {
+        if matches!(self.j, Src::Readonly) || !self.loaded.insert(p.clone()) {
             return Ok(());
         }
+        if let Src::Light(l) = &self.j {
+            if let Lookup::Known(bytes) = l.get_state(&p.key()) {
+                if self.state.load_partition(p, bytes.as_deref()).is_ok() {
+                    return Ok(());
+                }
+            }
+        }
+        let Some(j) = full(&mut self.j)? else {
+            return Ok(());
+        };
         let read = |j: &Journal, st: &mut State| -> Result<()> {
             let bytes = j.get_state(&p.key())?;
             st.load_partition(p, bytes.as_deref())
@@ -765,8 +819,8 @@ impl Partial {
     }
 
     /// The ids of every session the checkpoint holds (keys only; no session is decoded).
-    pub fn session_ids(&self) -> Result<Vec<String>> {
-        let Some(j) = &self.j else {
+    pub fn session_ids(&mut self) -> Result<Vec<String>> {
+        let Some(j) = full(&mut self.j)? else {
             return Ok(self.state.sessions.keys().cloned().collect());
         };
         let prefix = fold::session_key("");

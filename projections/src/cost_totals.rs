@@ -139,22 +139,48 @@ impl CostTotals {
         self.count(new, 1);
     }
 
-    /// Adds another shard's totals (their rows summed; the sessions of the per-session figures
-    /// are disjoint, one shard per session).
-    pub fn merge(&mut self, other: CostTotals) {
-        if self.rows.is_empty() {
-            self.rows = other.rows;
-        } else {
-            for (k, v) in other.rows {
-                let row = self.rows.entry(k).or_default();
-                row.merge(&v);
+    /// The shards' totals merged: rows of the same key summed, the per-session figures (one
+    /// shard per session) joined. A session's rows are all in its own shard but for the deltas
+    /// a fork's readings left in the fork's: only those few are looked up.
+    pub fn merged(shards: impl IntoIterator<Item = (u8, CostTotals)>) -> Merged {
+        let mut out = Merged::default();
+        let mut foreign: BTreeMap<TotalsKey, Sums> = BTreeMap::new();
+        for (n, t) in shards {
+            for (k, v) in t.rows {
+                if crate::index::shard_of(&k.session) == n {
+                    out.rows.push((k, v));
+                } else {
+                    foreign.entry(k).or_default().merge(&v);
+                }
             }
+            out.reported.extend(t.reported);
+            out.host.extend(t.host);
         }
-        self.rows.retain(|_, v| !v.is_zero());
-        self.reported.extend(other.reported);
-        self.host.extend(other.host);
+        if !foreign.is_empty() {
+            for (k, v) in &mut out.rows {
+                if let Some(d) = foreign.remove(k) {
+                    v.merge(&d);
+                }
+            }
+            out.rows.extend(foreign);
+            out.rows.retain(|(_, v)| !v.is_zero());
+        }
+        out
     }
+}
 
+/// Every shard's totals, merged: each key once.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Merged {
+    /// The rows, in no particular order.
+    pub rows: Vec<(TotalsKey, Sums)>,
+    /// Sessions' own reported metrics, by session.
+    pub reported: BTreeMap<String, SessionMetrics>,
+    /// What the hosts reported per session.
+    pub host: BTreeMap<String, HostFigures>,
+}
+
+impl Merged {
     /// The rows as priced items; `None` when a model's long-context threshold is not a band
     /// bound (a price override), so the bands cannot tell which responses exceed it.
     pub fn items(&self, pricing: &PricingTable) -> Option<Vec<CostItem<'_>>> {

@@ -5,9 +5,9 @@
 //! loads only what it touches and a read command only what it answers from. `Full` is the state
 //! a full replay builds: every partition, with rewound ranges skipped.
 
+use crate::cost_totals::CostTotals;
 use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
-use crate::cost_totals::CostTotals;
 use crate::index::{IndexShard, SessionSummary};
 use crate::session::SessionState;
 use crate::tasks::{NewTask, Origin, Task, TaskList, TaskStatus};
@@ -403,12 +403,8 @@ impl State {
     }
 
     /// The cost totals, their shards moved out of the state and merged.
-    pub fn take_cost_totals(&mut self) -> CostTotals {
-        let mut all = CostTotals::default();
-        for t in std::mem::take(&mut self.totals).into_values() {
-            all.merge(t);
-        }
-        all
+    pub fn take_cost_totals(&mut self) -> crate::cost_totals::Merged {
+        CostTotals::merged(std::mem::take(&mut self.totals))
     }
 
     /// Every notification still counted, oldest first (chunks are in seq order).

@@ -4,12 +4,12 @@ use crate::config::PolicyConfig;
 use crate::cost_totals::CostItem;
 use crate::derived::SessionMetrics;
 use crate::fold::CostSummary;
-use crate::reported::HostFigures;
 use crate::pricing::PricingTable;
+use crate::reported::HostFigures;
 use crate::session::SessionState;
 use crate::transcript::Usage;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One row of `cost`: usage and cost of one session, day, month or model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -385,40 +385,51 @@ fn transcript_costs(
     since: Option<&str>,
     until: Option<&str>,
 ) -> TranscriptCosts {
-    let mut by: BTreeMap<String, Reconciled> = BTreeMap::new();
-    let mut unpriced: BTreeMap<String, u64> = BTreeMap::new();
-    let mut agents_with_usage: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Summed by session in a hash map (items come in no order), then sorted once.
+    let mut by: HashMap<&str, (f64, u64, Vec<&str>)> = HashMap::new();
     for it in items {
         let day = it.day;
         if since.is_some_and(|s| day < s) || until.is_some_and(|u| day > u) {
             continue;
         }
-        if !by.contains_key(it.session) {
-            by.insert(
-                it.session.to_string(),
-                Reconciled {
-                    session: it.session.to_string(),
-                    ..Reconciled::default()
-                },
-            );
-        }
-        let e = by.get_mut(it.session).expect("inserted");
+        let e = by.entry(it.session).or_default();
         match it.usd {
-            Some(x) => e.transcript_usd += x,
-            None => *unpriced.entry(it.session.to_string()).or_default() += it.responses,
+            Some(x) => e.0 += x,
+            None => e.1 += it.responses,
         }
         if let Some(a) = it.agent {
-            let v = agents_with_usage.entry(it.session.to_string()).or_default();
-            if !v.iter().any(|x| x == a) {
-                v.push(a.to_string());
+            if !e.2.contains(&a) {
+                e.2.push(a);
             }
         }
     }
-    TranscriptCosts {
-        by,
-        unpriced,
-        agents_with_usage,
+    let mut out = TranscriptCosts {
+        by: BTreeMap::new(),
+        unpriced: BTreeMap::new(),
+        agents_with_usage: BTreeMap::new(),
+    };
+    let mut sessions: Vec<_> = by.into_iter().collect();
+    sessions.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    for (s, (usd, unpriced, agents)) in sessions {
+        if unpriced > 0 {
+            out.unpriced.insert(s.to_string(), unpriced);
+        }
+        if !agents.is_empty() {
+            out.agents_with_usage.insert(
+                s.to_string(),
+                agents.into_iter().map(str::to_string).collect(),
+            );
+        }
+        out.by.insert(
+            s.to_string(),
+            Reconciled {
+                session: s.to_string(),
+                transcript_usd: usd,
+                ..Reconciled::default()
+            },
+        );
     }
+    out
 }
 
 /// The host's own figure per session: its statusline readings, else a cost a payload carried.

@@ -75,14 +75,8 @@ fn a_forks_copied_messages_stay_its_parents_and_the_total_counts_each_request_on
     let pricing = PricingTable::default();
     let totals = s.state.clone().take_cost_totals();
     let items = totals.items(&pricing).unwrap();
-    let (by_session, total) = report::cost_rows(
-        &items,
-        &totals.reported,
-        CostBy::Session,
-        None,
-        None,
-        None,
-    );
+    let (by_session, total) =
+        report::cost_rows(&items, &totals.reported, CostBy::Session, None, None, None);
     assert_eq!(total.input_tokens, 3400);
     assert_eq!(total.responses, 3);
     assert!((total.usd - usd).abs() < 1e-9, "{} vs {usd}", total.usd);

@@ -251,9 +251,7 @@ fn incremental(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
                 matches!(
                     Partition::from_key(k),
                     Some(
-                        Partition::Cost(_)
-                            | Partition::CostTotals(_)
-                            | Partition::Notifications(_)
+                        Partition::Cost(_) | Partition::CostTotals(_) | Partition::Notifications(_)
                     )
                 )
             };

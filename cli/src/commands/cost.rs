@@ -83,18 +83,22 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     } else {
         rows
     };
+    if !args.json && totals.host.is_empty() && totals.reported.is_empty() {
+        // No host reported a cost: the table has no reconciliation to show.
+        print!("{}", render(&rows, &total, args.by));
+        return Ok(ExitCode::SUCCESS);
+    }
     // The table shows the reconciliation only for sessions whose host reported a cost, so only
     // their facts are read; `--json` lists every session's compactions.
-    let mut named: BTreeSet<&str> = totals
+    let mut shards: BTreeSet<u8> = totals
         .host
         .keys()
         .chain(totals.reported.keys())
-        .map(String::as_str)
+        .map(|s| index::shard_of(s))
         .collect();
     if args.json {
-        named.extend(items.iter().map(|it| it.session));
+        shards.extend(items.iter().map(|it| index::shard_of(it.session)));
     }
-    let shards: BTreeSet<u8> = named.iter().map(|s| index::shard_of(s)).collect();
     for n in shards {
         p.load(&Partition::SessionIndex(n))?;
     }

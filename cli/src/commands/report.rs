@@ -235,8 +235,7 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     let (since, until) = (since.as_deref(), until.as_deref());
     let cost = full.cost();
     let items = report::cost_items(&cost, &pricing);
-    let (days, total) =
-        report::cost_rows(&items, &cost.reported, CostBy::Day, since, until, None);
+    let (days, total) = report::cost_rows(&items, &cost.reported, CostBy::Day, since, until, None);
     let (models, _) = report::cost_rows(&items, &cost.reported, CostBy::Model, since, until, None);
     let st = &full.state;
     let facts = |s: &str| {
