@@ -92,9 +92,11 @@ pub struct SessionSummary {
     pub usage: Vec<(String, u8, Usage)>,
     /// The cost the host put in payloads, when no transcript usage was read.
     pub reported_usd: Option<f64>,
+    /// The session's open tasks.
+    pub open_tasks: u64,
     /// The session's own tasks as the task board lists them: no description, no history (the
     /// session's partition has those).
-    pub tasks: Vec<Task>,
+    pub tasks: TaskLines,
 }
 
 impl SessionSummary {
@@ -136,17 +138,24 @@ impl SessionSummary {
             } else {
                 None
             },
-            tasks: s
+            open_tasks: s
                 .tasks
                 .tasks
                 .values()
-                .map(|t| Task {
-                    description: None,
-                    active_form: None,
-                    history: Vec::new(),
-                    ..t.clone()
-                })
-                .collect(),
+                .filter(|t| t.status.is_open())
+                .count() as u64,
+            tasks: TaskLines::new(
+                &s.tasks
+                    .tasks
+                    .values()
+                    .map(|t| Task {
+                        description: None,
+                        active_form: None,
+                        history: Vec::new(),
+                        ..t.clone()
+                    })
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 
@@ -196,11 +205,73 @@ impl SessionSummary {
 
     /// The open tasks.
     pub fn open_tasks(&self) -> u64 {
-        self.tasks.iter().filter(|t| t.status.is_open()).count() as u64
+        self.open_tasks
     }
 
     /// (tier, used fraction) under `cfg`, as `views::pressure` computes it for the session.
     pub fn pressure(&self, cfg: &PolicyConfig) -> (crate::views::Tier, f64) {
         crate::views::pressure_of(&self.pressure, self.model.as_deref(), cfg, 0)
+    }
+}
+
+/// A session's tasks as the board lists them, kept encoded inside its summary: `sessions` and
+/// `status` read summaries by the thousand and never need the tasks, so decoding a shard copies
+/// these bytes instead of building every task; `tasks` decodes them ([`TaskLines::decode`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskLines(Vec<u8>);
+
+impl TaskLines {
+    /// The tasks, encoded (nothing for none).
+    pub fn new(tasks: &[Task]) -> TaskLines {
+        if tasks.is_empty() {
+            return TaskLines::default();
+        }
+        TaskLines(
+            bincode::serde::encode_to_vec(tasks, bincode::config::standard())
+                .expect("tasks encode"),
+        )
+    }
+
+    /// The tasks (none when the bytes do not decode: the summary is a cache of its session).
+    pub fn decode(&self) -> Vec<Task> {
+        if self.0.is_empty() {
+            return Vec::new();
+        }
+        crate::fold::decode(&self.0).unwrap_or_default()
+    }
+}
+
+impl Serialize for TaskLines {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskLines {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TaskLines, D::Error> {
+        struct Bytes;
+        impl<'de> serde::de::Visitor<'de> for Bytes {
+            type Value = TaskLines;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("encoded tasks")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<TaskLines, E> {
+                Ok(TaskLines(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<TaskLines, E> {
+                Ok(TaskLines(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<TaskLines, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(b) = seq.next_element::<u8>()? {
+                    v.push(b);
+                }
+                Ok(TaskLines(v))
+            }
+        }
+        d.deserialize_byte_buf(Bytes)
     }
 }

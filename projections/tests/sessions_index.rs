@@ -127,3 +127,33 @@ fn the_index_shard_holds_the_folded_sessions_summary_and_its_length_prefix_count
     );
     assert_eq!(sum.usage_total().input_tokens, 100);
 }
+
+/// Given a session with tasks (one finished, one with a description), when its summary is
+/// encoded and decoded, then its tasks read back as the board lists them (no description, no
+/// history), its open tasks are counted without decoding them, and a session without tasks
+/// keeps no bytes for them.
+#[test]
+fn the_summarys_tasks_read_back_as_the_board_lists_them() {
+    let s = Scenario::default().given_hooks(&[
+        r#"{"session_id":"s1","hook_event_name":"TaskCreated","task_id":"1","task_subject":"Write the parser","task_description":"long text"}"#,
+        r#"{"session_id":"s1","hook_event_name":"TaskCreated","task_id":"2","task_subject":"Ship it"}"#,
+        r#"{"session_id":"s1","hook_event_name":"TaskCompleted","task_id":"2","task_subject":"Ship it"}"#,
+        r#"{"session_id":"s2","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#,
+    ]);
+    let sum = SessionSummary::of(&s.state.sessions["s1"]);
+    let bytes = bincode::serde::encode_to_vec(&sum, bincode::config::standard()).unwrap();
+    let back: SessionSummary = fold::decode(&bytes).expect("a summary decodes");
+    assert_eq!(back, sum);
+    let tasks = back.tasks.decode();
+    let own: Vec<_> = s.state.sessions["s1"].tasks.tasks.values().collect();
+    assert_eq!(tasks.len(), 2);
+    for (t, o) in tasks.iter().zip(own) {
+        assert_eq!((&t.id, &t.subject, t.status), (&o.id, &o.subject, o.status));
+        assert_eq!((&t.description, t.history.len()), (&None, 0));
+    }
+    assert_eq!(back.open_tasks(), 1);
+    assert_eq!(
+        SessionSummary::of(&s.state.sessions["s2"]).tasks,
+        index::TaskLines::default()
+    );
+}

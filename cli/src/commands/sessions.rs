@@ -9,10 +9,19 @@ use std::process::ExitCode;
 /// `sessions` flags.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Only the N sessions started last (default: 100 in the table, every one with --json).
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub last: Option<usize>,
+    /// Every session, however many.
+    #[arg(long)]
+    pub all: bool,
     /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
 }
+
+/// How many sessions the table shows unless told otherwise.
+const TABLE_LAST: usize = 100;
 
 /// Prints one row per session, from the sessions index (no session's own partition is read,
 /// unless a price override leaves its summary unable to price it).
@@ -42,11 +51,28 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     rows.sort_by(|a, b| (a.first_seq, &a.session_id).cmp(&(b.first_seq, &b.session_id)));
+    let last = match (args.last, args.all, args.json) {
+        (Some(n), _, _) => Some(n),
+        (None, false, false) => Some(TABLE_LAST),
+        _ => None,
+    };
+    let skip = last.map_or(0, |l| rows.len().saturating_sub(l));
+    let shown = &rows[skip..];
     if args.json {
-        output::print_json(&serde_json::to_value(&rows)?);
+        output::print_json(&serde_json::to_value(shown)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", render(&rows));
+    if skip > 0 {
+        println!(
+            "{}",
+            output::dim(&format!(
+                "the {} started last, of {}; every one: `hookjournal sessions --all`",
+                shown.len(),
+                output::count(rows.len() as u64, "session")
+            ))
+        );
+    }
+    print!("{}", render(shown));
     Ok(ExitCode::SUCCESS)
 }
 

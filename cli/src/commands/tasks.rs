@@ -335,7 +335,7 @@ fn sessions_named(st: &State, id: Option<&str>) -> Result<Vec<String>> {
         None if st.tasks.tasks.contains_key(id) => Vec::new(),
         None => summaries
             .into_iter()
-            .filter(|(_, s)| s.tasks.iter().any(|t| t.id == id))
+            .filter(|(_, s)| s.tasks.decode().iter().any(|t| t.id == id))
             .map(|(k, _)| k.clone())
             .collect(),
     })
@@ -551,7 +551,7 @@ fn list(cmd: &CommandHelper, status: Option<&str>, agent: Option<&str>, json: bo
             .state
             .summaries()
             .into_iter()
-            .filter(|(_, s)| s.tasks.iter().any(|t| keep(&t)))
+            .filter(|(_, s)| s.tasks.decode().iter().any(|t| keep(&t)))
             .map(|(k, _)| k.clone())
             .collect();
         for s in named {
@@ -569,13 +569,18 @@ fn list(cmd: &CommandHelper, status: Option<&str>, agent: Option<&str>, json: bo
         output::print_json(&serde_json::Value::Array(v));
         return Ok(());
     }
-    let summaries = p.state.summaries();
+    let lines: Vec<Vec<Task>> = p
+        .state
+        .summaries()
+        .values()
+        .map(|s| s.tasks.decode())
+        .collect();
     let tasks: Vec<&Task> = p
         .state
         .tasks
         .tasks
         .values()
-        .chain(summaries.values().flat_map(|s| s.tasks.iter()))
+        .chain(lines.iter().flatten())
         .filter(keep)
         .collect();
     print!("{}", render(&tasks));
@@ -606,7 +611,7 @@ fn show(cmd: &CommandHelper, id: &str, json: bool) -> Result<()> {
             .state
             .summaries()
             .into_iter()
-            .filter(|(_, s)| s.tasks.iter().any(|t| t.id == id))
+            .filter(|(_, s)| s.tasks.decode().iter().any(|t| t.id == id))
             .map(|(k, _)| k.clone())
             .collect(),
     };
