@@ -736,3 +736,43 @@ fn reads_from_the_hot_cache_see_the_events_still_in_the_spool() {
     assert_eq!(show["events"], 5, "{show}");
     assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
 }
+
+/// Given three sessions, when `sessions --last 2` lists them, then the table shows the two
+/// started last and says how to see every one; `--json` keeps every session unless `--last`.
+#[test]
+fn sessions_shows_the_ones_started_last_and_all_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    for s in ["s-one", "s-two", "s-three"] {
+        let p = format!(
+            r#"{{"hook_event_name":"SessionStart","session_id":"{s}","source":"startup","cwd":"/p"}}"#
+        );
+        assert!(hook(&j, p.as_bytes(), &[]).status.success());
+    }
+    let out = run(&j, &["sessions", "--last", "2"]);
+    assert!(
+        out.starts_with(
+            "the 2 started last, of 3 sessions; every one: `hookjournal sessions --all`"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains("s-one") && out.contains("s-two") && out.contains("s-three"),
+        "{out}"
+    );
+    let all = run(&j, &["sessions", "--all"]);
+    assert!(
+        all.contains("s-one") && !all.contains("started last"),
+        "{all}"
+    );
+    assert_eq!(
+        run_json(&j, &["sessions", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let last = run_json(&j, &["sessions", "--json", "--last", "1"]);
+    assert_eq!(last[0]["session_id"], "s-three", "{last}");
+    assert_eq!(last.as_array().unwrap().len(), 1);
+}
