@@ -16,7 +16,7 @@
 
 use crate::derived::SessionMetrics;
 use crate::fold::CostRecord;
-use crate::index::{band_of, BAND_BOUNDS};
+use crate::index::{band_cost, band_of};
 use crate::pricing::{ModelPrice, PricingTable};
 use crate::reported::HostFigures;
 use crate::transcript::Usage;
@@ -193,18 +193,7 @@ impl Merged {
             let usage = s.usage();
             let usd = match price {
                 None => None,
-                Some(p) => {
-                    let long = match &p.long_context {
-                        None => false,
-                        Some(tier) => {
-                            let b = BAND_BOUNDS
-                                .iter()
-                                .position(|b| *b == tier.threshold_tokens)?;
-                            usize::from(k.band) > b
-                        }
-                    };
-                    Some(p.cost_in_tier(&usage, long))
-                }
+                Some(p) => Some(band_cost(p, k.band, &usage)?),
             };
             out.push(CostItem {
                 session: &k.session,

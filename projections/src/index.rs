@@ -37,6 +37,22 @@ pub fn band_of(context_tokens: u64) -> u8 {
         .count() as u8
 }
 
+/// USD of `usage` summed over requests of context band `band` at `price`; `None` when the
+/// model's long-context threshold is not a band bound, so the band cannot tell which requests
+/// exceed it.
+pub fn band_cost(price: &crate::pricing::ModelPrice, band: u8, usage: &Usage) -> Option<f64> {
+    let long = match &price.long_context {
+        None => false,
+        Some(tier) => {
+            let k = BAND_BOUNDS
+                .iter()
+                .position(|b| *b == tier.threshold_tokens)?;
+            usize::from(band) > k
+        }
+    };
+    Some(price.cost_in_tier(usage, long))
+}
+
 /// FNV-1a (64-bit) of the session id, like the cost shards: stable across builds.
 pub fn shard_of(session_id: &str) -> u8 {
     let h = session_id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
@@ -189,16 +205,7 @@ impl SessionSummary {
             let Some(price) = lookup(model) else {
                 continue;
             };
-            let long = match &price.long_context {
-                None => false,
-                Some(tier) => {
-                    let k = BAND_BOUNDS
-                        .iter()
-                        .position(|b| *b == tier.threshold_tokens)?;
-                    usize::from(*band) > k
-                }
-            };
-            usd += price.cost_in_tier(u, long);
+            usd += band_cost(price, *band, u)?;
         }
         Some(usd)
     }
