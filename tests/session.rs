@@ -958,3 +958,45 @@ fn bidi_and_invisible_characters_from_payloads_are_printed_escaped() {
         serde_json::from_str::<Value>(line).unwrap();
     }
 }
+
+/// Given a price override whose long-context threshold is not one of the cost totals' bands
+/// (1 token: every request is over it), when `cost` prices the imported corpus, then that model's
+/// responses cost the long-context rates, priced one by one from the responses, and the other
+/// models are unchanged.
+#[test]
+fn a_threshold_the_bands_cannot_tell_is_priced_response_by_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let corpus = fixtures().join("transcripts-corpus/projects");
+    run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
+    let before = run_json(&j, &["cost", "--by", "model", "--json"]);
+    std::fs::write(
+        j.join("config.toml"),
+        "[pricing.\"claude-sonnet-4\"]\ninput = 1.0\noutput = 1.0\ncache_write_5m = 1.0\n\
+         cache_write_1h = 1.0\ncache_read = 1.0\n\n[pricing.\"claude-sonnet-4\".long_context]\n\
+         threshold_tokens = 1\ninput = 2.0\noutput = 3.0\ncache_write_5m = 4.0\n\
+         cache_write_1h = 4.0\ncache_read = 5.0\n",
+    )
+    .unwrap();
+    let after = run_json(&j, &["cost", "--by", "model", "--json"]);
+    let row = |c: &Value, m: &str| -> Value {
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["key"] == m)
+            .cloned()
+            .unwrap_or_else(|| panic!("no row for {m}: {c}"))
+    };
+    let sonnet = row(&after, "claude-sonnet-4-20250514");
+    let t = |k: &str| sonnet[k].as_f64().unwrap();
+    let want = (2.0 * t("input_tokens")
+        + 3.0 * t("output_tokens")
+        + 4.0 * t("cache_write_tokens")
+        + 5.0 * t("cache_read_tokens"))
+        / 1e6;
+    let got = sonnet["usd"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    let opus = "claude-opus-4-1-20250805";
+    assert_eq!(row(&after, opus)["usd"], row(&before, opus)["usd"]);
+}

@@ -387,17 +387,11 @@ impl State {
         all
     }
 
-    /// The whole cost summary, its shards moved out of the state (no copy).
-    pub fn take_cost_summary(&mut self) -> CostSummary {
-        let mut all = CostSummary::default();
+    /// Every deduplicated response, the cost shards moved out of the state (no copy).
+    pub fn take_responses(&mut self) -> BTreeMap<String, CostRecord> {
+        let mut all = BTreeMap::new();
         for c in std::mem::take(&mut self.cost).into_values() {
-            all.by_key.extend(c.by_key);
-        }
-        for t in self.totals.values() {
-            all.reported
-                .extend(t.reported.iter().map(|(k, v)| (k.clone(), v.clone())));
-            all.host
-                .extend(t.host.iter().map(|(k, v)| (k.clone(), v.clone())));
+            all.extend(c.by_key);
         }
         all
     }

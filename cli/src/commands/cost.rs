@@ -4,10 +4,10 @@ use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::output::{self, Align, Table};
 use crate::state_io::Partial;
-use projections::fold::{CostSummary, Partition};
+use projections::fold::{CostRecord, Partition};
 use projections::index;
 use projections::report::{self, CostBy, CostRow, Reconciled, SessionFacts};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use std::process::ExitCode;
 
@@ -53,13 +53,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     p.load_totals()?;
     let totals = p.state.take_cost_totals();
     // The responses one by one only when a price override's threshold is not a band bound.
-    let summary: CostSummary;
+    let responses: BTreeMap<String, CostRecord>;
     let items = match totals.items(&pricing) {
         Some(items) => items,
         None => {
             p.load_cost()?;
-            summary = p.state.take_cost_summary();
-            report::cost_items(&summary, &pricing)
+            responses = p.state.take_responses();
+            projections::cost_totals::record_items(responses.values(), &pricing)
         }
     };
     let by = match args.by {
