@@ -1000,3 +1000,65 @@ fn a_threshold_the_bands_cannot_tell_is_priced_response_by_response() {
     let opus = "claude-opus-4-1-20250805";
     assert_eq!(row(&after, opus)["usd"], row(&before, opus)["usd"]);
 }
+
+/// Given the fixture session (tasks 1 completed, 2 in progress, 3 pending), journal-wide T1
+/// done and T2 pending, and a later session with no task: when `tasks` lists the board, then it
+/// shows the open tasks and says what it left out; `--last`, `--status`, `--all` and `--json`
+/// widen or narrow it as they say.
+#[test]
+fn the_task_board_lists_open_tasks_and_every_one_on_request() {
+    let p = play_session(&[]);
+    let j = &p.journal;
+    run(j, &["tasks", "add", "ship it"]);
+    run(j, &["tasks", "add", "then this"]);
+    run(j, &["tasks", "done", "T1"]);
+    let later =
+        br#"{"hook_event_name":"SessionStart","session_id":"s-later","source":"startup","cwd":"/p"}"#;
+    assert!(hook(j, later, &[]).status.success());
+    let ids = |table: &str| -> Vec<String> {
+        table
+            .lines()
+            .skip_while(|l| !l.starts_with("ID "))
+            .skip(1)
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+
+    let board = run(j, &["tasks"]);
+    assert!(
+        board.starts_with("not listed: finished tasks; every task: `hookjournal tasks --all`\n"),
+        "{board}"
+    );
+    assert_eq!(ids(&board), ["T2", "db5b5fab:2", "db5b5fab:3"], "{board}");
+
+    let last = run(j, &["tasks", "--last", "1"]);
+    assert!(
+        last.starts_with(
+            "not listed: finished tasks and the tasks of 1 session started earlier (2 open); \
+             every task: `hookjournal tasks --all`\n"
+        ),
+        "{last}"
+    );
+    assert_eq!(ids(&last), ["T2"], "{last}");
+
+    let all = run(j, &["tasks", "--all"]);
+    assert!(all.starts_with("ID "), "{all}");
+    assert_eq!(
+        ids(&all),
+        ["T1", "T2", "db5b5fab:1", "db5b5fab:2", "db5b5fab:3"],
+        "{all}"
+    );
+
+    let done = run(j, &["tasks", "--status", "completed"]);
+    assert_eq!(ids(&done), ["T1", "db5b5fab:1"], "{done}");
+
+    let json = run_json(j, &["tasks", "--json"]);
+    let refs: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["ref"].as_str().unwrap())
+        .collect();
+    assert_eq!(refs, ["T1", "T2", "db5b5fab:1", "db5b5fab:2", "db5b5fab:3"]);
+    assert_eq!(json[2]["history"].as_array().unwrap().len(), 3, "{json}");
+}

@@ -804,18 +804,62 @@ impl Partial {
 
     /// Every shard of the cost totals.
     pub fn load_totals(&mut self) -> Result<()> {
-        for n in 0..projections::index::INDEX_SHARDS {
-            self.load(&Partition::CostTotals(n as u8))?;
+        self.load_shards(
+            (0..projections::index::INDEX_SHARDS)
+                .map(|n| Partition::CostTotals(n as u8))
+                .collect(),
+        )
+    }
+
+    /// Loads shards of the sessions index or the cost totals. From the hot cache, two threads
+    /// read and decode them (at 10k sessions the index is 4 MB and most of a `sessions` call);
+    /// any miss, or the store, takes `load` one shard at a time.
+    fn load_shards(&mut self, parts: Vec<Partition>) -> Result<()> {
+        debug_assert!(parts
+            .iter()
+            .all(|p| matches!(p, Partition::SessionIndex(_) | Partition::CostTotals(_))));
+        let parts: Vec<Partition> = parts
+            .into_iter()
+            .filter(|p| !self.loaded.contains(p))
+            .collect();
+        if let Src::Light(l) = &self.j {
+            let decode = |ps: &[Partition]| -> Option<State> {
+                let mut st = State::default();
+                for p in ps {
+                    let Lookup::Known(bytes) = l.get_state(&p.key()) else {
+                        return None;
+                    };
+                    st.load_partition(p, bytes.as_deref()).ok()?;
+                }
+                Some(st)
+            };
+            let (a, b) = parts.split_at(parts.len() / 2);
+            let (sa, sb) = std::thread::scope(|s| {
+                let other = s.spawn(|| decode(b));
+                (decode(a), other.join().ok().flatten())
+            });
+            if let (Some(sa), Some(sb)) = (sa, sb) {
+                for st in [sa, sb] {
+                    self.state.index.extend(st.index);
+                    self.state.totals.extend(st.totals);
+                }
+                self.loaded.extend(parts);
+                return Ok(());
+            }
+        }
+        for p in &parts {
+            self.load(p)?;
         }
         Ok(())
     }
 
     /// Every shard of the sessions index.
     pub fn load_index(&mut self) -> Result<()> {
-        for n in 0..projections::index::INDEX_SHARDS {
-            self.load(&Partition::SessionIndex(n as u8))?;
-        }
-        Ok(())
+        self.load_shards(
+            (0..projections::index::INDEX_SHARDS)
+                .map(|n| Partition::SessionIndex(n as u8))
+                .collect(),
+        )
     }
 
     /// The ids of every session the checkpoint holds (keys only; no session is decoded).

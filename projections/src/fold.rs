@@ -639,22 +639,26 @@ impl State {
         }
     }
 
-    /// Every summary of the index shards held (refreshed as `partitions` writes them), by
-    /// session id.
-    pub fn summaries(&self) -> BTreeMap<&String, std::borrow::Cow<'_, SessionSummary>> {
-        let mut out = BTreeMap::new();
-        for shard in self.index.values() {
-            out.extend(
-                shard
-                    .iter()
-                    .map(|(k, v)| (k, std::borrow::Cow::Borrowed(v))),
-            );
-        }
-        for ids in self.changed.0.values() {
-            for id in ids {
-                if let Some((k, s)) = self.sessions.get_key_value(id) {
-                    out.insert(k, std::borrow::Cow::Owned(SessionSummary::of(s)));
-                }
+    /// Every summary of the index shards held (refreshed as `partitions` writes them), one per
+    /// session, in no particular order.
+    pub fn summaries(&self) -> Vec<(&String, std::borrow::Cow<'_, SessionSummary>)> {
+        let changed: std::collections::HashSet<&String> = self
+            .changed
+            .0
+            .values()
+            .flatten()
+            .filter(|id| self.sessions.contains_key(*id))
+            .collect();
+        let mut out: Vec<_> = self
+            .index
+            .values()
+            .flat_map(|shard| shard.iter())
+            .filter(|(k, _)| !changed.contains(k))
+            .map(|(k, v)| (k, std::borrow::Cow::Borrowed(v)))
+            .collect();
+        for id in changed {
+            if let Some((k, s)) = self.sessions.get_key_value(id) {
+                out.push((k, std::borrow::Cow::Owned(SessionSummary::of(s))));
             }
         }
         out

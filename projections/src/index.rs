@@ -239,6 +239,11 @@ impl TaskLines {
         )
     }
 
+    /// No task at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The tasks (none when the bytes do not decode: the summary is a cache of its session).
     pub fn decode(&self) -> Vec<Task> {
         if self.0.is_empty() {

@@ -30,6 +30,19 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let pricing = settings.pricing();
     let mut p = crate::state_io::Partial::open(cmd.dir())?;
     p.load_index()?;
+    let summaries = p.state.summaries();
+    let mut order: Vec<(u64, &String, &projections::index::SessionSummary)> = summaries
+        .iter()
+        .map(|(k, s)| (s.first_seq, *k, s.as_ref()))
+        .collect();
+    order.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let last = match (args.last, args.all, args.json) {
+        (Some(n), _, _) => Some(n),
+        (None, false, false) => Some(TABLE_LAST),
+        _ => None,
+    };
+    let skip = last.map_or(0, |l| order.len().saturating_sub(l));
+    let total = order.len();
     let mut rows = Vec::new();
     let mut exact = Vec::new();
     let mut prices = std::collections::HashMap::new();
@@ -38,12 +51,14 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
             .entry(m.to_string())
             .or_insert_with(|| pricing.lookup(m))
     };
-    for (id, sum) in p.state.summaries() {
+    for (_, id, sum) in &order[skip..] {
         match sum.usd_with(&mut lookup) {
-            Some(usd) => rows.push(summary_row(id, &sum, usd, &settings.policy)),
-            None => exact.push(id.clone()),
+            Some(usd) => rows.push(summary_row(id, sum, usd, &settings.policy)),
+            None => exact.push((*id).clone()),
         }
     }
+    drop(order);
+    drop(summaries);
     for id in exact {
         p.load(&projections::fold::Partition::Session(id.clone()))?;
         if let Some(s) = p.state.sessions.get(&id) {
@@ -51,13 +66,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     rows.sort_by(|a, b| (a.first_seq, &a.session_id).cmp(&(b.first_seq, &b.session_id)));
-    let last = match (args.last, args.all, args.json) {
-        (Some(n), _, _) => Some(n),
-        (None, false, false) => Some(TABLE_LAST),
-        _ => None,
-    };
-    let skip = last.map_or(0, |l| rows.len().saturating_sub(l));
-    let shown = &rows[skip..];
+    let shown = &rows[..];
     if args.json {
         output::print_json(&serde_json::to_value(shown)?);
         return Ok(ExitCode::SUCCESS);
@@ -68,7 +77,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
             output::dim(&format!(
                 "the {} started last, of {}; every one: `hookjournal sessions --all`",
                 shown.len(),
-                output::count(rows.len() as u64, "session")
+                output::count(total as u64, "session")
             ))
         );
     }

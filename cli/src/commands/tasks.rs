@@ -9,6 +9,7 @@ use anyhow::{bail, Result};
 use journal::{Journal, Kind};
 use projections::derived::{self, TaskCommand, TaskOp};
 use projections::fold::State;
+use projections::index::SessionSummary;
 use projections::tasks::{Task, TaskRef, TaskStatus};
 
 use std::process::ExitCode;
@@ -25,10 +26,20 @@ pub struct Args {
     /// Only tasks owned by this agent (list), or the agent taking the task (add, claim, start).
     #[arg(long, global = true)]
     pub agent: Option<String>,
+    /// List every task: finished ones too, from every session.
+    #[arg(long, global = true)]
+    pub all: bool,
+    /// List the tasks of the N sessions started last (default: 100 in the table, every session
+    /// with --json); journal-wide tasks are always listed.
+    #[arg(long, global = true, value_name = "N", conflicts_with = "all")]
+    pub last: Option<usize>,
     /// Print JSON for tools instead of the human-readable output.
     #[arg(long, global = true)]
     pub json: bool,
 }
+
+/// How many sessions' tasks the table lists unless told otherwise (as `sessions`).
+const TABLE_LAST: usize = 100;
 
 /// The task subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -133,16 +144,11 @@ fn find<'a>(state: &'a State, r: &TaskRef) -> Option<&'a Task> {
 }
 
 /// Lists, shows or changes tasks.
-pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+pub fn run(cmd: &CommandHelper, mut args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
-    let sub = args.cmd.unwrap_or(Cmd::List);
+    let sub = args.cmd.take().unwrap_or(Cmd::List);
     match sub {
-        Cmd::List => list(
-            cmd,
-            args.status.as_deref(),
-            args.agent.as_deref(),
-            args.json,
-        )?,
+        Cmd::List => list(cmd, &args)?,
         Cmd::Show { ref id } => show(cmd, id, args.json)?,
         Cmd::Add {
             subject,
@@ -326,7 +332,7 @@ fn sessions_named(st: &State, id: Option<&str>) -> Result<Vec<String>> {
     let summaries = st.summaries();
     Ok(match id.split_once(':') {
         Some((s, _)) => {
-            match crate::commands::export::resolve_session(summaries.keys().copied(), s) {
+            match crate::commands::export::resolve_session(summaries.iter().map(|(k, _)| *k), s) {
                 Ok(one) => vec![one],
                 // `resolve` names the problem.
                 Err(_) => Vec::new(),
@@ -531,9 +537,17 @@ pub fn render(tasks: &[&Task]) -> String {
 }
 
 /// `tasks [list]`: the board, filtered by status and agent.
-fn list(cmd: &CommandHelper, status: Option<&str>, agent: Option<&str>, json: bool) -> Result<()> {
+///
+/// The table lists open tasks: every journal-wide one, and those of the sessions started last
+/// (`--last`, 100 unless told), from their index summaries. `--all` lists every task, finished
+/// ones too, of every session; `--status` lists that status, finished or not. `--json` lists
+/// every task of every session (unless `--last`), with descriptions and histories, so it reads
+/// the sessions that have one to list.
+fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
     let mut p = board(cmd.dir())?;
-    let status = status
+    let status = args
+        .status
+        .as_deref()
         .map(|s| {
             TaskStatus::parse(s).ok_or_else(|| {
                 anyhow::anyhow!(
@@ -542,47 +556,95 @@ fn list(cmd: &CommandHelper, status: Option<&str>, agent: Option<&str>, json: bo
             })
         })
         .transpose()?;
-    let keep = |t: &&Task| {
-        status.is_none_or(|s| t.status == s) && (agent.is_none() || t.owner.as_deref() == agent)
+    let open_only = !args.all && !args.json && status.is_none();
+    let last = match (args.last, args.all, args.json) {
+        (Some(n), _, _) => Some(n),
+        (None, false, false) => Some(TABLE_LAST),
+        _ => None,
     };
-    if json {
+    let agent = args.agent.as_deref();
+    let keep = |t: &Task| {
+        (!open_only || t.status.is_open())
+            && status.is_none_or(|s| t.status == s)
+            && (agent.is_none() || t.owner.as_deref() == agent)
+    };
+    let open_global = p.state.tasks.tasks.len() as u64;
+    let finished_global = p.state.tasks.next_number.saturating_sub(open_global);
+    if !open_only && finished_global > 0 {
+        p.load(&projections::fold::Partition::TasksDone)?;
+    }
+    // The sessions in scope, in the order they started; those before them are only counted.
+    let summaries = p.state.summaries();
+    let mut order: Vec<(u64, &String, &SessionSummary)> = summaries
+        .iter()
+        .map(|(k, s)| (s.first_seq, *k, s.as_ref()))
+        .collect();
+    order.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let skip = last.map_or(0, |l| order.len().saturating_sub(l));
+    let (older, shown) = order.split_at(skip);
+    let mut lines: Vec<Task> = Vec::new();
+    let mut finished_shown = false;
+    for (_, _, sum) in shown {
+        for t in sum.tasks.decode() {
+            finished_shown |= !t.status.is_open();
+            if keep(&t) {
+                lines.push(t);
+            }
+        }
+    }
+    if args.json {
         // Whole tasks, history included: from the sessions that have one to list.
-        let named: Vec<String> = p
-            .state
-            .summaries()
-            .into_iter()
-            .filter(|(_, s)| s.tasks.decode().iter().any(|t| keep(&t)))
-            .map(|(k, _)| k.clone())
-            .collect();
+        let mut named: Vec<String> = lines.iter().filter_map(|t| t.session.clone()).collect();
+        named.dedup();
+        drop(summaries);
         for s in named {
             p.load(&projections::fold::Partition::Session(s))?;
         }
         let state = p.into_state();
-        let tasks: Vec<&Task> = state
+        let v: Vec<serde_json::Value> = state
             .tasks
             .tasks
             .values()
-            .chain(state.sessions.values().flat_map(|s| s.tasks.tasks.values()))
-            .filter(keep)
+            .filter(|t| keep(t))
+            .chain(lines.iter().filter_map(|l| {
+                let s = state.sessions.get(l.session.as_deref()?)?;
+                s.tasks.get(&l.id)
+            }))
+            .map(task_json)
             .collect();
-        let v: Vec<serde_json::Value> = tasks.iter().map(|t| task_json(t)).collect();
         output::print_json(&serde_json::Value::Array(v));
         return Ok(());
     }
-    let lines: Vec<Vec<Task>> = p
-        .state
-        .summaries()
-        .values()
-        .map(|s| s.tasks.decode())
-        .collect();
+    let older_with_tasks = older.iter().filter(|(_, _, s)| !s.tasks.is_empty()).count() as u64;
+    let older_open: u64 = older.iter().map(|(_, _, s)| s.open_tasks).sum();
     let tasks: Vec<&Task> = p
         .state
         .tasks
         .tasks
         .values()
-        .chain(lines.iter().flatten())
-        .filter(keep)
+        .filter(|t| keep(t))
+        .chain(&lines)
         .collect();
+    let mut hidden = Vec::new();
+    if open_only && (finished_global > 0 || finished_shown) {
+        hidden.push("finished tasks".to_string());
+    }
+    if older_with_tasks > 0 {
+        hidden.push(format!(
+            "the tasks of {} started earlier ({} open)",
+            output::count(older_with_tasks, "session"),
+            older_open
+        ));
+    }
+    if !hidden.is_empty() {
+        println!(
+            "{}",
+            output::dim(&format!(
+                "not listed: {}; every task: `hookjournal tasks --all`",
+                hidden.join(" and ")
+            ))
+        );
+    }
     print!("{}", render(&tasks));
     Ok(())
 }
@@ -603,7 +665,7 @@ fn show(cmd: &CommandHelper, id: &str, json: bool) -> Result<()> {
     // Only the sessions the reference can name are loaded (their ids from the index).
     let named: Vec<String> = match id.split_once(':') {
         Some((s, _)) => vec![crate::commands::export::resolve_session(
-            p.state.summaries().keys().copied(),
+            p.state.summaries().iter().map(|(k, _)| *k),
             s,
         )?],
         None if p.state.tasks.tasks.contains_key(id) => Vec::new(),
