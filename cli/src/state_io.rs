@@ -173,10 +173,23 @@ impl Loaded {
             Partition::TasksDone => self.done_loaded,
             p => self.state.holds(p),
         };
-        if self.stale.is_some() || held {
+        if self.stale.is_some() || held || self.indexed_absent(p) {
             return Ok(());
         }
         self.load(j, p)
+    }
+
+    /// A session the index shard held says the checkpoint lacks: a session's partition and its
+    /// summary are written in one batch, so there is nothing to look up (in the store, a miss
+    /// searches every archive).
+    fn indexed_absent(&self, p: &Partition) -> bool {
+        let Partition::Session(id) = p else {
+            return false;
+        };
+        self.state
+            .index
+            .get(&projections::index::shard_of(id))
+            .is_some_and(|shard| !shard.contains_key(id))
     }
 
     /// Loads a session's partition if it is not loaded yet.

@@ -195,6 +195,27 @@ pub fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
     serde_json::from_slice(bytes).ok()
 }
 
+/// A usage reading's body, parsed once for all the places the fold reads it (the cost shard it
+/// belongs to, the dedup against other sessions, the session): parsing JSON is most of the
+/// fold's work in an import. The last body parsed is kept, per thread, with its bytes.
+pub fn usage(bytes: &[u8]) -> Option<std::rc::Rc<UsageObserved>> {
+    type Last = Option<(Vec<u8>, std::rc::Rc<UsageObserved>)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((b, u)) = &*last {
+            if b.as_slice() == bytes {
+                return Some(u.clone());
+            }
+        }
+        let u = std::rc::Rc::new(parse::<UsageObserved>(bytes)?);
+        *last = Some((bytes.to_vec(), u.clone()));
+        Some(u)
+    })
+}
+
 /// The host's own figures, as its statusline input showed them (recorded only when they change).
 /// Claude Code's cost and duration counters start again at compaction: the fold treats a drop as
 /// a new epoch (see `reported::HostFigures`).
@@ -226,6 +247,36 @@ pub struct HostReported {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Given usage bodies of the same length read in turn, when each is parsed through the
+    /// memo, then each gives its own reading (the memo answers only for the very same bytes).
+    #[test]
+    fn the_usage_memo_answers_only_for_the_same_bytes() {
+        let body = |m: &str, tokens: u64| {
+            super::body(&UsageObserved {
+                path: "/t.jsonl".into(),
+                offset: tokens,
+                agent_id: None,
+                record: UsageRecord {
+                    message_id: m.into(),
+                    request_id: "r".into(),
+                    model: "x".into(),
+                    timestamp: "t".into(),
+                    usage: Usage {
+                        input_tokens: tokens,
+                        ..Usage::default()
+                    },
+                    sidechain: false,
+                },
+            })
+        };
+        for (m, t) in [("m1", 10), ("m2", 20), ("m1", 10), ("m1", 30), ("m2", 20)] {
+            let u = usage(&body(m, t)).expect("parses");
+            assert_eq!((u.record.message_id.as_str(), u.offset), (m, t));
+            assert_eq!(u.record.usage.input_tokens, t);
+        }
+        assert!(usage(b"{not json").is_none());
+    }
 
     /// Task commands in the journal decode into the same op, and encode back byte for byte.
     #[test]

@@ -524,7 +524,7 @@ impl State {
         if !matches!(env.kind, Kind::UsageObserved { .. }) {
             return None;
         }
-        let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
+        let u = derived::usage(&env.payload)?;
         let key = CostSummary::key(&u.record);
         let shard = CostShard::shard_of(env)?;
         let owner = &self.cost.get(&shard)?.by_key.get(&key)?.session;
@@ -898,7 +898,7 @@ impl CostShard {
         if !matches!(env.kind, Kind::UsageObserved { .. }) {
             return None;
         }
-        let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
+        let u = derived::usage(&env.payload)?;
         let h = shard_hash(CostSummary::key(&u.record).as_bytes());
         Some((h % u64::from(COST_SHARDS)) as u8)
     }
@@ -909,7 +909,7 @@ impl CostShard {
         if !matches!(env.kind, Kind::UsageObserved { .. }) {
             return None;
         }
-        let u = derived::parse::<derived::UsageObserved>(&env.payload)?;
+        let u = derived::usage(&env.payload)?;
         let key = CostSummary::key(&u.record);
         match self.by_key.get_mut(&key) {
             Some(old) => {
@@ -919,16 +919,16 @@ impl CostShard {
                 }
                 let before = old.clone();
                 old.usage = u.record.usage;
-                old.model = u.record.model;
-                old.timestamp = u.record.timestamp;
+                old.model = u.record.model.clone();
+                old.timestamp = u.record.timestamp.clone();
                 Some((Some(before), old.clone()))
             }
             None => {
                 let r = CostRecord {
                     session: env.session_id.clone().unwrap_or_default(),
-                    agent_id: u.agent_id,
-                    model: u.record.model,
-                    timestamp: u.record.timestamp,
+                    agent_id: u.agent_id.clone(),
+                    model: u.record.model.clone(),
+                    timestamp: u.record.timestamp.clone(),
                     usage: u.record.usage,
                 };
                 self.by_key.insert(key, r.clone());

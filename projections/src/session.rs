@@ -1,7 +1,7 @@
 //! Per-session projections: the execution snapshot, reminder state and context pressure, plus the
 //! session's own tasks and the transcript reading positions (all folded from events).
 
-use crate::derived::{self, ContextObserved, UsageObserved};
+use crate::derived::{self, ContextObserved};
 use crate::event::{Canonical, HookEvent};
 use crate::policy::Answer;
 use crate::tasks::{NewTask, Origin, TaskList, TaskStatus};
@@ -1025,8 +1025,8 @@ impl SessionState {
     /// position is taken, its tokens are not (they are the other session's).
     pub fn copied_usage(&mut self, env: &Envelope, key: String) {
         self.touch(env);
-        if let Some(u) = derived::parse::<UsageObserved>(&env.payload) {
-            self.transcript_offsets.insert(u.path, u.offset);
+        if let Some(u) = derived::usage(&env.payload) {
+            self.transcript_offsets.insert(u.path.clone(), u.offset);
         }
         self.usage_copied.insert(key);
     }
@@ -1036,7 +1036,7 @@ impl SessionState {
         self.touch(env);
         match &env.kind {
             Kind::UsageObserved { .. } => {
-                let Some(u) = derived::parse::<UsageObserved>(&env.payload) else {
+                let Some(u) = derived::usage(&env.payload) else {
                     return;
                 };
                 self.transcript_offsets.insert(u.path.clone(), u.offset);
