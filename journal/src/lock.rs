@@ -99,7 +99,9 @@ impl DirLock {
                 return Err(Error::Busy);
             }
             std::thread::sleep(pause.min(deadline - now));
-            pause = (pause * 2).min(Duration::from_millis(4));
+            // A hook waiting behind a drainer notices the release within a millisecond (a poll
+            // is one syscall; a 4 ms step showed in the tail at 1M events).
+            pause = (pause * 2).min(Duration::from_millis(1));
         }
     }
 }

@@ -876,7 +876,13 @@ impl Journal {
                 fs::remove_file(&path).ctx(|| format!("removing {}", path.display()))?;
             }
         }
-        crate::checkpoint::clear_stale(&self.dir)
+        crate::checkpoint::clear_stale(&self.dir)?;
+        // The new checkpoint goes to the hot cache whole, so hooks and readers go on without
+        // sled (left incomplete, every read would open the store until a drainer filled it).
+        if self.db.get(UNFOLDED_KEY)?.is_none() {
+            self.hot_epoch_of(parts.iter().map(|(k, v)| (k.as_slice(), v.as_slice())))?;
+        }
+        Ok(())
     }
 
     /// Whether every checkpoint partition is in the hot cache (see `fill_hot`).
@@ -893,13 +899,23 @@ impl Journal {
         {
             return Ok(());
         }
+        let parts = self.scan_state(b"")?;
+        self.hot_epoch_of(parts.iter().map(|(k, v)| (k.as_slice(), v.as_slice())))
+    }
+
+    /// Writes `parts` (every checkpoint partition, current at the head) to the hot cache in a
+    /// new, complete epoch.
+    fn hot_epoch_of<'a>(
+        &mut self,
+        parts: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Result<()> {
         let mut h = new_epoch(Some(&self.hot_head), true);
         h.seq = self.head_seq;
         h.hash = self.head_hash;
         h.sled_seq = self.head_seq;
         h.drained = std::mem::take(&mut self.hot_head.drained);
-        for (k, v) in self.scan_state(b"")? {
-            self.hot.put(h.epoch, &k, &v)?;
+        for (k, v) in parts {
+            self.hot.put(h.epoch, k, v)?;
         }
         self.hot.set_head(&h)?;
         self.hot_head = h;
@@ -1857,6 +1873,36 @@ mod tests {
 
     fn open(dir: &Path) -> Journal {
         crate::verify::tests_support::open(dir, DEFAULT_SEGMENT_EVENTS)
+    }
+
+    /// Given a journal whose checkpoint is replaced (a rebuild), when it is opened light, then
+    /// the hot cache holds the new checkpoint whole: a partition reads from it, and one the
+    /// checkpoint lacks is known absent (no sled open for either).
+    #[test]
+    fn a_replaced_checkpoint_is_in_the_hot_cache_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = open(d.path());
+        for i in 1..=3 {
+            append(&mut j, i);
+        }
+        let parts: BTreeMap<Vec<u8>, Vec<u8>> = [
+            (b"global".to_vec(), b"g".to_vec()),
+            (b"sess:a".to_vec(), b"session a".to_vec()),
+        ]
+        .into_iter()
+        .collect();
+        j.replace_checkpoint(&parts).unwrap();
+        drop(j);
+        let opts = OpenOptions::default();
+        let Opened::Light(l) = Journal::open_light(d.path(), &opts).unwrap() else {
+            panic!("the hot cache is not current after a rebuild");
+        };
+        assert!(l.complete());
+        assert_eq!(
+            l.get_state(b"sess:a"),
+            Lookup::Known(Some(b"session a".to_vec()))
+        );
+        assert_eq!(l.get_state(b"sess:b"), Lookup::Known(None));
     }
 
     #[test]
