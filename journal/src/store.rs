@@ -642,7 +642,9 @@ impl Journal {
         // Order matters for crash safety: the log is rewritten first, then the store rebuilt and
         // `CURRENT` switched, then the rest moved aside, the markers removed and the directory
         // synced last.
-        let store_matches = store.ok && same_events(&store.events, &tail);
+        // A store behind the log is not damage: a light writer appends to the log alone, and
+        // the next open copies the rest in.
+        let store_matches = store.ok && prefix_of(&store.events, &tail);
         let wal_matches = wal_scan.damage.is_none()
             && mirror_scan.damage.is_none()
             && same_events(&wal_scan.events, &tail)
@@ -1595,6 +1597,11 @@ fn salvage_tail(
 /// Whether a copy holds exactly the events of `tail` (same seqs, same hashes).
 fn same_events(copy: &[Envelope], tail: &[Envelope]) -> bool {
     copy.len() == tail.len() && copy.iter().zip(tail).all(|(a, b)| a.hash == b.hash)
+}
+
+/// Whether `copy` holds the first events of `tail` (all of them, or fewer).
+fn prefix_of(copy: &[Envelope], tail: &[Envelope]) -> bool {
+    copy.len() <= tail.len() && copy.iter().zip(tail).all(|(a, b)| a.hash == b.hash)
 }
 
 /// Builds a fresh store holding the tail and the log's drained markers, complete before `CURRENT`
