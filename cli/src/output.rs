@@ -310,6 +310,20 @@ pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     bar
 }
 
+/// How many of the newest rows the list commands (`sessions`, `tasks`, `notifications`) show
+/// unless told otherwise.
+pub const TABLE_LAST: usize = 100;
+
+/// The newest rows a list command shows: `--last N`; else `TABLE_LAST` in the table; every one
+/// (`None`) with `--all`, and with `--json` unless `--last` is given.
+pub fn shown_last(last: Option<usize>, all: bool, json: bool) -> Option<usize> {
+    match (last, all, json) {
+        (Some(n), _, _) => Some(n),
+        (None, false, false) => Some(TABLE_LAST),
+        _ => None,
+    }
+}
+
 pub fn print_json(v: &serde_json::Value) {
     println!(
         "{}",

@@ -664,6 +664,13 @@ impl State {
         out
     }
 
+    /// `summaries`, in the order the sessions started (first seq, then id).
+    pub fn summaries_by_start(&self) -> Vec<(&String, std::borrow::Cow<'_, SessionSummary>)> {
+        let mut all = self.summaries();
+        all.sort_unstable_by(|a, b| (a.1.first_seq, a.0).cmp(&(b.1.first_seq, b.0)));
+        all
+    }
+
     /// The encoded partition `p`; `None` for a session the state does not hold.
     pub fn encode_partition(&self, p: &Partition) -> Option<Vec<u8>> {
         match p {

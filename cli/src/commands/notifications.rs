@@ -23,9 +23,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// How many notifications the table shows unless told otherwise.
-const TABLE_LAST: usize = 100;
-
 /// Prints the notification log.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let mut p = Partial::open(cmd.dir())?;
@@ -36,11 +33,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
-    let last = match (args.last, args.all, args.json) {
-        (Some(n), _, _) => Some(n),
-        (None, false, false) => Some(TABLE_LAST),
-        _ => None,
-    };
+    let last = output::shown_last(args.last, args.all, args.json);
     // The log's chunks newest first, until the last N are found: the answer's size, not the
     // log's.
     p.load(&projections::fold::Partition::Global)?;

@@ -20,9 +20,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// How many sessions the table shows unless told otherwise.
-const TABLE_LAST: usize = 100;
-
 /// Prints one row per session, from the sessions index (no session's own partition is read,
 /// unless a price override leaves its summary unable to price it).
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
@@ -30,17 +27,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let pricing = settings.pricing();
     let mut p = crate::state_io::Partial::open(cmd.dir())?;
     p.load_index()?;
-    let summaries = p.state.summaries();
-    let mut order: Vec<(u64, &String, &projections::index::SessionSummary)> = summaries
-        .iter()
-        .map(|(k, s)| (s.first_seq, *k, s.as_ref()))
-        .collect();
-    order.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let last = match (args.last, args.all, args.json) {
-        (Some(n), _, _) => Some(n),
-        (None, false, false) => Some(TABLE_LAST),
-        _ => None,
-    };
+    let order = p.state.summaries_by_start();
+    let last = output::shown_last(args.last, args.all, args.json);
     let skip = last.map_or(0, |l| order.len().saturating_sub(l));
     let total = order.len();
     let mut rows = Vec::new();
@@ -51,14 +39,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
             .entry(m.to_string())
             .or_insert_with(|| pricing.lookup(m))
     };
-    for (_, id, sum) in &order[skip..] {
+    for (id, sum) in &order[skip..] {
         match sum.usd_with(&mut lookup) {
             Some(usd) => rows.push(summary_row(id, sum, usd, &settings.policy)),
             None => exact.push((*id).clone()),
         }
     }
     drop(order);
-    drop(summaries);
     for id in exact {
         p.load(&projections::fold::Partition::Session(id.clone()))?;
         if let Some(s) = p.state.sessions.get(&id) {

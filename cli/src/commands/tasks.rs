@@ -9,7 +9,6 @@ use anyhow::{bail, Result};
 use journal::{Journal, Kind};
 use projections::derived::{self, TaskCommand, TaskOp};
 use projections::fold::State;
-use projections::index::SessionSummary;
 use projections::tasks::{Task, TaskRef, TaskStatus};
 
 use std::process::ExitCode;
@@ -37,9 +36,6 @@ pub struct Args {
     #[arg(long, global = true)]
     pub json: bool,
 }
-
-/// How many sessions' tasks the table lists unless told otherwise (as `sessions`).
-const TABLE_LAST: usize = 100;
 
 /// The task subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -557,11 +553,7 @@ fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
         })
         .transpose()?;
     let open_only = !args.all && !args.json && status.is_none();
-    let last = match (args.last, args.all, args.json) {
-        (Some(n), _, _) => Some(n),
-        (None, false, false) => Some(TABLE_LAST),
-        _ => None,
-    };
+    let last = output::shown_last(args.last, args.all, args.json);
     let agent = args.agent.as_deref();
     let keep = |t: &Task| {
         (!open_only || t.status.is_open())
@@ -574,17 +566,12 @@ fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
         p.load(&projections::fold::Partition::TasksDone)?;
     }
     // The sessions in scope, in the order they started; those before them are only counted.
-    let summaries = p.state.summaries();
-    let mut order: Vec<(u64, &String, &SessionSummary)> = summaries
-        .iter()
-        .map(|(k, s)| (s.first_seq, *k, s.as_ref()))
-        .collect();
-    order.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let order = p.state.summaries_by_start();
     let skip = last.map_or(0, |l| order.len().saturating_sub(l));
     let (older, shown) = order.split_at(skip);
     let mut lines: Vec<Task> = Vec::new();
     let mut finished_shown = false;
-    for (_, _, sum) in shown {
+    for (_, sum) in shown {
         for t in sum.tasks.decode() {
             finished_shown |= !t.status.is_open();
             if keep(&t) {
@@ -596,7 +583,7 @@ fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
         // Whole tasks, history included: from the sessions that have one to list.
         let mut named: Vec<String> = lines.iter().filter_map(|t| t.session.clone()).collect();
         named.dedup();
-        drop(summaries);
+        drop(order);
         for s in named {
             p.load(&projections::fold::Partition::Session(s))?;
         }
@@ -615,8 +602,8 @@ fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
         output::print_json(&serde_json::Value::Array(v));
         return Ok(());
     }
-    let older_with_tasks = older.iter().filter(|(_, _, s)| !s.tasks.is_empty()).count() as u64;
-    let older_open: u64 = older.iter().map(|(_, _, s)| s.open_tasks).sum();
+    let older_with_tasks = older.iter().filter(|(_, s)| !s.tasks.is_empty()).count() as u64;
+    let older_open: u64 = older.iter().map(|(_, s)| s.open_tasks).sum();
     let tasks: Vec<&Task> = p
         .state
         .tasks
