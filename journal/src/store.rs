@@ -1596,7 +1596,7 @@ fn salvage_tail(
 
 /// Whether a copy holds exactly the events of `tail` (same seqs, same hashes).
 fn same_events(copy: &[Envelope], tail: &[Envelope]) -> bool {
-    copy.len() == tail.len() && copy.iter().zip(tail).all(|(a, b)| a.hash == b.hash)
+    copy.len() == tail.len() && prefix_of(copy, tail)
 }
 
 /// Whether `copy` holds the first events of `tail` (all of them, or fewer).
