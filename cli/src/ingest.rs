@@ -76,10 +76,7 @@ fn read_since(
     if !acceptable(path) {
         return None;
     }
-    let offset = session
-        .and_then(|s| s.transcript_offsets.get(path))
-        .copied()
-        .unwrap_or(0);
+    let offset = recorded_offset(session, path);
     let (bytes, start) = read_new(Path::new(path), offset, max, deadline)?;
     (!bytes.is_empty()).then_some(New {
         bytes,
@@ -91,6 +88,38 @@ fn read_since(
 pub struct Observation {
     pub kind: fn(Seq) -> Kind,
     pub body: Vec<u8>,
+    /// A usage reading's value, which `body` encodes: the fold takes it from here instead of
+    /// parsing the body back (`Observation::remember`).
+    pub usage: Option<UsageObserved>,
+}
+
+impl Observation {
+    /// A reading whose body the fold parses when it needs it.
+    pub fn of(kind: fn(Seq) -> Kind, body: Vec<u8>) -> Observation {
+        Observation {
+            kind,
+            body,
+            usage: None,
+        }
+    }
+
+    /// A usage reading, encoded, its value kept for the fold.
+    fn usage(u: UsageObserved) -> Observation {
+        Observation {
+            kind: |cause| Kind::UsageObserved { cause },
+            body: derived::body(&u),
+            usage: Some(u),
+        }
+    }
+
+    /// Hands a usage reading's value to the fold's memo (`derived::remember_usage`), just
+    /// before its event is folded; returns the kind maker and the body.
+    pub fn remember(self) -> (fn(Seq) -> Kind, Vec<u8>) {
+        if let Some(u) = self.usage {
+            derived::remember_usage(&self.body, u);
+        }
+        (self.kind, self.body)
+    }
 }
 
 /// New usage and context readings from one transcript, deduplicated against what the session's
@@ -102,55 +131,111 @@ pub fn transcript_events(
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
-    let Some(New {
-        bytes,
-        start,
-        offset,
-    }) = read_since(session, path, max, deadline)
-    else {
-        return Vec::new();
-    };
+    let offset = recorded_offset(session, path);
+    match read_transcript(path, offset, agent_id, max, deadline) {
+        Some(read) => transcript_observations(session, read),
+        None => Vec::new(),
+    }
+}
+
+/// The offset the session recorded for a host file (0 when it has none).
+pub fn recorded_offset(session: Option<&SessionState>, path: &str) -> u64 {
+    session
+        .and_then(|s| s.transcript_offsets.get(path))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// A transcript's new lines, read and scanned into readings, not yet checked against the
+/// session: the part of `transcript_events` that needs only the file's recorded offset, so an
+/// import can run it ahead, on another thread (a file's offset changes only when that file is
+/// read).
+pub struct TranscriptRead {
+    /// Each response's reading with its dedup key and its encoded body, in file order.
+    readings: Vec<(String, UsageObserved, Vec<u8>)>,
+    /// The context reading (main transcripts only).
+    context: Option<Vec<u8>>,
+}
+
+/// Reads and scans a transcript's bytes past `offset` (a subagent's when `agent_id` is given);
+/// `None` for a path not taken, a file that does not read, or nothing new.
+pub fn read_transcript(
+    path: &str,
+    offset: u64,
+    agent_id: Option<&str>,
+    max: usize,
+    deadline: Instant,
+) -> Option<TranscriptRead> {
+    if !acceptable(path) {
+        return None;
+    }
+    let (bytes, start) = read_new(Path::new(path), offset, max, deadline)?;
+    if bytes.is_empty() {
+        return None;
+    }
     let scan = transcript::scan(&bytes);
     let end = start + scan.consumed as u64;
+    let readings = scan
+        .records
+        .into_iter()
+        .map(|record| {
+            let key = format!("{}:{}", record.message_id, record.request_id);
+            let u = UsageObserved {
+                path: path.to_string(),
+                offset: end,
+                agent_id: agent_id.map(str::to_string),
+                record,
+            };
+            let body = derived::body(&u);
+            (key, u, body)
+        })
+        .collect();
+    let ctx = if agent_id.is_none() {
+        scan.context
+    } else {
+        None
+    };
+    let context = (end != offset || ctx.is_some()).then(|| {
+        derived::body(&ContextObserved {
+            path: path.to_string(),
+            offset: end,
+            tokens: ctx.as_ref().map(|c| c.tokens),
+            model: ctx.map(|c| c.model),
+            compressions: Vec::new(),
+        })
+    });
+    Some(TranscriptRead { readings, context })
+}
+
+/// The usage and context readings of a scanned transcript that the session does not hold yet.
+/// `session` is the state the read's offset came from, or a later one of the same session.
+pub fn transcript_observations(
+    session: Option<&SessionState>,
+    read: TranscriptRead,
+) -> Vec<Observation> {
     let mut out = Vec::new();
-    for record in scan.records {
-        let key = format!("{}:{}", record.message_id, record.request_id);
+    for (key, u, body) in read.readings {
         // A fork's copy of its parent's response, already left to the parent.
         if session.is_some_and(|s| s.usage_copied.contains(&key)) {
             continue;
         }
         let known = session.and_then(|s| s.usage_by_key.get(&key));
         if let Some((_, old)) = known {
-            if !transcript::larger(&record.usage, old) {
+            if !transcript::larger(&u.record.usage, old) {
                 continue;
             }
         }
         out.push(Observation {
             kind: |cause| Kind::UsageObserved { cause },
-            body: derived::body(&UsageObserved {
-                path: path.to_string(),
-                offset: end,
-                agent_id: agent_id.map(str::to_string),
-                record,
-            }),
+            body,
+            usage: Some(u),
         });
     }
-    if end != offset || agent_id.is_none() && scan.context.is_some() {
-        let ctx = if agent_id.is_none() {
-            scan.context
-        } else {
-            None
-        };
-        out.push(Observation {
-            kind: |cause| Kind::ContextObserved { cause },
-            body: derived::body(&ContextObserved {
-                path: path.to_string(),
-                offset: end,
-                tokens: ctx.as_ref().map(|c| c.tokens),
-                model: ctx.map(|c| c.model),
-                compressions: Vec::new(),
-            }),
-        });
+    if let Some(body) = read.context {
+        out.push(Observation::of(
+            |cause| Kind::ContextObserved { cause },
+            body,
+        ));
     }
     out
 }
@@ -189,27 +274,24 @@ pub fn codex_rollout_events(
         if session.is_some_and(|s| s.usage_by_key.contains_key(&key)) {
             continue;
         }
-        out.push(Observation {
-            kind: |cause| Kind::UsageObserved { cause },
-            body: derived::body(&UsageObserved {
-                path: path.to_string(),
-                offset: end,
-                agent_id: None,
-                record,
-            }),
-        });
+        out.push(Observation::usage(UsageObserved {
+            path: path.to_string(),
+            offset: end,
+            agent_id: None,
+            record,
+        }));
     }
     if end != offset {
-        out.push(Observation {
-            kind: |cause| Kind::ContextObserved { cause },
-            body: derived::body(&ContextObserved {
+        out.push(Observation::of(
+            |cause| Kind::ContextObserved { cause },
+            derived::body(&ContextObserved {
                 path: path.to_string(),
                 offset: end,
                 tokens: scan.context.as_ref().map(|c| c.tokens),
                 model: scan.context.map(|c| c.model).or(scan.model),
                 compressions: Vec::new(),
             }),
-        });
+        ));
     }
     out
 }
@@ -241,15 +323,12 @@ pub fn gemini_chat_events(
                 continue;
             }
         }
-        out.push(Observation {
-            kind: |cause| Kind::UsageObserved { cause },
-            body: derived::body(&UsageObserved {
-                path: path.to_string(),
-                offset: end,
-                agent_id: None,
-                record,
-            }),
-        });
+        out.push(Observation::usage(UsageObserved {
+            path: path.to_string(),
+            offset: end,
+            agent_id: None,
+            record,
+        }));
     }
     let compressions: Vec<String> = scan
         .compressions
@@ -257,16 +336,16 @@ pub fn gemini_chat_events(
         .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
         .collect();
     if end != offset || !compressions.is_empty() {
-        out.push(Observation {
-            kind: |cause| Kind::ContextObserved { cause },
-            body: derived::body(&ContextObserved {
+        out.push(Observation::of(
+            |cause| Kind::ContextObserved { cause },
+            derived::body(&ContextObserved {
                 path: path.to_string(),
                 offset: end,
                 tokens: scan.context.as_ref().map(|c| c.tokens),
                 model: scan.context.map(|c| c.model),
                 compressions,
             }),
-        });
+        ));
     }
     out
 }

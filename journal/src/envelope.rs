@@ -216,7 +216,14 @@ pub(crate) fn bincode_config() -> bincode::config::Configuration {
 impl Envelope {
     /// Places `ev` after `prev` at `seq`, computing its hash.
     pub fn seal(ev: NewEvent, seq: Seq, prev: Hash) -> Envelope {
-        let mut env = Envelope {
+        let mut env = Envelope::at(ev, seq, prev);
+        env.hash = env.compute_hash();
+        env
+    }
+
+    /// `ev` at `seq` after `prev`, its hash not computed yet (zero).
+    pub(crate) fn at(ev: NewEvent, seq: Seq, prev: Hash) -> Envelope {
+        Envelope {
             seq,
             recorded_at_us: ev.recorded_at_us,
             host: ev.host,
@@ -228,9 +235,7 @@ impl Envelope {
             spooled: ev.spooled,
             prev,
             hash: ZERO_HASH,
-        };
-        env.hash = env.compute_hash();
-        env
+        }
     }
 
     /// blake3(prev ‖ header ‖ payload). The header is the bincode of every field but the payload

@@ -94,6 +94,8 @@ pub struct Tx {
     cached: Vec<(Vec<u8>, Vec<u8>)>,
     /// The writer kept the checkpoint (its `state` holds every partition its events changed).
     checkpointed: bool,
+    /// The first event pushed by `push_unhashed`: it and those after it are hashed at commit.
+    unhashed: Option<usize>,
 }
 
 impl Tx {
@@ -108,10 +110,15 @@ impl Tx {
             folded: false,
             cached: Vec::new(),
             checkpointed: false,
+            unhashed: None,
         }
     }
     /// Appends an event; returns its seq (for the `cause` of derived events).
     pub fn push(&mut self, ev: NewEvent) -> Seq {
+        assert!(
+            self.unhashed.is_none(),
+            "Tx::push after Tx::push_unhashed: the chain's previous hash is not known yet"
+        );
         let seq = self.next_seq;
         let env = Envelope::seal(ev, seq, self.prev);
         self.prev = env.hash;
@@ -121,12 +128,41 @@ impl Tx {
     }
     /// Appends an already sealed envelope (import), checking it continues the chain exactly.
     pub fn push_sealed(&mut self, env: Envelope) -> Result<Seq> {
+        assert!(
+            self.unhashed.is_none(),
+            "Tx::push_sealed after Tx::push_unhashed: the chain's previous hash is not known yet"
+        );
         ChainBreak::check(&env, self.next_seq, &self.prev).map_err(Error::BrokenChain)?;
         let seq = env.seq;
         self.prev = env.hash;
         self.next_seq += 1;
         self.events.push(env);
         Ok(seq)
+    }
+    /// Appends an event whose hash the commit computes, continuing the journal's head then (on
+    /// whichever thread commits): for a bulk writer that folds on one thread while another
+    /// commits the batch before. Until the commit its `prev` and `hash` are zero; after it, only
+    /// `push_unhashed` appends to this batch. Returns its seq.
+    pub fn push_unhashed(&mut self, ev: NewEvent) -> Seq {
+        let seq = self.next_seq;
+        self.unhashed.get_or_insert(self.events.len());
+        self.events.push(Envelope::at(ev, seq, ZERO_HASH));
+        self.next_seq += 1;
+        seq
+    }
+    /// Computes the hashes `push_unhashed` left, the chain continuing `head` (the journal's head
+    /// hash, which the batch continues).
+    fn chain(&mut self, head: Hash) {
+        let Some(from) = self.unhashed.take() else {
+            return;
+        };
+        let mut prev = from.checked_sub(1).map_or(head, |i| self.events[i].hash);
+        for e in &mut self.events[from..] {
+            e.prev = prev;
+            e.hash = e.compute_hash();
+            prev = e.hash;
+        }
+        self.prev = prev;
     }
     /// Writes checkpoint partition `key`.
     pub fn put_state(&mut self, key: &[u8], value: Vec<u8>) {
@@ -152,6 +188,20 @@ impl Tx {
     /// A partition the writer loaded and did not change, for the hot cache only.
     pub fn cache_state(&mut self, key: &[u8], value: Vec<u8>) {
         self.cached.push((key.to_vec(), value));
+    }
+    /// An empty batch continuing the chain after this one: what a writer that hands batches to
+    /// another thread, to be committed in order, builds next.
+    pub fn following(&self) -> Tx {
+        let mut next = Tx::after(self.next_seq - 1, self.prev);
+        // The previous hash is known only once this batch is committed.
+        if self.unhashed.is_some() {
+            next.unhashed = Some(0);
+        }
+        next
+    }
+    /// The checkpoint partitions this batch writes (`None`: deleted), in order.
+    pub fn state_writes(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+        self.state.iter().map(|(k, v)| (k.as_slice(), v.as_deref()))
     }
     /// The events appended so far, sealed (with their seqs and hashes).
     pub fn events(&self) -> &[Envelope] {
@@ -743,13 +793,14 @@ impl Journal {
         self.commit_inner(tx, false)
     }
 
-    fn commit_inner(&mut self, tx: Tx, flush: bool) -> Result<()> {
+    fn commit_inner(&mut self, mut tx: Tx, flush: bool) -> Result<()> {
         if tx.is_empty() {
             return Ok(());
         }
         if tx.next_seq - tx.events.len() as u64 != self.head_seq + 1 {
             return Err(Error::StaleTx);
         }
+        tx.chain(self.head_hash);
         if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
             fs::remove_file(self.dir.join(EMPTY))
                 .ctx(|| format!("removing {}", self.dir.join(EMPTY).display()))?;
@@ -944,7 +995,53 @@ impl Journal {
         if self.head_seq < self.base {
             return Ok(());
         }
-        let new_base = self.head_seq + 1;
+        let events = self.active_events()?;
+        if events.is_empty() {
+            return Err(Error::corrupt(
+                DamagePlace::ActiveStore(Some(self.active.clone())),
+                format!(
+                    "active store {} holds no events, but its head is seq {}",
+                    self.active, self.head_seq
+                ),
+            ));
+        }
+        self.rotate(&events, None)
+    }
+
+    /// Commits a bulk batch (an import) straight into a sealed segment: its events are written
+    /// once, as a segment, instead of to the write-ahead log, the store and later a segment; a
+    /// fresh active store takes over carrying the checkpoint, the batch's partitions in the
+    /// archive the rotation writes. Atomic
+    /// like a seal: a kill before `CURRENT` switches leaves the journal as it was (`open`
+    /// removes the segment), after it the batch is whole. The active store is sealed first when
+    /// it holds events. A batch without events is an ordinary `commit`.
+    pub fn commit_as_segment(&mut self, mut tx: Tx) -> Result<()> {
+        if tx.events.is_empty() {
+            return self.commit(tx);
+        }
+        if tx.next_seq - tx.events.len() as u64 != self.head_seq + 1 {
+            return Err(Error::StaleTx);
+        }
+        tx.chain(self.head_hash);
+        self.seal()?;
+        self.rotate(&tx.events, Some(&tx))?;
+        self.hot_head.sled_seq = self.head_seq;
+        keep_hot(
+            &self.hot,
+            &mut self.hot_head,
+            &self.dir,
+            &tx,
+            (self.head_seq, self.head_hash),
+        )
+    }
+
+    /// Writes `events` (the active store's, or a bulk batch's that follow them) as a segment,
+    /// starts the next active store after them carrying the checkpoint (and `tx`'s writes), and
+    /// switches to it.
+    fn rotate(&mut self, events: &[Envelope], tx: Option<&Tx>) -> Result<()> {
+        let last = events.last().expect("a segment holds at least one event");
+        let head = (last.seq, last.hash);
+        let new_base = last.seq + 1;
         let new_name = active_name(new_base);
         // Order matters for crash safety (`recover_rotation` relies on it): `ROTATING` first; the
         // segment, the new store and any archive complete, and drained spool files gone, before
@@ -956,34 +1053,25 @@ impl Journal {
             new_name.as_bytes(),
             Durability::Durable,
         )?;
-        self.write_segment()?;
-        let db = self.start_store(new_base, &new_name)?;
+        let segdir = self.dir.join(SEGMENTS);
+        create_dir(&segdir)?;
+        segment::write(&segdir, events)?;
+        let db = self.start_store(new_base, &new_name, head, tx)?;
         self.remove_drained_spool()?;
+        (self.head_seq, self.head_hash) = head;
         self.switch_store(db, new_name, new_base)?;
         self.merge_archives()
     }
 
-    /// Writes every event of the active store into a sealed segment.
-    fn write_segment(&self) -> Result<()> {
-        let segdir = self.dir.join(SEGMENTS);
-        create_dir(&segdir)?;
-        let events = self.active_events()?;
-        if events.is_empty() {
-            return Err(Error::corrupt(
-                DamagePlace::ActiveStore(Some(self.active.clone())),
-                format!(
-                    "active store {} holds no events, but its head is seq {}",
-                    self.active, self.head_seq
-                ),
-            ));
-        }
-        segment::write(&segdir, &events)?;
-        Ok(())
-    }
-
     /// Creates the next active store `new_name` (replacing a leftover of an interrupted seal) and
     /// fills it: the store is returned flushed and complete, not yet named by `CURRENT`.
-    fn start_store(&self, new_base: Seq, new_name: &str) -> Result<sled::Db> {
+    fn start_store(
+        &self,
+        new_base: Seq,
+        new_name: &str,
+        head: (Seq, Hash),
+        tx: Option<&Tx>,
+    ) -> Result<sled::Db> {
         let new_path = self.dir.join(new_name);
         if new_path.exists() {
             fs::remove_dir_all(&new_path).ctx(|| format!("removing {}", new_path.display()))?;
@@ -992,22 +1080,50 @@ impl Journal {
             &new_path,
             std::time::Instant::now() + Duration::from_secs(5),
         )?;
-        self.carry_partitions(&db, new_base)?;
+        self.carry_partitions(&db, new_base, head, tx)?;
         Ok(db)
     }
 
-    /// Carries the hot partitions, the head and the unfolded marker into the new store `db`, and
-    /// moves the partitions untouched since the last seal to an archive named by `new_base`.
-    fn carry_partitions(&self, db: &sled::Db, new_base: Seq) -> Result<()> {
+    /// Carries the hot partitions, the head and the unfolded marker into the new store `db` (with
+    /// a bulk batch's drained markers), and writes the partitions untouched since the last seal,
+    /// with a bulk batch's partitions, to an archive named by `new_base`.
+    fn carry_partitions(
+        &self,
+        db: &sled::Db,
+        new_base: Seq,
+        head: (Seq, Hash),
+        tx: Option<&Tx>,
+    ) -> Result<()> {
         let mut batch = sled::Batch::default();
         let mut cold: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        let written: std::collections::HashSet<&[u8]> = tx
+            .map(|t| t.state.iter().map(|(k, _)| k.as_slice()).collect())
+            .unwrap_or_default();
         for kv in self.db.scan_prefix(STATE) {
             let (k, v) = kv?;
             let bare = &k[STATE.len()..];
+            if written.contains(bare) {
+                continue;
+            }
             if self.db.contains_key(prefixed(TOUCHED, bare))? {
                 batch.insert(k, v);
             } else {
                 cold.insert(bare.to_vec(), v.to_vec());
+            }
+        }
+        let mut unfolded = self.db.get(UNFOLDED_KEY)?;
+        if let Some(tx) = tx {
+            // A bulk batch's partitions go to the archive too: a flat file takes them far faster
+            // than sled, and the next writer of one puts its new value in the store (a deleted
+            // one is an empty value, which shadows older archives like the store's does).
+            for (k, v) in &tx.state {
+                cold.insert(k.clone(), v.clone().unwrap_or_default());
+            }
+            for id in &tx.drained {
+                batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
+            }
+            if tx.folded {
+                unfolded = None;
             }
         }
         // Partitions untouched for a whole segment move to an archive named by the new base:
@@ -1015,11 +1131,8 @@ impl Journal {
         if !cold.is_empty() {
             archive::write(&self.dir, new_base, &cold)?;
         }
-        batch.insert(
-            HEAD_KEY,
-            encode_head(self.head_seq, self.head_hash, new_base),
-        );
-        if let Some(v) = self.db.get(UNFOLDED_KEY)? {
+        batch.insert(HEAD_KEY, encode_head(head.0, head.1, new_base));
+        if let Some(v) = unfolded {
             batch.insert(UNFOLDED_KEY, v);
         }
         db.apply_batch(batch)?;
@@ -1371,7 +1484,7 @@ impl Light {
         }
     }
 
-    fn commit_inner(&mut self, tx: Tx, sync: bool) -> Result<()> {
+    fn commit_inner(&mut self, mut tx: Tx, sync: bool) -> Result<()> {
         if tx.is_empty() {
             return Ok(());
         }
@@ -1381,6 +1494,7 @@ impl Light {
         {
             return Err(Error::StaleTx);
         }
+        tx.chain(self.head_hash);
         if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
             fs::remove_file(self.dir.join(EMPTY))
                 .ctx(|| format!("removing {}", self.dir.join(EMPTY).display()))?;
@@ -1981,6 +2095,82 @@ mod tests {
         });
         append(&mut j, 4);
         assert!(matches!(j.commit(late), Err(Error::StaleTx)));
+    }
+
+    fn stop(i: u64) -> NewEvent {
+        NewEvent {
+            recorded_at_us: i as i64,
+            host: "claude".into(),
+            kind: Kind::Hook {
+                name: "Stop".into(),
+            },
+            session_id: None,
+            agent_id: None,
+            payload: format!("{{\"i\":{i}}}").into_bytes(),
+            truncated: None,
+            spooled: false,
+        }
+    }
+
+    /// Given three events in the active store, when a batch of four unhashed events (and a
+    /// partition) is committed as a segment, then the chain is the one four ordinary commits
+    /// make, the events are in two segments and nowhere else, and the partition reads; a batch
+    /// whose switch failed (a kill before `CURRENT` switches) is gone whole at the next open,
+    /// and commits again.
+    #[test]
+    fn a_batch_committed_as_a_segment_is_the_same_chain_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let plain = d.path().join("plain");
+        let mut p = crate::verify::tests_support::open(&plain, 100);
+        for i in 1..=7 {
+            append(&mut p, i);
+        }
+        let want = (p.head_seq(), p.head_hash());
+        drop(p);
+
+        let bulk = d.path().join("bulk");
+        let mut j = crate::verify::tests_support::open(&bulk, 100);
+        for i in 1..=3 {
+            append(&mut j, i);
+        }
+        let batch = |j: &Journal| {
+            let mut tx = j.begin();
+            for i in 4..=7 {
+                tx.push_unhashed(stop(i));
+            }
+            assert_eq!(tx.events()[3].hash, ZERO_HASH);
+            tx.put_state(b"k", b"v".to_vec());
+            tx
+        };
+        // The next store cannot be made: the seal of the first three goes through, the batch's
+        // segment is written, `CURRENT` never switches.
+        let blocker = bulk.join(active_name(8));
+        fs::write(&blocker, b"").unwrap();
+        assert!(j.commit_as_segment(batch(&j)).is_err());
+        drop(j);
+        fs::remove_file(&blocker).unwrap();
+        let mut j = crate::verify::tests_support::open(&bulk, 100);
+        assert_eq!((j.head_seq(), j.get_state(b"k").unwrap()), (3, None));
+        let segs = |dir: &Path| -> Vec<(Seq, Seq)> {
+            segment::list(&dir.join(SEGMENTS))
+                .unwrap()
+                .iter()
+                .map(|s| (s.first, s.last))
+                .collect()
+        };
+        assert_eq!(segs(&bulk), [(1, 3)]);
+
+        j.commit_as_segment(batch(&j)).unwrap();
+        assert_eq!((j.head_seq(), j.head_hash()), want);
+        assert_eq!(j.get_state(b"k").unwrap(), Some(b"v".to_vec()));
+        assert_eq!(j.active_events().unwrap(), Vec::<Envelope>::new());
+        drop(j);
+        assert_eq!(segs(&bulk), [(1, 3), (4, 7)]);
+        let report = crate::verify(&bulk, Duration::from_secs(5), |_| {}).unwrap();
+        assert!(report.ok(), "{:?}", report.damage);
+        let j = crate::verify::tests_support::open(&bulk, 100);
+        assert_eq!((j.head_seq(), j.head_hash()), want);
+        assert_eq!(j.get_state(b"k").unwrap(), Some(b"v".to_vec()));
     }
 
     #[test]

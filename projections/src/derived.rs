@@ -195,15 +195,18 @@ pub fn parse<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
     serde_json::from_slice(bytes).ok()
 }
 
+type LastUsage = Option<(Vec<u8>, std::rc::Rc<UsageObserved>)>;
+
+thread_local! {
+    /// The last usage body this thread parsed (or encoded), with its value.
+    static LAST_USAGE: std::cell::RefCell<LastUsage> = const { std::cell::RefCell::new(None) };
+}
+
 /// A usage reading's body, parsed once for all the places the fold reads it (the cost shard it
 /// belongs to, the dedup against other sessions, the session): parsing JSON is most of the
 /// fold's work in an import. The last body parsed is kept, per thread, with its bytes.
 pub fn usage(bytes: &[u8]) -> Option<std::rc::Rc<UsageObserved>> {
-    type Last = Option<(Vec<u8>, std::rc::Rc<UsageObserved>)>;
-    thread_local! {
-        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
-    }
-    LAST.with(|last| {
+    LAST_USAGE.with(|last| {
         let mut last = last.borrow_mut();
         if let Some((b, u)) = &*last {
             if b.as_slice() == bytes {
@@ -214,6 +217,14 @@ pub fn usage(bytes: &[u8]) -> Option<std::rc::Rc<UsageObserved>> {
         *last = Some((bytes.to_vec(), u.clone()));
         Some(u)
     })
+}
+
+/// Tells `usage` that `bytes` (`body(&u)`, just encoded by this thread) reads back as `u`, so the
+/// fold that follows does not parse what was just written. Encoding is exact (JSON numbers and
+/// strings read back as they were written); debug builds check it.
+pub fn remember_usage(bytes: &[u8], u: UsageObserved) {
+    debug_assert_eq!(parse::<UsageObserved>(bytes).as_ref(), Some(&u));
+    LAST_USAGE.with(|last| *last.borrow_mut() = Some((bytes.to_vec(), std::rc::Rc::new(u))));
 }
 
 /// The host's own figures, as its statusline input showed them (recorded only when they change).

@@ -614,10 +614,10 @@ fn observe(
         _ => {}
     }
     if let Some(g) = git {
-        out.push(Observation {
-            kind: |cause| Kind::GitObserved { cause },
-            body: derived::body(&g),
-        });
+        out.push(Observation::of(
+            |cause| Kind::GitObserved { cause },
+            derived::body(&g),
+        ));
     }
     out
 }
@@ -930,7 +930,8 @@ fn observe_and_decide(
     };
     let with_metrics = git.is_some();
     for o in observe(loaded, p, &sid, settings, git) {
-        loaded.push_caused(j, tx, env, (o.kind)(seq), o.body)?;
+        let (kind, body) = o.remember();
+        loaded.push_caused(j, tx, env, kind(seq), body)?;
     }
     // Stop and SessionEnd: the session's metrics, from its state after this read.
     if with_metrics {
