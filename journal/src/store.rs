@@ -1990,7 +1990,7 @@ impl ReadSnapshot {
 mod tests {
     use super::*;
     use crate::envelope::Kind;
-    use crate::verify::tests_support::append;
+    use crate::verify::tests_support::{append, stop};
 
     fn open(dir: &Path) -> Journal {
         crate::verify::tests_support::open(dir, DEFAULT_SEGMENT_EVENTS)
@@ -2095,21 +2095,6 @@ mod tests {
         });
         append(&mut j, 4);
         assert!(matches!(j.commit(late), Err(Error::StaleTx)));
-    }
-
-    fn stop(i: u64) -> NewEvent {
-        NewEvent {
-            recorded_at_us: i as i64,
-            host: "claude".into(),
-            kind: Kind::Hook {
-                name: "Stop".into(),
-            },
-            session_id: None,
-            agent_id: None,
-            payload: format!("{{\"i\":{i}}}").into_bytes(),
-            truncated: None,
-            spooled: false,
-        }
     }
 
     /// Given three events in the active store, when a batch of four unhashed events (and a

@@ -833,9 +833,9 @@ pub(crate) mod tests_support {
         .unwrap()
     }
 
-    pub fn append(j: &mut Journal, i: u64) {
-        let mut tx = j.begin();
-        tx.push(NewEvent {
+    /// The `i`th test event: a Stop hook recorded at `i` µs.
+    pub fn stop(i: u64) -> NewEvent {
+        NewEvent {
             recorded_at_us: i as i64,
             host: "claude".into(),
             kind: Kind::Hook {
@@ -846,7 +846,12 @@ pub(crate) mod tests_support {
             payload: format!("{{\"i\":{i}}}").into_bytes(),
             truncated: None,
             spooled: false,
-        });
+        }
+    }
+
+    pub fn append(j: &mut Journal, i: u64) {
+        let mut tx = j.begin();
+        tx.push(stop(i));
         j.commit(tx).unwrap();
     }
 }
