@@ -335,7 +335,9 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
         let folded = fold_all();
         drop(commits);
         // The writer's error first: a fold that stopped because the writer did says less.
-        writer.join().expect("the import's writer panicked")?;
+        writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the import's writer thread stopped unexpectedly"))??;
         folded
     })?;
     let j = shared.into_journal();
