@@ -119,6 +119,33 @@ fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_hold
 }
 
 #[test]
+fn the_next_hook_ingests_a_spooled_compaction_and_releases_the_agents_task() {
+    let (_d, j) = new_journal("[hook]\nlock_wait_ms = 20\n");
+    run(&j, &["tasks", "add", "ship it"]);
+    run(&j, &["tasks", "claim", "T1", "--agent", "dev-1"]);
+    let held = hold(&j);
+    let out = hook(
+        &j,
+        precompact("s1").as_bytes(),
+        &[("RALPH_AGENT_ID", "dev-1")],
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("spooled"));
+    drop(held);
+    // Another session's prompt: its hook ingests the spool before it answers, and the
+    // spooled compaction's release needs the journal-wide tasks its own answer does not.
+    let prompt =
+        r#"{"hook_event_name":"UserPromptSubmit","session_id":"s2","cwd":"/proj","prompt":"go"}"#;
+    assert!(hook(&j, prompt.as_bytes(), &[]).status.success());
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
+    let released = task_events(&j, "TaskReleased");
+    assert_eq!(released.len(), 1, "{released:?}");
+    assert_eq!(released[0]["payload"]["agent"], "dev-1");
+    let tasks = run_json(&j, &["tasks", "list", "--json"]);
+    assert_eq!(tasks[0]["status"], "failed", "{tasks}");
+    assert_eq!(tasks[0]["fail_reason"], "context limit reached", "{tasks}");
+}
+
+#[test]
 fn eight_agents_racing_claim_next_over_four_tasks_claim_each_once() {
     let (_d, j) = new_journal("");
     for i in 0..4 {

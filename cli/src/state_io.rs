@@ -102,6 +102,8 @@ pub struct Loaded {
     pub warnings: Vec<String>,
     pub stale: Option<String>,
     fills_cache: bool,
+    /// The journal-wide open tasks are in `state`: only then is their partition written back.
+    tasks_loaded: bool,
     /// The finished journal-wide tasks are in `state` (their partition was loaded, or the
     /// `tasks` partition still held them, as before the split): only then is it written back.
     done_loaded: bool,
@@ -109,25 +111,33 @@ pub struct Loaded {
 
 impl Loaded {
     pub fn new(j: &dyn Source) -> Result<Loaded> {
+        let mut l = Loaded::lean(j)?;
+        l.tasks(j)?;
+        Ok(l)
+    }
+
+    /// The global record alone: the journal-wide tasks are loaded when an event folds into
+    /// them (`fold::partitions_for`) or the answer reads them (`Loaded::tasks`). The hook's
+    /// way: most tool calls never look at the task store.
+    pub fn lean(j: &dyn Source) -> Result<Loaded> {
         let mut l = Loaded {
             state: State::default(),
             original: BTreeMap::new(),
             warnings: Vec::new(),
             stale: journal::checkpoint::stale_reason(j.dir()),
             fills_cache: j.fills_cache(),
+            tasks_loaded: false,
             done_loaded: false,
         };
-        if l.stale.is_some() {
-            return Ok(l);
-        }
-        l.load(j, &Partition::Global)?;
-        l.load(j, &Partition::Tasks)?;
-        // A `tasks` partition written before the split: its finished tasks move out at the
-        // next write-back, so the finished partition must be read (and written) now.
-        if l.state.tasks.tasks.values().any(|t| !t.status.is_open()) {
-            l.load(j, &Partition::TasksDone)?;
+        if l.stale.is_none() {
+            l.load(j, &Partition::Global)?;
         }
         Ok(l)
+    }
+
+    /// Loads the journal-wide open tasks if they are not loaded yet.
+    pub fn tasks(&mut self, j: &dyn Source) -> Result<()> {
+        self.ensure(j, &Partition::Tasks)
     }
 
     /// A partition that cannot be trusted: the whole checkpoint is stale until rebuilt.
@@ -144,8 +154,10 @@ impl Loaded {
     /// Reads partition `p` from the checkpoint into the state, remembering its bytes.
     fn load(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let key = p.key();
-        if *p == Partition::TasksDone {
-            self.done_loaded = true;
+        match p {
+            Partition::Tasks => self.tasks_loaded = true,
+            Partition::TasksDone => self.done_loaded = true,
+            _ => {}
         }
         match j.get_partition(&key) {
             Ok(Some(b)) => {
@@ -164,12 +176,21 @@ impl Loaded {
             Err(e) if is_cache_miss(&e) => return Err(e),
             Err(e) => self.damaged(j, &format!("{}: {e}", p.describe())),
         }
+        // A `tasks` partition written before the split: its finished tasks move out at the
+        // next write-back, so the finished partition must be read (and written) now.
+        if *p == Partition::Tasks
+            && !self.done_loaded
+            && self.state.tasks.tasks.values().any(|t| !t.status.is_open())
+        {
+            self.load(j, &Partition::TasksDone)?;
+        }
         Ok(())
     }
 
     /// Loads partition `p` if it is not in the state yet (the global ones are loaded by `new`).
     fn ensure(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let held = match p {
+            Partition::Tasks => self.tasks_loaded,
             Partition::TasksDone => self.done_loaded,
             p => self.state.holds(p),
         };
@@ -278,13 +299,20 @@ impl Loaded {
             return;
         }
         let parts = self.state.partitions();
-        // Every finished task reopened: the partition goes (an empty value deletes it).
-        let has_done = parts.iter().any(|(k, _)| k == fold::TASKS_DONE_KEY);
-        if self.done_loaded && !has_done && self.original.contains_key(fold::TASKS_DONE_KEY) {
-            tx.delete_state(fold::TASKS_DONE_KEY);
+        // Every finished task reopened (or an empty task store written before empty ones had
+        // no partition): the partition goes.
+        for (key, loaded) in [
+            (fold::TASKS_DONE_KEY, self.done_loaded),
+            (fold::TASKS_KEY, self.tasks_loaded),
+        ] {
+            if loaded && !parts.iter().any(|(k, _)| k == key) && self.original.contains_key(key) {
+                tx.delete_state(key);
+            }
         }
         for (key, bytes) in parts {
-            if key == fold::TASKS_DONE_KEY && !self.done_loaded {
+            if (key == fold::TASKS_DONE_KEY && !self.done_loaded)
+                || (key == fold::TASKS_KEY && !self.tasks_loaded)
+            {
                 continue;
             }
             if self.original.get(&key) != Some(&bytes) {
@@ -669,8 +697,14 @@ pub fn drain(
         tx.push(ev);
         let env = tx.events().last().expect("just pushed").clone();
         loaded.fold(j, &env)?;
-        if loaded.stale.is_none() {
-            for (kind, body) in spooled_decision(&loaded.state, &env, policy) {
+        let parsed = matches!(env.kind, journal::Kind::Hook { .. })
+            .then(|| projections::event::from_envelope(&env))
+            .flatten();
+        if let (None, Some(ev)) = (&loaded.stale, parsed) {
+            if projections::policy::reads_tasks(&loaded.state, &env, &ev, policy) {
+                loaded.tasks(j)?;
+            }
+            for (kind, body) in spooled_decision(&loaded.state, &env, &ev, policy) {
                 loaded.push_caused(j, tx, &env, kind, body)?;
             }
         }
@@ -685,15 +719,10 @@ pub fn drain(
 fn spooled_decision(
     state: &State,
     env: &Envelope,
+    ev: &projections::event::HookEvent,
     policy: &PolicyConfig,
 ) -> Vec<(journal::Kind, Vec<u8>)> {
-    if !matches!(env.kind, journal::Kind::Hook { .. }) {
-        return Vec::new();
-    }
-    let Some(ev) = projections::event::from_envelope(env) else {
-        return Vec::new();
-    };
-    let d = projections::policy::decide_spooled(state, env, &ev, policy);
+    let d = projections::policy::decide_spooled(state, env, ev, policy);
     let mut out: Vec<_> = d.events.iter().map(|e| e.kind_and_body(env.seq)).collect();
     if d.answer.is_some() || d.stderr.is_some() {
         out.push((

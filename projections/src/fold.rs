@@ -228,15 +228,16 @@ fn hex_shard(n: &[u8]) -> Option<u8> {
         .flatten()
 }
 
-/// The partitions folding `env` reads and may change: the global record and the journal-wide
-/// open tasks always, the finished tasks for the events that can finish or reopen one (task
-/// commands and releases), every session it touches (`State::sessions_touched`), the cost
+/// The partitions folding `env` reads and may change: the global record always, the journal-wide
+/// tasks (open and finished) for the only events that change them (task commands and releases),
+/// every session it touches (`State::sessions_touched`), the cost
 /// summary for the readings it sums and the notification log for notifications and rewinds (so
 /// an ordinary hook never loads those). A hook loads exactly these before folding an event, and
 /// a checkpoint built that way equals a full replay.
 pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
-    let mut out = vec![Partition::Global, Partition::Tasks];
+    let mut out = vec![Partition::Global];
     if matches!(env.kind, Kind::TaskCommand | Kind::TaskReleased { .. }) {
+        out.push(Partition::Tasks);
         out.push(Partition::TasksDone);
     }
     out.extend(CostShard::shard_of(env).map(Partition::Cost));
@@ -581,12 +582,14 @@ impl State {
     }
 
     /// Every partition the state holds, encoded (deterministic: the same state gives the same
-    /// bytes). The finished tasks' partition only when there is a finished task.
+    /// bytes). The open tasks' partition only when a journal-wide task was ever created, the
+    /// finished tasks' only when there is a finished task: a hook that folds no task command
+    /// never loads or writes them, so a journal without journal-wide tasks has neither.
     pub fn partitions(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let mut out = vec![
-            (GLOBAL_KEY.to_vec(), encode(&self.global)),
-            (TASKS_KEY.to_vec(), self.encode_tasks()),
-        ];
+        let mut out = vec![(GLOBAL_KEY.to_vec(), encode(&self.global))];
+        if self.has_task_store() {
+            out.push((TASKS_KEY.to_vec(), self.encode_tasks()));
+        }
         // No finished task, no partition (a journal that never finished one has none).
         if self.tasks.tasks.values().any(|t| !t.status.is_open()) {
             out.push((TASKS_DONE_KEY.to_vec(), self.encode_tasks_done()));
@@ -617,13 +620,22 @@ impl State {
     /// shard is no partition, as in a full replay).
     fn encode_index_shard(&self, n: u8) -> Option<Vec<u8>> {
         let stored = self.index.get(&n)?;
-        let mut shard = std::borrow::Cow::Borrowed(stored);
-        for id in self.changed.0.get(&n).into_iter().flatten() {
-            if let Some(s) = self.sessions.get(id) {
-                shard.to_mut().insert(id.clone(), SessionSummary::of(s));
-            }
+        let fresh: Vec<(&String, SessionSummary)> = self
+            .changed
+            .0
+            .get(&n)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| Some((id, SessionSummary::of(self.sessions.get(id)?))))
+            .collect();
+        if fresh.is_empty() {
+            return (!stored.is_empty()).then(|| encode(stored));
         }
-        (!shard.is_empty()).then(|| encode(&*shard))
+        // The stored shard by reference with the fresh summaries over it: the same bytes as
+        // the updated `IndexShard`, without cloning the shard's other summaries.
+        let mut shard: BTreeMap<&String, &SessionSummary> = stored.iter().collect();
+        shard.extend(fresh.iter().map(|(id, s)| (*id, s)));
+        Some(encode(&shard))
     }
 
     /// Writes the summaries of the sessions changed so far into their index shards, so the
@@ -675,7 +687,7 @@ impl State {
     pub fn encode_partition(&self, p: &Partition) -> Option<Vec<u8>> {
         match p {
             Partition::Global => Some(self.encode_global()),
-            Partition::Tasks => Some(self.encode_tasks()),
+            Partition::Tasks => self.has_task_store().then(|| self.encode_tasks()),
             Partition::TasksDone => Some(self.encode_tasks_done()),
             Partition::Cost(n) => self.cost.get(n).map(encode),
             Partition::Notifications(c) => self.notifications.get(c).map(encode),
@@ -685,12 +697,13 @@ impl State {
         }
     }
 
-    /// Whether the state holds partition `p` (the global record and the tasks always).
+    /// Whether the state holds partition `p` (the global record always).
     pub fn holds(&self, p: &Partition) -> bool {
         match p {
-            Partition::Global | Partition::Tasks => true,
-            // Whether the finished tasks were loaded is the loader's to track (`Loaded`).
-            Partition::TasksDone => false,
+            Partition::Global => true,
+            // Whether the journal-wide tasks were loaded is the loader's to track (`Loaded`):
+            // an empty task store and one not loaded look alike.
+            Partition::Tasks | Partition::TasksDone => false,
             Partition::Cost(n) => self.cost.contains_key(n),
             Partition::Notifications(c) => self.notifications.contains_key(c),
             Partition::Session(id) => self.sessions.contains_key(id),
@@ -760,15 +773,25 @@ impl State {
     pub fn encode_session(s: &SessionState) -> Vec<u8> {
         encode(s)
     }
+    /// Whether the journal-wide task store is more than empty: a task in it, or a number taken.
+    fn has_task_store(&self) -> bool {
+        self.tasks.next_number != 0 || !self.tasks.tasks.is_empty()
+    }
+
     /// The journal-wide open tasks' partition (with the next task number), encoded.
     pub fn encode_tasks(&self) -> Vec<u8> {
-        encode(&TaskList {
+        /// `TaskList` by reference: the same bytes, without cloning every open task.
+        #[derive(Serialize)]
+        struct OpenTasks<'a> {
+            tasks: BTreeMap<&'a String, &'a Task>,
+            next_number: u64,
+        }
+        encode(&OpenTasks {
             tasks: self
                 .tasks
                 .tasks
                 .iter()
                 .filter(|(_, t)| t.status.is_open())
-                .map(|(k, t)| (k.clone(), t.clone()))
                 .collect(),
             next_number: self.tasks.next_number,
         })

@@ -379,6 +379,33 @@ fn reminder_due(
     ))
 }
 
+/// Whether `decide` or `decide_spooled` for hook event `env` (folded into `st`) can read the
+/// journal-wide tasks: a hook loads that partition only then. Every tool call pays for what its
+/// answer reads, and a PostToolUse whose session is not due a reminder, a Stop or a Notification
+/// reads no task. An over-approximation: `true` whenever a branch that reads them may run.
+pub fn reads_tasks(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) -> bool {
+    if ev.served {
+        return false;
+    }
+    let session = ev.session_id.as_deref().and_then(|id| st.sessions.get(id));
+    // A loop's release, a compaction found in the session file, or the restore after it.
+    if loop_release_reason(loop_agent(env), ev, cfg).is_some()
+        || compaction_found_at(session, env)
+        || session.is_some_and(|s| s.compression_seen_at > s.restored_at)
+    {
+        return true;
+    }
+    match &ev.canonical {
+        Canonical::SessionStart { .. }
+        | Canonical::PreCompact { .. }
+        | Canonical::Prompt { .. } => true,
+        Canonical::ToolPost { .. } => {
+            session.is_some_and(|s| s.reminder.since_task_use >= cfg.reminder_threshold)
+        }
+        _ => false,
+    }
+}
+
 /// The answer to hook event `env` (already folded into `st`, with its observations).
 pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) -> Decision {
     let mut d = Decision::default();

@@ -168,11 +168,26 @@ impl Scenario {
             );
             self.record(x);
         }
-        let d = if spooled {
-            policy::decide_spooled(&self.state, &env, &ev, &self.cfg)
-        } else {
-            policy::decide(&self.state, &env, &ev, &self.cfg)
+        let decide = |st: &State| {
+            if spooled {
+                policy::decide_spooled(st, &env, &ev, &self.cfg)
+            } else {
+                policy::decide(st, &env, &ev, &self.cfg)
+            }
         };
+        let d = decide(&self.state);
+        // A hook loads the journal-wide tasks only when `reads_tasks` says the answer can read
+        // them: without them, every other answer must be the same.
+        if !policy::reads_tasks(&self.state, &env, &ev, &self.cfg) {
+            let mut without = self.state.clone();
+            without.tasks = Default::default();
+            assert_eq!(
+                decide(&without),
+                d,
+                "`policy::reads_tasks` said {} reads no journal-wide task, but its answer does",
+                ev.name
+            );
+        }
         let mut recorded = Vec::new();
         for e in &d.events {
             let (kind, body) = e.kind_and_body(env.seq);

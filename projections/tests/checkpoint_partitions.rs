@@ -3,6 +3,7 @@
 //! included — and only the events that change them load them.
 
 use journal::{Envelope, Kind};
+use projections::derived::TaskOp;
 use projections::fold::{self, Partition, State};
 use projections::replay;
 use projections::scenario::Scenario;
@@ -77,7 +78,8 @@ fn only_the_events_that_change_them_load_the_cost_and_the_notifications() {
         ))
         .given_hook(&notification("s1", "n"))
         .given_usage("s1", "m1", "2026-11-01", 1)
-        .given_rewind("s1", 1);
+        .given_rewind("s1", 1)
+        .given_task_command(TaskOp::Add, "T1", Some("a task"), None);
     let parts = |i: usize| fold::partitions_for(&s.log[i]);
     let cost = |i: usize| parts(i).iter().any(|p| matches!(p, Partition::Cost(_)));
     let chunks = |i: usize| -> Vec<Partition> {
@@ -97,9 +99,15 @@ fn only_the_events_that_change_them_load_the_cost_and_the_notifications() {
     );
     assert_eq!(
         parts(2).len(),
-        6,
-        "global, tasks, one cost shard, its session's cost totals shard, the session and its index shard"
+        5,
+        "global, one cost shard, its session's cost totals shard, the session and its index shard"
     );
+    let tasks = |i: usize| parts(i).contains(&Partition::Tasks);
+    assert!(
+        !(0..4).any(tasks),
+        "only a task command or release folds into the journal-wide tasks"
+    );
+    assert!(tasks(4) && parts(4).contains(&Partition::TasksDone));
     assert_eq!(
         chunks(3),
         [Partition::Notifications(0)],

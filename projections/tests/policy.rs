@@ -517,6 +517,24 @@ fn a_reminder_is_due_after_the_threshold_and_not_again_within_the_cooldown() {
 }
 
 #[test]
+fn a_reminder_at_a_tool_call_lists_the_journal_wide_tasks_too() {
+    // A tool call loads the journal-wide tasks only when its session is due a reminder.
+    let mut s = Scenario::default()
+        .given_task_command(TaskOp::Add, "T1", Some("Cut the release"), None)
+        .given_hook(&start("startup"));
+    for i in 0..9 {
+        s = s.given_hook(&read(&format!("/f{i}")));
+    }
+    let t = s
+        .when_hook(&read("/f9"))
+        .then_event_kinds(&["ReminderIssued"]);
+    assert_eq!(
+        t.context(),
+        "hookjournal: no task tool used in the last 10 tool calls and prompts. Open tasks:\n- [T1] Cut the release [pending]"
+    );
+}
+
+#[test]
 fn stop_is_blocked_once_at_the_emergency_tier_and_never_when_active() {
     let t = Scenario::default()
         .given_hook(&start("startup"))

@@ -132,25 +132,37 @@ fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-/// `HOOKJOURNAL_TRACE=1`: phase timings on stderr (for profiling the hook path).
-struct Trace(Option<(std::time::Instant, Vec<(&'static str, std::time::Duration)>)>);
+/// `HOOKJOURNAL_TRACE=1`: phase timings on stderr (for profiling the hook path), printed when
+/// the guard `Trace` that `run` holds is dropped. `mark` works from anywhere on the hook's thread.
+struct Trace;
+
+type Marks = Option<(std::time::Instant, Vec<(&'static str, std::time::Duration)>)>;
+
+thread_local! {
+    static MARKS: std::cell::RefCell<Marks> = const { std::cell::RefCell::new(None) };
+}
 
 impl Trace {
-    fn new() -> Trace {
-        Trace(
-            std::env::var_os("HOOKJOURNAL_TRACE").map(|_| (std::time::Instant::now(), Vec::new())),
-        )
+    fn start() -> Trace {
+        if std::env::var_os("HOOKJOURNAL_TRACE").is_some() {
+            MARKS.with(|m| *m.borrow_mut() = Some((std::time::Instant::now(), Vec::new())));
+        }
+        Trace
     }
-    fn mark(&mut self, what: &'static str) {
-        if let Some((t0, v)) = &mut self.0 {
+}
+
+/// Records that phase `what` ended now (nothing unless `HOOKJOURNAL_TRACE` is set).
+fn mark(what: &'static str) {
+    MARKS.with(|m| {
+        if let Some((t0, v)) = &mut *m.borrow_mut() {
             v.push((what, t0.elapsed()));
         }
-    }
+    });
 }
 
 impl Drop for Trace {
     fn drop(&mut self) {
-        if let Some((_, v)) = &self.0 {
+        if let Some((_, v)) = MARKS.with(|m| m.borrow_mut().take()) {
             let parts: Vec<String> = v
                 .iter()
                 .map(|(w, d)| format!("{w} {:.2}", d.as_secs_f64() * 1000.0))
@@ -170,7 +182,7 @@ struct Invocation {
 }
 
 fn run(argv: &[OsString]) -> anyhow::Result<()> {
-    let mut trace = Trace::new();
+    let _trace = Trace::start();
     let flags = parse_flags(argv);
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
     let (settings, warning) = Settings::load(&dir);
@@ -195,19 +207,19 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
             .and_then(|_| spool::write(&dir, &spooled))
             .is_ok()
         {
-            trace.mark("spooled");
+            mark("spooled");
             return Ok(());
         }
     }
 
     let outside = read_outside(&inv, &settings);
     let opts = open_options(inv.parsed.as_ref(), &settings);
-    trace.mark("read");
+    mark("read");
     // Everything under the lock is guarded: an error or a panic before the commit spools the
     // invocation instead, so it is never lost.
     let backup = inv.ev.clone();
     let locked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        locked(&dir, &opts, &settings, &inv, &outside, &mut trace)
+        locked(&dir, &opts, &settings, &inv, &outside)
     }));
     let done = match locked {
         Ok(Ok(Some(done))) => done,
@@ -238,7 +250,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
                  `hookjournal verify` tells whether it survived"
             );
         }
-        trace.mark("synced");
+        mark("synced");
     }
     if !output.is_empty() {
         let mut out = std::io::stdout().lock();
@@ -259,7 +271,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     if due {
         crate::commands::drain::after_hook(&dir, settings.hook.segment_events);
     }
-    trace.mark("close");
+    mark("close");
     Ok(())
 }
 
@@ -706,7 +718,6 @@ fn locked(
     settings: &Settings,
     inv: &Invocation,
     outside: &Outside,
-    trace: &mut Trace,
 ) -> anyhow::Result<Option<Answered>> {
     let opened = match Journal::open_light(dir, opts) {
         Ok(o) => o,
@@ -725,12 +736,12 @@ fn locked(
     }
     let mut j = match opened {
         journal::Opened::Light(mut light) => {
-            trace.mark("open light");
+            mark("open light");
             match answer(&mut light, dir, settings, inv, outside) {
                 Ok(Some(reply)) => return Ok(Some((Held::Light(light), reply))),
                 Ok(None) => return Ok(None),
                 Err(e) if crate::state_io::is_cache_miss(&e) => {
-                    trace.mark("cache miss");
+                    mark("cache miss");
                     light.upgrade()?
                 }
                 Err(e) => return Err(e),
@@ -738,9 +749,9 @@ fn locked(
         }
         journal::Opened::Full(j) => j,
     };
-    trace.mark("open");
+    mark("open");
     let answered = answer(&mut j, dir, settings, inv, outside)?;
-    trace.mark("commit");
+    mark("commit");
     Ok(answered.map(|reply| (Held::Full(j), reply)))
 }
 
@@ -757,13 +768,15 @@ fn answer<W: Writer>(
     let parsed = inv.parsed.as_ref();
     let external = outside.external.clone();
     let git = outside.git.clone();
-    let mut loaded = Loaded::new(&*j)?;
+    let mut loaded = Loaded::lean(&*j)?;
+    mark("global");
     let mut tx = j.begin();
     let Some(drained) = drain_backlog(dir, j, &mut loaded, &mut tx, settings, parsed)? else {
         // Older spooled events still wait: this one queues behind them, in arrival order.
         spool_instead(dir, ev, "a backlog of spooled events is being ingested");
         return Ok(None);
     };
+    mark("backlog");
 
     // The invocation itself; an event that names only its host's session key belongs to the
     // session the log last saw that key with.
@@ -775,6 +788,7 @@ fn answer<W: Writer>(
     tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();
     loaded.for_event(&*j, &env)?;
+    mark("loaded");
     if loaded.stale.is_some() {
         // The checkpoint cannot be trusted: record the event, answer nothing, and let a
         // detached process rebuild the checkpoint from the log.
@@ -820,6 +834,7 @@ fn answer<W: Writer>(
         Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, p, settings, git)?,
         None => (String::new(), None),
     };
+    mark("decided");
     // A loop agent's compaction that only the session file showed (Gemini CLI fires PreCompress
     // before every request): the task program runs after the answer, outside the lock.
     let release_after = match (parsed, &inv.agent_id, &env.session_id) {
@@ -847,12 +862,14 @@ fn answer<W: Writer>(
         eprintln!("hookjournal: {w}");
     }
     loaded.write_back(&mut tx);
+    mark("encoded");
     let committed = if settings.mirror.any() {
         tx.events().to_vec()
     } else {
         Vec::new()
     };
     j.commit(tx)?;
+    mark("written");
     for entry in drained {
         let _ = spool::remove(&entry);
     }
@@ -944,6 +961,9 @@ fn observe_and_decide(
                 derived::body(&metrics),
             )?;
         }
+    }
+    if policy::reads_tasks(&loaded.state, env, p, &settings.policy) {
+        loaded.tasks(j)?;
     }
     let decision = policy::decide(&loaded.state, env, p, &settings.policy);
     for d in &decision.events {

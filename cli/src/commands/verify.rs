@@ -5,6 +5,7 @@ use crate::cli_util::CommandHelper;
 use crate::state_io;
 use journal::hex;
 use projections::fold::State;
+use projections::tasks::TaskList;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -53,7 +54,15 @@ fn hot_cache_diff(
         return Ok(Vec::new());
     };
     let want: std::collections::BTreeMap<_, _> = replayed.partitions().into_iter().collect();
-    let have: std::collections::BTreeMap<_, _> = hot.entries(head.epoch)?.into_iter().collect();
+    let mut have: std::collections::BTreeMap<_, _> = hot.entries(head.epoch)?.into_iter().collect();
+    // An empty journal-wide task store written before an empty store had no partition: the
+    // same state as none.
+    if have
+        .get(projections::fold::TASKS_KEY)
+        .is_some_and(|v| projections::fold::decode::<TaskList>(v) == Some(TaskList::default()))
+    {
+        have.remove(projections::fold::TASKS_KEY);
+    }
     let mut out: Vec<String> = have
         .iter()
         .filter(|(k, v)| want.get(*k).map(Vec::as_slice).unwrap_or_default() != v.as_slice())
