@@ -1,4 +1,4 @@
-//! The benchmark: whole-process hook latency at 1k and 1M journal events beside a floor, full
+//! The benchmark: whole-process hook latency at 1k, 100k and 1M journal events beside a floor, full
 //! replay throughput, export throughput (plain and `--redact`), each read command at 1k, 100k and
 //! 1M events and at 10k sessions beside a process-start floor, and `cost` against ccusage.
 //! Prints a table and one JSON line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and
@@ -520,7 +520,7 @@ fn main() {
     let sizes: Vec<u64> = if quick {
         vec![1_000, 100_000]
     } else {
-        vec![1_000, 1_000_000]
+        vec![1_000, 100_000, 1_000_000]
     };
     let rounds = if quick { 2 } else { 4 };
     let templates = templates();

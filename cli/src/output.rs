@@ -324,7 +324,7 @@ pub fn shown_last(last: Option<usize>, all: bool, json: bool) -> Option<usize> {
     }
 }
 
-pub fn print_json(v: &serde_json::Value) {
+pub fn print_json<T: serde::Serialize + ?Sized>(v: &T) {
     println!(
         "{}",
         json_safe(serde_json::to_string_pretty(v).unwrap_or_default())

@@ -123,12 +123,28 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         until.as_deref(),
     );
     if args.json {
-        output::print_json(&serde_json::json!({
-            "by": format!("{:?}", args.by).to_lowercase(),
-            "rows": rows,
-            "total": total,
-            "reconciliation": { "sessions": rec, "total": rec_total },
-        }));
+        // Written straight from the rows: 18,798 sessions' reconciliation is 5 MB of JSON.
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            by: String,
+            reconciliation: Reconciliation<'a>,
+            rows: &'a [CostRow],
+            total: &'a CostRow,
+        }
+        #[derive(serde::Serialize)]
+        struct Reconciliation<'a> {
+            sessions: &'a [Reconciled],
+            total: &'a Reconciled,
+        }
+        output::print_json(&Json {
+            by: format!("{:?}", args.by).to_lowercase(),
+            reconciliation: Reconciliation {
+                sessions: &rec,
+                total: &rec_total,
+            },
+            rows: &rows,
+            total: &total,
+        });
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", render(&rows, &total, args.by));
