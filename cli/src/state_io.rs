@@ -187,7 +187,7 @@ impl Loaded {
         Ok(())
     }
 
-    /// Loads partition `p` if it is not in the state yet (the global ones are loaded by `new`).
+    /// Loads partition `p` if it is not in the state yet (the global record is loaded by `lean`).
     fn ensure(&mut self, j: &dyn Source, p: &Partition) -> Result<()> {
         let held = match p {
             Partition::Tasks => self.tasks_loaded,
