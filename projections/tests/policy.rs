@@ -4,7 +4,7 @@
 use projections::config::PolicyConfig;
 use projections::derived::TaskOp;
 use projections::host::Host;
-use projections::scenario::Scenario;
+use projections::scenario::{Scenario, Then};
 use projections::tasks::{TaskRef, TaskStatus};
 use serde_json::json;
 
@@ -495,17 +495,22 @@ fn startup_lists_the_open_tasks() {
         .then_context("hookjournal: 1 open task(s) in this project:\n- [T1] Write docs [pending]");
 }
 
-#[test]
-fn a_reminder_is_due_after_the_threshold_and_not_again_within_the_cooldown() {
-    let mut s = Scenario::default()
-        .given_hook(&start("startup"))
-        .given_hooks(&[&task_create("1", "Ship it")]);
+/// Ten tool calls without a task tool: the tenth is answered with the reminder.
+fn tenth_tool_call_reminded(mut s: Scenario) -> Then {
     for i in 0..9 {
         s = s.given_hook(&read(&format!("/f{i}")));
     }
-    let t = s
-        .when_hook(&read("/f9"))
-        .then_event_kinds(&["ReminderIssued"]);
+    s.when_hook(&read("/f9"))
+        .then_event_kinds(&["ReminderIssued"])
+}
+
+#[test]
+fn a_reminder_is_due_after_the_threshold_and_not_again_within_the_cooldown() {
+    let t = tenth_tool_call_reminded(
+        Scenario::default()
+            .given_hook(&start("startup"))
+            .given_hooks(&[&task_create("1", "Ship it")]),
+    );
     assert_eq!(
         t.context(),
         "hookjournal: no task tool used in the last 10 tool calls and prompts. Open tasks:\n- [1] Ship it [pending]"
@@ -519,15 +524,11 @@ fn a_reminder_is_due_after_the_threshold_and_not_again_within_the_cooldown() {
 #[test]
 fn a_reminder_at_a_tool_call_lists_the_journal_wide_tasks_too() {
     // A tool call loads the journal-wide tasks only when its session is due a reminder.
-    let mut s = Scenario::default()
-        .given_task_command(TaskOp::Add, "T1", Some("Cut the release"), None)
-        .given_hook(&start("startup"));
-    for i in 0..9 {
-        s = s.given_hook(&read(&format!("/f{i}")));
-    }
-    let t = s
-        .when_hook(&read("/f9"))
-        .then_event_kinds(&["ReminderIssued"]);
+    let t = tenth_tool_call_reminded(
+        Scenario::default()
+            .given_task_command(TaskOp::Add, "T1", Some("Cut the release"), None)
+            .given_hook(&start("startup")),
+    );
     assert_eq!(
         t.context(),
         "hookjournal: no task tool used in the last 10 tool calls and prompts. Open tasks:\n- [T1] Cut the release [pending]"
