@@ -818,3 +818,48 @@ fn verify_json_always_prints_one_object() {
         "{v}"
     );
 }
+
+#[test]
+fn an_empty_task_store_an_older_build_wrote_verifies_and_goes_at_the_next_load() {
+    let d = tempfile::tempdir().unwrap();
+    let j = d.path().join("j");
+    let start =
+        r#"{"session_id":"s1","hook_event_name":"SessionStart","source":"startup","cwd":"/p"}"#;
+    assert!(hook(&j, start.as_bytes(), &[]).status.success());
+    // What every build before this one wrote, tasks or none: an empty `tasks` partition.
+    let opts = journal::OpenOptions {
+        wait: Duration::from_secs(30),
+        create: false,
+        segment_events: 100_000,
+        priority: false,
+    };
+    let tasks = projections::fold::TASKS_KEY;
+    {
+        let mut jr = journal::Journal::open(&j, &opts).unwrap();
+        let mut tx = jr.begin();
+        tx.put_state(tasks, projections::fold::State::default().encode_tasks());
+        tx.checkpointed();
+        jr.commit(tx).unwrap();
+        assert!(jr.get_state(tasks).unwrap().is_some());
+    }
+    let verified = |what: &str| {
+        let v = run_json(&j, &["verify", "--json"]);
+        assert_eq!(v["ok"], true, "{what}: {v}");
+    };
+    verified("the empty partition is the same state as none");
+    // The next hook whose answer reads the tasks loads the partition and drops it.
+    let prompt =
+        r#"{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"go","cwd":"/p"}"#;
+    assert!(hook(&j, prompt.as_bytes(), &[]).status.success());
+    // Gone from the hot cache the hook answered from, and from sled once a reader folds the log
+    // the hook appended (verify does, and a drainer would).
+    let hot = journal::hot::HotCache::new(&j);
+    let head = hot.head().expect("a current hot cache");
+    assert!(matches!(
+        hot.get(&head, tasks),
+        journal::hot::Lookup::Known(None)
+    ));
+    verified("after the hook");
+    let jr = journal::Journal::open(&j, &opts).unwrap();
+    assert_eq!(jr.get_state(tasks).unwrap(), None);
+}
