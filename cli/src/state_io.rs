@@ -552,6 +552,11 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
             eprintln!("hookjournal: {w}");
         }
         if tx.is_empty() {
+            // Only files an earlier commit ingested: its `d:` keys are in the store, which the
+            // open copied from a synced log.
+            for entry in &done {
+                let _ = spool::remove(entry);
+            }
             if journal::checkpoint::stale_reason(j.dir()).is_some() {
                 rebuild_checkpoint(j)?;
             }
@@ -673,7 +678,9 @@ pub fn drain(
             break;
         }
         if j.was_drained(&entry.id)? {
-            let _ = spool::remove(&entry);
+            // Ingested by an earlier commit, which may not be durable yet: removed with the
+            // files this batch ingests, once its commit is.
+            done.push(entry);
             continue;
         }
         let mut ev = match spool::read(&entry) {

@@ -20,12 +20,126 @@ pub enum Durability {
     Volatile,
 }
 
+/// Creates `path` and any missing parents (mode 0700). A new directory's name is durable only
+/// once its parent is synced, so each parent that gained one is synced.
 pub(crate) fn create_dir(path: &Path) -> Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(crate::DIR_MODE)
-        .create(path)
-        .ctx(|| format!("creating {}", path.display()))
+    let mut missing = Vec::new();
+    let mut p = Some(path);
+    while let Some(d) = p {
+        match fs::symlink_metadata(d) {
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                missing.push(d);
+                p = d.parent().filter(|p| !p.as_os_str().is_empty());
+            }
+            Err(e) => return Err(e).ctx(|| format!("creating {}", path.display())),
+        }
+    }
+    for d in missing.iter().rev() {
+        match fs::DirBuilder::new().mode(crate::DIR_MODE).create(d) {
+            Ok(()) => {}
+            // Another process made it meanwhile: it is there all the same.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).ctx(|| format!("creating {}", d.display())),
+        }
+        if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+/// Creates `path` (see `create_dir`) unless it exists.
+pub(crate) fn ensure_dir(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    create_dir(path)
+}
+
+/// Opens a journal file for reading: never through a link, never blocking on a FIFO, and only
+/// a regular file.
+pub(crate) fn open_read(path: &Path) -> std::io::Result<File> {
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    regular(f)
+}
+
+/// Opens an existing journal file for reading and writing (see `open_read`).
+pub(crate) fn open_write(path: &Path) -> Result<File> {
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .and_then(regular)
+        .map_err(|e| open_error(path, e))
+}
+
+fn regular(f: File) -> std::io::Result<File> {
+    if f.metadata()?.is_file() {
+        Ok(f)
+    } else {
+        Err(std::io::Error::other("not a regular file"))
+    }
+}
+
+/// The one-line error for a journal file that did not open (a link is said to be one).
+pub(crate) fn open_error(path: &Path, e: std::io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return Error::Io {
+            context: format!("opening {}", path.display()),
+            cause: std::io::Error::other("it is a symbolic link, which the journal never follows"),
+        };
+    }
+    Error::Io {
+        context: format!("opening {}", path.display()),
+        cause: e,
+    }
+}
+
+/// A name part no other call of this process, or another process, has made: nanoseconds, pid
+/// and a counter.
+pub(crate) fn unique_stamp() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{ns}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Syncs every file under `dir`, each directory in it, `dir` itself and its parent: what sled
+/// leaves only "flushed" (written, not synced) is durable after it.
+pub(crate) fn sync_tree(dir: &Path) -> Result<()> {
+    fn walk(d: &Path) -> Result<()> {
+        let rd = fs::read_dir(d).ctx(|| format!("listing {}", d.display()))?;
+        for e in rd {
+            let e = e.ctx(|| format!("listing {}", d.display()))?;
+            let t = e
+                .file_type()
+                .ctx(|| format!("reading {}", e.path().display()))?;
+            if t.is_dir() {
+                walk(&e.path())?;
+            } else if t.is_file() {
+                File::open(e.path())
+                    .and_then(|f| f.sync_all())
+                    .ctx(|| format!("syncing {}", e.path().display()))?;
+            }
+        }
+        sync_dir(d)
+    }
+    walk(dir)?;
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => sync_dir(p),
+        _ => Ok(()),
+    }
 }
 
 /// Creates (or truncates) a file only its owner can read: the journal holds prompts and output.

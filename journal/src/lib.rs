@@ -13,6 +13,7 @@ mod envelope;
 mod error;
 mod files;
 pub mod hot;
+pub mod incidents;
 mod lock;
 mod segment;
 pub mod spool;

@@ -234,6 +234,10 @@ pub struct Recovered {
     pub moved_aside: Vec<PathBuf>,
     /// Whether anything was changed (false: the journal was sound).
     pub changed: bool,
+    /// The write-ahead log (both copies) was rewritten to the kept tail.
+    pub rewrote_log: bool,
+    /// The active store was rebuilt (the old one moved aside).
+    pub rebuilt_store: bool,
 }
 
 /// The journal's size and head, for `status`.
@@ -512,6 +516,8 @@ impl Journal {
                 db.insert(HEAD_KEY, encode_head(0, ZERO_HASH, 1))?;
                 db.flush()?;
                 drop(db);
+                // sled's flush does not sync: the store must be durable before `CURRENT` names it.
+                crate::files::sync_tree(&store)?;
                 write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)?;
                 created = true;
                 name
@@ -525,7 +531,13 @@ impl Journal {
         }
         let db = open_sled_waiting(&dir.join(&active), deadline)?;
         let (head_seq, head_hash, base) = read_head(&db, &active)?;
-        let wal = Wal::open(dir, base)?;
+        let had_log = dir.join(wal::DIR).is_dir();
+        // A new journal starts its log; one written before the log (no `wal/`, no hot cache)
+        // gets one, filled from the store below. Anything else must have its log.
+        if created || (!had_log && !dir.join(crate::hot::DIR).exists()) {
+            Wal::create(dir, base)?;
+        }
+        let (wal, logged) = Wal::open_scanned(dir, base)?;
         let hot = HotCache::new(dir);
         let mut j = Journal {
             dir: dir.to_path_buf(),
@@ -543,7 +555,7 @@ impl Journal {
         if j.dir.join(ROTATING).exists() {
             j.recover_rotation()?;
         }
-        j.reconcile_wal()?;
+        j.reconcile_wal(logged, had_log)?;
         // The cache is current at this head: keep writing its epoch.
         if let Some(h) = j.hot.head() {
             if h.current_at(j.head_seq, &j.head_hash) {
@@ -558,59 +570,61 @@ impl Journal {
         Ok(j)
     }
 
-    /// Brings the active store and the write-ahead log back to the same head. The log ahead of
-    /// the store (a kill between the two writes, or a store that lost its tail) is copied into
-    /// the store, to be folded by the next commit; the store ahead of the log (a log that lost
-    /// records) is copied into the log. A disagreement on the same seq is damage.
-    fn reconcile_wal(&mut self) -> Result<()> {
+    /// Brings the active store and the write-ahead log (already merged from its two copies, see
+    /// `wal.rs`) back to the same head. The log ahead of the store (the light path's normal
+    /// state, a kill between the two writes, a store that lost its tail) is copied into the store,
+    /// to be folded by the next commit. The store ahead of the log (a log that lost records, a
+    /// deleted `wal/`, a journal written before the log) holds every event the log has and more:
+    /// the log is rewritten from it. A disagreement on the same seq is damage.
+    fn reconcile_wal(&mut self, logged: wal::Scan, had_log: bool) -> Result<()> {
         let wal_tail = self.wal.tail();
+        let store_tail = (self.head_seq >= self.base).then_some((self.head_seq, self.head_hash));
+        if wal_tail == store_tail {
+            return Ok(());
+        }
+        let damaged = |what: String| Error::corrupt(DamagePlace::wal(self.wal.path()), what);
         match wal_tail {
-            Some((seq, hash)) if seq == self.head_seq => {
-                if hash != self.head_hash {
-                    return Err(Error::corrupt(
-                        DamagePlace::wal(self.wal.path()),
-                        format!(
-                            "{} and the active store disagree on seq {seq}; run `hookjournal recover`",
-                            self.wal.path().display()
-                        ),
-                    ));
-                }
-                Ok(())
-            }
-            None if self.head_seq < self.base => Ok(()),
+            Some((seq, _)) if seq == self.head_seq => Err(damaged(format!(
+                "{} and the active store disagree on seq {seq}; run `hookjournal recover`",
+                self.wal.path().display()
+            ))),
             Some((seq, _)) if seq > self.head_seq => {
-                let scan = wal::scan(self.wal.path())?;
-                let missing: Vec<Envelope> = scan
+                // A light writer may not have synced its last append yet: the store (and its
+                // drained markers, which let spool files go) must never be ahead of the disk.
+                self.wal.sync()?;
+                let missing: Vec<&Envelope> = logged
                     .events
-                    .into_iter()
+                    .iter()
                     .filter(|e| e.seq > self.head_seq)
                     .collect();
                 let mut prev = self.head_hash;
                 for (i, e) in missing.iter().enumerate() {
                     if e.seq != self.head_seq + 1 + i as u64 || e.prev != prev {
-                        return Err(Error::corrupt(
-                            DamagePlace::wal(self.wal.path()),
-                            format!(
-                                "{}: seq {} does not continue the active store's chain; run `hookjournal recover`",
-                                self.wal.path().display(),
-                                e.seq
-                            ),
-                        ));
+                        return Err(damaged(format!(
+                            "{}: seq {} does not continue the active store's chain; run `hookjournal recover`",
+                            self.wal.path().display(),
+                            e.seq
+                        )));
                     }
                     prev = e.hash;
                 }
-                let first = missing.first().map(|e| e.seq).unwrap_or(self.head_seq + 1);
+                let (Some(first), Some(last)) = (missing.first(), missing.last()) else {
+                    return Err(damaged(format!(
+                        "{} ends at seq {seq} but holds no event after the store's seq {}; run `hookjournal recover`",
+                        self.wal.path().display(),
+                        self.head_seq
+                    )));
+                };
                 let mut batch = sled::Batch::default();
                 for e in &missing {
                     batch.insert(&event_key(e.seq), e.encode());
                 }
-                for id in &scan.drained {
+                for id in &logged.drained {
                     batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
                 }
                 if self.db.get(UNFOLDED_KEY)?.is_none() {
-                    batch.insert(UNFOLDED_KEY, &first.to_be_bytes());
+                    batch.insert(UNFOLDED_KEY, &first.seq.to_be_bytes());
                 }
-                let last = missing.last().expect("the log is ahead");
                 batch.insert(HEAD_KEY, encode_head(last.seq, last.hash, self.base));
                 self.db.apply_batch(batch)?;
                 self.db.flush()?;
@@ -619,10 +633,33 @@ impl Journal {
                 Ok(())
             }
             _ => {
-                // The log lost records the store still has (or was removed): rewrite it whole.
+                // The store holds more than the log: the log's events must be its first ones.
                 let events = self.active_events()?;
-                wal::rewrite(&self.dir, self.base, &events)?;
+                if !prefix_of(&logged.events, &events) {
+                    return Err(damaged(format!(
+                        "{} and the active store disagree; run `hookjournal recover`",
+                        self.wal.path().display()
+                    )));
+                }
+                let drained: Vec<String> = self
+                    .db
+                    .scan_prefix(DRAINED)
+                    .keys()
+                    .filter_map(|k| k.ok())
+                    .map(|k| String::from_utf8_lossy(&k[DRAINED.len()..]).into_owned())
+                    .collect();
+                wal::rewrite(&self.dir, self.base, &events, &drained)?;
                 self.wal = Wal::open(&self.dir, self.base)?;
+                if had_log {
+                    crate::incidents::note(
+                        &self.dir,
+                        &format!(
+                            "the write-ahead log lacked seq {}..{} that the active store holds; it was rewritten from the store (nothing lost)",
+                            logged.events.last().map(|e| e.seq + 1).unwrap_or(self.base),
+                            self.head_seq
+                        ),
+                    );
+                }
                 Ok(())
             }
         }
@@ -660,6 +697,14 @@ impl Journal {
     pub fn recover(dir: &Path, wait: Duration) -> Result<Recovered> {
         let deadline = std::time::Instant::now() + wait;
         let _lock = DirLock::acquire(dir, wait, true)?;
+        // In the boot that wrote it, the hot cache's head is a witness of how far the journal
+        // reached (a log deleted with events no other copy holds).
+        let this_boot = HotCache::new(dir)
+            .head()
+            .filter(|h| h.boot == crate::hot::boot_id());
+        let witnessed = this_boot.as_ref().map(|h| h.seq).unwrap_or(0);
+        // And of how far sled got: a store that lost events it had is rebuilt (as `verify` says).
+        let sled_had = this_boot.map(|h| h.sled_seq).unwrap_or(0);
         HotCache::new(dir).invalidate()?;
         let mut r = Recovered::default();
         remove_unfinished_rebuilds(dir);
@@ -668,53 +713,71 @@ impl Journal {
         let base = sealed_seq + 1;
         r.base = base;
 
-        // Every candidate copy of the active tail.
+        // Every candidate copy of the active tail. A missing last segment must not cost the
+        // newer events: the tail starts where the store or the newest log says it does.
+        let base = tail_base(dir, base, deadline)?;
+        if base > r.base {
+            r.found.push(format!(
+                "the sealed segments end at seq {sealed_seq} but the active tail starts at seq {base}: seq {}..{} (a missing segment) cannot be rebuilt; restore it from a backup or an export",
+                sealed_seq + 1,
+                base - 1
+            ));
+            r.lost = Some((sealed_seq + 1, base - 1));
+            r.base = base;
+        }
         let store = read_store_copy(dir, base, sealed_seq, deadline, &mut r.found)?;
-        let mut wal_scan = read_wal_copy(&wal::path(dir, base), &mut r.found)?;
-        let mirror_scan = read_wal_copy(&wal::mirror_path(dir, base), &mut r.found)?;
+        let pair = wal::read_pair(dir, base)?;
+        r.found.extend(wal::describe(&pair, dir, base));
         let claimed = store
             .claimed
-            .max(wal_scan.events.last().map(|e| e.seq).unwrap_or(0))
-            .max(mirror_scan.events.last().map(|e| e.seq).unwrap_or(0));
+            .max(pair.scan.events.last().map(|e| e.seq).unwrap_or(0))
+            .max(witnessed);
 
-        let (tail, head_seq, head_hash) = salvage_tail(
-            base,
-            sealed_hash,
-            &store.events,
-            [&wal_scan.events[..], &mirror_scan.events[..]],
-            &mut r,
-        );
-        r.head_seq = head_seq;
+        // Past a gap the chain cannot be checked against the segments: the tail's first event
+        // vouches for itself.
+        let after = if base > sealed_seq + 1 {
+            [&pair.scan.events, &store.events]
+                .iter()
+                .find_map(|evs| evs.iter().find(|e| e.seq == base))
+                .map(|e| e.prev)
+                .unwrap_or(sealed_hash)
+        } else {
+            sealed_hash
+        };
+        let (tail, head_seq, head_hash) =
+            salvage_tail(base, after, &store.events, &pair.scan.events, &mut r);
+        r.head_seq = head_seq.max(sealed_seq);
         if claimed > head_seq {
-            r.lost = Some((head_seq + 1, claimed));
+            let from = r.lost.map(|(a, _)| a).unwrap_or(head_seq + 1);
+            r.lost = Some((from, claimed));
         }
 
-        // Order matters for crash safety: the log is rewritten first, then the store rebuilt and
-        // `CURRENT` switched, then the rest moved aside, the markers removed and the directory
-        // synced last.
+        // Order matters for crash safety: whole records no copy can keep are set aside, the log
+        // is rewritten (both copies, one after the other), then the store rebuilt and `CURRENT`
+        // switched, then the rest moved aside, the markers removed and the directory synced last.
         // A store behind the log is not damage: a light writer appends to the log alone, and
         // the next open copies the rest in.
-        let store_matches = store.ok && prefix_of(&store.events, &tail);
-        let wal_matches = wal_scan.damage.is_none()
-            && mirror_scan.damage.is_none()
-            && same_events(&wal_scan.events, &tail)
-            && same_events(&mirror_scan.events, &tail);
+        let store_last = store.events.last().map(|e| e.seq).unwrap_or(base - 1);
+        let store_matches = store.ok && prefix_of(&store.events, &tail) && store_last >= sled_had;
+        let wal_matches = pair.sound() && same_events(&pair.scan.events, &tail);
         if !wal_matches {
-            wal::rewrite(dir, base, &tail)?;
+            r.found.extend(wal::keep_beyond(dir, base, &pair)?);
+            wal::rewrite(dir, base, &tail, &pair.scan.drained)?;
             r.changed = true;
+            r.rewrote_log = true;
         }
         if !store_matches {
-            // The spool files either copy says were ingested are never ingested again.
-            wal_scan.drained.extend(mirror_scan.drained.iter().cloned());
+            // The spool files the log says were ingested are never ingested again.
             rebuild_store(
                 dir,
                 base,
                 sealed_seq,
                 (head_seq, head_hash),
                 &tail,
-                &wal_scan,
+                &pair.scan.drained,
             )?;
             r.changed = true;
+            r.rebuilt_store = true;
         }
         move_aside(dir, base, &mut r)?;
         if check_empty_marker(dir, (head_seq, head_hash), tail.len()).is_err() {
@@ -807,10 +870,20 @@ impl Journal {
             sync_dir(&self.dir)?;
         }
         // The write-ahead log first: once it is synced, the batch survives whatever happens to
-        // sled's files. Events the log already holds (copied in at open) are not logged again.
-        let logged = self.wal.tail().map(|(s, _)| s).unwrap_or(0);
-        let new: Vec<&Envelope> = tx.events.iter().filter(|e| e.seq > logged).collect();
-        self.wal.append(&new, &tx.drained)?;
+        // sled's files. The open made the log and the store agree on the head.
+        let head = (self.head_seq >= self.base).then_some((self.head_seq, self.head_hash));
+        if self.wal.tail() != head {
+            return Err(Error::corrupt(
+                DamagePlace::wal(self.wal.path()),
+                format!(
+                    "{} does not end at the journal's head (seq {}); run `hookjournal recover`",
+                    self.wal.path().display(),
+                    self.head_seq
+                ),
+            ));
+        }
+        let events: Vec<&Envelope> = tx.events.iter().collect();
+        self.wal.append(&events, &tx.drained)?;
         let mut batch = sled::Batch::default();
         for e in &tx.events {
             batch.insert(&event_key(e.seq), e.encode());
@@ -1081,6 +1154,9 @@ impl Journal {
             std::time::Instant::now() + Duration::from_secs(5),
         )?;
         self.carry_partitions(&db, new_base, head, tx)?;
+        // sled's flush writes without syncing: the new store must be durable before `CURRENT`
+        // names it (else a power cut leaves `CURRENT` naming a store with no head record).
+        crate::files::sync_tree(&new_path)?;
         Ok(db)
     }
 
@@ -1149,11 +1225,16 @@ impl Journal {
             .filter_map(|k| k.ok())
             .map(|k| String::from_utf8_lossy(&k[DRAINED.len()..]).into_owned())
             .collect();
+        if drained.is_empty() {
+            return Ok(());
+        }
         for id in drained {
             let path = self.dir.join(spool::SPOOL_DIR).join(format!("{id}.spool"));
             spool::remove(&spool::SpoolEntry { id, path })?;
         }
-        Ok(())
+        // The drained markers go with the old store: the removals must be durable first, or a
+        // power cut brings the files back with nothing to say they were ingested.
+        sync_dir(&self.dir.join(spool::SPOOL_DIR))
     }
 
     /// Points `CURRENT` at the new store `db`, then removes the old store, its log and `ROTATING`
@@ -1166,7 +1247,7 @@ impl Journal {
         let _ = fs::remove_dir_all(&old_path);
         let old_base = std::mem::replace(&mut self.base, new_base);
         // The sealed segment now holds the old log's events.
-        self.wal = Wal::open(&self.dir, new_base)?;
+        self.wal = Wal::create(&self.dir, new_base)?;
         wal::remove(&wal::path(&self.dir, old_base));
         let _ = fs::remove_file(self.dir.join(ROTATING));
         let marker = format!(
@@ -1650,26 +1731,13 @@ fn scan_store(db: &sled::Db, name: &str, claimed: &mut Seq) -> Result<(Seq, Vec<
     Ok((b, out))
 }
 
-/// Reads the write-ahead log of the active tail, noting in `found` where it is damaged.
-fn read_wal_copy(path: &Path, found: &mut Vec<String>) -> Result<wal::Scan> {
-    let wal_scan = wal::scan(path)?;
-    if let Some(d) = &wal_scan.damage {
-        found.push(format!(
-            "{}: {d} at byte {}",
-            path.display(),
-            wal_scan.valid_len
-        ));
-    }
-    Ok(wal_scan)
-}
-
-/// The longest intact chain from the sealed head, each seq from whichever copy has it (counted in
-/// `r`): `(tail, head seq, head hash)`.
+/// The longest intact chain from `base` after the event hashed `prev`, each seq from whichever
+/// copy has it (counted in `r`): `(tail, head seq, head hash)`.
 fn salvage_tail(
     base: Seq,
-    sealed_hash: Hash,
+    prev: Hash,
     store_events: &[Envelope],
-    logs: [&[Envelope]; 2],
+    log_events: &[Envelope],
     r: &mut Recovered,
 ) -> (Vec<Envelope>, Seq, Hash) {
     let valid = |events: &[Envelope]| -> BTreeMap<Seq, Envelope> {
@@ -1680,23 +1748,17 @@ fn salvage_tail(
             .collect()
     };
     let from_store = valid(store_events);
-    let from_log = valid(logs[0]);
-    let from_mirror = valid(logs[1]);
+    let from_log = valid(log_events);
     let mut tail: Vec<Envelope> = Vec::new();
-    let (mut seq, mut prev) = (base, sealed_hash);
+    let (mut seq, mut prev) = (base, prev);
     loop {
-        let pick = [
-            from_log.get(&seq),
-            from_mirror.get(&seq),
-            from_store.get(&seq),
-        ]
-        .into_iter()
-        .flatten()
-        .find(|e| e.prev == prev)
-        .cloned();
+        let pick = [from_log.get(&seq), from_store.get(&seq)]
+            .into_iter()
+            .flatten()
+            .find(|e| e.prev == prev)
+            .cloned();
         let Some(e) = pick else { break };
-        let in_logs = from_log.contains_key(&seq) || from_mirror.contains_key(&seq);
-        match (in_logs, from_store.contains_key(&seq)) {
+        match (from_log.contains_key(&seq), from_store.contains_key(&seq)) {
             (true, false) => r.from_wal_only += 1,
             (false, true) => r.from_store_only += 1,
             _ => {}
@@ -1706,6 +1768,21 @@ fn salvage_tail(
         tail.push(e);
     }
     (tail, seq - 1, prev)
+}
+
+/// Where the active tail starts: after the sealed segments, unless the store `CURRENT` names
+/// or the newest log starts later (a segment is missing).
+fn tail_base(dir: &Path, after_sealed: Seq, deadline: std::time::Instant) -> Result<Seq> {
+    let from_log = wal::list(dir)?.last().map(|(b, _)| *b).unwrap_or(0);
+    let from_store = match read_current(dir) {
+        Ok(Some(name)) => match open_sled_waiting(&dir.join(&name), deadline) {
+            Ok(db) => read_head(&db, &name).map(|(_, _, b)| b).unwrap_or(0),
+            Err(Error::Busy) => return Err(Error::Busy),
+            Err(_) => 0,
+        },
+        _ => 0,
+    };
+    Ok(after_sealed.max(from_log).max(from_store))
 }
 
 /// Whether a copy holds exactly the events of `tail` (same seqs, same hashes).
@@ -1726,7 +1803,7 @@ fn rebuild_store(
     sealed_seq: Seq,
     (head_seq, head_hash): (Seq, Hash),
     tail: &[Envelope],
-    wal_scan: &wal::Scan,
+    drained: &[String],
 ) -> Result<()> {
     // Order matters: stale marker, then the store built and flushed under a `rebuild-` name,
     // renamed and the directory synced, `ACTIVE_EMPTY` removed, and `CURRENT` switched last.
@@ -1741,7 +1818,7 @@ fn rebuild_store(
     for e in tail {
         batch.insert(&event_key(e.seq), e.encode());
     }
-    for id in &wal_scan.drained {
+    for id in drained {
         batch.insert(prefixed(DRAINED, id.as_bytes()), &[] as &[u8]);
     }
     batch.insert(
@@ -1751,6 +1828,7 @@ fn rebuild_store(
     db.apply_batch(batch)?;
     db.flush()?;
     drop(db);
+    crate::files::sync_tree(&building)?;
     let name = format!("{}-{stamp}", active_name(base));
     fs::rename(&building, dir.join(&name)).ctx(|| format!("renaming {}", building.display()))?;
     sync_dir(dir)?;
@@ -2264,5 +2342,125 @@ mod tests {
         let j = open(d.path());
         assert_eq!(j.head_seq(), 4);
         assert_eq!(j.unfolded().unwrap(), vec![ev]);
+    }
+
+    /// Events committed the way hooks commit them: to the log alone (the light path), after
+    /// `n` events the store holds.
+    fn light_journal(dir: &Path, n: u64, light: u64) -> Vec<Envelope> {
+        let mut j = open(dir);
+        for i in 1..=n {
+            append(&mut j, i);
+        }
+        let mut tx = j.begin();
+        for i in n + 1..=n + light {
+            tx.push(stop(i));
+        }
+        let evs = tx.events.clone();
+        // What a light writer does: the log gets the batch, sled does not.
+        j.wal.append(&evs.iter().collect::<Vec<_>>(), &[]).unwrap();
+        drop(j);
+        evs
+    }
+
+    /// Given a flipped byte inside the log while its mirror is whole, and events only the log
+    /// and mirror hold, when the journal is opened in full, then every event is there (the
+    /// record is taken from the mirror): no panic, no fork, nothing lost.
+    #[test]
+    fn a_flipped_byte_inside_the_log_costs_nothing_when_its_mirror_is_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let light = light_journal(d.path(), 3, 4);
+        let log = wal::path(d.path(), 1);
+        let mut bytes = fs::read(&log).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x20;
+        fs::write(&log, &bytes).unwrap();
+        let j = open(d.path());
+        assert_eq!((j.head_seq(), j.head_hash()), (7, light[3].hash));
+        assert_eq!(j.active_events().unwrap().len(), 7);
+        assert_eq!(
+            fs::read(&log).unwrap(),
+            fs::read(wal::mirror_path(d.path(), 1)).unwrap()
+        );
+        drop(j);
+        let report = crate::verify(d.path(), Duration::from_secs(5), |_| {}).unwrap();
+        assert!(report.ok(), "{:?}", report.damage);
+    }
+
+    /// The same flip in both copies: the events after it cannot be chained. The open refuses
+    /// nothing and panics nowhere; what the copies held past the flip is kept aside and said to
+    /// be possibly missing.
+    #[test]
+    fn a_flip_in_both_copies_keeps_what_follows_aside_and_says_so() {
+        let d = tempfile::tempdir().unwrap();
+        light_journal(d.path(), 3, 4);
+        let mut bytes = fs::read(wal::path(d.path(), 1)).unwrap();
+        let at = bytes.len() * 3 / 4;
+        bytes[at] ^= 0x20;
+        fs::write(wal::path(d.path(), 1), &bytes).unwrap();
+        fs::write(wal::mirror_path(d.path(), 1), &bytes).unwrap();
+        let j = open(d.path());
+        assert!(j.head_seq() >= 3, "{}", j.head_seq());
+        let kept = fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("damaged-"))
+            .count();
+        assert_eq!(kept, 2);
+        assert!(!crate::incidents::take_unread(d.path()).is_empty());
+    }
+
+    /// Given a log that lost its last records while the store holds them (both copies cut
+    /// short: the store is ahead), when it is opened, then the log is rewritten from the store
+    /// and the repair is noted. Both copies deleted is refused until `recover` rewrites them.
+    #[test]
+    fn a_store_ahead_of_the_log_rewrites_the_log_and_a_deleted_log_waits_for_recover() {
+        let d = tempfile::tempdir().unwrap();
+        let mut j = open(d.path());
+        for i in 1..=5 {
+            append(&mut j, i);
+        }
+        let head = j.head_hash();
+        drop(j);
+        // Five appends, five batches of one record of the same size: keep the first two.
+        let two = {
+            let b = fs::read(wal::path(d.path(), 1)).unwrap();
+            b[..b.len() / 5 * 2].to_vec()
+        };
+        fs::write(wal::path(d.path(), 1), &two).unwrap();
+        fs::write(wal::mirror_path(d.path(), 1), &two).unwrap();
+        assert_eq!(wal::scan(&wal::path(d.path(), 1)).unwrap().events.len(), 2);
+        let j = open(d.path());
+        assert_eq!((j.head_seq(), j.head_hash()), (5, head));
+        drop(j);
+        assert_eq!(wal::scan(&wal::path(d.path(), 1)).unwrap().events.len(), 5);
+        let said = crate::incidents::read(d.path());
+        assert!(
+            said.iter()
+                .any(|i| i.text.contains("rewritten from the store")),
+            "{said:?}"
+        );
+
+        fs::remove_file(wal::path(d.path(), 1)).unwrap();
+        fs::remove_file(wal::mirror_path(d.path(), 1)).unwrap();
+        assert!(matches!(
+            Journal::open(d.path(), &OpenOptions::default()),
+            Err(Error::Corrupt {
+                place: DamagePlace::Wal(_),
+                ..
+            })
+        ));
+        let report = crate::verify(d.path(), Duration::from_secs(5), |_| {}).unwrap();
+        assert!(
+            report
+                .damage
+                .iter()
+                .any(|d| d.what.starts_with("missing, with its mirror")),
+            "{:?}",
+            report.damage
+        );
+        let r = Journal::recover(d.path(), Duration::from_secs(5)).unwrap();
+        assert!(r.rewrote_log && !r.rebuilt_store, "{r:?}");
+        let j = open(d.path());
+        assert_eq!((j.head_seq(), j.head_hash()), (5, head));
     }
 }

@@ -86,6 +86,10 @@ pub struct VerifyReport {
     /// Events the write-ahead log holds that the sled store has not ingested yet (hooks commit
     /// to the log and the hot cache; a drainer or the next command copies them in). Not damage.
     pub not_ingested: u64,
+    /// What is not damage but will be repaired by the next writer, one line each: an interrupted
+    /// write (a copy of the log shorter than the other, or ending in an unfinished batch), a
+    /// store that lost what an earlier boot had not synced.
+    pub notes: Vec<String>,
 }
 
 impl VerifyReport {
@@ -239,12 +243,9 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     };
     let base = tail_base(dir, active.as_ref(), &segments)?;
     let wal_path = wal::path(dir, base);
-    let log = scan_wal(&wal_path, base, &mut report)?;
-    let mirror_path = wal::mirror_path(dir, base);
-    if mirror_path.exists() {
-        let mirror = scan_wal(&mirror_path, base, &mut report)?;
-        compare_copies(&log, &mirror, &wal_path, &mirror_path, &mut report);
-    }
+    let pair = wal::read_pair(dir, base)?;
+    check_copies(dir, base, &pair, active.as_ref(), &mut report);
+    let log = &pair.scan;
     let segments: Vec<_> = segments.into_iter().filter(|s| s.first < base).collect();
     report.segments = segments.len();
     let mut chain = Chain {
@@ -255,9 +256,25 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     // The active tail: the store and the log must hold the same events.
     let tail: Vec<Envelope> = match &active {
         Some(a) => {
-            let sled_seq = crate::hot::HotCache::new(dir).head().map(|h| h.sled_seq);
-            compare_store_and_wal(a, &log, sled_seq, &DamagePlace::wal(&wal_path), &mut report);
-            union_of(a, &log)
+            // sled's flush does not sync: only in the boot that wrote it does `sled_seq` prove
+            // the store once held those events (after a power cut the log still holds them).
+            let head = crate::hot::HotCache::new(dir).head();
+            let sled_seq = head
+                .as_ref()
+                .filter(|h| h.boot == crate::hot::boot_id())
+                .map(|h| h.sled_seq);
+            if let Some(h) = head.filter(|h| h.boot != crate::hot::boot_id()) {
+                let last = a.events.last().map(|e| e.seq).unwrap_or(0);
+                if h.sled_seq > last {
+                    report.notes.push(format!(
+                        "the active store lost seq {}..{} to a restart before sled synced them; the log holds them and the next writer copies them in",
+                        last + 1,
+                        h.sled_seq
+                    ));
+                }
+            }
+            compare_store_and_wal(a, log, sled_seq, &DamagePlace::wal(&wal_path), &mut report);
+            union_of(a, log)
         }
         None => log.events.clone(),
     };
@@ -304,21 +321,96 @@ fn tail_base(
     })
 }
 
-/// Reads the write-ahead log of the active tail, naming its damage (but not a torn last append).
-fn scan_wal(wal_path: &Path, base: Seq, report: &mut VerifyReport) -> Result<wal::Scan> {
-    let log = wal::scan(wal_path)?;
-    if let Some(d) = &log.damage {
-        let rest = log.file_len - log.valid_len;
-        // A single unfinished append at the very end was never acknowledged: not damage.
-        if !wal::is_torn_tail(wal_path, log.valid_len, rest)? {
+/// Names what is wrong with the log's two copies. Damage is what an interrupted write cannot
+/// explain: a copy or `wal/` missing, a damaged record followed by whole ones, two copies that
+/// disagree. A copy that is shorter than the other or ends in an unfinished batch is a note:
+/// the next writer completes or cuts it, and nothing acknowledged is lost.
+fn check_copies(
+    dir: &Path,
+    base: Seq,
+    pair: &wal::Pair,
+    active: Option<&Active>,
+    report: &mut VerifyReport,
+) {
+    let wal_place = DamagePlace::Wal(format!("{base:020}.wal"));
+    let mirror_place = DamagePlace::Wal(format!("{base:020}.mirror"));
+    let first_missing = pair.scan.events.last().map(|e| e.seq + 1).unwrap_or(base);
+    if !dir.join(wal::DIR).is_dir() {
+        // A journal written before the log has neither a log nor a hot cache.
+        if dir.join(crate::hot::DIR).is_dir() {
             report.damage.push(Damage {
-                seq: Some(log.events.last().map(|e| e.seq + 1).unwrap_or(base)),
-                place: DamagePlace::wal(wal_path),
-                what: format!("{d} at byte {}", log.valid_len),
+                seq: None,
+                place: wal_place,
+                what: "the write-ahead log's directory wal/ is missing: events only it held are lost; `hookjournal recover` rewrites it from the store".into(),
             });
         }
+        return;
     }
-    Ok(log)
+    if !pair.log.present && !pair.mirror.present {
+        let store_holds = active.is_some_and(|a| !a.events.is_empty());
+        report.damage.push(Damage {
+            seq: None,
+            place: wal_place.clone(),
+            what: format!(
+                "missing, with its mirror: events only they held are lost; `hookjournal recover` rewrites them{}",
+                if store_holds { " from the store" } else { "" }
+            ),
+        });
+        return;
+    }
+    for (state, place, other) in [
+        (&pair.log, &wal_place, &mirror_place),
+        (&pair.mirror, &mirror_place, &wal_place),
+    ] {
+        if state.matches {
+            continue;
+        }
+        if !state.present {
+            report.damage.push(Damage {
+                seq: None,
+                place: place.clone(),
+                what: format!("missing; {other} holds every record: the next writer or `hookjournal recover` rewrites it"),
+            });
+            continue;
+        }
+        match &state.stops {
+            Some((at, what)) if state.records_after_stop => report.damage.push(Damage {
+                seq: Some(first_missing.min(seq_at(pair, *at).unwrap_or(first_missing))),
+                place: place.clone(),
+                what: if (*at as usize) < pair.bytes.len() {
+                    format!("{what} at byte {at}, followed by whole records; {other} holds it intact: the next writer or `hookjournal recover` rewrites it")
+                } else {
+                    format!("{what} at byte {at}, followed by whole records no copy can chain: `hookjournal recover` keeps them aside")
+                },
+            }),
+            Some((at, what)) => report.notes.push(format!(
+                "{place}: {what} at byte {at}: an interrupted write, never acknowledged; the next writer cuts it"
+            )),
+            None => report.notes.push(format!(
+                "{place} lacks the last {} bytes {other} holds: an interrupted write; the next writer completes it",
+                (pair.bytes.len() as u64).saturating_sub(state.len)
+            )),
+        }
+    }
+    if let Some(at) = pair.conflict {
+        report.damage.push(Damage {
+            seq: seq_at(pair, at),
+            place: wal_place,
+            what: format!("it and {mirror_place} hold different records at byte {at} (the journal was edited): `hookjournal recover` keeps what continues the chain"),
+        });
+    }
+}
+
+/// The seq of the first event at or after byte `at` of the merged log.
+fn seq_at(pair: &wal::Pair, at: u64) -> Option<Seq> {
+    let before = wal::scan_bytes(&pair.bytes[..(at as usize).min(pair.bytes.len())]);
+    Some(
+        before
+            .events
+            .last()
+            .map(|e| e.seq + 1)
+            .unwrap_or_else(|| pair.scan.events.first().map(|e| e.seq).unwrap_or(0)),
+    )
 }
 
 /// Follows the chain through the sealed segments: a gap, an unreadable segment, and each
@@ -426,37 +518,6 @@ fn compare_store_and_wal(
             place: wal_place.clone(),
             what: "disagrees with the active store".into(),
         });
-    }
-}
-
-/// The log and its mirror must hold the same events: each names what only the other holds.
-fn compare_copies(
-    log: &wal::Scan,
-    mirror: &wal::Scan,
-    log_path: &Path,
-    mirror_path: &Path,
-    report: &mut VerifyReport,
-) {
-    let seqs = |s: &wal::Scan| -> BTreeMap<Seq, Hash> {
-        s.events.iter().map(|e| (e.seq, e.hash)).collect()
-    };
-    let (a, b) = (seqs(log), seqs(mirror));
-    for (lacking, other, holder) in [(log_path, &b, &a), (mirror_path, &a, &b)] {
-        let only: Vec<Seq> = other
-            .iter()
-            .filter(|(s, h)| holder.get(s) != Some(h))
-            .map(|(s, _)| *s)
-            .collect();
-        if let (Some(first), Some(last)) = (only.first(), only.last()) {
-            report.damage.push(Damage {
-                seq: Some(*first),
-                place: DamagePlace::wal(lacking),
-                what: format!(
-                    "lacks {} event(s) in seq {first}..{last} that its other copy holds: `hookjournal recover` rewrites it",
-                    only.len()
-                ),
-            });
-        }
     }
 }
 

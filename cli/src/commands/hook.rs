@@ -239,18 +239,32 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         stderr,
         committed,
         release_after,
+        drained,
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
     let due = held.drainer_due(&settings);
+    let mut durable = true;
     if let Held::Light(light) = &mut held {
         if let Err(e) = light.finish() {
+            durable = false;
+            let why = format!(
+                "{} was written but syncing it failed ({e})",
+                described(&inv.ev)
+            );
+            journal::incidents::event_may_be_missing(&dir, &why);
             eprintln!(
-                "hookjournal: the event was written but syncing it failed ({e}); \
-                 `hookjournal verify` tells whether it survived"
+                "hookjournal: {why}; `hookjournal verify` tells whether it survived, and `hookjournal status` keeps saying so"
             );
         }
         mark("synced");
+    }
+    // The spool files this commit ingested are removed only now that their events are durable
+    // in the log: until then they are the other copy.
+    if durable {
+        for entry in &drained {
+            let _ = spool::remove(entry);
+        }
     }
     if !output.is_empty() {
         let mut out = std::io::stdout().lock();
@@ -271,8 +285,34 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     if due {
         crate::commands::drain::after_hook(&dir, settings.hook.segment_events);
     }
+    say_missing_events(&dir);
     mark("close");
     Ok(())
+}
+
+/// An event as an incident names it: "a PostToolUse event of session S".
+fn described(ev: &NewEvent) -> String {
+    let name = match &ev.kind {
+        Kind::Hook { name } => name.clone(),
+        other => other.label(),
+    };
+    match &ev.session_id {
+        Some(s) => format!("a {name} event of session {s}"),
+        None => format!("a {name} event"),
+    }
+}
+
+/// Events an earlier hook could not make durable: said once, on stderr (one `stat` when none).
+fn say_missing_events(dir: &std::path::Path) {
+    for i in journal::incidents::take_unread(dir) {
+        let at = chrono::DateTime::from_timestamp_millis(i.at_ms)
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "hookjournal: an event may be missing from the journal: at {at}, {} (`hookjournal status` lists it)",
+            crate::output::one_line(&i.text)
+        );
+    }
 }
 
 /// Reads stdin (or Codex's legacy `notify` argument), detects the host, parses the payload and
@@ -640,7 +680,14 @@ fn spool_instead(dir: &std::path::Path, mut ev: NewEvent, why: &str) {
     let why = crate::output::one_line(why);
     match spool::write(dir, &ev) {
         Ok(_) => eprintln!("hookjournal: {why}; event spooled for the next hook to ingest"),
-        Err(e) => eprintln!("hookjournal: {why}; spooling failed too ({e}); event lost"),
+        Err(e) => {
+            let what = format!(
+                "{} could not be recorded: {why}; spooling failed too ({e})",
+                described(&ev)
+            );
+            journal::incidents::event_may_be_missing(dir, &what);
+            eprintln!("hookjournal: {what}; event lost");
+        }
     }
 }
 
@@ -660,6 +707,8 @@ struct Reply {
     /// compaction found under the lock (Gemini CLI's session file), where the program could not
     /// run before it (see `release_found_compaction`).
     release_after: Option<&'static str>,
+    /// Spool files the commit ingested (or found ingested), removed once it is durable.
+    drained: Vec<spool::SpoolEntry>,
 }
 
 /// The journal as the hook holds it until the answer is out.
@@ -799,11 +848,11 @@ fn answer<W: Writer>(
             tx.push(e);
         }
         j.commit(tx)?;
-        for entry in &drained {
-            let _ = spool::remove(entry);
-        }
         crate::commands::recover::spawn_rebuild(dir);
-        return Ok(Some(Reply::default()));
+        return Ok(Some(Reply {
+            drained,
+            ..Reply::default()
+        }));
     }
     if let Some(p) = parsed {
         if matches!(p.canonical, Canonical::SessionStart { .. }) {
@@ -870,20 +919,20 @@ fn answer<W: Writer>(
     };
     j.commit(tx)?;
     mark("written");
-    for entry in drained {
-        let _ = spool::remove(&entry);
-    }
     Ok(Some(Reply {
         output,
         stderr,
         committed,
         release_after,
+        drained,
     }))
 }
 
 /// Ingests the spooled backlog in chunks, each committed before the next, within the hook's
 /// budget (the time spent committing counts too). `None`: the budget ran out with events still
-/// waiting; the ids in `Some` are the spool files the open transaction ingests.
+/// waiting; `Some` holds the spool files every chunk ingested, to be removed once the last
+/// commit is durable (a light writer's chunks are synced only then). Files left by `None` are
+/// found ingested and removed by a later writer.
 fn drain_backlog<W: Writer>(
     dir: &std::path::Path,
     j: &mut W,
@@ -901,13 +950,15 @@ fn drain_backlog<W: Writer>(
     let deadline = std::time::Instant::now() + Duration::from_millis(budget);
     const CHUNK: usize = 256;
     let mut taken = 0;
+    let mut ingested = Vec::new();
     loop {
         let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
         let d = crate::state_io::drain(&*j, loaded, tx, want, deadline, &settings.policy)?;
-        if !d.more {
-            return Ok(Some(d.done));
-        }
         taken += d.done.len();
+        ingested.extend(d.done);
+        if !d.more {
+            return Ok(Some(ingested));
+        }
         loaded.write_back(tx);
         let chunk = std::mem::replace(tx, j.begin());
         let mirrored = if settings.mirror.any() {
@@ -916,9 +967,6 @@ fn drain_backlog<W: Writer>(
             Vec::new()
         };
         j.commit(chunk)?;
-        for entry in &d.done {
-            let _ = spool::remove(entry);
-        }
         // A backlog chunk is already off this hook's answer: its mirror lines go now.
         crate::mirror::write(dir, &settings.mirror, &mirrored);
         if std::time::Instant::now() >= deadline || taken >= settings.hook.drain_max {

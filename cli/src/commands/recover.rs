@@ -80,8 +80,14 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         } else {
             "no active events".into()
         };
+        let what = match (r.rebuilt_store, r.rewrote_log) {
+            (true, true) => "rebuilt the active store and its write-ahead log",
+            (true, false) => "rebuilt the active store",
+            (false, true) => "rewrote the write-ahead log and its mirror",
+            (false, false) => "repaired the journal",
+        };
         println!(
-            "rebuilt the active store: kept seq 1..{} in sealed segments and {tail}",
+            "{what}: kept seq 1..{} in sealed segments and {tail}",
             r.sealed
         );
         for p in &r.moved_aside {

@@ -4,6 +4,7 @@ use crate::cli_util::CommandHelper;
 use crate::output::{relative, timestamp};
 use crate::state_io;
 use journal::hex;
+use journal::incidents::{Incident, Severity};
 
 use std::process::ExitCode;
 
@@ -30,11 +31,22 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         Err(e) if state_io::is_readonly(&e) => state_io::readonly_status(dir)?,
         Err(e) => return Err(e),
     };
+    let incidents = journal::incidents::read(dir);
+    let missing: Vec<&Incident> = incidents
+        .iter()
+        .filter(|i| i.severity == Severity::MayBeMissing)
+        .collect();
+    let repairs = incidents.len() - missing.len();
     if args.json {
         crate::output::print_json(&serde_json::json!({
             "dir": st.dir, "events": st.events, "sessions": sessions, "segments": st.segments,
             "active_events": st.active_events, "bytes": st.bytes, "hot_files": st.hot_files, "spooled": st.spooled,
             "last_event": st.last_recorded_at_us.map(timestamp), "head_hash": hex(&st.head_hash),
+            "incidents": incidents.iter().rev().take(50).map(|i| serde_json::json!({
+                "at": timestamp(i.at_ms * 1000),
+                "event_may_be_missing": i.severity == Severity::MayBeMissing,
+                "what": i.text,
+            })).collect::<Vec<_>>(),
         }));
         return Ok(ExitCode::SUCCESS);
     }
@@ -66,6 +78,32 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         None => println!("last event none"),
     }
     println!("chain head {}", &hex(&st.head_hash)[..16]);
+    if !missing.is_empty() {
+        println!(
+            "incidents  {} may be missing (a hook could not make it durable):",
+            crate::output::count(missing.len() as u64, "event")
+        );
+        for i in missing.iter().rev().take(5) {
+            println!(
+                "           {}  {}",
+                timestamp(i.at_ms * 1000),
+                crate::output::escape(&i.text)
+            );
+        }
+    }
+    if repairs > 0 {
+        let last = incidents
+            .iter()
+            .rev()
+            .find(|i| i.severity == Severity::Repaired)
+            .expect("counted");
+        println!(
+            "repairs    {} from another copy, nothing lost (last {}: {})",
+            repairs,
+            timestamp(last.at_ms * 1000),
+            crate::output::escape(&last.text)
+        );
+    }
     println!(
         "{}",
         crate::output::dim("run `hookjournal verify` to check the chain and the projections")

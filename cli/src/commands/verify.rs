@@ -171,6 +171,7 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
             "damage": damage.iter().map(|d| serde_json::json!({
                 "seq": d.seq, "place": d.place.to_string(), "what": d.what,
             })).collect::<Vec<_>>(),
+            "notes": report.notes,
         }));
     } else if ok {
         let checked = match projections_ok {
@@ -184,6 +185,9 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
             report.segments,
             &hex(&report.head_hash)[..16]
         );
+        for n in &report.notes {
+            println!("  note: {}", crate::output::escape(n));
+        }
     } else {
         println!(
             "{}: {} problem(s)",
@@ -198,6 +202,9 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
                 crate::output::escape(&d.place.to_string()),
                 crate::output::escape(&d.what)
             );
+        }
+        for n in &report.notes {
+            println!("  note: {}", crate::output::escape(n));
         }
         println!("  `hookjournal recover` rebuilds what can be rebuilt from the intact copies and says what it kept");
     }
