@@ -33,16 +33,53 @@ pub fn journal_dir(flag: Option<&Path>, hook_mode: bool) -> PathBuf {
     nearest_from_cwd()
 }
 
-/// The nearest ancestor of the cwd holding `.hookjournal/`, else `./.hookjournal`.
+/// The nearest ancestor of the cwd holding a `.hookjournal/` this user may use, else
+/// `./.hookjournal`. One another user owns (pre-created in a shared directory, say) or that is
+/// a link is passed over: it is not this user's journal (root, reading, takes any).
 fn nearest_from_cwd() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     for dir in cwd.ancestors() {
         let candidate = dir.join(DIR_NAME);
-        if candidate.is_dir() {
+        if usable(&candidate) {
             return candidate;
         }
     }
     cwd.join(DIR_NAME)
+}
+
+/// Whether `dir` is a real directory (not a link) this user owns (root: anyone's).
+fn usable(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(dir).is_ok_and(|m| {
+        m.is_dir() && (m.uid() == journal::files::euid() || journal::files::euid() == 0)
+    })
+}
+
+/// Why `dir` cannot be this user's journal (`None`: it can, or it does not exist yet): said
+/// by the hook, which then records nothing there.
+pub fn refusal(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(dir).ok()?;
+    let me = journal::files::euid();
+    if m.file_type().is_symlink() {
+        Some(format!(
+            "{} is a symbolic link; the journal is never reached through one, so nothing is recorded",
+            dir.display()
+        ))
+    } else if !m.is_dir() {
+        Some(format!(
+            "{} is not a directory; nothing is recorded",
+            dir.display()
+        ))
+    } else if m.uid() != me && me != 0 {
+        Some(format!(
+            "{} belongs to another user (uid {}); nothing is recorded there",
+            dir.display(),
+            m.uid()
+        ))
+    } else {
+        None
+    }
 }
 
 /// What marks a project's root for `install`, in the order they are reported.

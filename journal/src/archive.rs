@@ -12,7 +12,7 @@ use crate::error::{IoContext, Result};
 use crate::files::{self, Durability};
 use crate::{DamagePlace, Error};
 use std::collections::BTreeMap;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -83,7 +83,7 @@ pub(crate) fn write(dir: &Path, seq: u64, entries: &BTreeMap<Vec<u8>, Vec<u8>>) 
 /// footer). Errors name the file.
 fn open_checked(path: &Path) -> Result<(File, u64, [u8; FOOTER])> {
     let name = path.display();
-    let f = File::open(path).ctx(|| format!("opening {name}"))?;
+    let f = crate::files::open_read(path).ctx(|| format!("opening {name}"))?;
     let len = f.metadata().ctx(|| format!("reading {name}"))?.len();
     let corrupt = |w: &str| Error::Corrupt {
         place: DamagePlace::archive(path),
@@ -205,7 +205,7 @@ pub(crate) fn keys(path: &Path, prefix: &[u8]) -> Result<Vec<(Vec<u8>, bool)>> {
 /// Every entry of an archive, checking its digest.
 pub(crate) fn read_all(path: &Path) -> Result<BTreeMap<Vec<u8>, Vec<u8>>> {
     let name = path.display();
-    let bytes = fs::read(path).ctx(|| format!("reading {name}"))?;
+    let bytes = crate::files::read_regular(path).ctx(|| format!("reading {name}"))?;
     let corrupt = |w: &str| Error::Corrupt {
         place: DamagePlace::archive(path),
         what: format!("archive {name}: {w}"),
@@ -269,9 +269,9 @@ mod tests {
         }
         assert_eq!(get(&p, b"sess:nope").unwrap(), None);
         assert_eq!(read_all(&p).unwrap(), m);
-        let mut bytes = fs::read(&p).unwrap();
+        let mut bytes = std::fs::read(&p).unwrap();
         bytes[20] ^= 1;
-        fs::write(&p, bytes).unwrap();
+        std::fs::write(&p, bytes).unwrap();
         assert!(read_all(&p).is_err());
     }
 }

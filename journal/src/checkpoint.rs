@@ -19,7 +19,9 @@ pub fn mark_stale(dir: &Path, why: &str) -> Result<()> {
 
 /// Why the checkpoint is stale, if it is.
 pub fn stale_reason(dir: &Path) -> Option<String> {
-    std::fs::read_to_string(dir.join(archive::DIR).join(STALE)).ok()
+    crate::files::read_small(&dir.join(archive::DIR).join(STALE), 4096)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// Removes the stale marker (a writer that marked it, and wrote the whole checkpoint since).

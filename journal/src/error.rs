@@ -52,6 +52,15 @@ pub enum Error {
     /// A reader's callback stopped the read; the callback keeps its own reason.
     #[error("stopped by the caller")]
     Stopped,
+    /// Something in the journal's directory is not what the journal makes: a symbolic link, a
+    /// special file, a directory owned by another user. The journal never follows or uses it.
+    #[error("refusing {}: {what}", path.display())]
+    Unsafe {
+        /// The entry.
+        path: PathBuf,
+        /// What it is, as said to a person.
+        what: String,
+    },
 }
 
 impl Error {

@@ -1,5 +1,7 @@
 //! File-system helpers: private directories and files, and the one way a file is replaced
-//! atomically (`write_atomic`).
+//! atomically (`write_atomic`). The journal's directory is hostile ground (a cloned repository
+//! can commit files and links into it; another user can pre-create it): nothing here follows a
+//! link, opens a special file, or reads more than a file's own size.
 
 use crate::error::{IoContext, Result};
 use crate::Error;
@@ -57,9 +59,164 @@ pub(crate) fn ensure_dir(path: &Path) -> Result<()> {
     create_dir(path)
 }
 
+/// The user this process runs as.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and touches no memory.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether `path` exists (as itself: a link is not followed).
+pub fn is_present(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+/// Who owns the journal directory `dir` (`None`: it does not exist).
+pub fn owner(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(dir).ok().map(|m| m.uid())
+}
+
+/// The directories of a journal, besides the journal's own.
+const SUBDIRS: [&str; 5] = ["wal", "hot", "state", "segments", "spool"];
+
+/// Checks the journal's directory before anything in it is used: it and its subdirectories are
+/// real directories (no links), owned by the running user, and private (group or world write
+/// access, e.g. a directory another user pre-created or a clone's umask gave, is taken away).
+/// A journal owned by another user is `ReadOnly`: it may be read, never written — root
+/// included, so it never leaves files the owner cannot use.
+pub fn check_journal_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let me = euid();
+    for (i, d) in std::iter::once(dir.to_path_buf())
+        .chain(SUBDIRS.iter().map(|s| dir.join(s)))
+        .enumerate()
+    {
+        let m = match fs::symlink_metadata(&d) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if i == 0 {
+                    return Err(Error::NotFound(dir.to_path_buf()));
+                }
+                continue;
+            }
+            Err(e) => return Err(e).ctx(|| format!("reading {}", d.display())),
+        };
+        if m.file_type().is_symlink() || !m.is_dir() {
+            return Err(Error::Unsafe {
+                path: d,
+                what: if m.file_type().is_symlink() {
+                    "it is a symbolic link, which the journal never follows".into()
+                } else {
+                    "it is not a directory".into()
+                },
+            });
+        }
+        if m.uid() != me {
+            if i == 0 {
+                return Err(Error::ReadOnly(dir.to_path_buf()));
+            }
+            return Err(Error::Unsafe {
+                path: d,
+                what: format!("it belongs to another user (uid {})", m.uid()),
+            });
+        }
+        if m.mode() & 0o077 != 0 {
+            fs::set_permissions(&d, fs::Permissions::from_mode(crate::DIR_MODE))
+                .ctx(|| format!("making {} private", d.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Entries under `dir` (recursively) that the journal never makes: symbolic links, special
+/// files, entries another user owns. As (path, what it is).
+pub fn strangers(dir: &Path) -> Vec<(PathBuf, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let me = owner(dir).unwrap_or_else(euid);
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            let what = if m.file_type().is_symlink() {
+                Some("a symbolic link (never followed)".to_string())
+            } else if m.uid() != me {
+                Some(format!("owned by another user (uid {})", m.uid()))
+            } else if m.is_dir() {
+                todo.push(e.path());
+                None
+            } else if !m.is_file() {
+                Some("a special file (not something the journal makes)".to_string())
+            } else {
+                None
+            };
+            if let Some(w) = what {
+                out.push((e.path(), w));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Refuses a directory the journal is about to hand to another library (sled opens its own
+/// files): any link or special file in it is `Unsafe`.
+pub(crate) fn check_tree(dir: &Path) -> Result<()> {
+    if let Some((path, what)) = strangers(dir).into_iter().next() {
+        return Err(Error::Unsafe { path, what });
+    }
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => Err(Error::Unsafe {
+            path: dir.to_path_buf(),
+            what: "it is a symbolic link, which the journal never follows".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Reads a small control file whole (`CURRENT`, a marker): a regular file reached without a
+/// link, at most `cap` bytes.
+pub fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = open_read(path)?;
+    if f.metadata()?.len() > cap {
+        return Err(std::io::Error::other(format!(
+            "larger than {cap} bytes, which it never is"
+        )));
+    }
+    let mut out = Vec::new();
+    f.take(cap).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Reads a journal file whole (a regular file reached without a link: its size bounds the read).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = open_read(path)?;
+    let mut out = Vec::with_capacity(f.metadata()?.len() as usize);
+    f.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Writes a marker file in place (created mode 0600 when missing), never through a link.
+pub fn write_marker(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(crate::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    f.write_all(bytes)
+}
+
 /// Opens a journal file for reading: never through a link, never blocking on a FIFO, and only
 /// a regular file.
-pub(crate) fn open_read(path: &Path) -> std::io::Result<File> {
+pub fn open_read(path: &Path) -> std::io::Result<File> {
     let f = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -145,10 +302,10 @@ pub(crate) fn sync_tree(dir: &Path) -> Result<()> {
 /// Creates (or truncates) a file only its owner can read: the journal holds prompts and output.
 fn create_private(path: &Path) -> Result<File> {
     fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .write(true)
         .mode(crate::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .ctx(|| format!("creating {}", path.display()))
 }
@@ -167,6 +324,7 @@ pub(crate) fn list_numbered(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBu
     };
     let mut out: Vec<(u64, PathBuf)> = rd
         .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let n = name.strip_suffix(suffix)?.parse().ok()?;
@@ -209,7 +367,14 @@ pub(crate) fn write_atomic_with(
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
     let res = (|| {
-        let mut f = create_private(&tmp)?;
+        // A leftover of a killed process that had this pid: never acknowledged, replaced.
+        let mut f = match create_private(&tmp) {
+            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::AlreadyExists => {
+                let _ = fs::remove_file(&tmp);
+                create_private(&tmp)?
+            }
+            other => other?,
+        };
         fill(&mut f).ctx(|| format!("writing {}", tmp.display()))?;
         if durability == Durability::Durable {
             f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;

@@ -140,8 +140,19 @@ fn overwrite(path: &Path, bytes: &[u8]) -> Result<()> {
         .create(true)
         .truncate(false)
         .mode(crate::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .ctx(|| format!("opening {}", path.display()))?;
+        .map_err(|e| crate::files::open_error(path, e))?;
+    if !f
+        .metadata()
+        .ctx(|| format!("reading {}", path.display()))?
+        .is_file()
+    {
+        return Err(crate::Error::Unsafe {
+            path: path.to_path_buf(),
+            what: "it is not a regular file".into(),
+        });
+    }
     f.write_all_at(bytes, 0)
         .and_then(|_| {
             if f.metadata()?.len() != bytes.len() as u64 {
@@ -208,7 +219,7 @@ impl HotCache {
 
     /// What `HEAD` says; `None` when it is missing or does not check (both mean: not current).
     pub fn head(&self) -> Option<HotHead> {
-        std::fs::read(self.dir.join(HEAD))
+        crate::files::read_regular(&self.dir.join(HEAD))
             .ok()
             .and_then(|b| HotHead::decode(&b))
     }
@@ -239,7 +250,7 @@ impl HotCache {
     /// Partition `key` as epoch `epoch` knows it. A file of another epoch, a damaged file or
     /// one naming another key is a miss; so is no file, unless the epoch is `complete`.
     pub fn get(&self, head: &HotHead, key: &[u8]) -> Lookup {
-        let Ok(bytes) = std::fs::read(self.dir.join(file_name(key))) else {
+        let Ok(bytes) = crate::files::read_regular(&self.dir.join(file_name(key))) else {
             return if head.complete {
                 Lookup::Known(None)
             } else {
@@ -286,7 +297,7 @@ impl HotCache {
             if name.len() != 32 {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(entry.path()) else {
+            let Ok(bytes) = crate::files::read_regular(&entry.path()) else {
                 continue;
             };
             let Some(body) = checked(&bytes, PART_MAGIC) else {

@@ -68,6 +68,9 @@ pub fn event_may_be_missing(dir: &Path, text: &str) {
 }
 
 fn write(dir: &Path, severity: Severity, text: &str) -> std::io::Result<()> {
+    if files::owner(dir) != Some(files::euid()) {
+        return Err(std::io::Error::other("not this user's journal"));
+    }
     let path = dir.join(FILE);
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
         std::fs::rename(&path, dir.join("incidents.old"))?;

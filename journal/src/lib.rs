@@ -11,7 +11,7 @@ mod archive;
 pub mod checkpoint;
 mod envelope;
 mod error;
-mod files;
+pub mod files;
 pub mod hot;
 pub mod incidents;
 mod lock;

@@ -15,7 +15,7 @@ const WANTED: &str = "lock.wanted";
 
 /// Whether a reader has asked hooks to step aside (a marker younger than 5 s).
 fn reader_waiting(wanted: &Path) -> bool {
-    std::fs::metadata(wanted)
+    std::fs::symlink_metadata(wanted)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.elapsed().ok())
@@ -37,6 +37,7 @@ impl DirLock {
         // Everything the journal writes is private to its owner.
         // SAFETY: umask only changes this process's file creation mask.
         unsafe { libc::umask(0o077) };
+        crate::files::check_journal_dir(dir)?;
         let path = dir.join("lock");
         let file = OpenOptions::new()
             .create(true)
@@ -44,12 +45,18 @@ impl DirLock {
             .read(true)
             .write(true)
             .mode(crate::FILE_MODE)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
             .map_err(|e| {
                 let read_only = e.kind() == std::io::ErrorKind::PermissionDenied
                     || e.raw_os_error() == Some(libc::EROFS);
                 if read_only {
                     Error::ReadOnly(dir.to_path_buf())
+                } else if e.raw_os_error() == Some(libc::ELOOP) {
+                    Error::Unsafe {
+                        path: path.clone(),
+                        what: "it is a symbolic link, which the journal never follows".into(),
+                    }
                 } else {
                     Error::Io {
                         context: format!("opening {}", path.display()),
@@ -93,7 +100,9 @@ impl DirLock {
                 return Err(Error::Busy);
             }
             if priority && !marked && now - start > Duration::from_millis(20) {
-                marked = std::fs::write(&wanted, std::process::id().to_string()).is_ok();
+                marked =
+                    crate::files::write_marker(&wanted, std::process::id().to_string().as_bytes())
+                        .is_ok();
             }
             if !priority && reader_waiting(&wanted) {
                 return Err(Error::Busy);

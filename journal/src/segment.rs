@@ -58,6 +58,10 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentInfo>> {
         let Some((first, last)) = name.to_str().and_then(parse_name) else {
             continue;
         };
+        // Only regular files are segments (a link or a directory is named by `verify`).
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
         let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
         out.push(SegmentInfo {
             path: entry.path(),
@@ -132,7 +136,7 @@ pub(crate) fn for_each(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let bytes = fs::read(&seg.path).ctx(|| format!("reading segment {name}"))?;
+    let bytes = crate::files::read_regular(&seg.path).ctx(|| format!("reading segment {name}"))?;
     let corrupt = |what: String| Error::Corrupt {
         place: DamagePlace::Segment(name.clone()),
         what: format!("segment {name}: {what}"),
@@ -188,7 +192,7 @@ pub(crate) fn stream(seg: &SegmentInfo, mut f: impl FnMut(Envelope) -> Result<()
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let file = File::open(&seg.path).ctx(|| format!("opening segment {name}"))?;
+    let file = crate::files::open_read(&seg.path).ctx(|| format!("opening segment {name}"))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let corrupt = |what: String| Error::Corrupt {
         place: DamagePlace::Segment(name.clone()),

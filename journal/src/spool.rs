@@ -1,9 +1,13 @@
 //! The spool: where an invocation goes when the journal's lock cannot be had within the budget.
 //!
 //! Each spooled event is one file, written to a temp name, fsynced and renamed, so a reader sees it
-//! whole or not at all. Names sort by arrival (`<unix ns>-<pid>-<counter>`), and the next process
-//! that holds the lock drains them in that order. A drained file's id is committed in the same
-//! batch as its event, so a crash between commit and unlink never ingests it twice.
+//! whole or not at all. Names sort by arrival (`<stamp>-<pid>-<counter>`, the stamp from a clock
+//! shared by every writer of the spool that never goes back, see `next_stamp`), and the next
+//! process that holds the lock drains them in that order. A drained file's id is committed in
+//! the same batch as its event, so a crash between commit and unlink never ingests it twice.
+//!
+//! A spool file is trusted only from the journal's owner: a file another user could write into
+//! `spool/` (a checksum is not an author) is never ingested; `verify` names it.
 //!
 //! A file is `HJSPOOL2`, the blake3 of the body, then the body (a bincode `NewEvent`): a
 //! damaged file is caught before it could be ingested as a genuine event. (Files without the
@@ -21,6 +25,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub const SPOOL_DIR: &str = "spool";
 const SUFFIX: &str = ".spool";
 const MAGIC: &[u8; 8] = b"HJSPOOL2";
+/// The spool's shared clock, in the journal's directory (see `next_stamp`).
+const CLOCK: &str = "spool.clock";
 
 /// A spooled event's file.
 #[derive(Clone, Debug)]
@@ -32,18 +38,36 @@ pub struct SpoolEntry {
 }
 
 /// Writes `ev` to the spool of journal `dir` durably; returns its id.
+///
+/// Only the journal's owner writes it — or root, on the owner's behalf: the file (and a spool
+/// directory root creates) is handed to the owner, so root never leaves a file the owner's
+/// journal cannot use. Anyone else gets `ReadOnly`.
 pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let on_behalf = on_behalf_of(dir)?;
     let spool = dir.join(SPOOL_DIR);
-    if !spool.exists() {
-        files::create_dir(&spool)?;
+    match fs::symlink_metadata(&spool) {
+        Ok(m) if m.is_dir() => {}
+        Ok(m) => {
+            return Err(Error::Unsafe {
+                path: spool,
+                what: if m.file_type().is_symlink() {
+                    "it is a symbolic link, which the journal never follows".into()
+                } else {
+                    "it is not a directory".into()
+                },
+            })
+        }
+        Err(_) => {
+            files::create_dir(&spool)?;
+            if let Some((uid, gid)) = on_behalf {
+                chown(&spool, uid, gid)?;
+            }
+        }
     }
-    let ns = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
     let id = format!(
-        "{ns:020}-{:010}-{:06}",
+        "{:020}-{:010}-{:06}",
+        next_stamp(dir, on_behalf),
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
@@ -53,13 +77,87 @@ pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(blake3::hash(&body).as_bytes());
     bytes.extend_from_slice(&body);
-    files::write_atomic(
-        &spool,
-        &format!("{id}{SUFFIX}"),
-        &bytes,
-        Durability::Durable,
-    )?;
+    files::write_atomic_with(&spool, &format!("{id}{SUFFIX}"), Durability::Durable, |f| {
+        use std::io::Write;
+        if let Some((uid, gid)) = on_behalf {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: fchown on a descriptor we own; no memory is touched.
+            if unsafe { libc::fchown(f.as_raw_fd(), uid, gid) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        f.write_all(&bytes)
+    })?;
     Ok(id)
+}
+
+/// `None` when the running user owns the journal; `Some(owner)` when root writes for its owner;
+/// `ReadOnly` for anyone else.
+fn on_behalf_of(dir: &Path) -> Result<Option<(u32, u32)>> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = fs::symlink_metadata(dir) else {
+        return Ok(None);
+    };
+    let me = files::euid();
+    if m.uid() == me {
+        Ok(None)
+    } else if me == 0 {
+        Ok(Some((m.uid(), m.gid())))
+    } else {
+        Err(Error::ReadOnly(dir.to_path_buf()))
+    }
+}
+
+fn chown(path: &Path, uid: u32, gid: u32) -> Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
+        .ctx(|| format!("giving {} to its journal's owner", path.display()))
+}
+
+/// The next stamp of the spool's shared clock: the wall clock in nanoseconds, but never less
+/// than one past the last stamp any writer took (`spool.clock`, 8 bytes read and advanced under
+/// its own `flock`, held for two small I/Os), so a clock stepped back never reorders arrivals.
+/// The file is not synced: after a power cut it may be older, and the wall clock (which moved
+/// on meanwhile) takes over again. Anything wrong with it falls back to the wall clock.
+fn next_stamp(dir: &Path, on_behalf: Option<(u32, u32)>) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let path = dir.join(CLOCK);
+    let stamp = shared_clock(&path, now);
+    if let Some((uid, gid)) = on_behalf {
+        let _ = chown(&path, uid, gid);
+    }
+    stamp.unwrap_or(now)
+}
+
+fn shared_clock(path: &Path, now: u64) -> Option<u64> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(crate::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    // SAFETY: flock on a descriptor we own; released when `f` is closed.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return None;
+    }
+    let mut last = [0u8; 8];
+    let last = match f.read_at(&mut last, 0) {
+        Ok(8) => u64::from_le_bytes(last),
+        _ => 0,
+    };
+    let next = now.max(last.saturating_add(1));
+    f.write_all_at(&next.to_le_bytes(), 0).ok()?;
+    Some(next)
 }
 
 /// Spooled events in arrival order. Temp files (a writer killed mid-write) are skipped; they were
@@ -76,13 +174,14 @@ pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
             })
         }
     };
+    let owner = files::owner(dir);
     let mut out = Vec::new();
     for entry in rd.flatten() {
         let name = entry.file_name();
         let Some(id) = name.to_str().and_then(|n| n.strip_suffix(SUFFIX)) else {
             continue;
         };
-        if id.starts_with('.') {
+        if id.starts_with('.') || !genuine(&entry, owner) {
             continue;
         }
         out.push(SpoolEntry {
@@ -94,10 +193,52 @@ pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
     Ok(out)
 }
 
+/// A spool file written by the journal's owner: a regular file (not a link) the owner owns.
+fn genuine(entry: &fs::DirEntry, owner: Option<u32>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    entry
+        .metadata()
+        .is_ok_and(|m| m.is_file() && Some(m.uid()) == owner)
+}
+
+/// Entries of `spool/` that look like spool files but are not the owner's regular files: never
+/// ingested, named by `verify`. As `(name, what it is)`.
+pub fn impostors(dir: &Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(rd) = fs::read_dir(dir.join(SPOOL_DIR)) else {
+        return Vec::new();
+    };
+    let owner = files::owner(dir);
+    let mut out: Vec<(String, String)> = rd
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.ends_with(SUFFIX) && !n.starts_with('.'))
+        })
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            let what = if m.file_type().is_symlink() {
+                "a symbolic link".to_string()
+            } else if !m.is_file() {
+                "not a regular file".to_string()
+            } else if Some(m.uid()) != owner {
+                format!("written by another user (uid {})", m.uid())
+            } else {
+                return None;
+            };
+            Some((e.file_name().to_string_lossy().into_owned(), what))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Reads a spooled event. A damaged file (`Error::Corrupt`) is left where it is by the
 /// hook and readers; `verify` names it and `recover` journals its bytes.
 pub fn read(entry: &SpoolEntry) -> Result<NewEvent> {
-    let bytes = fs::read(&entry.path).ctx(|| format!("reading {}", entry.path.display()))?;
+    let bytes =
+        files::read_regular(&entry.path).ctx(|| format!("reading {}", entry.path.display()))?;
     decode(&bytes).map_err(|e| Error::Corrupt {
         place: DamagePlace::Spool(entry.id.clone()),
         what: format!("spool file {}.spool: {e}", entry.id),

@@ -12,7 +12,7 @@
 use crate::archive;
 use crate::envelope::{bincode_config, unhex, Envelope, Hash, NewEvent, Seq, ZERO_HASH};
 use crate::error::{ChainBreak, IoContext, Result};
-use crate::files::{create_dir, sync_dir, write_atomic, Durability};
+use crate::files::{create_dir, is_present, sync_dir, write_atomic, Durability};
 use crate::hot::{HotCache, HotHead, Lookup};
 use crate::lock::DirLock;
 use crate::segment::{self, SegmentInfo};
@@ -288,9 +288,9 @@ pub(crate) fn read_head(db: &sled::Db, active: &str) -> Result<(Seq, Hash, Seq)>
 
 /// What `CURRENT` names: `None` when it is missing; an error when it is not a store's name.
 pub(crate) fn read_current(dir: &Path) -> Result<Option<String>> {
-    match fs::read_to_string(dir.join(CURRENT)) {
+    match crate::files::read_small(&dir.join(CURRENT), 256) {
         Ok(s) => {
-            let name = s.trim().to_string();
+            let name = String::from_utf8_lossy(&s).trim().to_string();
             if name.starts_with("active-")
                 && !name.contains('/')
                 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
@@ -340,7 +340,7 @@ pub(crate) fn check_empty_marker(
     head: (Seq, Hash),
     store_events: usize,
 ) -> std::result::Result<(), String> {
-    let Ok(marker) = fs::read_to_string(dir.join(EMPTY)) else {
+    let Some(marker) = read_marker(&dir.join(EMPTY)) else {
         return Ok(());
     };
     let parts: Vec<&str> = marker.split_whitespace().collect();
@@ -358,6 +358,13 @@ pub(crate) fn check_empty_marker(
         ));
     }
     Ok(())
+}
+
+/// A small marker's text (`None`: missing, unreadable, a link or not a regular file).
+fn read_marker(path: &Path) -> Option<String> {
+    crate::files::read_small(path, 4096)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 fn active_name(base: Seq) -> String {
@@ -394,6 +401,8 @@ fn remove_unfinished_snapshots(path: &Path) {
 }
 
 fn open_sled(path: &Path) -> Result<sled::Db> {
+    // sled follows links: nothing in a store it opens may be one.
+    crate::files::check_tree(path)?;
     remove_unfinished_snapshots(path);
     // No background flusher: we flush explicitly before answering, and its thread would be
     // joined on drop (a few ms per hook).
@@ -437,11 +446,15 @@ pub(crate) fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Re
 
 /// Creates the journal directory (0700) with a `.gitignore` of `*`, if missing.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
-    if !dir.exists() {
+    // Another user's journal (root writing for its owner) gets nothing but spool files.
+    if crate::files::owner(dir).is_some_and(|o| o != crate::files::euid()) {
+        return Ok(());
+    }
+    if !is_present(dir) {
         create_dir(dir)?;
     }
     let gi = dir.join(".gitignore");
-    if !gi.exists() {
+    if !is_present(&gi) {
         write_atomic(dir, ".gitignore", b"*\n", Durability::Durable)?;
     }
     Ok(())
@@ -508,7 +521,7 @@ impl Journal {
                 // A creation killed before `CURRENT` was written can leave a half-made sled
                 // directory that sled then reads as corrupt: it holds nothing (see above).
                 let store = dir.join(&name);
-                if store.exists() {
+                if is_present(&store) {
                     fs::remove_dir_all(&store)
                         .ctx(|| format!("removing the unfinished store {}", store.display()))?;
                 }
@@ -534,7 +547,7 @@ impl Journal {
         let had_log = dir.join(wal::DIR).is_dir();
         // A new journal starts its log; one written before the log (no `wal/`, no hot cache)
         // gets one, filled from the store below. Anything else must have its log.
-        if created || (!had_log && !dir.join(crate::hot::DIR).exists()) {
+        if created || (!had_log && !is_present(&dir.join(crate::hot::DIR))) {
             Wal::create(dir, base)?;
         }
         let (wal, logged) = Wal::open_scanned(dir, base)?;
@@ -552,7 +565,7 @@ impl Journal {
             hot,
             _lock: lock,
         };
-        if j.dir.join(ROTATING).exists() {
+        if is_present(&j.dir.join(ROTATING)) {
             j.recover_rotation()?;
         }
         j.reconcile_wal(logged, had_log)?;
@@ -708,6 +721,14 @@ impl Journal {
         HotCache::new(dir).invalidate()?;
         let mut r = Recovered::default();
         remove_unfinished_rebuilds(dir);
+        // Links and special files someone planted: removed (never their targets), and said.
+        for (path, what) in crate::files::strangers(dir) {
+            let plain = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() || m.is_dir());
+            if !plain && fs::remove_file(&path).is_ok() {
+                r.found.push(format!("removed {}: {what}", path.display()));
+                r.changed = true;
+            }
+        }
         let (sealed_seq, sealed_hash) = sealed_head(dir)?;
         r.sealed = sealed_seq;
         let base = sealed_seq + 1;
@@ -864,7 +885,7 @@ impl Journal {
             return Err(Error::StaleTx);
         }
         tx.chain(self.head_hash);
-        if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
+        if !tx.events.is_empty() && is_present(&self.dir.join(EMPTY)) {
             fs::remove_file(self.dir.join(EMPTY))
                 .ctx(|| format!("removing {}", self.dir.join(EMPTY).display()))?;
             sync_dir(&self.dir)?;
@@ -1146,7 +1167,7 @@ impl Journal {
         tx: Option<&Tx>,
     ) -> Result<sled::Db> {
         let new_path = self.dir.join(new_name);
-        if new_path.exists() {
+        if is_present(&new_path) {
             fs::remove_dir_all(&new_path).ctx(|| format!("removing {}", new_path.display()))?;
         }
         let db = open_sled_waiting(
@@ -1354,7 +1375,11 @@ fn lock_journal(dir: &Path, opts: &OpenOptions) -> Result<DirLock> {
     // Everything the journal writes is private to its owner, sled's own files included.
     // SAFETY: umask only changes this process's file creation mask.
     unsafe { libc::umask(0o077) };
-    if !dir.join(CURRENT).exists() && !dir.join("lock").exists() {
+    // Another user's journal is theirs: "no journal yet" would be wrong, and so would writing.
+    if crate::files::owner(dir).is_some_and(|o| o != crate::files::euid()) {
+        return Err(Error::ReadOnly(dir.to_path_buf()));
+    }
+    if !is_present(&dir.join(CURRENT)) && !is_present(&dir.join("lock")) {
         if !opts.create {
             return Err(Error::NotFound(dir.to_path_buf()));
         }
@@ -1410,7 +1435,7 @@ fn keep_hot(
     // Spool files ingested here, and earlier ones whose removal has not happened yet.
     let spool = dir.join(spool::SPOOL_DIR);
     hh.drained
-        .retain(|id| spool.join(format!("{id}.spool")).exists());
+        .retain(|id| is_present(&spool.join(format!("{id}.spool"))));
     hh.drained.extend(tx.drained.iter().cloned());
     hot.set_head(hh)
 }
@@ -1464,7 +1489,7 @@ impl Light {
         let Some(active) = read_current(dir)? else {
             return Ok(None);
         };
-        if dir.join(ROTATING).exists() || crate::checkpoint::stale_reason(dir).is_some() {
+        if is_present(&dir.join(ROTATING)) || crate::checkpoint::stale_reason(dir).is_some() {
             return Ok(None);
         }
         let Some(base) = active
@@ -1576,7 +1601,7 @@ impl Light {
             return Err(Error::StaleTx);
         }
         tx.chain(self.head_hash);
-        if !tx.events.is_empty() && self.dir.join(EMPTY).exists() {
+        if !tx.events.is_empty() && is_present(&self.dir.join(EMPTY)) {
             fs::remove_file(self.dir.join(EMPTY))
                 .ctx(|| format!("removing {}", self.dir.join(EMPTY).display()))?;
             sync_dir(&self.dir)?;
@@ -1857,7 +1882,7 @@ fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
             fs::rename(&path, &aside).ctx(|| format!("moving {} aside", path.display()))?;
             r.moved_aside.push(aside);
             let mirror = wal::mirror_path(dir, b);
-            if mirror.exists() {
+            if is_present(&mirror) {
                 let aside = dir.join(format!("damaged-{b:020}.mirror"));
                 fs::rename(&mirror, &aside).ctx(|| format!("moving {} aside", mirror.display()))?;
                 r.moved_aside.push(aside);
@@ -1932,17 +1957,15 @@ impl ReadSnapshot {
     /// and nothing was appended or spooled since), only the lock file is touched: the sealed
     /// segments are the whole journal. `None` means: use `take`.
     pub fn take_sealed(dir: &Path, wait: Duration) -> Result<Option<ReadSnapshot>> {
-        if !dir.join(EMPTY).exists() {
+        if !is_present(&dir.join(EMPTY)) {
             return Ok(None);
         }
         let _lock = DirLock::acquire(dir, wait, true)?;
         if !spool::list(dir)?.is_empty() {
             return Ok(None);
         }
-        let (Ok(marker), Ok(current)) = (
-            fs::read_to_string(dir.join(EMPTY)),
-            fs::read_to_string(dir.join(CURRENT)),
-        ) else {
+        let (Some(marker), Ok(Some(current))) = (read_marker(&dir.join(EMPTY)), read_current(dir))
+        else {
             return Ok(None);
         };
         let parts: Vec<&str> = marker.split_whitespace().collect();
@@ -1993,7 +2016,7 @@ impl ReadSnapshot {
             None => {
                 // 0.1.0 wrote no log: only a fully sealed journal can be read without sled.
                 let end = segments.last().map(|s| s.last).unwrap_or(0);
-                let marker = fs::read_to_string(dir.join(EMPTY)).unwrap_or_default();
+                let marker = read_marker(&dir.join(EMPTY)).unwrap_or_default();
                 let sealed_only = marker.split_whitespace().nth(1) == Some(&end.to_string());
                 if !sealed_only {
                     return Err(Error::OwnerOnly(dir.to_path_buf()));

@@ -31,6 +31,9 @@ pub enum DamagePlace {
     Archive(String),
     /// The checkpoint: stale, or different from a full replay.
     Checkpoint,
+    /// Something in the journal's directory the journal never makes (a link, a special file,
+    /// another user's file), by its path under the journal.
+    Stranger(String),
 }
 
 impl DamagePlace {
@@ -57,6 +60,7 @@ impl fmt::Display for DamagePlace {
             DamagePlace::Spool(id) => write!(f, "spool/{id}.spool"),
             DamagePlace::Archive(name) => write!(f, "state/{name}"),
             DamagePlace::Checkpoint => f.write_str("checkpoint"),
+            DamagePlace::Stranger(path) => f.write_str(path),
         }
     }
 }
@@ -232,8 +236,24 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
 /// files, archives, and the checkpoint's stale marker. Damage is collected (first per place).
 pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
-    // Held to the end: nothing changes the journal while it is read.
-    let lock = lock_for_reading(dir, wait)?;
+    // Held to the end: nothing changes the journal while it is read. A link in place of one of
+    // the journal's directories is named, and nothing is read through it.
+    let lock = match lock_for_reading(dir, wait) {
+        Err(Error::Unsafe { path, what }) => {
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
+            report.damage.push(Damage {
+                seq: None,
+                place: DamagePlace::Stranger(rel),
+                what: format!("{what}: not the journal's; remove it"),
+            });
+            return Ok(report);
+        }
+        other => other?,
+    };
     let segments = segment::list(&dir.join("segments"))?;
     let active = if lock.is_some() {
         inspect_store(dir, wait, &mut report)?
@@ -284,6 +304,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     }
     check_marker(dir, &chain, active.as_ref(), &mut report);
     check_spool(dir, &mut report)?;
+    check_strangers(dir, &mut report);
     check_archives(dir, &mut report)?;
     check_checkpoint(dir, &mut report);
     progress(report.events);
@@ -292,7 +313,8 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
 
 /// Makes sure there is a journal, and takes its lock when this user can (`None`: read-only).
 fn lock_for_reading(dir: &Path, wait: Duration) -> Result<Option<DirLock>> {
-    if !dir.join("CURRENT").exists() && !dir.join("lock").exists() && !store::has_history(dir)? {
+    let present = |n: &str| crate::files::is_present(&dir.join(n));
+    if !present("CURRENT") && !present("lock") && !store::has_history(dir)? {
         return Err(Error::NotFound(dir.to_path_buf()));
     }
     let lock = match DirLock::acquire(dir, wait, true) {
@@ -300,7 +322,7 @@ fn lock_for_reading(dir: &Path, wait: Duration) -> Result<Option<DirLock>> {
         Err(Error::ReadOnly(_)) => None,
         Err(e) => return Err(e),
     };
-    if !dir.join("CURRENT").exists() && !store::has_history(dir)? {
+    if !present("CURRENT") && !store::has_history(dir)? {
         return Err(Error::NotFound(dir.to_path_buf()));
     }
     Ok(lock)
@@ -595,6 +617,23 @@ fn check_spool(dir: &Path, report: &mut VerifyReport) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Names every link, special file and other user's file in the journal's directory: the journal
+/// never follows or uses them (a cloned repository or another user put them there).
+fn check_strangers(dir: &Path, report: &mut VerifyReport) {
+    for (path, what) in crate::files::strangers(dir) {
+        let rel = path
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        report.damage.push(Damage {
+            seq: None,
+            place: DamagePlace::Stranger(rel),
+            what: format!("{what}: not the journal's; remove it"),
+        });
+    }
 }
 
 /// Names the checkpoint archives that do not read.

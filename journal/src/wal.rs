@@ -135,7 +135,8 @@ pub(crate) fn scan(path: &Path) -> Result<Scan> {
     Ok(scan_bytes(&read_copy(path)?.unwrap_or_default()))
 }
 
-/// A copy's bytes (`None`: the file does not exist). Never follows a link.
+/// A copy's bytes (`None`: there is no such file — or only a link or a special file in its
+/// place, which is never followed: `verify` names it, and `recover` replaces it).
 fn read_copy(path: &Path) -> Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
     match files::open_read(path) {
@@ -145,6 +146,7 @@ fn read_copy(path: &Path) -> Result<Option<Vec<u8>>> {
             Ok(Some(bytes))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) if !fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) => Ok(None),
         Err(e) => Err(files::open_error(path, e)),
     }
 }

@@ -73,12 +73,14 @@ pub fn after_hook(dir: &Path, segment_events: u64) {
 /// still running. Never waits for it and never fails the caller.
 pub fn spawn(dir: &Path) {
     let marker = dir.join(MARKER);
-    let fresh = std::fs::metadata(&marker)
+    let fresh = std::fs::symlink_metadata(&marker)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age < Duration::from_secs(30));
-    if fresh || std::fs::write(&marker, std::process::id().to_string()).is_err() {
+    if fresh
+        || journal::files::write_marker(&marker, std::process::id().to_string().as_bytes()).is_err()
+    {
         return;
     }
     let Ok(exe) = std::env::current_exe() else {

@@ -185,6 +185,10 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let _trace = Trace::start();
     let flags = parse_flags(argv);
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
+    if let Some(why) = crate::locate::refusal(&dir) {
+        eprintln!("hookjournal: {why}");
+        return Ok(());
+    }
     let (settings, warning) = Settings::load(&dir);
     crate::output::hook_waiting_notice();
     let inv = read_invocation(&flags, &settings);

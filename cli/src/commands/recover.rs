@@ -25,7 +25,9 @@ const REBUILDING: &str = "REBUILDING";
 /// Repairs what `verify` found, keeping every intact event.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
-    if !dir.join("CURRENT").exists() && !dir.join("lock").exists() {
+    if !journal::files::is_present(&dir.join("CURRENT"))
+        && !journal::files::is_present(&dir.join("lock"))
+    {
         anyhow::bail!("no journal at {} (nothing to recover)", dir.display());
     }
     if args.checkpoint_only {
@@ -86,10 +88,12 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             (false, true) => "rewrote the write-ahead log and its mirror",
             (false, false) => "repaired the journal",
         };
-        println!(
-            "{what}: kept seq 1..{} in sealed segments and {tail}",
-            r.sealed
-        );
+        let sealed = if r.sealed == 0 {
+            "no sealed segments".to_string()
+        } else {
+            format!("seq 1..{} in sealed segments", r.sealed)
+        };
+        println!("{what}: kept {sealed} and {tail}");
         for p in &r.moved_aside {
             println!(
                 "moved aside (not deleted): {}",
@@ -153,7 +157,7 @@ fn journal_damaged_spool(dir: &Path) -> Result<usize> {
         let Err(e) = spool::read(&entry) else {
             continue;
         };
-        let bytes = std::fs::read(&entry.path)
+        let bytes = journal::files::read_regular(&entry.path)
             .with_context(|| format!("reading {}", entry.path.display()))?;
         tx.push(NewEvent {
             recorded_at_us: chrono::Utc::now().timestamp_micros(),
@@ -187,12 +191,14 @@ fn journal_damaged_spool(dir: &Path) -> Result<usize> {
 /// one at a time: the hook itself never waits for a rebuild.
 pub fn spawn_rebuild(dir: &Path) {
     let marker = dir.join("state").join(REBUILDING);
-    let fresh = std::fs::metadata(&marker)
+    let fresh = std::fs::symlink_metadata(&marker)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age < Duration::from_secs(120));
-    if fresh || std::fs::write(&marker, std::process::id().to_string()).is_err() {
+    if fresh
+        || journal::files::write_marker(&marker, std::process::id().to_string().as_bytes()).is_err()
+    {
         return;
     }
     let Ok(exe) = std::env::current_exe() else {

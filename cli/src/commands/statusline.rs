@@ -183,14 +183,16 @@ fn file_stem(session: &str) -> String {
     h.to_hex()[..16].to_string()
 }
 
+/// A private directory of our own (a link in its place is never followed).
 fn ensure_private_dir(p: &Path) -> bool {
     use std::os::unix::fs::DirBuilderExt;
-    p.is_dir()
+    let real_dir = || std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    real_dir()
         || std::fs::DirBuilder::new()
             .mode(journal::DIR_MODE)
             .create(p)
             .is_ok()
-        || p.is_dir()
+        || real_dir()
 }
 
 /// Writes a reading to the spool when it differs from the last one recorded for the session.
@@ -203,6 +205,7 @@ fn record_if_changed(dir: &Path, last_path: &Path, session: &str, input: &Input)
         .create(true)
         .truncate(false)
         .mode(journal::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(last_path)
         .ok()?;
     // SAFETY: flock on a descriptor we own; released when `f` closes.
@@ -245,7 +248,7 @@ fn cached_facts(dir: &Path, view: &Path, session: &str) -> Option<Facts> {
         .is_some_and(|age| age < FRESH);
     // Read before a refresh is started: this call shows what the cache held, never a view a
     // fast refresher happened to finish meanwhile (a line that does not depend on a race).
-    let text = std::fs::read(view).ok();
+    let text = journal::files::read_small(view, 1 << 20).ok();
     if !fresh {
         spawn_refresh(dir, session);
     }
@@ -281,6 +284,7 @@ fn refresh(dir: &Path, session: &str) {
         .truncate(false)
         .write(true)
         .mode(journal::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(base.join(format!("{stem}.refreshing")))
     else {
         return;
@@ -302,12 +306,16 @@ fn refresh(dir: &Path, session: &str) {
             );
         }
         None => {
-            if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&view) {
+            if let Ok(f) = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(&view)
+            {
                 let _ = f.set_modified(std::time::SystemTime::now());
             } else {
                 // No cache yet and no journal to read: an empty one, so a refresh is not
                 // started on every call.
-                let _ = std::fs::write(&view, b"{}");
+                let _ = journal::files::write_marker(&view, b"{}");
             }
         }
     }

@@ -60,7 +60,7 @@ pub fn journal_id(dir: &Path) -> Result<String> {
 }
 
 fn read_id(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
+    match journal::files::read_small(path, 4096).map(|b| String::from_utf8_lossy(&b).into_owned()) {
         Ok(s) => {
             let id = s.trim();
             let ok = !id.is_empty()

@@ -61,7 +61,7 @@ pub fn cursor_path(dir: &Path, url: &str) -> PathBuf {
 }
 
 fn read_cursor(path: &Path) -> Result<(Seq, Hash)> {
-    match std::fs::read_to_string(path) {
+    match journal::files::read_small(path, 4096).map(|b| String::from_utf8_lossy(&b).into_owned()) {
         Ok(s) => {
             let mut it = s.split_whitespace();
             let (Some(seq), Some(hash)) = (it.next(), it.next()) else {
@@ -103,6 +103,7 @@ pub fn lock_cursor(dir: &Path, url: &str) -> Result<CursorLock> {
         .truncate(false)
         .write(true)
         .mode(journal::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&path)
         .with_context(|| format!("opening {}", path.display()))?;
     use std::os::fd::AsRawFd;
