@@ -1,6 +1,8 @@
 //! Embedded per-model prices (every Claude model; Gemini and OpenAI models by name), overridable, and the cost of one response.
 //!
-//! Prices are USD per **million** tokens, from Anthropic's pricing page
+//! The prices are data: `data/prices.json` (LiteLLM's per-token field names), made into static
+//! tables by `build.rs`, refreshed by `scripts/refresh-prices.py`. `ModelPrice` holds USD per
+//! **million** tokens, from Anthropic's pricing page
 //! (platform.claude.com/docs/en/about-claude/pricing) and the per-model overview pages. The
 //! standard multipliers hold for every model unless the table says otherwise: a 5-minute cache
 //! write costs 1.25× the input price, a 1-hour cache write 2×, a cache hit 0.1×. (Exceptions taken
