@@ -199,18 +199,26 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Writes a marker file in place (created mode 0600 when missing), never through a link.
-pub fn write_marker(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = fs::OpenOptions::new()
+/// Opens a journal file to write in place, created (mode 0600) when missing: never through a
+/// link, never blocking on a FIFO, only a regular file; with `append`, every write goes to its
+/// end.
+pub(crate) fn open_in_place(path: &Path, append: bool) -> std::io::Result<File> {
+    let f = fs::OpenOptions::new()
+        .read(!append)
         .write(true)
+        .append(append)
         .create(true)
-        .truncate(true)
+        .truncate(false)
         .mode(crate::FILE_MODE)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
+    regular(f)
+}
+
+/// Writes a marker file in place (created mode 0600 when missing), never through a link.
+pub fn write_marker(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = open_in_place(path, false)?;
+    f.set_len(0)?;
     f.write_all(bytes)
 }
 

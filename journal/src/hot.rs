@@ -27,7 +27,7 @@
 
 use crate::envelope::{Hash, Seq};
 use crate::error::{IoContext, Result};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -135,24 +135,8 @@ fn sealed(mut body: Vec<u8>) -> Vec<u8> {
 /// Overwrites `path` with `bytes` in place (created private when missing), cut to their length.
 /// Not atomic: every file of the cache ends with its checksum, so a torn one reads as a miss.
 fn overwrite(path: &Path, bytes: &[u8]) -> Result<()> {
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(crate::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| crate::files::open_error(path, e))?;
-    if !f
-        .metadata()
-        .ctx(|| format!("reading {}", path.display()))?
-        .is_file()
-    {
-        return Err(crate::Error::Unsafe {
-            path: path.to_path_buf(),
-            what: "it is not a regular file".into(),
-        });
-    }
+    let f =
+        crate::files::open_in_place(path, false).map_err(|e| crate::files::open_error(path, e))?;
     f.write_all_at(bytes, 0)
         .and_then(|_| {
             if f.metadata()?.len() != bytes.len() as u64 {

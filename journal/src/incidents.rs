@@ -12,7 +12,6 @@
 
 use crate::files;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 const FILE: &str = "incidents";
@@ -80,15 +79,7 @@ fn write(dir: &Path, severity: Severity, text: &str) -> std::io::Result<()> {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let line = format!("{} {} {text}\n", now_ms(), severity.word());
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(crate::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
+    let mut f = files::open_in_place(&path, true)?;
     let offset = f.seek(SeekFrom::End(0))?;
     f.write_all(line.as_bytes())?;
     f.sync_data()?;

@@ -132,20 +132,9 @@ fn next_stamp(dir: &Path, on_behalf: Option<(u32, u32)>) -> u64 {
 }
 
 fn shared_clock(path: &Path, now: u64) -> Option<u64> {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    use std::os::unix::fs::FileExt;
     use std::os::unix::io::AsRawFd;
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(crate::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    let f = files::open_in_place(path, false).ok()?;
     // SAFETY: flock on a descriptor we own; released when `f` is closed.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return None;

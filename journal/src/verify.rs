@@ -240,16 +240,7 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
     // the journal's directories is named, and nothing is read through it.
     let lock = match lock_for_reading(dir, wait) {
         Err(Error::Unsafe { path, what }) => {
-            let rel = path
-                .strip_prefix(dir)
-                .unwrap_or(&path)
-                .display()
-                .to_string();
-            report.damage.push(Damage {
-                seq: None,
-                place: DamagePlace::Stranger(rel),
-                what: format!("{what}: not the journal's; remove it"),
-            });
+            report.damage.push(stranger(dir, &path, &what));
             return Ok(report);
         }
         other => other?,
@@ -623,16 +614,16 @@ fn check_spool(dir: &Path, report: &mut VerifyReport) -> Result<()> {
 /// never follows or uses them (a cloned repository or another user put them there).
 fn check_strangers(dir: &Path, report: &mut VerifyReport) {
     for (path, what) in crate::files::strangers(dir) {
-        let rel = path
-            .strip_prefix(dir)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        report.damage.push(Damage {
-            seq: None,
-            place: DamagePlace::Stranger(rel),
-            what: format!("{what}: not the journal's; remove it"),
-        });
+        report.damage.push(stranger(dir, &path, &what));
+    }
+}
+
+/// Damage: `path` in the journal is not the journal's (`what` it is).
+fn stranger(dir: &Path, path: &Path, what: &str) -> Damage {
+    Damage {
+        seq: None,
+        place: DamagePlace::Stranger(path.strip_prefix(dir).unwrap_or(path).display().to_string()),
+        what: format!("{what}: not the journal's; remove it"),
     }
 }
 

@@ -140,6 +140,16 @@ impl Journal {
             .collect())
     }
 
+    /// The spool files the active store marks ingested (`d:` keys).
+    pub(super) fn drained_ids(&self) -> Vec<String> {
+        self.db
+            .scan_prefix(DRAINED)
+            .keys()
+            .filter_map(|k| k.ok())
+            .map(|k| String::from_utf8_lossy(&k[DRAINED.len()..]).into_owned())
+            .collect()
+    }
+
     /// Whether a spool file was already ingested (its unlink may not have happened).
     pub fn was_drained(&self, spool_id: &str) -> Result<bool> {
         Ok(self

@@ -172,13 +172,7 @@ impl Journal {
                         self.wal.path().display()
                     )));
                 }
-                let drained: Vec<String> = self
-                    .db
-                    .scan_prefix(DRAINED)
-                    .keys()
-                    .filter_map(|k| k.ok())
-                    .map(|k| String::from_utf8_lossy(&k[DRAINED.len()..]).into_owned())
-                    .collect();
+                let drained = self.drained_ids();
                 wal::rewrite(&self.dir, self.base, &events, &drained)?;
                 self.wal = Wal::open(&self.dir, self.base)?;
                 if had_log {

@@ -174,13 +174,7 @@ impl Journal {
 
     /// Removes the spool files the active store marks drained (the markers are not carried over).
     fn remove_drained_spool(&self) -> Result<()> {
-        let drained: Vec<String> = self
-            .db
-            .scan_prefix(DRAINED)
-            .keys()
-            .filter_map(|k| k.ok())
-            .map(|k| String::from_utf8_lossy(&k[DRAINED.len()..]).into_owned())
-            .collect();
+        let drained = self.drained_ids();
         if drained.is_empty() {
             return Ok(());
         }
