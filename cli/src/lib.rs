@@ -15,6 +15,7 @@ mod ingest;
 mod locate;
 mod loop_tasks;
 mod mirror;
+mod outfile;
 mod output;
 mod settings;
 mod ship;

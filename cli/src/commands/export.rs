@@ -1,4 +1,5 @@
-//! `export --report …`: JSONL, one object a line, streamed. `--out FILE` is written atomically.
+//! `export --report …`: JSONL, one object a line, streamed. `--out FILE` is written atomically
+//! (a FIFO or a device written through; see `outfile`).
 
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
@@ -141,10 +142,11 @@ impl Filter {
     }
 }
 
-/// Where the report goes: stdout, or a temporary file renamed over `--out` once complete.
+/// Where the report goes: stdout, or `--out` (see `outfile`: a regular file is replaced
+/// atomically once complete, a FIFO or a device is written through, anything else refused).
 struct Out {
     sink: Box<dyn Write>,
-    tmp: Option<(tempfile::NamedTempFile, PathBuf)>,
+    file: Option<(crate::outfile::OutFile, PathBuf)>,
 }
 
 impl Out {
@@ -152,29 +154,22 @@ impl Out {
         let Some(path) = path else {
             return Ok(Out {
                 sink: Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())),
-                tmp: None,
+                file: None,
             });
         };
-        let parent = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let tmp = tempfile::NamedTempFile::new_in(parent)
-            .with_context(|| format!("creating a temp file in {}", parent.display()))?;
-        let f = tmp.reopen().context("opening the temp file")?;
+        let mut f = crate::outfile::OutFile::create(path)?;
+        let w = f.file().try_clone().context("opening the report")?;
         Ok(Out {
-            sink: Box::new(BufWriter::with_capacity(1 << 20, f)),
-            tmp: Some((tmp, path.to_path_buf())),
+            sink: Box::new(BufWriter::with_capacity(1 << 20, w)),
+            file: Some((f, path.to_path_buf())),
         })
     }
 
     fn finish(mut self, lines: u64) -> Result<()> {
         self.sink.flush().context("writing the report")?;
         drop(self.sink);
-        if let Some((tmp, path)) = self.tmp {
-            tmp.as_file().sync_all().ok();
-            tmp.persist(&path)
-                .with_context(|| format!("writing {}", path.display()))?;
+        if let Some((f, path)) = self.file {
+            f.commit()?;
             eprintln!(
                 "hookjournal: wrote {} to {}",
                 crate::output::count(lines, "line"),
