@@ -142,7 +142,8 @@ pub fn main() -> ExitCode {
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {
             eprintln!("hookjournal: {}", output::one_line(&format!("{e:#}")));
-            ExitCode::from(1)
+            let usage = e.downcast_ref::<output::UsageError>().is_some();
+            ExitCode::from(if usage { 2 } else { 1 })
         }
         Err(_) => ExitCode::from(1),
     }

@@ -3,6 +3,19 @@
 
 use std::io::IsTerminal;
 
+/// A command called wrongly (a flag's value that cannot be right): one line, exit 2, as for
+/// clap's own usage errors.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// Collapses a message to one line, escaped (an error may quote a payload or an imported line).
 pub fn one_line(s: &str) -> String {
     escape(
