@@ -660,7 +660,8 @@ mod tests {
             "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
         )
         .unwrap();
-        let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+        type Make<'a> = Box<dyn Fn(&Path) + 'a>;
+        let cases: Vec<(&str, Make, &str)> = vec![
             (
                 "link",
                 Box::new(|p: &Path| std::os::unix::fs::symlink(&secret, p).unwrap()),

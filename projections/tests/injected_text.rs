@@ -84,8 +84,10 @@ fn texts(v: &Values) -> Vec<String> {
             json!({"tool_name": tool, "tool_input": input, "tool_response": response}),
         )
     };
-    let mut cfg = PolicyConfig::default();
-    cfg.restore_budget = 9_500;
+    let cfg = PolicyConfig {
+        restore_budget: 9_500,
+        ..PolicyConfig::default()
+    };
     let session = |looping: bool| {
         Scenario::with(cfg.clone())
         .given_task_command(TaskOp::Add, "T1", Some(&v.journal_subject), None)
