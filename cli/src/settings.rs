@@ -156,17 +156,17 @@ pub const GUARDED: &[Guarded] = &[
     Guarded {
         key: "policy.task_command_env",
         does: "names the variable naming a program to run",
-        default: || Some(PolicyConfig::default().task_command_env.into()),
+        default: || Some(projections::config::DEFAULT_TASK_COMMAND_ENV.into()),
     },
     Guarded {
         key: "policy.loop_agent_env",
         does: "turns loop mode on: stops agents, fails their tasks",
-        default: || Some(PolicyConfig::default().loop_agent_env.into()),
+        default: || Some(projections::config::DEFAULT_LOOP_AGENT_ENV.into()),
     },
     Guarded {
         key: "policy.loop_mode",
         does: "stops agents at compaction",
-        default: || Some(PolicyConfig::default().loop_mode.into()),
+        default: || Some(false.into()),
     },
     Guarded {
         key: "mirror.session_log",
@@ -328,12 +328,23 @@ fn merge(base: &mut toml::Table, over: toml::Table, path: &str) {
     }
 }
 
-/// A guarded setting a project file sets, shown as `key = value` (escaped, short).
+/// A guarded setting a project file sets, with its value there.
 pub struct Ignored {
     /// The setting.
     pub guarded: &'static Guarded,
-    /// Its value in the file, as TOML, escaped and cut to 60 characters.
-    pub value: String,
+    raw: toml::Value,
+}
+
+impl Ignored {
+    /// The value as TOML, escaped and cut to 60 characters (rendered only when shown: the hook
+    /// names the keys alone).
+    pub fn value(&self) -> String {
+        let mut value = crate::output::escape(&self.raw.to_string());
+        if value.chars().count() > 60 {
+            value = value.chars().take(59).collect::<String>() + "…";
+        }
+        value
+    }
 }
 
 /// The settings in force for a journal: the defaults, the user's own `config.toml` over them,
@@ -356,12 +367,12 @@ pub struct Loaded {
 }
 
 fn shown(t: &toml::Table, g: &'static Guarded) -> Ignored {
-    let v = lookup(t, g.key).map(|v| v.to_string()).unwrap_or_default();
-    let mut value = crate::output::escape(&v);
-    if value.chars().count() > 60 {
-        value = value.chars().take(59).collect::<String>() + "…";
+    Ignored {
+        guarded: g,
+        raw: lookup(t, g.key)
+            .cloned()
+            .unwrap_or(toml::Value::Boolean(false)),
     }
-    Ignored { guarded: g, value }
 }
 
 /// Settings from one table: its schema checked (the spanned error comes from its text), its
@@ -421,8 +432,9 @@ impl Loaded {
             .as_ref()
             .and_then(|f| typed(f, f.table.clone(), &mut out.problems).map(|_| f.table.clone()));
         out.user = user.as_ref().map(|f| f.path.clone());
-        let mut proj_table = proj.as_ref().and_then(|f| {
-            let mut t = f.table.clone();
+        let mut proj = proj;
+        let mut proj_table = proj.as_mut().and_then(|f| {
+            let mut t = std::mem::take(&mut f.table);
             let guarded = guarded_set(&t);
             if !guarded.is_empty() {
                 // Only here is the trust store read: a file that sets nothing guarded needs none.

@@ -128,7 +128,9 @@ fn print_ignored(config: &crate::settings::Loaded) {
     for i in &config.ignored {
         println!(
             "           {} = {}  ({})",
-            i.guarded.key, i.value, i.guarded.does
+            i.guarded.key,
+            i.value(),
+            i.guarded.does
         );
     }
     println!(

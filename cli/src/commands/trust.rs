@@ -43,11 +43,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         println!("it now sets:");
         let width = guarded
             .iter()
-            .map(|g| g.guarded.key.len() + g.value.chars().count() + 3)
+            .map(|g| g.guarded.key.len() + g.value().chars().count() + 3)
             .max()
             .unwrap_or(0);
         for g in &guarded {
-            let kv = format!("{} = {}", g.guarded.key, g.value);
+            let kv = format!("{} = {}", g.guarded.key, g.value());
             println!("  {kv:width$}  {}", g.guarded.does);
         }
     }
