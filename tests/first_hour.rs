@@ -124,6 +124,7 @@ const COMMANDS: &[&[&str]] = &[
     &["install"],
     &["uninstall"],
     &["status"],
+    &["trust"],
     &["sessions"],
     &["show"],
     &["replay"],

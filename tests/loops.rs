@@ -30,6 +30,8 @@ fn new_journal(config: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let j = dir.path().join("j");
     std::fs::create_dir_all(&j).unwrap();
     std::fs::write(j.join("config.toml"), config).unwrap();
+    // The loop's own settings (its task program) apply once the user trusts the file.
+    run(&j, &["trust"]);
     (dir, j)
 }
 
@@ -414,6 +416,7 @@ fn live_mirrors_carry_the_export_reports_lines() {
         "[mirror]\nsession_log = \".session-log.jsonl\"\nnotification_log = \"logs/notifications.jsonl\"\n",
     )
     .unwrap();
+    run(&j, &["trust"]);
     std::fs::create_dir_all(dir.path().join("logs")).unwrap();
     let n = br#"{"hook_event_name":"Notification","session_id":"m","message":"Claude needs your permission to use Bash","title":"Claude Code","notification_type":"permission_prompt"}"#;
     hook(&j, n, &[]);

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub struct CommandHelper {
     journal_arg: Option<PathBuf>,
     dir: OnceCell<PathBuf>,
-    settings: OnceCell<Settings>,
+    settings: OnceCell<settings::Loaded>,
 }
 
 impl CommandHelper {
@@ -41,8 +41,14 @@ impl CommandHelper {
     /// The journal's settings; a problem in `config.toml` is one line per problem on stderr,
     /// printed once.
     pub fn settings(&self) -> &Settings {
+        &self.config().settings
+    }
+
+    /// The settings with where they came from: the user's and the project's files, and the
+    /// project's guarded settings that were ignored (for `status`, and one day `doctor`).
+    pub fn config(&self) -> &settings::Loaded {
         self.settings
-            .get_or_init(|| settings::load_reporting(self.dir()))
+            .get_or_init(|| settings::report(settings::Loaded::for_journal(self.dir())))
     }
 
     /// The checkpoint (every projection as of the last event), rebuilt from the log if stale.

@@ -15,10 +15,12 @@ mod ingest;
 mod locate;
 mod loop_tasks;
 mod mirror;
+mod outfile;
 mod output;
 mod settings;
 mod ship;
 mod state_io;
+mod trust;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -63,6 +65,12 @@ pub enum Command {
     Uninstall(commands::install::UninstallArgs),
     /// Events, sessions, segments, size, last event, chain state.
     Status(commands::status::Args),
+    /// Honour the project's config.toml in full, as it is now (or --revoke).
+    ///
+    /// Settings that run programs, stop agents or write outside the journal apply from a
+    /// project's config.toml only once you trust it here; a change to the file makes it
+    /// untrusted again.
+    Trust(commands::trust::Args),
     /// One row per session.
     Sessions(commands::sessions::Args),
     /// The execution snapshot of a session.
@@ -134,7 +142,8 @@ pub fn main() -> ExitCode {
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {
             eprintln!("hookjournal: {}", output::one_line(&format!("{e:#}")));
-            ExitCode::from(1)
+            let usage = e.downcast_ref::<output::UsageError>().is_some();
+            ExitCode::from(if usage { 2 } else { 1 })
         }
         Err(_) => ExitCode::from(1),
     }

@@ -56,7 +56,9 @@ fn append(path: &Path, lines: &[Value]) -> std::io::Result<()> {
     }
     let mut buf = Vec::new();
     for v in lines {
-        serde_json::to_writer(&mut buf, v).expect("JSON values serialise");
+        // As `export` writes the same rows: unsafe characters escaped, the same values.
+        let line = crate::output::json_safe(v.to_string());
+        buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');
     }
     let mut f = std::fs::OpenOptions::new()

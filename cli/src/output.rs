@@ -3,6 +3,19 @@
 
 use std::io::IsTerminal;
 
+/// A command called wrongly (a flag's value that cannot be right): one line, exit 2, as for
+/// clap's own usage errors.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// Collapses a message to one line, escaped (an error may quote a payload or an imported line).
 pub fn one_line(s: &str) -> String {
     escape(
@@ -29,68 +42,10 @@ pub fn panic_text(info: &std::panic::PanicHookInfo) -> String {
     one_line(&format!("internal error{loc}: {msg}"))
 }
 
-/// Whether `c` must not reach a terminal raw: C0 and C1 controls and DEL (they drive the
-/// terminal), bidirectional overrides, embeddings, isolates and marks (they reorder what is shown,
-/// as in "Trojan Source"), zero-width and other invisible format characters, fillers and tag
-/// characters (they hide text, or smuggle it), and line and paragraph separators. Printable text
-/// (accents, CJK, emoji) is not.
-pub fn is_unsafe(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{00AD}' // soft hyphen
-            | '\u{034F}' // combining grapheme joiner
-            | '\u{061C}' // Arabic letter mark
-            | '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' // Hangul fillers
-            | '\u{17B4}' | '\u{17B5}' // Khmer inherent vowels
-            | '\u{180B}'..='\u{180F}' // Mongolian variation selectors, vowel separator
-            | '\u{200B}'..='\u{200F}' // zero width space, (non-)joiner, LRM, RLM
-            | '\u{2028}' | '\u{2029}' // line and paragraph separators
-            | '\u{202A}'..='\u{202E}' // bidi embeddings and overrides
-            | '\u{2060}'..='\u{206F}' // word joiner, invisible operators, bidi isolates, deprecated
-            | '\u{FEFF}' // zero width no-break space (BOM)
-            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotation
-            | '\u{FFFE}' | '\u{FFFF}'
-            | '\u{1D173}'..='\u{1D17A}' // musical format characters
-            | '\u{E0000}'..='\u{E007F}' // tags
-            | '\u{E0100}'..='\u{E01EF}' // variation selectors supplement
-        )
-}
-
-/// Pictographs that a zero width joiner may join into one emoji (👩‍💻), so that joiner is kept.
-fn is_emoji_part(c: char) -> bool {
-    matches!(c, '\u{2600}'..='\u{27BF}' | '\u{2B00}'..='\u{2BFF}' | '\u{FE0F}' | '\u{1F000}'..='\u{1FAFF}')
-}
-
-/// Escapes characters that could drive the terminal or hide and reorder text (see [`is_unsafe`]):
-/// `\x1b`, `\u{202e}`. Newlines and tabs become visible escapes too: table cells are one line.
-pub fn escape(s: &str) -> String {
-    if !s.chars().any(is_unsafe) {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    let mut prev = None;
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{200D}'
-                if prev.is_some_and(is_emoji_part)
-                    && chars.peek().is_some_and(|&n| is_emoji_part(n)) =>
-            {
-                out.push(c)
-            }
-            c if is_unsafe(c) && (c as u32) < 0x100 => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c if is_unsafe(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-        prev = Some(c);
-    }
-    out
-}
+/// Whether a character must not reach a terminal raw, and text with those escaped
+/// (`\x1b`, `\u{202e}`; newlines and tabs too: table cells are one line). Shared with the
+/// projections, which use the same rules for text injected into a model's context.
+pub use projections::text::{escape, is_unsafe};
 
 /// JSON text for a terminal: the characters [`is_unsafe`] names, raw in serde_json's output
 /// (which escapes only C0 controls), become `\uXXXX` escapes. Outside strings JSON text is

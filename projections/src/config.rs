@@ -3,6 +3,11 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The default of `loop_agent_env`: the variable naming the looping agent.
+pub const DEFAULT_LOOP_AGENT_ENV: &str = "RALPH_AGENT_ID";
+/// The default of `task_command_env`: the variable naming the loop's task program.
+pub const DEFAULT_TASK_COMMAND_ENV: &str = "RALPH_TASK_SCRIPT";
+
 /// The policy settings (`[policy]` in `.hookjournal/config.toml`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -158,13 +163,13 @@ impl Default for PolicyConfig {
             context_window: 200_000,
             restore_budget: 6_000,
             loop_mode: false,
-            loop_agent_env: "RALPH_AGENT_ID".into(),
+            loop_agent_env: DEFAULT_LOOP_AGENT_ENV.into(),
             block_stop_at_emergency: true,
             roles: builtin_roles(),
             role_names: BTreeMap::new(),
             task_lease_secs: 2 * 3600,
             task_command: None,
-            task_command_env: "RALPH_TASK_SCRIPT".into(),
+            task_command_env: DEFAULT_TASK_COMMAND_ENV.into(),
         }
     }
 }

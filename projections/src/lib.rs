@@ -23,6 +23,7 @@ pub mod scenario;
 pub mod session;
 pub mod statusline;
 pub mod tasks;
+pub mod text;
 pub mod timeline;
 pub mod transcript;
 pub mod views;

@@ -617,7 +617,13 @@ fn released_text(released: &[TaskReleased]) -> Option<String> {
     }
     let lines: Vec<String> = released
         .iter()
-        .map(|r| format!("- {} ({})", r.task.display(), r.reason))
+        .map(|r| {
+            format!(
+                "- {} ({})",
+                crate::text::ident(&r.task.display()),
+                crate::text::field(&r.reason, 300)
+            )
+        })
         .collect();
     Some(format!(
         "hookjournal: released {} task(s) for other agents:\n{}",

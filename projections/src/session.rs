@@ -667,7 +667,7 @@ impl SessionState {
     fn restore_label(&self) -> String {
         format!(
             "hookjournal: state of session {}",
-            crate::short_id(&self.id)
+            crate::text::ident(crate::short_id(&self.id))
         )
     }
 
@@ -1114,13 +1114,13 @@ impl SessionState {
                         self.stop_answered_at = env.seq;
                     }
                     let injected = answer.as_ref().and_then(Answer::injected_text);
-                    if injected.is_some_and(|t| {
-                        t.contains(&format!(
-                            "{} {}",
-                            self.restore_label(),
-                            crate::views::AFTER_COMPACTION
-                        ))
-                    }) {
+                    // Only a line that starts so: a recorded value can never start a line.
+                    let header = format!(
+                        "{} {}",
+                        self.restore_label(),
+                        crate::views::AFTER_COMPACTION
+                    );
+                    if injected.is_some_and(|t| t.lines().any(|l| l.starts_with(&header))) {
                         self.restored_at = env.seq;
                     }
                     self.pressure.injected += injected.map(estimated_tokens).unwrap_or(0);

@@ -19,9 +19,20 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
 }
 
+/// The user's hookjournal config directory the tests give a journal: beside it, so the tester's
+/// own `~/.config/hookjournal` (config and trust store) never changes a result.
+pub fn user_config_home(journal: &Path) -> PathBuf {
+    journal
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(".xdg-config")
+}
+
 pub fn cmd(journal: &Path) -> Command {
     let mut c = Command::new(BIN);
     c.arg("--journal").arg(journal);
+    c.env("XDG_CONFIG_HOME", user_config_home(journal));
     c.env_remove("RALPH_AGENT_ID")
         .env_remove("HOOKJOURNAL_DIR")
         .env_remove("CLAUDE_PROJECT_DIR")

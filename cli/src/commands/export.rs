@@ -1,4 +1,5 @@
-//! `export --report …`: JSONL, one object a line, streamed. `--out FILE` is written atomically.
+//! `export --report …`: JSONL, one object a line, streamed. `--out FILE` is written atomically
+//! (a FIFO or a device written through; see `outfile`).
 
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
@@ -51,6 +52,11 @@ pub struct Args {
     /// Mask secrets (API keys, tokens, private keys, passwords in URLs) in payload text.
     #[arg(long)]
     pub redact: bool,
+    /// Salvage: export every event that can be read, skipping a damaged sealed segment's
+    /// unreadable rest and events whose hash does not match their content, and name each skip
+    /// on stderr (exit 3 when anything was skipped). `--report events` and `session-log`.
+    #[arg(long)]
+    pub skip_damaged: bool,
 }
 
 /// Resolves a session argument (a prefix is enough when it is unambiguous).
@@ -97,23 +103,48 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             None => None,
         },
     };
+    if args.skip_damaged && !matches!(args.report, Report::Events | Report::SessionLog) {
+        eprintln!(
+            "hookjournal: --skip-damaged works with --report events and session-log (the reports read from the log event by event)"
+        );
+        return Ok(ExitCode::from(2));
+    }
     let mut out = Out::open(args.out.as_deref())?;
     let mut masked = 0usize;
+    let mut skipped = Skipped::default();
+    let salvage = args.skip_damaged.then_some(&mut skipped);
     let lines = if args.report == Report::Events {
         write_events(
             &view,
             &filter,
             &mut out.sink,
             args.redact.then_some(&mut masked),
+            salvage,
         )?
+    } else if args.report == Report::SessionLog {
+        let mut lines = 0u64;
+        let mut rows = Vec::new();
+        for_each_event(&view, salvage, &mut |e| {
+            if filter.session(e.session_id.as_deref()) && filter.range.contains(e.recorded_at_us) {
+                rows.extend(crate::mirror::session_log_row(&e));
+            }
+            Ok(())
+        })?;
+        for mut v in rows {
+            if args.redact {
+                redact_value(&mut v, &mut masked);
+            }
+            write_row(&mut out.sink, &v)?;
+            lines += 1;
+        }
+        lines
     } else {
         let mut lines = 0u64;
         report_rows(args.report, &view, &filter, cmd.settings(), &mut |mut v| {
             if args.redact {
                 redact_value(&mut v, &mut masked);
             }
-            serde_json::to_writer(&mut out.sink, &v)?;
-            out.sink.write_all(b"\n")?;
+            write_row(&mut out.sink, &v)?;
             lines += 1;
             Ok(())
         })?;
@@ -126,7 +157,81 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             crate::output::count(masked as u64, "secret")
         );
     }
-    Ok(ExitCode::SUCCESS)
+    if skipped.places.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &skipped.places {
+        eprintln!("hookjournal: skipped {p}");
+    }
+    eprintln!(
+        "hookjournal: exported every readable event; {} skipped in {} (`hookjournal verify` names the damage)",
+        crate::output::count(skipped.events, "event"),
+        crate::output::count(skipped.places.len() as u64, "place")
+    );
+    Ok(ExitCode::from(3))
+}
+
+/// One report row, a line of JSON; characters that could drive a terminal or reorder text are
+/// escaped (`\u202e`), as in every `--json` output (the row parses back the same).
+fn write_row(sink: &mut dyn Write, v: &serde_json::Value) -> Result<()> {
+    let line = crate::output::json_safe(serde_json::to_string(v)?);
+    sink.write_all(line.as_bytes())?;
+    sink.write_all(b"\n")?;
+    Ok(())
+}
+
+/// What a salvage skipped: one phrase per place, and how many events.
+#[derive(Default)]
+struct Skipped {
+    places: Vec<String>,
+    events: u64,
+}
+
+/// Every event of the view in seq order; with `salvage`, damaged segments' unreadable rests and
+/// events whose hash does not match their content are skipped and noted instead.
+fn for_each_event(
+    view: &crate::state_io::View,
+    salvage: Option<&mut Skipped>,
+    f: &mut dyn FnMut(journal::Envelope) -> journal::Result<()>,
+) -> Result<()> {
+    let Some(skipped) = salvage else {
+        view.snap.for_each(f)?;
+        return Ok(());
+    };
+    let mut bad_hashes = Vec::new();
+    let mut damaged = Vec::new();
+    view.snap.for_each_salvaging(
+        |e| {
+            if e.compute_hash() != e.hash {
+                bad_hashes.push(e.seq);
+                return Ok(());
+            }
+            f(e)
+        },
+        |seg, next, err| {
+            damaged.push((seg.clone(), next, err.to_string()));
+        },
+    )?;
+    for (seg, next, why) in damaged {
+        let name = seg
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        skipped.events += seg.last + 1 - next;
+        skipped.places.push(format!(
+            "seq {next}..{} of segment {name}: {}",
+            seg.last,
+            crate::output::one_line(&why)
+        ));
+    }
+    for seq in bad_hashes {
+        skipped.events += 1;
+        skipped
+            .places
+            .push(format!("seq {seq}: its hash does not match its content"));
+    }
+    Ok(())
 }
 
 /// Which events and rows a report keeps: one session, a time range.
@@ -141,10 +246,11 @@ impl Filter {
     }
 }
 
-/// Where the report goes: stdout, or a temporary file renamed over `--out` once complete.
+/// Where the report goes: stdout, or `--out` (see `outfile`: a regular file is replaced
+/// atomically once complete, a FIFO or a device is written through, anything else refused).
 struct Out {
     sink: Box<dyn Write>,
-    tmp: Option<(tempfile::NamedTempFile, PathBuf)>,
+    file: Option<(crate::outfile::OutFile, PathBuf)>,
 }
 
 impl Out {
@@ -152,29 +258,22 @@ impl Out {
         let Some(path) = path else {
             return Ok(Out {
                 sink: Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock())),
-                tmp: None,
+                file: None,
             });
         };
-        let parent = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let tmp = tempfile::NamedTempFile::new_in(parent)
-            .with_context(|| format!("creating a temp file in {}", parent.display()))?;
-        let f = tmp.reopen().context("opening the temp file")?;
+        let mut f = crate::outfile::OutFile::create(path)?;
+        let w = f.file().try_clone().context("opening the report")?;
         Ok(Out {
-            sink: Box::new(BufWriter::with_capacity(1 << 20, f)),
-            tmp: Some((tmp, path.to_path_buf())),
+            sink: Box::new(BufWriter::with_capacity(1 << 20, w)),
+            file: Some((f, path.to_path_buf())),
         })
     }
 
     fn finish(mut self, lines: u64) -> Result<()> {
         self.sink.flush().context("writing the report")?;
         drop(self.sink);
-        if let Some((tmp, path)) = self.tmp {
-            tmp.as_file().sync_all().ok();
-            tmp.persist(&path)
-                .with_context(|| format!("writing {}", path.display()))?;
+        if let Some((f, path)) = self.file {
+            f.commit()?;
             eprintln!(
                 "hookjournal: wrote {} to {}",
                 crate::output::count(lines, "line"),
@@ -191,10 +290,11 @@ fn write_events(
     filter: &Filter,
     mut sink: &mut dyn Write,
     mut masked: Option<&mut usize>,
+    salvage: Option<&mut Skipped>,
 ) -> Result<u64> {
     let bar = crate::output::progress(view.snap.head_seq, "export");
     let (mut n, mut lines) = (0u64, 0u64);
-    view.snap.for_each(|e| {
+    for_each_event(view, salvage, &mut |e| {
         n += 1;
         if n.is_multiple_of(8192) {
             bar.set_position(n);
@@ -302,20 +402,7 @@ fn report_rows(
                 }
             }
         }
-        Report::SessionLog => {
-            let mut rows = Vec::new();
-            view.snap.for_each(|e| {
-                if filter.session(e.session_id.as_deref())
-                    && filter.range.contains(e.recorded_at_us)
-                {
-                    rows.extend(crate::mirror::session_log_row(&e));
-                }
-                Ok(())
-            })?;
-            for v in rows {
-                emit(v)?;
-            }
-        }
+        Report::SessionLog => unreachable!("the session log is read event by event in run"),
     }
     Ok(())
 }

@@ -190,6 +190,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         return Ok(());
     }
     let (settings, warning) = Settings::load(&dir);
+    mark("settings");
     crate::output::hook_waiting_notice();
     let inv = read_invocation(&flags, &settings);
     // Gemini CLI shows a hook's stderr to the user ("Hook system message") whenever stdout is

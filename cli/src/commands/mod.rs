@@ -19,6 +19,7 @@ pub mod show;
 pub mod status;
 pub mod statusline;
 pub mod tasks;
+pub mod trust;
 pub mod verify;
 pub mod watch;
 
@@ -55,6 +56,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Install(a) => install::run_install(&cmd, a),
         Command::Uninstall(a) => install::run_uninstall(&cmd, a),
         Command::Status(a) => status::run(&cmd, a),
+        Command::Trust(a) => trust::run(&cmd, a),
         Command::Sessions(a) => sessions::run(&cmd, a),
         Command::Show(a) => show::run(&cmd, a),
         Command::Replay(a) => replay::run(&cmd, a),

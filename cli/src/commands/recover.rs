@@ -136,7 +136,7 @@ fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
             crate::output::escape(&d.what)
         );
     }
-    println!("sealed segments are the only copy of their events: restore a damaged one from a backup or an export");
+    println!("sealed segments are the only copy of their events: restore a damaged one from a backup or an export (`hookjournal export --report events --skip-damaged` saves every readable event now; see the cookbook to merge it with an older export)");
     Ok(ExitCode::from(3))
 }
 

@@ -49,22 +49,15 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes atomically next to the target (a temp file renamed over it).
+/// Writes the report (atomically to a regular file; through to a FIFO or a device; see
+/// `outfile`).
 pub fn write(path: &Path, html: &str) -> Result<()> {
     use std::io::Write;
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".hookjournal-report-")
-        .tempfile_in(parent)
-        .with_context(|| format!("creating a file in {}", parent.display()))?;
-    tmp.write_all(html.as_bytes())
+    let mut out = crate::outfile::OutFile::create(path)?;
+    out.file()
+        .write_all(html.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error))?;
-    Ok(())
+    out.commit()
 }
 
 /// The report of the journal in `dir`. A directory with no store yet is an empty journal.

@@ -37,7 +37,9 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         .filter(|i| i.severity == Severity::MayBeMissing)
         .collect();
     let repairs = incidents.len() - missing.len();
+    let config = cmd.config();
     if args.json {
+        let ignored: Vec<&str> = config.ignored.iter().map(|i| i.guarded.key).collect();
         crate::output::print_json(&serde_json::json!({
             "dir": st.dir, "events": st.events, "sessions": sessions, "segments": st.segments,
             "active_events": st.active_events, "bytes": st.bytes, "hot_files": st.hot_files, "spooled": st.spooled,
@@ -47,6 +49,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
                 "event_may_be_missing": i.severity == Severity::MayBeMissing,
                 "what": i.text,
             })).collect::<Vec<_>>(),
+            "user_config": config.user, "ignored_settings": ignored,
         }));
         return Ok(ExitCode::SUCCESS);
     }
@@ -104,9 +107,36 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
             crate::output::escape(&last.text)
         );
     }
+    print_ignored(config);
     println!(
         "{}",
         crate::output::dim("run `hookjournal verify` to check the chain and the projections")
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The project settings the hook ignores, one a line, and how to honour them.
+fn print_ignored(config: &crate::settings::Loaded) {
+    let Some(why) = &config.ignored_because else {
+        return;
+    };
+    println!(
+        "ignored    {} in {} ({why}):",
+        crate::output::count(config.ignored.len() as u64, "setting"),
+        crate::output::escape(&config.project.display().to_string())
+    );
+    for i in &config.ignored {
+        println!(
+            "           {} = {}  ({})",
+            i.guarded.key,
+            i.value(),
+            i.guarded.does
+        );
+    }
+    println!(
+        "{}",
+        crate::output::dim(
+            "review the file, then `hookjournal trust` to honour them (only your own config and a file you trusted may run programs, stop agents or write outside the journal)"
+        )
+    );
 }

@@ -236,6 +236,35 @@ impl ReadSnapshot {
         Ok(())
     }
 
+    /// Like `for_each`, for a salvage (`export --skip-damaged`): a segment that cannot be read
+    /// to its end is reported to `damaged` (the segment, the first seq not read, why) and the
+    /// rest of the journal is still read. An error of `f` stops it as in `for_each`.
+    pub fn for_each_salvaging(
+        &self,
+        mut f: impl FnMut(Envelope) -> Result<()>,
+        mut damaged: impl FnMut(&SegmentInfo, Seq, &Error),
+    ) -> Result<()> {
+        for seg in &self.segments {
+            let (mut next, mut own) = (seg.first, None);
+            let read = segment::stream(seg, |e| {
+                next = e.seq + 1;
+                f(e).map_err(|err| {
+                    own = Some(err);
+                    Error::Busy // a stand-in that stops the stream: `own` holds the error
+                })
+            });
+            match (read, own) {
+                (_, Some(err)) => return Err(err),
+                (Err(e), None) => damaged(seg, next, &e),
+                (Ok(()), None) => {}
+            }
+        }
+        for e in &self.active {
+            f(e.clone())?;
+        }
+        Ok(())
+    }
+
     /// Events with `from <= seq <= to`, skipping whole segments outside the range.
     pub fn for_each_in(
         &self,
