@@ -2,8 +2,8 @@
 //! journal is, its settings, and the ways of reading it. A command file is then a thin layer: its
 //! arguments, one call here for what it reads, and its rendering.
 
-use crate::settings::{self, Settings};
-use crate::state_io::{self, View};
+use engine::settings::{self, Settings};
+use engine::state::{self, View};
 use journal::Journal;
 use projections::fold::State;
 use std::cell::OnceCell;
@@ -53,23 +53,23 @@ impl CommandHelper {
 
     /// The checkpoint (every projection as of the last event), rebuilt from the log if stale.
     pub fn checkpoint(&self) -> anyhow::Result<State> {
-        state_io::read_checkpoint(self.dir())
+        state::read_checkpoint(self.dir())
     }
 
     /// The log and the checkpoint, as one consistent snapshot.
     pub fn view(&self) -> anyhow::Result<View> {
-        state_io::open_view(self.dir())
+        state::open_view(self.dir())
     }
 
     /// The log for a command that replays it; `need_rewinds` when the answer depends on rewinds
     /// (a quiescent journal is then still read without opening the active store).
     pub fn log(&self, need_rewinds: bool) -> anyhow::Result<View> {
-        state_io::open_log(self.dir(), need_rewinds)
+        state::open_log(self.dir(), need_rewinds)
     }
 
     /// The journal opened for a command that writes (the spool drained first), or an error
     /// naming why it cannot be.
     pub fn open_read(&self) -> anyhow::Result<Journal> {
-        state_io::open_read(self.dir())
+        state::open_read(self.dir())
     }
 }

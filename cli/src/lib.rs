@@ -11,16 +11,10 @@ mod clock;
 pub mod commands;
 mod dates;
 mod eventjson;
-mod ingest;
 mod locate;
-mod loop_tasks;
-mod mirror;
 mod outfile;
 mod output;
-mod settings;
 mod ship;
-mod state_io;
-mod trust;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

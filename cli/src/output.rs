@@ -16,17 +16,6 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// Collapses a message to one line, escaped (an error may quote a payload or an imported line).
-pub fn one_line(s: &str) -> String {
-    escape(
-        &s.split('\n')
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(": "),
-    )
-}
-
 /// A panic as one line: `internal error at FILE:LINE: MESSAGE`.
 pub fn panic_text(info: &std::panic::PanicHookInfo) -> String {
     let msg = info
@@ -45,30 +34,7 @@ pub fn panic_text(info: &std::panic::PanicHookInfo) -> String {
 /// Whether a character must not reach a terminal raw, and text with those escaped
 /// (`\x1b`, `\u{202e}`; newlines and tabs too: table cells are one line). Shared with the
 /// projections, which use the same rules for text injected into a model's context.
-pub use projections::text::{escape, is_unsafe};
-
-/// JSON text for a terminal: the characters [`is_unsafe`] names, raw in serde_json's output
-/// (which escapes only C0 controls), become `\uXXXX` escapes. Outside strings JSON text is
-/// ASCII without controls, so only string contents change, and they parse back the same.
-pub fn json_safe(json: String) -> String {
-    // Printable ASCII is safe: only text with a control byte or beyond ASCII is looked at.
-    let suspect = |b: u8| b >= 0x7f || (b < 0x20 && b != b'\n');
-    if !json.bytes().any(suspect) || !json.chars().any(|c| is_unsafe(c) && c != '\n') {
-        return json;
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        if is_unsafe(c) && c != '\n' {
-            let mut units = [0u16; 2];
-            for u in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+pub use projections::text::{escape, json_safe, one_line, timestamp};
 
 /// Like `escape` but keeps newlines (multi-line texts such as the restore text).
 pub fn escape_text(s: &str) -> String {
@@ -220,13 +186,6 @@ pub fn relative(at_us: i64, now_us: i64) -> String {
     }
 }
 
-/// RFC 3339 UTC with milliseconds.
-pub fn timestamp(at_us: i64) -> String {
-    chrono::DateTime::from_timestamp_micros(at_us)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-        .unwrap_or_else(|| at_us.to_string())
-}
-
 /// "1 session", "2 sessions", "0 sessions": a count with its noun (regular plurals only).
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
@@ -339,7 +298,12 @@ mod tests {
         let v =
             serde_json::json!({"m": "x\u{202e}y\u{9b}\u{7f}\u{e0041} 日本 🎉 \u{1b}[31m", "n": 1});
         let text = json_safe(serde_json::to_string_pretty(&v).unwrap());
-        assert!(!text.chars().any(|c| is_unsafe(c) && c != '\n'), "{text}");
+        assert!(
+            !text
+                .chars()
+                .any(|c| projections::text::is_unsafe(c) && c != '\n'),
+            "{text}"
+        );
         assert!(
             text.contains("\\u202e") && text.contains("\\udb40\\udc41") && text.contains("日本 🎉")
         );

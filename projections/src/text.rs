@@ -150,6 +150,47 @@ pub fn ident(s: &str) -> String {
     }
 }
 
+/// Collapses a message to one line, escaped (an error may quote a payload or an imported line).
+pub fn one_line(s: &str) -> String {
+    escape(
+        &s.split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(": "),
+    )
+}
+
+/// JSON text for a terminal: the characters [`is_unsafe`] names, raw in serde_json's output
+/// (which escapes only C0 controls), become `\uXXXX` escapes. Outside strings JSON text is
+/// ASCII without controls, so only string contents change, and they parse back the same.
+pub fn json_safe(json: String) -> String {
+    // Printable ASCII is safe: only text with a control byte or beyond ASCII is looked at.
+    let suspect = |b: u8| b >= 0x7f || (b < 0x20 && b != b'\n');
+    if !json.bytes().any(suspect) || !json.chars().any(|c| is_unsafe(c) && c != '\n') {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_unsafe(c) && c != '\n' {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// RFC 3339 UTC with milliseconds.
+pub fn timestamp(at_us: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(at_us)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_else(|| at_us.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,7 @@ pub struct Args {
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
     // What the hook reads: the journal-wide record and tasks, the session, the one it continues.
-    let mut p = crate::state_io::Partial::open(cmd.dir())?;
+    let mut p = engine::state::Partial::open(cmd.dir())?;
     p.load(&Partition::Global)?;
     p.load(&Partition::Tasks)?;
     let id = p.session(&args.session)?;

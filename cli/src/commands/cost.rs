@@ -3,7 +3,7 @@
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::output::{self, Align, Table};
-use crate::state_io::Partial;
+use engine::state::Partial;
 use projections::fold::{CostRecord, Partition};
 use projections::index;
 use projections::report::{self, CostBy, CostRow, Reconciled, SessionFacts};
@@ -246,7 +246,7 @@ fn machine_rows(dir: &std::path::Path, rows: &[CostRow], total: &CostRow) -> Vec
     if rows.is_empty() {
         return Vec::new();
     }
-    let machine = crate::settings::Settings::load(dir)
+    let machine = engine::settings::Settings::load(dir)
         .0
         .ship
         .machine

@@ -4,7 +4,7 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, bold};
-use crate::settings::Settings;
+use engine::settings::Settings;
 
 use anyhow::{Context, Result};
 use journal::Kind;
@@ -125,7 +125,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         bold(&format!("hookjournal demo: played a {n}-event Claude Code session through `hookjournal hook` ({:.1} ms per hook, whole process)", elapsed.as_secs_f64() * 1000.0 / n as f64))
     );
     let settings = Settings::default();
-    let view = crate::state_io::open_view(&dir)?;
+    let view = engine::state::open_view(&dir)?;
     let full = view.full(|_| {})?;
     print_views(&view, &full, &settings)?;
     let answers = print_restore(&view)?;
@@ -164,7 +164,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 /// The read views, each as its own command prints it: sessions, the snapshot, the task board,
 /// cost.
 fn print_views(
-    view: &crate::state_io::View,
+    view: &engine::state::View,
     full: &projections::fold::Full,
     settings: &Settings,
 ) -> Result<()> {
@@ -207,7 +207,7 @@ fn print_views(
 
 /// Prints the restore text given after the compaction; returns every answer beside the hook event
 /// that caused it.
-fn print_restore(view: &crate::state_io::View) -> Result<Vec<(journal::Envelope, u64, String)>> {
+fn print_restore(view: &engine::state::View) -> Result<Vec<(journal::Envelope, u64, String)>> {
     // Each answer and the hook event that caused it.
     let mut answers = Vec::new();
     view.snap.for_each(|e| {

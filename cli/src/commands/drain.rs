@@ -6,8 +6,8 @@
 //! archives), and fills the hot cache — then exits. Run by hand, it does the same.
 
 use crate::cli_util::CommandHelper;
-use crate::state_io;
 use anyhow::{Context, Result};
+use engine::state;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -40,7 +40,7 @@ fn drain(dir: &Path, segment_events: u64) -> Result<ExitCode> {
         Err(journal::Error::Busy) => return Ok(ExitCode::SUCCESS),
         Err(e) => return Err(e).with_context(|| format!("opening journal {}", dir.display())),
     };
-    state_io::drain_all(&mut j)?;
+    state::drain_all(&mut j)?;
     j.seal_if_full().context("sealing the active store")?;
     if !j.hot_complete() {
         j.fill_hot().context("filling the hot cache")?;

@@ -59,24 +59,6 @@ pub struct Args {
     pub skip_damaged: bool,
 }
 
-/// Resolves a session argument (a prefix is enough when it is unambiguous).
-pub fn resolve_session<'a>(ids: impl Iterator<Item = &'a String>, want: &str) -> Result<String> {
-    let matches: Vec<&String> = ids
-        .filter(|id| id.as_str() == want || id.starts_with(want))
-        .collect();
-    if let Some(exact) = matches.iter().find(|id| id.as_str() == want) {
-        return Ok((*exact).clone());
-    }
-    match matches.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => anyhow::bail!("no session {want:?} in this journal (see `hookjournal sessions`)"),
-        many => anyhow::bail!(
-            "{want:?} matches {} sessions; give more characters",
-            many.len()
-        ),
-    }
-}
-
 /// Masks secrets in every string of a JSON value, counting them.
 pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
     match v {
@@ -99,7 +81,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let filter = Filter {
         range: Range::new(args.since.as_deref(), args.until.as_deref())?,
         session: match &args.session {
-            Some(s) => Some(resolve_session(view.state.sessions.keys(), s)?),
+            Some(s) => Some(engine::resolve_session(view.state.sessions.keys(), s)?),
             None => None,
         },
     };
@@ -126,7 +108,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         let mut rows = Vec::new();
         for_each_event(&view, salvage, &mut |e| {
             if filter.session(e.session_id.as_deref()) && filter.range.contains(e.recorded_at_us) {
-                rows.extend(crate::mirror::session_log_row(&e));
+                rows.extend(engine::mirror::session_log_row(&e));
             }
             Ok(())
         })?;
@@ -190,7 +172,7 @@ struct Skipped {
 /// Every event of the view in seq order; with `salvage`, damaged segments' unreadable rests and
 /// events whose hash does not match their content are skipped and noted instead.
 fn for_each_event(
-    view: &crate::state_io::View,
+    view: &engine::state::View,
     salvage: Option<&mut Skipped>,
     f: &mut dyn FnMut(journal::Envelope) -> journal::Result<()>,
 ) -> Result<()> {
@@ -286,7 +268,7 @@ impl Out {
 
 /// `--report events`: every event as recorded, streamed (never all in memory).
 fn write_events(
-    view: &crate::state_io::View,
+    view: &engine::state::View,
     filter: &Filter,
     mut sink: &mut dyn Write,
     mut masked: Option<&mut usize>,
@@ -332,9 +314,9 @@ struct CostRow<'a> {
 /// The rows of every report but `events`, in order, each handed to `emit` as it is made.
 fn report_rows(
     report: Report,
-    view: &crate::state_io::View,
+    view: &engine::state::View,
     filter: &Filter,
-    settings: &crate::settings::Settings,
+    settings: &engine::settings::Settings,
     emit: &mut dyn FnMut(serde_json::Value) -> Result<()>,
 ) -> Result<()> {
     let pricing = settings.pricing();
@@ -398,7 +380,7 @@ fn report_rows(
             let full = view.full(|_| {})?;
             for n in full.notifications() {
                 if filter.session(n.session.as_deref()) && filter.range.contains(n.at_us) {
-                    emit(crate::mirror::notification_row(n))?;
+                    emit(engine::mirror::notification_row(n))?;
                 }
             }
         }

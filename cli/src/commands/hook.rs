@@ -4,9 +4,9 @@
 //! `Malformed`, a busy journal means the event is spooled, and any internal error or panic is
 //! one line on stderr. The lock is held only for the append itself.
 
-use crate::ingest::{self, Observation};
-use crate::settings::Settings;
-use crate::state_io::{Loaded, Source};
+use engine::ingest::{self, Observation};
+use engine::settings::Settings;
+use engine::state::{Loaded, Source};
 use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{self, Canonical, HookEvent};
@@ -282,7 +282,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     }
     // The mirrors happen after the answer is out; sled's ingestion of the log, seals, archive
     // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
-    crate::mirror::write(&dir, &settings.mirror, &committed);
+    engine::mirror::write(&dir, &settings.mirror, &committed);
     drop(held);
     if let Some(reason) = release_after {
         release_found_compaction(&dir, &inv, reason, &settings);
@@ -419,7 +419,7 @@ fn read_outside(inv: &Invocation, settings: &Settings) -> Outside {
             } else {
                 settings.hook.task_command_timeout_ms
             };
-            let r = crate::loop_tasks::release(
+            let r = engine::loop_tasks::release(
                 &program,
                 agent,
                 &p.name,
@@ -526,7 +526,7 @@ fn release_found_compaction(
     else {
         return;
     };
-    let r = crate::loop_tasks::release(
+    let r = engine::loop_tasks::release(
         &program,
         agent,
         &p.name,
@@ -794,7 +794,7 @@ fn locked(
             match answer(&mut light, dir, settings, inv, outside) {
                 Ok(Some(reply)) => return Ok(Some((Held::Light(light), reply))),
                 Ok(None) => return Ok(None),
-                Err(e) if crate::state_io::is_cache_miss(&e) => {
+                Err(e) if engine::state::is_cache_miss(&e) => {
                     mark("cache miss");
                     light.upgrade()?
                 }
@@ -958,7 +958,7 @@ fn drain_backlog<W: Writer>(
     let mut ingested = Vec::new();
     loop {
         let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
-        let d = crate::state_io::drain(&*j, loaded, tx, want, deadline, &settings.policy)?;
+        let d = engine::state::drain(&*j, loaded, tx, want, deadline, &settings.policy)?;
         taken += d.done.len();
         ingested.extend(d.done);
         if !d.more {
@@ -973,7 +973,7 @@ fn drain_backlog<W: Writer>(
         };
         j.commit(chunk)?;
         // A backlog chunk is already off this hook's answer: its mirror lines go now.
-        crate::mirror::write(dir, &settings.mirror, &mirrored);
+        engine::mirror::write(dir, &settings.mirror, &mirrored);
         if std::time::Instant::now() >= deadline || taken >= settings.hook.drain_max {
             return Ok(None);
         }

@@ -4,9 +4,9 @@
 
 use crate::cli_util::CommandHelper;
 use crate::eventjson;
-use crate::ingest;
-use crate::state_io::{self, Loaded};
 use anyhow::{bail, Context, Result};
+use engine::ingest;
+use engine::state::{self, Loaded};
 use journal::{Envelope, Journal, Kind, OpenOptions};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -153,7 +153,7 @@ fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
     }
     j.commit_as_segment(tx)?;
     if stale || journal::checkpoint::stale_reason(j.dir()).is_some() {
-        state_io::rebuild_checkpoint(j)?;
+        state::rebuild_checkpoint(j)?;
     }
     j.seal_if_full()?;
     bar.finish_and_clear();
@@ -221,9 +221,9 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
         bail!("no .jsonl transcripts under {}", folder.display());
     }
     if journal::checkpoint::stale_reason(j.dir()).is_some() {
-        state_io::rebuild_checkpoint(j)?;
+        state::rebuild_checkpoint(j)?;
     }
-    state_io::fold_unfolded(j)?;
+    state::fold_unfolded(j)?;
     let now = chrono::Utc::now().timestamp_micros();
     // Loaded before the marker, so it reads the (consistent) checkpoint as it stands.
     let mut loaded = Loaded::new(j)?;
@@ -347,7 +347,7 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
     if loaded.stale.is_some() {
         // A partition that did not read: the events are kept, the checkpoint rebuilt whole.
         j.commit_as_segment(tx)?;
-        state_io::rebuild_checkpoint(j)?;
+        state::rebuild_checkpoint(j)?;
     } else {
         loaded.write_back(&mut tx);
         j.commit_as_segment(tx)?;
@@ -404,7 +404,7 @@ impl<'a> Shared<'a> {
     }
 }
 
-impl state_io::Source for Shared<'_> {
+impl state::Source for Shared<'_> {
     fn dir(&self) -> &Path {
         &self.dir
     }
@@ -469,10 +469,10 @@ mod tests {
         for (name, batch) in [("one", usize::MAX), ("many", 1)] {
             let mut j = Journal::open(&dir.path().join(name), &opts).unwrap();
             import_transcripts(&mut j, &corpus, batch).unwrap();
-            let cp = state_io::checkpoint_whole(&j).unwrap();
+            let cp = state::checkpoint_whole(&j).unwrap();
             let snap = j.read_snapshot().unwrap();
-            let rewinds = state_io::collect_rewinds(&snap).unwrap();
-            let full = state_io::full_replay(&snap, rewinds, |_| {}).unwrap();
+            let rewinds = state::collect_rewinds(&snap).unwrap();
+            let full = state::full_replay(&snap, rewinds, |_| {}).unwrap();
             assert_eq!(
                 crate::commands::verify::projection_diff(&cp, &full.state),
                 Vec::<String>::new(),
@@ -497,7 +497,7 @@ mod tests {
     /// as absent; others read from the journal.
     #[test]
     fn the_fold_reads_a_partition_of_the_batch_in_flight_from_that_batch() {
-        use crate::state_io::Source;
+        use engine::state::Source;
         let dir = tempfile::tempdir().unwrap();
         let opts = OpenOptions {
             create: true,

@@ -2,7 +2,7 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, Align, Table};
-use crate::state_io::Partial;
+use engine::state::Partial;
 
 use std::process::ExitCode;
 
@@ -27,10 +27,7 @@ pub struct Args {
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let mut p = Partial::open(cmd.dir())?;
     let session = match &args.session {
-        Some(s) => Some(crate::commands::export::resolve_session(
-            p.session_ids()?.iter(),
-            s,
-        )?),
+        Some(s) => Some(engine::resolve_session(p.session_ids()?.iter(), s)?),
         None => None,
     };
     let last = output::shown_last(args.last, args.all, args.json);

@@ -5,8 +5,8 @@
 //! replaced store is moved aside), and every step is safe to kill and run again.
 
 use crate::cli_util::CommandHelper;
-use crate::state_io;
 use anyhow::{Context, Result};
+use engine::state;
 use journal::{spool, Kind, NewEvent};
 use std::path::Path;
 use std::process::ExitCode;
@@ -144,13 +144,13 @@ fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
 /// log (a kill at any point leaves it marked, so the next reader finishes the job).
 fn rebuild_checkpoint(dir: &Path) -> Result<()> {
     journal::checkpoint::mark_stale(dir, "rebuild requested by recover")?;
-    drop(state_io::open_read(dir)?);
+    drop(state::open_read(dir)?);
     Ok(())
 }
 
 /// Journals every spool file that fails its checksum as a `Malformed` event holding its bytes.
 fn journal_damaged_spool(dir: &Path) -> Result<usize> {
-    let mut j = state_io::open_read(dir)?;
+    let mut j = state::open_read(dir)?;
     let mut tx = j.begin();
     let mut done = Vec::new();
     for entry in spool::list(dir)? {

@@ -4,8 +4,8 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
-use crate::state_io;
 use anyhow::Result;
+use engine::state;
 use journal::{Envelope, Kind};
 use projections::derived::{self, ResponseEmitted};
 use projections::fold::{CostRecord, Full};
@@ -262,10 +262,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let settings = cmd.settings();
     let view = cmd.view()?;
     let session = match &args.session {
-        Some(s) => Some(crate::commands::export::resolve_session(
-            view.state.sessions.keys(),
-            s,
-        )?),
+        Some(s) => Some(engine::resolve_session(view.state.sessions.keys(), s)?),
         None => None,
     };
     let from = args.from.unwrap_or(1);
@@ -274,8 +271,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let bar = crate::output::progress(view.snap.head_seq, "replay");
     // For display only: which events a later rewind hides (the fold itself learns of a rewind
     // when it happens, as the hook did).
-    let all_rewinds = state_io::collect_rewinds(&view.snap)?;
-    let log = state_io::SnapLog(&view.snap);
+    let all_rewinds = state::collect_rewinds(&view.snap)?;
+    let log = state::SnapLog(&view.snap);
     let mut rep = Replayer::new(&log, args.verify.then_some(&settings.policy));
     let json = args.json;
     let mut shown = 0u64;

@@ -6,9 +6,9 @@
 
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
-use crate::settings::Settings;
-use crate::state_io;
 use anyhow::{bail, Context, Result};
+use engine::settings::Settings;
+use engine::state;
 use projections::fold::Full;
 use projections::report::{self, CostBy, CostRow, Reconciled};
 use projections::tasks::{Task, TaskStatus};
@@ -75,13 +75,10 @@ pub fn build(
     }
     let has_store = dir.join("CURRENT").exists() || dir.join(journal::spool::SPOOL_DIR).is_dir();
     let (full, timelines, events) = if has_store {
-        let view = state_io::open_view(dir)?;
+        let view = state::open_view(dir)?;
         let full = view.full(|_| {})?;
         let sid = match session {
-            Some(s) => Some(crate::commands::export::resolve_session(
-                view.state.sessions.keys(),
-                s,
-            )?),
+            Some(s) => Some(engine::resolve_session(view.state.sessions.keys(), s)?),
             None => None,
         };
         let mut tl = Timelines::default();

@@ -3,8 +3,8 @@
 //! rebuilt by a full replay.
 
 use crate::cli_util::CommandHelper;
-use crate::state_io;
 use anyhow::{bail, Result};
+use engine::state;
 use journal::{Journal, Kind};
 
 use std::process::ExitCode;
@@ -23,8 +23,8 @@ pub struct Args {
 /// Appends a `Rewound` event and says what it changes.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let mut j: Journal = cmd.open_read()?;
-    let state = state_io::checkpoint_or_rebuild(&mut j)?;
-    let id = crate::commands::export::resolve_session(state.sessions.keys(), &args.session)?;
+    let state = state::checkpoint_or_rebuild(&mut j)?;
+    let id = engine::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];
     let short = crate::output::escape(projections::short_id(&id));
     // Keeping the first event keeps the session itself (its host, start, first seq): a session
@@ -39,7 +39,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     // them; the checkpoint's own list leaves out a rewind that a later rewind's range covers),
     // then what this rewind would newly hide: the session's events after SEQ still counted.
     let snap = j.read_snapshot()?;
-    let before = state_io::collect_rewinds(&snap)?;
+    let before = state::collect_rewinds(&snap)?;
     let mut mine = Vec::new();
     let (mut hidden, mut last_hidden, mut last_counted) = (0u64, 0, 0);
     snap.for_each(|e| {
@@ -71,7 +71,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     drop(snap);
     let mut tx = j.begin();
     let now = chrono::Utc::now().timestamp_micros();
-    tx.push(crate::ingest::event(
+    tx.push(engine::ingest::event(
         now,
         "cli",
         Some(&id),
@@ -85,8 +85,8 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     j.commit(tx)?;
     // Rebuild the checkpoint: the rewind changes the past of the session's projections.
     let snap = j.read_snapshot()?;
-    let rewinds = state_io::collect_rewinds(&snap)?;
-    let full = state_io::full_replay(&snap, rewinds, |_| {})?;
+    let rewinds = state::collect_rewinds(&snap)?;
+    let full = state::full_replay(&snap, rewinds, |_| {})?;
     let mut tx = j.begin();
     let fresh = full.state.partitions();
     for (k, _) in j.scan_state(b"")? {

@@ -25,7 +25,7 @@ pub struct Args {
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
     let pricing = settings.pricing();
-    let mut p = crate::state_io::Partial::open(cmd.dir())?;
+    let mut p = engine::state::Partial::open(cmd.dir())?;
     p.load_index()?;
     let order = p.state.summaries_by_start();
     let last = output::shown_last(args.last, args.all, args.json);

@@ -129,7 +129,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 /// configured (flags, then environment, then `[ship]` in config.toml).
 fn urls(
     args: &Args,
-    settings: &crate::settings::Settings,
+    settings: &engine::settings::Settings,
 ) -> Result<(Option<String>, Option<String>)> {
     let pg_url = nonempty(args.postgres.clone())
         .or_else(|| nonempty(std::env::var("HOOKJOURNAL_POSTGRES_URL").ok()))

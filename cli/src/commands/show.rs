@@ -21,7 +21,7 @@ pub struct Args {
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
     // One session's partition, not the whole checkpoint.
-    let mut p = crate::state_io::Partial::open(cmd.dir())?;
+    let mut p = engine::state::Partial::open(cmd.dir())?;
     let id = p.session(&args.session)?;
     let state = p.into_state();
     let s = &state.sessions[&id];

@@ -2,7 +2,7 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{relative, timestamp};
-use crate::state_io;
+use engine::state;
 use journal::hex;
 use journal::incidents::{Incident, Severity};
 
@@ -21,14 +21,14 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
     // Counted before opening: reading the journal ingests the spool.
     let waiting = journal::spool::list(dir).map(|l| l.len()).unwrap_or(0);
-    let (st, sessions) = match state_io::open_read(dir) {
+    let (st, sessions) = match state::open_read(dir) {
         Ok(j) => {
             let mut st = j.status()?;
             st.spooled = waiting;
-            let sessions = state_io::session_count(&j)?;
+            let sessions = state::session_count(&j)?;
             (st, sessions)
         }
-        Err(e) if state_io::is_readonly(&e) => state_io::readonly_status(dir)?,
+        Err(e) if state::is_readonly(&e) => state::readonly_status(dir)?,
         Err(e) => return Err(e),
     };
     let incidents = journal::incidents::read(dir);
@@ -116,7 +116,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The project settings the hook ignores, one a line, and how to honour them.
-fn print_ignored(config: &crate::settings::Loaded) {
+fn print_ignored(config: &engine::settings::Loaded) {
     let Some(why) = &config.ignored_because else {
         return;
     };

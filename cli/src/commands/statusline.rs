@@ -8,7 +8,7 @@
 //! (`--refresh-view`) that tries the lock once without waiting, reads three checkpoint
 //! partitions and lets go.
 
-use crate::settings::Settings;
+use engine::settings::Settings;
 use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, HostReported};
 use projections::fold::{self, State};
@@ -352,7 +352,7 @@ fn read_facts(dir: &Path, session: &str, settings: &Settings) -> Option<Facts> {
         journal::Opened::Full(j) => j,
     };
     // The store may lag the log (hooks commit to the log and the cache): fold it in first.
-    crate::state_io::drain_all(&mut j).ok()?;
+    engine::state::drain_all(&mut j).ok()?;
     let parts: Option<Vec<Option<Vec<u8>>>> = keys.iter().map(|k| j.get_state(k).ok()).collect();
     drop(j);
     facts_from(&parts?, settings)

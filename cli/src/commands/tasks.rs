@@ -4,8 +4,8 @@
 use crate::cli_util::CommandHelper;
 use crate::commands::hook::Writer;
 use crate::output::{self, escape, Align, Table};
-use crate::state_io::{self, Loaded};
 use anyhow::{bail, Result};
+use engine::state::{self, Loaded};
 use journal::{Journal, Kind};
 use projections::derived::{self, TaskCommand, TaskOp};
 use projections::fold::State;
@@ -98,7 +98,7 @@ pub enum Cmd {
 /// `T3` (journal-wide) or `SESSION:ID` (a session's own task; a session prefix is enough).
 fn resolve(state: &State, id: &str) -> Result<TaskRef> {
     if let Some((s, tid)) = id.split_once(':') {
-        let session = crate::commands::export::resolve_session(state.sessions.keys(), s)?;
+        let session = engine::resolve_session(state.sessions.keys(), s)?;
         if !state.sessions[&session].tasks.tasks.contains_key(tid) {
             bail!(
                 "session {} has no task {tid:?}",
@@ -249,12 +249,12 @@ fn next_unclaimed(st: &State, agent: &str) -> Result<TaskRef> {
 
 /// Fails, for retry, every task whose owner has been silent longer than the lease.
 fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Result<()> {
-    let mut policy = crate::settings::load_reporting(dir).policy;
+    let mut policy = engine::settings::load_reporting(dir).policy;
     if let Some(l) = lease {
         policy.task_lease_secs = l;
     }
-    let mut j: Journal = state_io::open_and_drain(dir, true)?;
-    let state = state_io::checkpoint_or_rebuild(&mut j)?;
+    let mut j: Journal = state::open_and_drain(dir, true)?;
+    let state = state::checkpoint_or_rebuild(&mut j)?;
     let now = crate::clock::now_us();
     let expired = projections::policy::lease_expired(&state, now, &policy, true);
     let mut loaded = Loaded::new(&j)?;
@@ -266,7 +266,7 @@ fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Resul
         // The agent is not the one acting here: the envelope names no agent, so releasing its
         // task does not count as hearing from it.
         let c = command(TaskOp::Fail, r.task.clone(), None, Some(r.reason.clone()));
-        tx.push(crate::ingest::event(
+        tx.push(engine::ingest::event(
             now,
             "cli",
             None,
@@ -328,7 +328,7 @@ fn sessions_named(st: &State, id: Option<&str>) -> Result<Vec<String>> {
     let summaries = st.summaries();
     Ok(match id.split_once(':') {
         Some((s, _)) => {
-            match crate::commands::export::resolve_session(summaries.iter().map(|(k, _)| *k), s) {
+            match engine::resolve_session(summaries.iter().map(|(k, _)| *k), s) {
                 Ok(one) => vec![one],
                 // `resolve` names the problem.
                 Err(_) => Vec::new(),
@@ -365,15 +365,14 @@ fn change(
     task_id: Option<&str>,
     make: impl Fn(&State) -> Result<TaskCommand>,
 ) -> Result<()> {
-    let opts = state_io::cli_open_options(dir, true);
-    let drain_lag = crate::settings::Settings::load(dir).0.hook.drain_lag;
-    let opened =
-        journal::Journal::open_light(dir, &opts).map_err(|e| state_io::open_error(dir, e))?;
+    let opts = state::cli_open_options(dir, true);
+    let drain_lag = engine::settings::Settings::load(dir).0.hook.drain_lag;
+    let opened = journal::Journal::open_light(dir, &opts).map_err(|e| state::open_error(dir, e))?;
     let outcome = match opened {
         journal::Opened::Light(mut light) => {
             let backlog = !journal::spool::list(dir)?.is_empty();
             let tried = if backlog {
-                Err(anyhow::Error::new(state_io::CacheMiss))
+                Err(anyhow::Error::new(state::CacheMiss))
             } else {
                 apply(&mut light, task_id, &make)
             };
@@ -386,7 +385,7 @@ fn change(
                     }
                     o
                 }
-                Err(e) if state_io::is_cache_miss(&e) => {
+                Err(e) if state::is_cache_miss(&e) => {
                     change_full(light.upgrade()?, task_id, &make)?
                 }
                 Err(e) => return Err(e),
@@ -428,9 +427,9 @@ fn change_full(
     task_id: Option<&str>,
     make: &dyn Fn(&State) -> Result<TaskCommand>,
 ) -> Result<Outcome> {
-    state_io::drain_all(&mut j)?;
+    state::drain_all(&mut j)?;
     if Loaded::new(&j)?.stale.is_some() {
-        state_io::rebuild_checkpoint(&mut j)?;
+        state::rebuild_checkpoint(&mut j)?;
     }
     let o = apply(&mut j, task_id, make)?;
     j.seal_if_full()?;
@@ -447,7 +446,7 @@ fn apply<W: Writer>(
 ) -> Result<Outcome> {
     let mut loaded = Loaded::new(&*j)?;
     if loaded.stale.is_some() {
-        return Err(anyhow::Error::new(state_io::CacheMiss));
+        return Err(anyhow::Error::new(state::CacheMiss));
     }
     if task_id.is_some_and(|id| id.contains(':') || !loaded.state.tasks.tasks.contains_key(id)) {
         loaded.index(&*j)?;
@@ -460,7 +459,7 @@ fn apply<W: Writer>(
     let before = find(&loaded.state, &c.task).cloned();
     let mut tx = j.begin();
     let now = chrono::Utc::now().timestamp_micros();
-    tx.push(crate::ingest::event(
+    tx.push(engine::ingest::event(
         now,
         "cli",
         None,
@@ -638,8 +637,8 @@ fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
 
 /// The task board's sources: the journal-wide open tasks and the sessions index (whose
 /// summaries hold each session's tasks); no session's own partition.
-fn board(dir: &std::path::Path) -> Result<state_io::Partial> {
-    let mut p = state_io::Partial::open(dir)?;
+fn board(dir: &std::path::Path) -> Result<state::Partial> {
+    let mut p = state::Partial::open(dir)?;
     p.load(&projections::fold::Partition::Global)?;
     p.load(&projections::fold::Partition::Tasks)?;
     p.load_index()?;
@@ -651,7 +650,7 @@ fn show(cmd: &CommandHelper, id: &str, json: bool) -> Result<()> {
     let mut p = board(cmd.dir())?;
     // Only the sessions the reference can name are loaded (their ids from the index).
     let named: Vec<String> = match id.split_once(':') {
-        Some((s, _)) => vec![crate::commands::export::resolve_session(
+        Some((s, _)) => vec![engine::resolve_session(
             p.state.summaries().iter().map(|(k, _)| *k),
             s,
         )?],

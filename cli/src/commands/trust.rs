@@ -20,7 +20,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let path = cmd.dir().join("config.toml");
     let shown = crate::output::escape(&path.display().to_string());
     if args.revoke {
-        let n = crate::trust::revoke(&path)?;
+        let n = engine::trust::revoke(&path)?;
         if n == 0 {
             println!("{shown} was not trusted: nothing to revoke");
         } else {
@@ -28,11 +28,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let (text, guarded) = match crate::settings::for_trust(&path) {
+    let (text, guarded) = match engine::settings::for_trust(&path) {
         Ok(x) => x,
         Err(why) => bail!("{}; not trusted", crate::output::escape(&why)),
     };
-    let name = crate::trust::trust(&path, text.as_bytes())?;
+    let name = engine::trust::trust(&path, text.as_bytes())?;
     println!(
         "trusted {shown} as it is now (blake3 {}…); any change to it makes it untrusted again",
         &name[..16]

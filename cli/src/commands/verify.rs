@@ -2,7 +2,7 @@
 //! Exit 3 when anything is damaged.
 
 use crate::cli_util::CommandHelper;
-use crate::state_io;
+use engine::state;
 use journal::hex;
 use projections::fold::State;
 use projections::tasks::TaskList;
@@ -121,13 +121,13 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     let mut projections_ok = None;
     if report.ok() {
         // Only a sound log is worth replaying (opening ingests what the hooks spooled).
-        match state_io::open_read(dir) {
+        match state::open_read(dir) {
             Ok(j) => {
                 let snap = j.read_snapshot()?;
-                let checkpoint = state_io::checkpoint_whole(&j);
+                let checkpoint = state::checkpoint_whole(&j);
                 drop(j);
-                let rewinds = state_io::collect_rewinds(&snap)?;
-                let full = state_io::full_replay(&snap, rewinds, |_| {})?;
+                let rewinds = state::collect_rewinds(&snap)?;
+                let full = state::full_replay(&snap, rewinds, |_| {})?;
                 let mut diff: Vec<String> = match checkpoint {
                     Ok(cp) => projection_diff(&cp, &full.state)
                         .into_iter()

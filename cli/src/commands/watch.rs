@@ -6,8 +6,8 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
-use crate::settings::Settings;
 use anyhow::Result;
+use engine::settings::Settings;
 use journal::{Journal, OpenOptions};
 use projections::fold::State;
 use projections::report;
@@ -47,8 +47,8 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
     };
     // Hooks commit to the log and the hot cache: the store folds the events it copied from the
     // log (never the spool: that would hold the lock longer).
-    crate::state_io::fold_unfolded(&mut j)?;
-    let st = crate::state_io::checkpoint(&j)?;
+    engine::state::fold_unfolded(&mut j)?;
+    let st = engine::state::checkpoint(&j)?;
     drop(j);
     Ok(Some(st))
 }

@@ -129,7 +129,7 @@ pub fn agent() -> ureq::Agent {
 pub fn ship_round(agent: &ureq::Agent, t: &Target) -> Result<Round> {
     let cursor = cursor_path(t.dir, t.url);
     let (done, done_hash) = read_cursor(&cursor)?;
-    let view = crate::state_io::open_log(t.dir, false)?;
+    let view = engine::state::open_log(t.dir, false)?;
     let head = view.snap.head_seq;
     let mut round = Round {
         head,
@@ -144,7 +144,7 @@ pub fn ship_round(agent: &ureq::Agent, t: &Target) -> Result<Round> {
     if done == head {
         return Ok(round);
     }
-    let pricing = crate::settings::Settings::load(t.dir).0.pricing();
+    let pricing = engine::settings::Settings::load(t.dir).0.pricing();
     let endpoint = logs_endpoint(t.url);
     let resource = resource(t);
     let mut records: Vec<LogRecord> = Vec::new();

@@ -6,11 +6,11 @@
 //! transaction that ships the journal's head.
 
 use super::mask_url;
-use crate::state_io;
 use ::postgres::binary_copy::BinaryCopyInWriter;
 use ::postgres::types::{ToSql, Type};
 use ::postgres::{Client, Transaction};
 use anyhow::{anyhow, bail, Context, Result};
+use engine::state;
 use journal::{Envelope, Seq};
 use projections::fold::{Full, Rewinds};
 use std::borrow::Cow;
@@ -384,7 +384,7 @@ fn diverged(id: &str, seq: Seq) -> anyhow::Error {
 /// One round: a snapshot under a short lock, then everything past the cursor in batches, the
 /// last one together with the report rows of the whole fold.
 pub fn ship_round(c: &mut Client, t: &Target) -> Result<Round> {
-    let view = state_io::open_log(t.dir, true)?;
+    let view = state::open_log(t.dir, true)?;
     let head = view.snap.head_seq;
     let cur = cursor(c, t.journal_id, false)?;
     if cur.shipped > head {
@@ -397,7 +397,7 @@ pub fn ship_round(c: &mut Client, t: &Target) -> Result<Round> {
     if cur.shipped == head && cur.derived == head {
         return Ok(round);
     }
-    let settings = crate::settings::Settings::load(t.dir).0;
+    let settings = engine::settings::Settings::load(t.dir).0;
     let mut full = Full::with_rewinds(Rewinds::from_list(&view.state.global.rewinds));
     let mut batch: Vec<Envelope> = Vec::with_capacity(t.batch);
     let bar = crate::output::progress(head - cur.shipped, "ship");
@@ -646,7 +646,7 @@ struct CostRecordRow {
 }
 
 impl Derived {
-    fn build(full: &Full, settings: &crate::settings::Settings, t: &Target, seq: Seq) -> Derived {
+    fn build(full: &Full, settings: &engine::settings::Settings, t: &Target, seq: Seq) -> Derived {
         let pricing = settings.pricing();
         let mut masked = 0;
         let mut sessions: Vec<_> = full.state.sessions.values().collect();

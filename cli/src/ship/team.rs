@@ -27,7 +27,7 @@ pub fn resolve(source: &str, journal: Option<&Path>) -> Result<String> {
             return Ok(url);
         }
         let dir = crate::locate::journal_dir(journal, false);
-        if let Some(url) = crate::settings::Settings::load(&dir).0.ship.postgres {
+        if let Some(url) = engine::settings::Settings::load(&dir).0.ship.postgres {
             return Ok(url);
         }
         bail!("--source postgres: set HOOKJOURNAL_POSTGRES_URL or `postgres` in [ship] of config.toml");

@@ -85,8 +85,11 @@ fn read_since(
     })
 }
 
+/// Something read from outside for an event, to be recorded as an event it caused.
 pub struct Observation {
+    /// The kind of event it becomes, given its cause's seq.
     pub kind: fn(Seq) -> Kind,
+    /// The event's body (JSON).
     pub body: Vec<u8>,
     /// A usage reading's value, which `body` encodes: the fold takes it from here instead of
     /// parsing the body back (`Observation::remember`).
@@ -470,6 +473,7 @@ fn run_git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
     }
 }
 
+/// A derived event: `kind` and `body`, recorded at `now_us` for `host`, `session` and `agent`.
 pub fn event(
     now_us: i64,
     host: &str,

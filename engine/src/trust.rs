@@ -8,7 +8,6 @@
 //! `trusted/<blake3>`, holding the path: checking trust is one `stat`, and a changed file hashes
 //! to a name that is not there.
 
-use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -102,19 +101,12 @@ pub fn trust(file: &Path, content: &[u8]) -> anyhow::Result<String> {
         .create(&store)
         .map_err(|e| anyhow::anyhow!("creating {}: {e}", store.display()))?;
     let name = record_name(&path, content);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".trust-")
-        .tempfile_in(&store)
-        .map_err(|e| anyhow::anyhow!("writing in {}: {e}", store.display()))?;
-    {
+    let record = {
         use std::os::unix::ffi::OsStrExt;
-        let f = tmp.as_file_mut();
-        f.write_all(path.as_os_str().as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-    }
-    tmp.persist(store.join(&name))
-        .map_err(|e| anyhow::anyhow!("writing {}: {}", store.display(), e.error))?;
+        [path.as_os_str().as_bytes(), b"\n"].concat()
+    };
+    journal::write_atomic(&store, &name, &record, journal::Durability::Durable)
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", store.display()))?;
     Ok(name)
 }
 

@@ -97,9 +97,12 @@ pub fn is_cache_miss(e: &anyhow::Error) -> bool {
 /// committed, but no partition is written back and nothing should be answered from `state`,
 /// until a reader or `recover` rebuilds the checkpoint from the log.
 pub struct Loaded {
+    /// The partitions loaded so far, folded forward.
     pub state: State,
     original: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// What went wrong reading partitions, one line each (said on stderr by the caller).
     pub warnings: Vec<String>,
+    /// Why the checkpoint cannot be trusted, when it cannot.
     pub stale: Option<String>,
     fills_cache: bool,
     /// The journal-wide open tasks are in `state`: only then is their partition written back.
@@ -110,6 +113,7 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The global record and the journal-wide tasks (what every writer but the hook needs).
     pub fn new(j: &dyn Source) -> Result<Loaded> {
         let mut l = Loaded::lean(j)?;
         l.tasks(j)?;
@@ -391,6 +395,7 @@ pub fn readonly_status(dir: &Path) -> Result<(journal::Status, usize)> {
     Ok((st, view.state.sessions.len()))
 }
 
+/// Whether an error says the journal can be read but not written by this user.
 pub fn is_readonly(e: &anyhow::Error) -> bool {
     e.downcast_ref::<journal::Error>()
         .is_some_and(|e| matches!(e, journal::Error::ReadOnly(_)))
@@ -412,7 +417,10 @@ pub fn checkpoint_or_rebuild(j: &mut Journal) -> Result<State> {
         Ok(s) => Ok(s),
         Err(e) => {
             eprintln!("hookjournal: {e:#}; rebuilding the checkpoint from the log");
-            journal::checkpoint::mark_stale(j.dir(), &crate::output::one_line(&format!("{e:#}")))?;
+            journal::checkpoint::mark_stale(
+                j.dir(),
+                &projections::text::one_line(&format!("{e:#}")),
+            )?;
             rebuild_checkpoint(j)?;
             checkpoint(j)
         }
@@ -478,10 +486,13 @@ pub fn collect_rewinds(snap: &ReadSnapshot) -> Result<Rewinds> {
 
 /// What most read commands need: a snapshot taken under a short lock, and the checkpoint.
 pub struct View {
+    /// The log as it was under the lock.
     pub snap: ReadSnapshot,
+    /// The checkpoint at the snapshot's head.
     pub state: State,
 }
 
+/// The log and the checkpoint of the journal in `dir`, as one consistent snapshot.
 pub fn open_view(dir: &Path) -> Result<View> {
     let mut j = match open_read(dir) {
         Ok(j) => j,
@@ -746,7 +757,9 @@ fn spooled_decision(
 
 /// What a drain took: the files to remove after the commit, and whether more are waiting.
 pub struct Drained {
+    /// The spool files to remove once the commit is durable.
     pub done: Vec<spool::SpoolEntry>,
+    /// Whether more are waiting.
     pub more: bool,
 }
 
@@ -756,6 +769,7 @@ pub struct Drained {
 pub struct Partial {
     j: Src,
     loaded: std::collections::BTreeSet<Partition>,
+    /// The partitions read, decoded.
     pub state: State,
 }
 
@@ -835,7 +849,10 @@ impl Partial {
         };
         if let Err(e) = read(j, &mut self.state) {
             eprintln!("hookjournal: {e:#}; rebuilding the checkpoint from the log");
-            journal::checkpoint::mark_stale(j.dir(), &crate::output::one_line(&format!("{e:#}")))?;
+            journal::checkpoint::mark_stale(
+                j.dir(),
+                &projections::text::one_line(&format!("{e:#}")),
+            )?;
             rebuild_checkpoint(j)?;
             read(j, &mut self.state)
                 .map_err(|e| anyhow::anyhow!("{e:#}; run `hookjournal verify`"))?;
@@ -930,7 +947,7 @@ impl Partial {
         let id = if self.state.holds(&exact) {
             want.to_string()
         } else {
-            crate::commands::export::resolve_session(self.session_ids()?.iter(), want)?
+            crate::resolve_session(self.session_ids()?.iter(), want)?
         };
         self.load(&Partition::Session(id.clone()))?;
         Ok(id)

@@ -9,10 +9,14 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// A journal's settings: `config.toml` (the user's own, laid under the project's; see the module
+/// doc for what a project may set).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
+    /// What the hook answers and when.
     pub policy: PolicyConfig,
+    /// The hook's limits and budgets.
     pub hook: HookLimits,
     /// Model name (or prefix) → prices in USD per million tokens.
     pub pricing: BTreeMap<String, ModelPrice>,
@@ -28,11 +32,14 @@ pub struct Settings {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MirrorSettings {
+    /// The session log's mirror (`export --report session-log` lines).
     pub session_log: Option<std::path::PathBuf>,
+    /// The notification log's mirror (`export --report notifications` lines).
     pub notification_log: Option<std::path::PathBuf>,
 }
 
 impl MirrorSettings {
+    /// Whether any mirror is configured.
     pub fn any(&self) -> bool {
         self.session_log.is_some() || self.notification_log.is_some()
     }
@@ -50,6 +57,7 @@ pub struct ShipSettings {
     pub machine: Option<String>,
 }
 
+/// `[hook]`: the hook's limits, each clamped to a safe range.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HookLimits {
@@ -272,13 +280,13 @@ fn toml_problem(text: &str, e: &toml::de::Error) -> String {
         if !at.trim().is_empty() {
             out.push_str(&format!(
                 " (at `{}`)",
-                crate::output::escape(at.lines().next().unwrap_or(""))
+                projections::text::escape(at.lines().next().unwrap_or(""))
             ));
         }
     }
     out.push_str(&format!(
         ": {}",
-        crate::output::one_line(e.message())
+        projections::text::one_line(e.message())
             .chars()
             .take(300)
             .collect::<String>()
@@ -339,7 +347,7 @@ impl Ignored {
     /// The value as TOML, escaped and cut to 60 characters (rendered only when shown: the hook
     /// names the keys alone).
     pub fn value(&self) -> String {
-        let mut value = crate::output::escape(&self.raw.to_string());
+        let mut value = projections::text::escape(&self.raw.to_string());
         if value.chars().count() > 60 {
             value = value.chars().take(59).collect::<String>() + "…";
         }
@@ -384,7 +392,7 @@ fn typed(f: &ConfigFile, table: toml::Table, problems: &mut Vec<String>) -> Opti
             // The table lost the places: the text has them.
             let p = match toml::from_str::<Settings>(&f.text) {
                 Err(e) => toml_problem(&f.text, &e),
-                Ok(_) => format!("is not valid: {}", crate::output::one_line(e.message())),
+                Ok(_) => format!("is not valid: {}", projections::text::one_line(e.message())),
             };
             problems.push(format!("{} {p}; using defaults", f.path.display()));
             None
@@ -539,6 +547,7 @@ impl Settings {
         (l.settings, w)
     }
 
+    /// The embedded prices with this configuration's overrides.
     pub fn pricing(&self) -> PricingTable {
         let mut t = PricingTable::default();
         for (name, price) in &self.pricing {

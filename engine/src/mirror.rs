@@ -20,7 +20,7 @@ pub fn session_log_row(e: &Envelope) -> Option<Value> {
     let m: SessionMetrics = derived::parse(&e.payload)?;
     let u = &m.usage;
     Some(json!({
-        "timestamp": crate::output::timestamp(e.recorded_at_us), "session_id": e.session_id, "event": m.at,
+        "timestamp": projections::text::timestamp(e.recorded_at_us), "session_id": e.session_id, "event": m.at,
         "cost_usd": m.payload.cost_usd.or(m.usd), "duration_ms": m.duration_ms,
         "tokens_in": m.payload.tokens_in.unwrap_or(u.input_tokens + u.cache_write() + u.cache_read),
         "tokens_out": m.payload.tokens_out.unwrap_or(u.output_tokens),
@@ -31,7 +31,7 @@ pub fn session_log_row(e: &Envelope) -> Option<Value> {
 /// One line of the notification log, as `export --report notifications`.
 pub fn notification_row(n: &NotificationEntry) -> Value {
     json!({
-        "timestamp": crate::output::timestamp(n.at_us), "session_id": n.session, "type": n.kind,
+        "timestamp": projections::text::timestamp(n.at_us), "session_id": n.session, "type": n.kind,
         "title": n.title, "message": n.message, "seq": n.seq,
     })
 }
@@ -57,7 +57,7 @@ fn append(path: &Path, lines: &[Value]) -> std::io::Result<()> {
     let mut buf = Vec::new();
     for v in lines {
         // As `export` writes the same rows: unsafe characters escaped, the same values.
-        let line = crate::output::json_safe(v.to_string());
+        let line = projections::text::json_safe(v.to_string());
         buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');
     }

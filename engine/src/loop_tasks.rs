@@ -54,7 +54,7 @@ pub fn run_bounded(program: &str, args: &[&str], deadline: Instant) -> Result<St
         return Err(format!(
             "`{program} {}` exited with {status}: {}",
             args.join(" "),
-            crate::output::one_line(why.trim())
+            projections::text::one_line(why.trim())
         ));
     }
     Ok(String::from_utf8_lossy(&stdout).into_owned())

@@ -1,0 +1,38 @@
+//! The engine: a hookjournal journal *with* its checkpoint — what the commands share between
+//! the `journal` crate (bytes, order, hashes, durability) and the `projections` crate (pure
+//! folds, the host table, the policy), as jj's `jj_lib` is to its CLI.
+//!
+//! It owns the write path (partitions loaded and written back, the spool drained, a stale
+//! checkpoint rebuilt, the light writer's cache misses), the reads of outside files the hook
+//! records as events (transcripts, session files, git), the journal's settings and their trust,
+//! and the mirrors. It knows nothing of terminals: errors are values, output is data.
+
+#![warn(missing_docs)]
+
+pub mod ingest;
+pub mod loop_tasks;
+pub mod mirror;
+pub mod settings;
+pub mod state;
+pub mod trust;
+
+/// Finds the one session `want` names: its id, or a prefix of exactly one id.
+pub fn resolve_session<'a>(
+    ids: impl Iterator<Item = &'a String>,
+    want: &str,
+) -> anyhow::Result<String> {
+    let matches: Vec<&String> = ids
+        .filter(|id| id.as_str() == want || id.starts_with(want))
+        .collect();
+    if let Some(exact) = matches.iter().find(|id| id.as_str() == want) {
+        return Ok((*exact).clone());
+    }
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => anyhow::bail!("no session {want:?} in this journal (see `hookjournal sessions`)"),
+        many => anyhow::bail!(
+            "{want:?} matches {} sessions; give more characters",
+            many.len()
+        ),
+    }
+}
