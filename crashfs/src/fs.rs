@@ -42,9 +42,9 @@ impl Server {
         }
     }
 
-    /// Counts a change just made and notifies a cut it caused.
-    fn done(&self, st: &mut State, op: Op, paths: &[&str]) {
-        if st.done(op, paths) {
+    /// Counts a change `req` just made and notifies a cut it caused.
+    fn done(&self, req: &Request, st: &mut State, op: Op, paths: &[&str]) {
+        if st.done(req.pid(), op, paths) {
             self.shared.notify_cut();
         }
     }
@@ -155,7 +155,7 @@ impl Server {
         {
             Ok(ino) => {
                 let path = st.model.child_path(parent.0, name);
-                self.done(&mut st, op, &[&path]);
+                self.done(req, &mut st, op, &[&path]);
                 let a = attr(ino, st.model.node(ino).expect("just created"));
                 reply.entry(&TTL, &a, Generation(0));
             }
@@ -163,7 +163,7 @@ impl Server {
         }
     }
 
-    fn remove(&self, parent: INodeNo, name: &OsStr, dir: bool, reply: ReplyEmpty) {
+    fn remove(&self, req: &Request, parent: INodeNo, name: &OsStr, dir: bool, reply: ReplyEmpty) {
         let mut st = self.shared.lock();
         let Some(reply) = admit(&mut st, reply) else {
             return;
@@ -172,7 +172,7 @@ impl Server {
         match st.model.remove(parent.0, name, dir) {
             Ok(()) => {
                 let op = if dir { Op::Rmdir } else { Op::Unlink };
-                self.done(&mut st, op, &[&path]);
+                self.done(req, &mut st, op, &[&path]);
                 reply.ok();
             }
             Err(e) => reply.error(errno(e)),
@@ -202,7 +202,7 @@ impl Filesystem for Server {
 
     fn setattr(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         mode: Option<u32>,
         uid: Option<u32>,
@@ -238,7 +238,7 @@ impl Filesystem for Server {
                 } else {
                     Op::Setattr
                 };
-                self.done(&mut st, op, &[&path]);
+                self.done(req, &mut st, op, &[&path]);
                 let a = attr(ino.0, st.model.node(ino.0).expect("just changed"));
                 reply.attr(&TTL, &a);
             }
@@ -287,12 +287,12 @@ impl Filesystem for Server {
         self.make(req, parent, name, Kind::Dir, p, &[], Op::Mkdir, reply);
     }
 
-    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        self.remove(parent, name, false, reply);
+    fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        self.remove(req, parent, name, false, reply);
     }
 
-    fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        self.remove(parent, name, true, reply);
+    fn rmdir(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        self.remove(req, parent, name, true, reply);
     }
 
     fn symlink(
@@ -318,7 +318,7 @@ impl Filesystem for Server {
 
     fn rename(
         &self,
-        _req: &Request,
+        req: &Request,
         parent: INodeNo,
         name: &OsStr,
         newparent: INodeNo,
@@ -342,7 +342,7 @@ impl Filesystem for Server {
             .rename(parent.0, name, newparent.0, newname, noreplace)
         {
             Ok(()) => {
-                self.done(&mut st, Op::Rename, &[&from, &to]);
+                self.done(req, &mut st, Op::Rename, &[&from, &to]);
                 reply.ok();
             }
             Err(e) => reply.error(errno(e)),
@@ -351,7 +351,7 @@ impl Filesystem for Server {
 
     fn link(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         newparent: INodeNo,
         newname: &OsStr,
@@ -364,7 +364,7 @@ impl Filesystem for Server {
         match st.model.link(ino.0, newparent.0, newname) {
             Ok(()) => {
                 let path = st.model.child_path(newparent.0, newname);
-                self.done(&mut st, Op::Link, &[&path]);
+                self.done(req, &mut st, Op::Link, &[&path]);
                 let a = attr(ino.0, st.model.node(ino.0).expect("just linked"));
                 reply.entry(&TTL, &a, Generation(0));
             }
@@ -400,7 +400,7 @@ impl Filesystem for Server {
 
     fn write(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
@@ -417,7 +417,7 @@ impl Filesystem for Server {
         match st.model.write(ino.0, offset, data) {
             Ok(n) => {
                 let path = st.model.path(ino.0);
-                self.done(&mut st, Op::Write, &[&path]);
+                self.done(req, &mut st, Op::Write, &[&path]);
                 reply.written(n as u32);
             }
             Err(e) => reply.error(errno(e)),
@@ -451,7 +451,7 @@ impl Filesystem for Server {
 
     fn fsync(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
         _datasync: bool,
@@ -464,7 +464,7 @@ impl Filesystem for Server {
         match st.model.fsync(ino.0) {
             Ok(()) => {
                 let path = st.model.path(ino.0);
-                self.done(&mut st, Op::Fsync, &[&path]);
+                self.done(req, &mut st, Op::Fsync, &[&path]);
                 reply.ok();
             }
             Err(e) => reply.error(errno(e)),
@@ -539,7 +539,7 @@ impl Filesystem for Server {
 
     fn fsyncdir(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
         _datasync: bool,
@@ -552,7 +552,7 @@ impl Filesystem for Server {
         match st.model.fsyncdir(ino.0) {
             Ok(()) => {
                 let path = st.model.path(ino.0);
-                self.done(&mut st, Op::Fsyncdir, &[&path]);
+                self.done(req, &mut st, Op::Fsyncdir, &[&path]);
                 reply.ok();
             }
             Err(e) => reply.error(errno(e)),
@@ -590,7 +590,7 @@ impl Filesystem for Server {
             Ok(ino) => {
                 st.model.open(ino).expect("just created");
                 let path = st.model.child_path(parent.0, name);
-                self.done(&mut st, Op::Create, &[&path]);
+                self.done(req, &mut st, Op::Create, &[&path]);
                 let a = attr(ino, st.model.node(ino).expect("just created"));
                 reply.created(
                     &TTL,

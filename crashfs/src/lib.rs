@@ -39,11 +39,11 @@ pub mod model;
 pub mod pattern;
 pub mod procs;
 
-pub use model::Writeback;
+pub use model::{Names, Writeback};
 pub use pattern::Pattern;
 
 use std::any::Any;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -181,6 +181,10 @@ pub struct Options {
     pub kinds: Vec<(String, Pattern)>,
     /// What happens to requests after a cut.
     pub after_cut: AfterCut,
+    /// When a change of names becomes durable.
+    pub names: Names,
+    /// How many of the last changes to remember for [`CrashFs::trace`] (0: none).
+    pub trace: usize,
 }
 
 impl Default for Options {
@@ -188,6 +192,8 @@ impl Default for Options {
         Options {
             kinds: Vec::new(),
             after_cut: AfterCut::Hang,
+            names: Names::AtDirSync,
+            trace: 0,
         }
     }
 }
@@ -196,6 +202,18 @@ impl Options {
     /// Counts operations on paths matching `glob` as kind `name`.
     pub fn kind(mut self, name: &str, glob: &str) -> Options {
         self.kinds.push((name.to_string(), Pattern::new(glob)));
+        self
+    }
+
+    /// Makes name changes durable as `names` says.
+    pub fn names(mut self, names: Names) -> Options {
+        self.names = names;
+        self
+    }
+
+    /// Remembers the last `n` changes, to show what led to a cut.
+    pub fn trace(mut self, n: usize) -> Options {
+        self.trace = n;
         self
     }
 
@@ -229,6 +247,9 @@ pub(crate) struct State {
     pub(crate) after_cut: AfterCut,
     /// Requests not answered since the cut (replies, answered with EIO when dropped).
     pub(crate) held: Vec<Box<dyn Any + Send>>,
+    /// The last changes, oldest first, and how many to keep.
+    trace: VecDeque<String>,
+    trace_len: usize,
 }
 
 impl State {
@@ -239,9 +260,22 @@ impl State {
             .map_or("other", |(n, _)| n)
     }
 
-    /// Counts an operation that was just carried out on `paths` (a rename has two) and cuts
+    fn remember(&mut self, line: String) {
+        if self.trace_len == 0 {
+            return;
+        }
+        if self.trace.len() == self.trace_len {
+            self.trace.pop_front();
+        }
+        self.trace.push_back(line);
+    }
+
+    /// Counts an operation that `pid` just carried out on `paths` (a rename has two) and cuts
     /// the power if an armed injection point is reached; says whether it did.
-    pub(crate) fn done(&mut self, op: Op, paths: &[&str]) -> bool {
+    pub(crate) fn done(&mut self, pid: u32, op: Op, paths: &[&str]) -> bool {
+        if self.trace_len > 0 {
+            self.remember(format!("pid {pid} {op} {}", paths.join(" -> ")));
+        }
         let mut kinds: Vec<String> = paths.iter().map(|p| self.kind_of(p).to_string()).collect();
         kinds.dedup();
         for k in kinds {
@@ -260,6 +294,7 @@ impl State {
             }
         }
         if let Some((i, writeback)) = fire {
+            self.remember(format!("power cut ({writeback:?})"));
             self.model.cut(writeback);
             self.cut = Some(Cut {
                 op: Some(op),
@@ -316,8 +351,12 @@ impl CrashFs {
     /// Mounts an empty file system at `mountpoint` (an existing directory), served by a thread
     /// of this process.
     pub fn mount(mountpoint: &Path, options: Options) -> io::Result<CrashFs> {
+        let mut model = model::Model::new();
+        model.set_names(options.names);
         let state = State {
-            model: model::Model::new(),
+            trace: VecDeque::new(),
+            trace_len: options.trace,
+            model,
             kinds: options.kinds,
             counts: Counts::new(),
             armed: Vec::new(),
@@ -375,6 +414,7 @@ impl CrashFs {
         if st.model.is_cut() {
             return;
         }
+        st.remember(format!("power cut ({writeback:?})"));
         st.model.cut(writeback);
         st.cut = Some(Cut {
             op: None,
@@ -423,6 +463,12 @@ impl CrashFs {
         n
     }
 
+    /// The last changes remembered ([`Options::trace`]), oldest first, each "pid P op path",
+    /// and where the power was cut.
+    pub fn trace(&self) -> Vec<String> {
+        self.shared.lock().trace.iter().cloned().collect()
+    }
+
     /// Makes everything durable, as `sync(2)` would (for setting up a test).
     pub fn sync(&self) {
         self.shared.lock().model.sync_all();
@@ -447,6 +493,7 @@ impl CrashFs {
             st.cut = None;
             st.armed.clear();
             st.held.clear();
+            st.trace.clear();
         }
         self.boots += 1;
         self.start()

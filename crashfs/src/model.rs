@@ -51,6 +51,18 @@ pub enum Writeback {
     Random(u64),
 }
 
+/// When a change of name (create, unlink, rename…) becomes durable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Names {
+    /// When its directory is fsynced afterwards: the strict POSIX rule.
+    #[default]
+    AtDirSync,
+    /// As soon as it is made, as on a file system that commits metadata synchronously (and
+    /// roughly as ext4 does, which commits it in order within seconds). For telling the bugs
+    /// the strict rule finds apart from the others.
+    Immediate,
+}
+
 /// An error, as the errno FUSE returns.
 pub type Result<T> = std::result::Result<T, i32>;
 
@@ -122,6 +134,7 @@ pub struct Model {
     /// Set by a power cut: the disk as it will be found at the next boot.
     frozen: Option<Disk>,
     next_ino: Ino,
+    names: Names,
 }
 
 impl Default for Model {
@@ -139,11 +152,25 @@ impl Model {
             pending: Vec::new(),
             frozen: None,
             next_ino: ROOT + 1,
+            names: Names::AtDirSync,
         };
         let root = Node::new(Kind::Dir, 0o755, 0, 0, ROOT, OsString::new());
         m.durable.nodes.insert(ROOT, Stored::of(&root));
         m.nodes.insert(ROOT, root);
         m
+    }
+
+    /// Makes name changes durable as `names` says, from now on.
+    pub fn set_names(&mut self, names: Names) {
+        self.names = names;
+    }
+
+    /// Records a change of names: pending until its directory is synced, or durable at once.
+    fn changed(&mut self, change: DirChange) {
+        match self.names {
+            Names::AtDirSync => self.pending.push(change),
+            Names::Immediate => persist(&mut self.durable, &self.nodes, &change),
+        }
     }
 
     /// The inode, if it exists (an unlinked file exists while it is open).
@@ -215,7 +242,7 @@ impl Model {
         node.data = data.to_vec();
         self.nodes.insert(ino, node);
         self.set_name(parent, name, Some(ino));
-        self.pending.push(DirChange {
+        self.changed(DirChange {
             dir: parent,
             names: vec![(name.to_owned(), Some(ino))],
         });
@@ -236,7 +263,7 @@ impl Model {
         n.name = name.to_owned();
         n.ctime = SystemTime::now();
         self.set_name(parent, name, Some(ino));
-        self.pending.push(DirChange {
+        self.changed(DirChange {
             dir: parent,
             names: vec![(name.to_owned(), Some(ino))],
         });
@@ -254,7 +281,7 @@ impl Model {
             _ => {}
         }
         self.set_name(parent, name, None);
-        self.pending.push(DirChange {
+        self.changed(DirChange {
             dir: parent,
             names: vec![(name.to_owned(), None)],
         });
@@ -307,16 +334,16 @@ impl Model {
         self.set_name(parent, name, None);
         self.set_name(new_parent, new_name, Some(ino));
         if parent == new_parent {
-            self.pending.push(DirChange {
+            self.changed(DirChange {
                 dir: parent,
                 names: vec![(name.to_owned(), None), (new_name.to_owned(), Some(ino))],
             });
         } else {
-            self.pending.push(DirChange {
+            self.changed(DirChange {
                 dir: parent,
                 names: vec![(name.to_owned(), None)],
             });
-            self.pending.push(DirChange {
+            self.changed(DirChange {
                 dir: new_parent,
                 names: vec![(new_name.to_owned(), Some(ino))],
             });
@@ -539,25 +566,8 @@ impl Model {
         if let Writeback::Random(seed) = writeback {
             let mut rng = Rng::new(seed);
             for c in &self.pending {
-                if rng.below(2) == 0 {
-                    continue;
-                }
-                for (name, to) in &c.names {
-                    if let Some(ino) = to {
-                        if let (false, Some(n)) =
-                            (disk.nodes.contains_key(ino), self.nodes.get(ino))
-                        {
-                            disk.nodes.insert(*ino, Stored::empty(n));
-                        }
-                    }
-                    let Some(n) = self.nodes.get(&c.dir) else {
-                        continue;
-                    };
-                    let d = disk.nodes.entry(c.dir).or_insert_with(|| Stored::empty(n));
-                    match to {
-                        Some(ino) => d.entries.insert(name.clone(), *ino),
-                        None => d.entries.remove(name),
-                    };
+                if rng.below(2) == 1 {
+                    persist(&mut disk, &self.nodes, c);
                 }
             }
             // In inode order, so a seed chooses the same for the same state.
@@ -697,6 +707,23 @@ impl Stored {
             },
             entries: BTreeMap::new(),
         }
+    }
+}
+
+/// Applies a change of names to `disk`; an inode first stored this way is empty.
+fn persist(disk: &mut Disk, nodes: &HashMap<Ino, Node>, c: &DirChange) {
+    for (name, to) in &c.names {
+        if let Some(ino) = to {
+            if let (false, Some(n)) = (disk.nodes.contains_key(ino), nodes.get(ino)) {
+                disk.nodes.insert(*ino, Stored::empty(n));
+            }
+        }
+        let Some(n) = nodes.get(&c.dir) else { continue };
+        let d = disk.nodes.entry(c.dir).or_insert_with(|| Stored::empty(n));
+        match to {
+            Some(ino) => d.entries.insert(name.clone(), *ino),
+            None => d.entries.remove(name),
+        };
     }
 }
 

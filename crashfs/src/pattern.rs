@@ -1,8 +1,10 @@
-//! Path patterns for injection points and counters: a glob over the whole path from the mount's
-//! root, where `*` matches any run of characters (`/` included, so `*/wal/*.wal` matches at any
-//! depth) and `?` any one character.
+//! Path patterns for injection points and counters, matched against the path from the mount's
+//! root ("/p/.hookjournal/wal/00000000000000000001.wal"). `*` matches within one component, `**`
+//! across components, `?` one character other than `/`. A pattern that starts with `/` matches
+//! the whole path; any other matches its last components, as in `.gitignore`: `*/wal/*.wal`
+//! matches a log in any `wal/` directory.
 
-/// A compiled glob.
+/// A glob over paths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pattern(String);
 
@@ -17,28 +19,30 @@ impl Pattern {
         &self.0
     }
 
-    /// Whether the whole of `path` matches.
+    /// Whether `path` matches.
     pub fn matches(&self, path: &str) -> bool {
-        // The classic two-pointer match: on a mismatch, let the last `*` take one more character.
         let (p, s) = (self.0.as_bytes(), path.as_bytes());
-        let (mut i, mut j) = (0, 0);
-        let mut star: Option<(usize, usize)> = None;
-        while j < s.len() {
-            if i < p.len() && (p[i] == b'?' || p[i] == s[j]) {
-                i += 1;
-                j += 1;
-            } else if i < p.len() && p[i] == b'*' {
-                star = Some((i, j));
-                i += 1;
-            } else if let Some((si, sj)) = star {
-                i = si + 1;
-                j = sj + 1;
-                star = Some((si, sj + 1));
-            } else {
-                return false;
-            }
+        if p.first() == Some(&b'/') {
+            return glob(p, s);
         }
-        p[i..].iter().all(|&c| c == b'*')
+        // Every run of last components (from the root too, whose name is empty).
+        (0..s.len())
+            .filter(|&i| i == 0 || s[i - 1] == b'/')
+            .any(|i| glob(p, &s[i..]))
+    }
+}
+
+/// Backtracking match; paths and patterns are short.
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match p {
+        [] => s.is_empty(),
+        [b'*', b'*', rest @ ..] => (0..=s.len()).any(|i| glob(rest, &s[i..])),
+        [b'*', rest @ ..] => {
+            let run = s.iter().position(|&c| c == b'/').unwrap_or(s.len());
+            (0..=run).any(|i| glob(rest, &s[i..]))
+        }
+        [b'?', rest @ ..] => s.first().is_some_and(|&c| c != b'/') && glob(rest, &s[1..]),
+        [c, rest @ ..] => s.first() == Some(c) && glob(rest, &s[1..]),
     }
 }
 
@@ -53,16 +57,23 @@ mod tests {
     use super::Pattern;
 
     #[test]
-    fn a_star_spans_directories_and_a_question_mark_one_character() {
+    fn a_star_stays_in_its_component_and_a_relative_pattern_matches_the_last_components() {
         let wal = Pattern::new("*/wal/*.wal");
-        assert!(wal.matches("/j/.hookjournal/wal/00000000000000000001.wal"));
-        assert!(!wal.matches("/j/.hookjournal/wal/00000000000000000001.mirror"));
-        assert!(!wal.matches("/j/.hookjournal/wal/00000000000000000001.wal.tmp"));
-        assert!(Pattern::new("*/active-*/*").matches("/j/.h/active-00000000000000000017/blobs/x"));
-        assert!(Pattern::new("*/CURRENT").matches("/j/.h/CURRENT"));
-        assert!(!Pattern::new("*/CURRENT").matches("/j/.h/.CURRENT.12.0.tmp"));
+        assert!(wal.matches("/p/.hookjournal/wal/00000000000000000001.wal"));
+        assert!(!wal.matches("/p/.hookjournal/wal/00000000000000000001.mirror"));
+        assert!(!wal.matches("/p/.hookjournal/wal/old/1.wal"));
+        let journal = Pattern::new("*/.hookjournal/*");
+        assert!(journal.matches("/p/.hookjournal/ROTATING"));
+        assert!(!journal.matches("/p/.hookjournal/spool/1.spool"));
+        let store = Pattern::new("*/active-*/**");
+        assert!(store.matches("/p/.hookjournal/active-00000000000000000017/blobs/x"));
+        assert!(!store.matches("/p/.hookjournal/active-00000000000000000017"));
+        assert!(Pattern::new("*/active-*").matches("/p/.hookjournal/active-00000000000000000017"));
+        assert!(Pattern::new("*/CURRENT").matches("/p/.hookjournal/CURRENT"));
+        assert!(!Pattern::new("*/CURRENT").matches("/p/.hookjournal/.CURRENT.12.0.tmp"));
         assert!(Pattern::new("/a?c").matches("/abc"));
-        assert!(!Pattern::new("/a?c").matches("/ac"));
-        assert!(Pattern::new("*").matches("/"));
+        assert!(!Pattern::new("/a?c").matches("/x/abc"));
+        assert!(Pattern::new("a?c").matches("/x/abc"));
+        assert!(Pattern::new("/**").matches("/"));
     }
 }

@@ -3,7 +3,7 @@
 //! test is reported ignored with the reason, and `HOOKJOURNAL_REQUIRE_FUSE=1` (CI) makes that a
 //! failure.
 
-use hookjournal_crashfs::{boot, AfterCut, CrashFs, Injection, Op, Options, Writeback};
+use hookjournal_crashfs::{boot, AfterCut, CrashFs, Injection, Names, Op, Options, Writeback};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -103,6 +103,20 @@ fn a_synced_file_whose_directory_was_not_synced_is_gone() -> Result<(), Failed> 
     w.fsync("a");
     w.cut_and_reboot();
     eq(w.read("a"), None, "a")
+}
+
+fn with_immediate_names_a_synced_file_needs_no_directory_sync() -> Result<(), Failed> {
+    let mut w = World::with(
+        Options::default()
+            .after_cut(AfterCut::Fail)
+            .names(Names::Immediate),
+    );
+    w.write("a", b"hello");
+    w.fsync("a");
+    w.write("b", b"unsynced");
+    w.cut_and_reboot();
+    eq(w.read("a"), Some(b"hello".to_vec()), "a")?;
+    eq(w.read("b"), Some(Vec::new()), "b, named but never synced")
 }
 
 fn a_durable_name_of_an_unsynced_file_names_an_empty_file() -> Result<(), Failed> {
@@ -408,6 +422,7 @@ fn main() {
     let tests = tests![
         a_file_never_synced_is_gone,
         a_synced_file_whose_directory_was_not_synced_is_gone,
+        with_immediate_names_a_synced_file_needs_no_directory_sync,
         a_durable_name_of_an_unsynced_file_names_an_empty_file,
         a_file_and_its_directory_synced_survive_without_what_came_after,
         an_unlink_not_followed_by_a_directory_sync_is_undone,
