@@ -71,6 +71,10 @@ fn admit<R: Refuse>(st: &mut State, reply: R) -> Option<R> {
     if !st.model.is_cut() {
         return Some(reply);
     }
+    if st.releasing {
+        reply.refuse(Errno::EIO);
+        return None;
+    }
     match st.after_cut {
         AfterCut::Hang => {
             st.held.push(Box::new(reply));

@@ -247,6 +247,8 @@ pub(crate) struct State {
     pub(crate) after_cut: AfterCut,
     /// Requests not answered since the cut (replies, answered with EIO when dropped).
     pub(crate) held: Vec<Box<dyn Any + Send>>,
+    /// Set by `release_held`: changes fail from now on until the next boot.
+    pub(crate) releasing: bool,
     /// The last changes, oldest first, and how many to keep.
     trace: VecDeque<String>,
     trace_len: usize,
@@ -354,6 +356,7 @@ impl CrashFs {
         let mut model = model::Model::new();
         model.set_names(options.names);
         let state = State {
+            releasing: false,
             trace: VecDeque::new(),
             trace_len: options.trace,
             model,
@@ -454,10 +457,17 @@ impl CrashFs {
         true
     }
 
-    /// Answers every request held since the cut with `EIO`, so killed processes can die. Kill
-    /// first: a process still alive would see the error and go on. Returns how many there were.
+    /// Answers every request held since the cut with `EIO`, and every later change until the
+    /// next boot, so killed processes can die (a request a dying process had sent may arrive
+    /// after this call). Kill first: a process still alive would see the error and go on.
+    /// Returns how many were held.
     pub fn release_held(&self) -> usize {
-        let held = std::mem::take(&mut self.shared.lock().held);
+        let mut st = self.shared.lock();
+        if st.model.is_cut() {
+            st.releasing = true;
+        }
+        let held = std::mem::take(&mut st.held);
+        drop(st);
         let n = held.len();
         drop(held);
         n
@@ -493,6 +503,7 @@ impl CrashFs {
             st.cut = None;
             st.armed.clear();
             st.held.clear();
+            st.releasing = false;
             st.trace.clear();
         }
         self.boots += 1;
