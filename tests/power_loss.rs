@@ -14,15 +14,18 @@
 //! `HOOKJOURNAL_POWER_CYCLES` (default 300) and `HOOKJOURNAL_POWER_SEED` (default: from the
 //! clock, printed) replay a run: the seed fixes every choice the test makes (hooks, waves,
 //! injection points, cut moments, writeback); how concurrent hooks interleave is the scheduler's.
+//! For a diagnosis: `HOOKJOURNAL_POWER_TRACE=N` prints the last N changes (process, operation,
+//! path) before each cut that lost, duplicated or alarmed; `HOOKJOURNAL_POWER_NAMES=immediate`
+//! makes names durable at once, to tell missing directory syncs apart from the other losses.
 
 mod common;
 
 use crashfs::{boot, procs, CrashFs, Injection, Names, Op, Options, Writeback};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The injection points: right after this operation on a path of this kind. Each is armed in
@@ -79,7 +82,7 @@ const EVENTS: &[(&str, bool)] = &[
 ];
 
 /// A journal is replaced after this many cycles, so exports stay short.
-const CYCLES_PER_JOURNAL: u64 = 25;
+const CYCLES_PER_JOURNAL: u64 = 10;
 
 /// Small segments and a small lag, so seals and drains happen every few cycles; a short lock
 /// wait, so concurrent hooks spool.
@@ -136,8 +139,6 @@ struct Run {
     duplicated: BTreeSet<String>,
     journal: PathBuf,
     next_marker: u64,
-    /// Stderr lines of hooks that say something is wrong beyond the power cut.
-    panics: u64,
     /// Operations while the hooks (and what they started) ran, per kind of path.
     hook_counts: crashfs::Counts,
     /// Time spent running hooks, stopping and booting, and checking.
@@ -210,7 +211,7 @@ impl Run {
     /// The machine stops: every hook and everything they started is killed, the requests held
     /// since the cut are answered, and all are reaped. Returns the markers of hooks that exited 0
     /// (they had done all their writing before the cut).
-    fn stop(&mut self, hooks: Vec<Hook>) -> Vec<(String, String)> {
+    fn stop(&mut self, cycle: u64, hooks: Vec<Hook>) -> Vec<(String, String)> {
         let pids: Vec<i32> = hooks.iter().map(|h| h.child.id() as i32).collect();
         procs::kill(&pids);
         procs::kill(&procs::children());
@@ -218,18 +219,7 @@ impl Run {
         let mut acked = Vec::new();
         for mut h in hooks {
             let status = h.child.wait().expect("wait for a hook");
-            let mut err = String::new();
-            if let Some(mut e) = h.child.stderr.take() {
-                let _ = std::io::Read::read_to_string(&mut e, &mut err);
-            }
-            if err.contains("panicked") {
-                self.panics += 1;
-                self.failures
-                    .push(format!("a hook panicked: {}", err.trim()));
-            }
-            if status.success() {
-                acked.push((h.marker, h.what));
-            }
+            acked.extend(self.finished(cycle, h, status));
         }
         // Detached drainers and rebuilds, reparented to this process.
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -250,6 +240,28 @@ impl Run {
             std::thread::sleep(Duration::from_millis(1));
         }
         acked
+    }
+
+    /// A hook that exited: its marker and what it was if it exited 0 (acknowledged). A panic
+    /// is a failure whatever the power did.
+    fn finished(
+        &mut self,
+        cycle: u64,
+        mut h: Hook,
+        status: ExitStatus,
+    ) -> Option<(String, String)> {
+        let mut err = String::new();
+        if let Some(mut e) = h.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        if err.contains("panicked") {
+            self.failures.push(format!(
+                "cycle {cycle}: {} panicked: {}",
+                h.what,
+                err.trim()
+            ));
+        }
+        status.success().then_some((h.marker, h.what))
     }
 
     /// Reaps finished background processes (drainers) between cuts.
@@ -303,7 +315,7 @@ impl Run {
     }
 
     fn cycle(&mut self, cycle: u64) {
-        if cycle % CYCLES_PER_JOURNAL == 0 {
+        if cycle.is_multiple_of(CYCLES_PER_JOURNAL) {
             self.new_journal(cycle / CYCLES_PER_JOURNAL);
         }
         // The plan: an injection point in turn for two cycles of three, else a random moment.
@@ -326,12 +338,12 @@ impl Run {
         let inline = self.rng.below(3) == 0;
         let t0 = Instant::now();
         let before = self.fs.counts();
-        // A random cut lands in one of 3–7 waves; an injection cycle goes on until its point is
-        // reached (a seal needs 16 events), at most 16 waves.
+        // A random cut lands in one of 3–6 waves; an injection cycle goes on until its point is
+        // reached (a seal needs 16 events), at most 12 waves.
         let waves = if point.is_some() {
-            16
+            12
         } else {
-            3 + self.rng.below(5)
+            3 + self.rng.below(4)
         };
         let random_cut = (self.rng.below(waves), self.rng.below(15_000));
         let mut acked = Vec::new();
@@ -358,22 +370,7 @@ impl Run {
                 let mut still = Vec::new();
                 for mut h in running {
                     match h.child.try_wait().unwrap() {
-                        Some(status) => {
-                            let mut err = String::new();
-                            if let Some(mut e) = h.child.stderr.take() {
-                                let _ = std::io::Read::read_to_string(&mut e, &mut err);
-                            }
-                            if err.contains("panicked") {
-                                self.panics += 1;
-                                self.failures.push(format!(
-                                    "cycle {cycle}: a hook panicked: {}",
-                                    err.trim()
-                                ));
-                            }
-                            if status.success() {
-                                acked.push((h.marker, h.what));
-                            }
-                        }
+                        Some(status) => acked.extend(self.finished(cycle, h, status)),
                         None => still.push(h),
                     }
                 }
@@ -388,7 +385,7 @@ impl Run {
             self.reap_background(&running);
         }
         // Background work (a detached drainer seals) may still reach the injection point.
-        let wait = if point.is_some() { 2000 } else { 200 };
+        let wait = if point.is_some() { 1500 } else { 200 };
         let deadline = Instant::now() + Duration::from_millis(wait);
         while !self.fs.is_cut() && Instant::now() < deadline && !procs::children().is_empty() {
             self.reap_background(&running);
@@ -401,7 +398,7 @@ impl Run {
                 n - before.get(&key).copied().unwrap_or(0);
         }
         self.fs.cut(writeback);
-        acked.extend(self.stop(running));
+        acked.extend(self.stop(cycle, running));
         let trace = self.fs.trace();
         self.fs.reboot().expect("reboot");
         self.boot.next_boot().expect("a new boot id");
@@ -587,7 +584,6 @@ fn power_loss() -> Result<Completion, Failed> {
         duplicated: BTreeSet::new(),
         journal: PathBuf::new(),
         next_marker: 0,
-        panics: 0,
         timing: [Duration::ZERO; 3],
         hook_counts: crashfs::Counts::new(),
     };
