@@ -9,9 +9,10 @@
 //!   leaves): a file's data becomes durable when the file is fsynced, a name when its directory
 //!   is fsynced after the change (see [`model`] for the rules);
 //! * [`CrashFs::cut`] cuts the power now; [`CrashFs::arm`] cuts it right after the n-th
-//!   operation of a kind on a path matching a glob (an *injection point*), e.g. right after the
-//!   first unlink in `*/spool/*`. A [`Writeback::Random`] cut also makes a seeded choice of the
-//!   unsynced changes durable, torn pages included, as an operating system's writeback would;
+//!   operation of a kind on a path matching a glob ([`pattern`]): an *injection point*, e.g.
+//!   right after the first unlink in `*/spool/*`. A [`Writeback::Random`] cut also makes a
+//!   seeded choice of the unsynced changes durable, torn pages included, as an operating
+//!   system's writeback would;
 //! * after a cut, requests that would change the disk are not answered ([`AfterCut::Hang`]): the
 //!   machine is off. A process that exited before it needed the disk again had done all its
 //!   writing before the cut; the others are killed by the test ([`procs`]);
