@@ -28,26 +28,27 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-/// The injection points: right after this operation on a path of this kind. Each is armed in
-/// turn; the run fails if one is never reached.
-const POINTS: &[(&str, Op, &str)] = &[
-    ("write wal/*.wal", Op::Write, "*/wal/*.wal"),
-    ("fsync wal/*.wal", Op::Fsync, "*/wal/*.wal"),
-    ("write wal/*.mirror", Op::Write, "*/wal/*.mirror"),
-    ("fsync wal/*.mirror", Op::Fsync, "*/wal/*.mirror"),
-    ("create wal/*.wal", Op::Create, "*/wal/*.wal"),
-    ("unlink wal/*", Op::Unlink, "*/wal/*"),
-    ("create spool/*", Op::Create, "*/spool/*"),
-    ("rename spool/*", Op::Rename, "*/spool/*.spool"),
-    ("fsyncdir spool/", Op::Fsyncdir, "*/spool"),
-    ("unlink spool/*", Op::Unlink, "*/spool/*.spool"),
-    ("write hot/*", Op::Write, "*/hot/*"),
-    ("rename CURRENT", Op::Rename, "*/CURRENT"),
-    ("rename segments/*", Op::Rename, "*/segments/*"),
-    ("mkdir active-*", Op::Mkdir, "*/active-*"),
-    ("write active-*/**", Op::Write, "*/active-*/**"),
-    ("fsync active-*/**", Op::Fsync, "*/active-*/**"),
-    ("unlink .hookjournal/*", Op::Unlink, "*/.hookjournal/*"),
+/// The injection points: right after the n-th (at most the last field; 1 for what happens only
+/// at seals and opens) such operation on a path of this kind. Each is armed in turn; the run
+/// fails if one is never reached.
+const POINTS: &[(&str, Op, &str, u64)] = &[
+    ("write wal/*.wal", Op::Write, "*/wal/*.wal", 3),
+    ("fsync wal/*.wal", Op::Fsync, "*/wal/*.wal", 3),
+    ("write wal/*.mirror", Op::Write, "*/wal/*.mirror", 3),
+    ("fsync wal/*.mirror", Op::Fsync, "*/wal/*.mirror", 3),
+    ("create wal/*.wal", Op::Create, "*/wal/*.wal", 1),
+    ("unlink wal/*", Op::Unlink, "*/wal/*", 1),
+    ("create spool/*", Op::Create, "*/spool/*", 3),
+    ("rename spool/*", Op::Rename, "*/spool/*.spool", 3),
+    ("fsyncdir spool/", Op::Fsyncdir, "*/spool", 3),
+    ("unlink spool/*", Op::Unlink, "*/spool/*.spool", 3),
+    ("write hot/*", Op::Write, "*/hot/*", 3),
+    ("rename CURRENT", Op::Rename, "*/CURRENT", 1),
+    ("rename segments/*", Op::Rename, "*/segments/*", 1),
+    ("mkdir active-*", Op::Mkdir, "*/active-*", 1),
+    ("write active-*/**", Op::Write, "*/active-*/**", 3),
+    ("fsync active-*/**", Op::Fsync, "*/active-*/**", 1),
+    ("unlink .hookjournal/*", Op::Unlink, "*/.hookjournal/*", 1),
 ];
 
 /// Kinds of path the operation counts are reported by (first match wins).
@@ -336,8 +337,8 @@ impl Run {
         let point = (cycle % 3 != 2).then(|| ((cycle - cycle / 3) as usize) % POINTS.len());
         let label = match point {
             Some(i) => {
-                let (name, op, glob) = POINTS[i];
-                let nth = 1 + self.rng.below(3);
+                let (name, op, glob, most) = POINTS[i];
+                let nth = 1 + self.rng.below(most);
                 self.fs
                     .arm(Injection::new(op, glob).nth(nth).writeback(writeback));
                 name.to_string()
