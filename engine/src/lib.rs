@@ -9,11 +9,14 @@
 
 #![warn(missing_docs)]
 
+pub mod hook;
 pub mod ingest;
 pub mod loop_tasks;
+pub mod maintenance;
 pub mod mirror;
 pub mod settings;
 pub mod state;
+pub mod trace;
 pub mod trust;
 
 /// Finds the one session `want` names: its id, or a prefix of exactly one id.

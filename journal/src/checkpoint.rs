@@ -9,6 +9,8 @@ use crate::files::{self, Durability};
 use std::path::Path;
 
 const STALE: &str = "STALE";
+/// The directory of the checkpoint's archives and markers, in the journal's.
+pub const DIR: &str = archive::DIR;
 
 /// Marks the checkpoint stale, saying why (kept until a rebuild completes).
 pub fn mark_stale(dir: &Path, why: &str) -> Result<()> {

@@ -20,7 +20,7 @@ pub struct Args {
     pub checkpoint_only: bool,
 }
 
-const REBUILDING: &str = "REBUILDING";
+use engine::maintenance::REBUILDING;
 
 /// Repairs what `verify` found, keeping every intact event.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
@@ -185,33 +185,4 @@ fn journal_damaged_spool(dir: &Path) -> Result<usize> {
         let _ = spool::remove(entry);
     }
     Ok(done.len())
-}
-
-/// Starts a detached `recover --checkpoint-only` (a hook found the checkpoint stale), at most
-/// one at a time: the hook itself never waits for a rebuild.
-pub fn spawn_rebuild(dir: &Path) {
-    let marker = dir.join("state").join(REBUILDING);
-    let fresh = std::fs::symlink_metadata(&marker)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < Duration::from_secs(120));
-    if fresh
-        || journal::files::write_marker(&marker, std::process::id().to_string().as_bytes()).is_err()
-    {
-        return;
-    }
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    use std::os::unix::process::CommandExt;
-    let _ = std::process::Command::new(exe)
-        .arg("--journal")
-        .arg(dir)
-        .args(["recover", "--checkpoint-only"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn();
 }

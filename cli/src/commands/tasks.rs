@@ -2,9 +2,9 @@
 //! command that would change nothing records nothing and says so).
 
 use crate::cli_util::CommandHelper;
-use crate::commands::hook::Writer;
 use crate::output::{self, escape, Align, Table};
 use anyhow::{bail, Result};
+use engine::hook::Writer;
 use engine::state::{self, Loaded};
 use journal::{Journal, Kind};
 use projections::derived::{self, TaskCommand, TaskOp};
@@ -378,10 +378,10 @@ fn change(
             };
             match tried {
                 Ok(o) => {
-                    let due = crate::commands::drain::due_after_light(&light, drain_lag);
+                    let due = engine::maintenance::due_after_light(&light, drain_lag);
                     light.finish()?;
                     if due {
-                        crate::commands::drain::after_hook(dir, opts.segment_events);
+                        engine::maintenance::after_hook(dir, opts.segment_events);
                     }
                     o
                 }

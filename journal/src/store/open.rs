@@ -49,6 +49,8 @@ impl Journal {
                 drop(db);
                 // sled's flush does not sync: the store must be durable before `CURRENT` names it.
                 crate::files::sync_tree(&store)?;
+                // So is its (empty) log: `CURRENT` never names a base whose log is missing.
+                Wal::create(dir, 1)?;
                 write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)?;
                 created = true;
                 name

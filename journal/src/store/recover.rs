@@ -82,7 +82,10 @@ impl Journal {
         // the next open copies the rest in.
         let store_last = store.events.last().map(|e| e.seq).unwrap_or(base - 1);
         let store_matches = store.ok && prefix_of(&store.events, &tail) && store_last >= sled_had;
-        let wal_matches = pair.sound() && same_events(&pair.scan.events, &tail);
+        let wal_matches = pair.sound()
+            && pair.log.present
+            && pair.mirror.present
+            && same_events(&pair.scan.events, &tail);
         if !wal_matches {
             r.found.extend(wal::keep_beyond(dir, base, &pair)?);
             wal::rewrite(dir, base, &tail, &pair.scan.drained)?;

@@ -86,9 +86,12 @@ impl Journal {
         create_dir(&segdir)?;
         segment::write(&segdir, events)?;
         let db = self.start_store(new_base, &new_name, head, tx)?;
+        // The new base's empty log exists (its names durable) before `CURRENT` names the base:
+        // a log gone with its mirror is damage, never a power cut between the two.
+        let wal = Wal::create(&self.dir, new_base)?;
         self.remove_drained_spool()?;
         (self.head_seq, self.head_hash) = head;
-        self.switch_store(db, new_name, new_base)?;
+        self.switch_store(db, wal, new_name, new_base)?;
         self.merge_archives()
     }
 
@@ -189,7 +192,13 @@ impl Journal {
 
     /// Points `CURRENT` at the new store `db`, then removes the old store, its log and `ROTATING`
     /// and writes `ACTIVE_EMPTY` (in that order).
-    fn switch_store(&mut self, db: sled::Db, new_name: String, new_base: Seq) -> Result<()> {
+    fn switch_store(
+        &mut self,
+        db: sled::Db,
+        wal: Wal,
+        new_name: String,
+        new_base: Seq,
+    ) -> Result<()> {
         write_atomic(&self.dir, CURRENT, new_name.as_bytes(), Durability::Durable)?;
         let old = std::mem::replace(&mut self.db, db);
         drop(old);
@@ -197,7 +206,7 @@ impl Journal {
         let _ = fs::remove_dir_all(&old_path);
         let old_base = std::mem::replace(&mut self.base, new_base);
         // The sealed segment now holds the old log's events.
-        self.wal = Wal::create(&self.dir, new_base)?;
+        self.wal = wal;
         wal::remove(&wal::path(&self.dir, old_base));
         let _ = fs::remove_file(self.dir.join(ROTATING));
         let marker = format!(

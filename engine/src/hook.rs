@@ -1,0 +1,796 @@
+//! The hook's transaction: bytes in → envelope → journal → fold → answer out, for one
+//! invocation the CLI has read and parsed (`Invocation`). See `handle`.
+
+use crate::ingest::{self, Observation};
+use crate::settings::Settings;
+use crate::state::{Loaded, Source};
+use crate::trace::mark;
+use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
+use projections::derived::{self, ResponseEmitted, SessionMetrics};
+use projections::event::{Canonical, HookEvent};
+use projections::host::Host;
+use projections::policy;
+use std::path::Path;
+use std::time::Duration;
+
+fn now_us() -> i64 {
+    chrono::Utc::now().timestamp_micros()
+}
+
+/// What the hook prints: the answer (stdout), and lines for stderr.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Handled {
+    /// The one JSON object (or the text a host takes) to print, if any.
+    pub stdout: Option<String>,
+}
+
+/// Records one invocation and decides its answer — the hook's whole transaction: an event the
+/// policy never answers goes to the spool (no store opened); any other takes the lock (light
+/// when the hot cache is current), drains the spool backlog, appends, folds, observes the
+/// outside world the host's facts name, decides, commits, and — once the commit is durable —
+/// removes the spool files it ingested. An error or a panic under the lock spools the
+/// invocation instead (`panic_text` says what a caught panic was), so it is never lost.
+pub fn handle(
+    dir: &Path,
+    settings: &Settings,
+    inv: &Invocation,
+    panic_text: &dyn Fn() -> String,
+) -> Handled {
+    // Events that are only recorded (never answered, nothing to read from outside) skip the
+    // journal's store entirely: an atomic spool write, drained in order by the next process
+    // that holds the lock (always before anything is answered from state).
+    if settings.hook.fast_path && record_only(inv.parsed.as_ref()) {
+        let mut spooled = inv.ev.clone();
+        spooled.spooled = true;
+        if journal::ensure_dir(&dir)
+            .and_then(|_| spool::write(&dir, &spooled))
+            .is_ok()
+        {
+            mark("spooled");
+            return Handled::default();
+        }
+    }
+
+    let outside = read_outside(&inv, &settings);
+    let opts = open_options(inv.parsed.as_ref(), &settings);
+    mark("read");
+    // Everything under the lock is guarded: an error or a panic before the commit spools the
+    // invocation instead, so it is never lost.
+    let backup = inv.ev.clone();
+    let locked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        locked(&dir, &opts, &settings, &inv, &outside)
+    }));
+    let done = match locked {
+        Ok(Ok(Some(done))) => done,
+        Ok(Ok(None)) => return answer_spooled(dir, inv, outside.external, settings),
+        Ok(Err(e)) => {
+            spool_instead(dir, backup, &format!("{e:#}"));
+            return answer_spooled(dir, inv, outside.external, settings);
+        }
+        Err(_) => {
+            spool_instead(dir, backup, &panic_text());
+            return answer_spooled(dir, inv, outside.external, settings);
+        }
+    };
+    let (mut held, reply) = done;
+    let Reply {
+        output,
+        stderr,
+        committed,
+        release_after,
+        drained,
+    } = reply;
+    // A light writer lets the next hook take the lock before it waits for the disk; its events
+    // are acknowledged (the answer printed, the process ending well) only once they are synced.
+    let due = held.drainer_due(&settings);
+    let mut durable = true;
+    if let Held::Light(light) = &mut held {
+        if let Err(e) = light.finish() {
+            durable = false;
+            let why = format!(
+                "{} was written but syncing it failed ({e})",
+                described(&inv.ev)
+            );
+            journal::incidents::event_may_be_missing(&dir, &why);
+            eprintln!(
+                "hookjournal: {why}; `hookjournal verify` tells whether it survived, and `hookjournal status` keeps saying so"
+            );
+        }
+        mark("synced");
+    }
+    // The spool files this commit ingested are removed only now that their events are durable
+    // in the log: until then they are the other copy.
+    if durable {
+        for entry in &drained {
+            let _ = spool::remove(entry);
+        }
+    }
+    if let Some(line) = stderr {
+        eprintln!("{line}");
+    }
+    // The mirrors happen after the answer is out; sled's ingestion of the log, seals, archive
+    // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
+    crate::mirror::write(&dir, &settings.mirror, &committed);
+    drop(held);
+    if let Some(reason) = release_after {
+        release_found_compaction(&dir, &inv, reason, &settings);
+    }
+    if due {
+        crate::maintenance::after_hook(&dir, settings.hook.segment_events);
+    }
+    Handled {
+        stdout: (!output.is_empty()).then_some(output),
+    }
+}
+
+/// One invocation as read: the event to record, what the payload says (when it parsed), and the
+/// loop agent running it.
+pub struct Invocation {
+    /// The event to record.
+    pub ev: NewEvent,
+    /// What the payload says, when it parsed.
+    pub parsed: Option<HookEvent>,
+    /// The loop agent running the hook (`$RALPH_AGENT_ID`, or the configured variable).
+    pub agent_id: Option<String>,
+    /// The host, by name.
+    pub host: String,
+}
+
+/// An event as an incident names it: "a PostToolUse event of session S".
+fn described(ev: &NewEvent) -> String {
+    let name = match &ev.kind {
+        Kind::Hook { name } => name.clone(),
+        other => other.label(),
+    };
+    match &ev.session_id {
+        Some(s) => format!("a {name} event of session {s}"),
+        None => format!("a {name} event"),
+    }
+}
+
+/// What the hook reads or does outside the journal, before taking its lock: the loop's own task
+/// program (recorded as an `ExternalRelease` event) and the git branch at Stop and SessionEnd.
+struct Outside {
+    external: Option<NewEvent>,
+    git: Option<projections::derived::GitObserved>,
+}
+
+fn read_outside(inv: &Invocation, settings: &Settings) -> Outside {
+    let parsed = inv.parsed.as_ref();
+    let loop_reason = parsed
+        .and_then(|p| policy::loop_release_reason(inv.agent_id.as_deref(), p, &settings.policy));
+    let external = match (loop_reason, &inv.agent_id, parsed) {
+        (Some(reason), Some(agent), Some(p)) => task_program(settings).map(|program| {
+            let budget = if session_end_event(p) {
+                settings.hook.task_command_timeout_ms.min(300)
+            } else {
+                settings.hook.task_command_timeout_ms
+            };
+            let r = crate::loop_tasks::release(
+                &program,
+                agent,
+                &p.name,
+                reason,
+                Duration::from_millis(budget),
+            );
+            for e in &r.errors {
+                eprintln!("hookjournal: the loop's task program: {e}");
+            }
+            r
+        }),
+        _ => None,
+    };
+    let external = external.as_ref().map(|r| NewEvent {
+        recorded_at_us: now_us(),
+        host: inv.host.clone(),
+        kind: Kind::ExternalRelease,
+        session_id: inv.ev.session_id.clone(),
+        agent_id: inv.ev.agent_id.clone(),
+        payload: derived::body(r),
+        truncated: None,
+        spooled: false,
+    });
+    let git = match parsed.map(|p| &p.canonical) {
+        Some(Canonical::Stop { .. } | Canonical::SessionEnd { .. }) => Some(ingest::git_branch(
+            parsed.and_then(|p| p.cwd.as_deref()),
+            Duration::from_millis(settings.hook.git_timeout_ms),
+        )),
+        _ => None,
+    };
+    Outside { external, git }
+}
+
+/// How long the hook waits for the lock: less at SessionEnd, whose hooks share 1.5 s.
+fn open_options(parsed: Option<&HookEvent>, settings: &Settings) -> OpenOptions {
+    let wait = if parsed.is_some_and(session_end_event) {
+        settings.hook.lock_wait_ms.min(400)
+    } else {
+        settings.hook.lock_wait_ms
+    };
+    OpenOptions {
+        wait: Duration::from_millis(wait),
+        create: true,
+        segment_events: settings.hook.segment_events,
+        priority: false,
+    }
+}
+
+/// The invocation waits in the spool: the loop's task release is spooled beside it, and an
+/// answer that needs no state is still given.
+fn answer_spooled(
+    dir: &std::path::Path,
+    inv: &Invocation,
+    external: Option<NewEvent>,
+    settings: &Settings,
+) -> Handled {
+    if let Some(mut e) = external {
+        e.spooled = true;
+        if let Err(err) = spool::write(dir, &e) {
+            eprintln!("hookjournal: recording the loop's task release failed: {err}");
+        }
+    }
+    match inv.parsed.as_ref() {
+        Some(p) => answer_without_state(inv.agent_id.as_deref(), p, settings),
+        None => Handled::default(),
+    }
+}
+
+/// The loop's task program: configured, or named by its environment variable.
+fn task_program(settings: &Settings) -> Option<String> {
+    let p = &settings.policy;
+    p.task_command
+        .clone()
+        .or_else(|| std::env::var(&p.task_command_env).ok())
+        .filter(|c| !c.trim().is_empty())
+}
+
+/// Runs the loop's task program for a compaction found under the lock, after the answer, and
+/// spools what it did (`ExternalRelease`) for the next process to ingest: the journal's own
+/// release of the agent's tasks is already committed with the answer.
+fn release_found_compaction(
+    dir: &std::path::Path,
+    inv: &Invocation,
+    reason: &'static str,
+    settings: &Settings,
+) {
+    let (Some(program), Some(agent), Some(p)) =
+        (task_program(settings), &inv.agent_id, inv.parsed.as_ref())
+    else {
+        return;
+    };
+    let r = crate::loop_tasks::release(
+        &program,
+        agent,
+        &p.name,
+        reason,
+        Duration::from_millis(settings.hook.task_command_timeout_ms),
+    );
+    for e in &r.errors {
+        eprintln!("hookjournal: the loop's task program: {e}");
+    }
+    let ev = NewEvent {
+        recorded_at_us: now_us(),
+        host: inv.host.clone(),
+        kind: Kind::ExternalRelease,
+        session_id: inv.ev.session_id.clone(),
+        agent_id: inv.ev.agent_id.clone(),
+        payload: derived::body(&r),
+        truncated: None,
+        spooled: true,
+    };
+    if let Err(e) = spool::write(dir, &ev) {
+        eprintln!("hookjournal: recording what the loop's task program did: {e}");
+    }
+}
+
+fn session_end_event(p: &HookEvent) -> bool {
+    matches!(p.canonical, Canonical::SessionEnd { .. })
+}
+
+/// A spooled loop agent's PreCompact is still stopped: that answer needs no state. Its task is
+/// released when the spooled event is ingested (`policy::decide_spooled`).
+fn answer_without_state(agent: Option<&str>, p: &HookEvent, settings: &Settings) -> Handled {
+    let Some(out) = policy::loop_answer(agent, p, &settings.policy) else {
+        return Handled::default();
+    };
+    eprintln!(
+        "hookjournal: agent {} reached the context limit; stopping the agent (its active task is released as the journal ingests this event)",
+        agent.unwrap_or("(loop mode)")
+    );
+    Handled {
+        stdout: Some(out.to_string()),
+    }
+}
+
+/// Whether the policy can never answer this event and it needs no outside-world reads (an
+/// unparsed payload and a served call are only recorded too).
+fn record_only(parsed: Option<&HookEvent>) -> bool {
+    parsed.is_none_or(|p| p.canonical.is_record_only() || p.served)
+}
+
+/// Transcript usage, context, git and metrics, as events (Stop, SubagentStop, PreCompact, SessionEnd).
+fn observe(
+    loaded: &Loaded,
+    p: &HookEvent,
+    sid: &str,
+    settings: &Settings,
+    git: Option<projections::derived::GitObserved>,
+) -> Vec<Observation> {
+    let session = loaded.state.sessions.get(sid);
+    let max = settings.hook.transcript_read_max;
+    // Transcript reads share one budget (SessionEnd hooks share 1.5 s in Claude Code).
+    let deadline = std::time::Instant::now()
+        + Duration::from_millis(if matches!(p.canonical, Canonical::SessionEnd { .. }) {
+            500
+        } else {
+            300
+        });
+    let mut out = Vec::new();
+    match &p.canonical {
+        // Gemini CLI's session file: usage, context and the compressions that happened. Its
+        // PreCompress fires before every model request; AfterTool too, so a compression (written
+        // before the request that follows it) is found at the next tool's end.
+        Canonical::Stop { .. }
+        | Canonical::PreCompact { .. }
+        | Canonical::SessionEnd { .. }
+        | Canonical::ToolPost { .. }
+            if p.host == Host::Gemini =>
+        {
+            if let Some(path) = p.transcript_path.as_deref() {
+                out.extend(ingest::gemini_chat_events(session, path, max * 4, deadline));
+            }
+        }
+        // Codex CLI's rollout: usage per request and the context (a subagent's own events name
+        // its own rollout; its usage is not the session's context).
+        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }
+            if p.host == Host::Codex && p.agent_id.is_none() =>
+        {
+            if let Some(path) = p.transcript_path.as_deref() {
+                let model = session
+                    .and_then(|s| s.model.as_deref())
+                    .or(p.model.as_deref());
+                out.extend(ingest::codex_rollout_events(
+                    session,
+                    path,
+                    model,
+                    max * 4,
+                    deadline,
+                ));
+            }
+        }
+        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
+            let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) {
+                max * 4
+            } else {
+                max
+            };
+            if let Some(path) = p.transcript_path.as_deref() {
+                // A subagent's own Stop still names the main transcript.
+                out.extend(ingest::transcript_events(
+                    session, path, None, max, deadline,
+                ));
+            }
+            // Subagent transcripts lag their SubagentStop: catch up on what they wrote since.
+            for (path, agent) in session
+                .map(|s| &s.subagent_transcripts)
+                .into_iter()
+                .flatten()
+            {
+                out.extend(ingest::transcript_events(
+                    session,
+                    path,
+                    Some(agent),
+                    max,
+                    deadline,
+                ));
+            }
+        }
+        Canonical::SubagentStop {
+            agent_id,
+            transcript,
+            ..
+        } => {
+            if let Some(path) = transcript.as_deref() {
+                out.extend(ingest::transcript_events(
+                    session,
+                    path,
+                    Some(agent_id),
+                    max,
+                    deadline,
+                ));
+            }
+        }
+        _ => {}
+    }
+    if let Some(g) = git {
+        out.push(Observation::of(
+            |cause| Kind::GitObserved { cause },
+            derived::body(&g),
+        ));
+    }
+    out
+}
+
+/// Spools an invocation the store could not take (busy, an error, a panic).
+fn spool_instead(dir: &std::path::Path, mut ev: NewEvent, why: &str) {
+    ev.spooled = true;
+    let why = projections::text::one_line(why);
+    match spool::write(dir, &ev) {
+        Ok(_) => eprintln!("hookjournal: {why}; event spooled for the next hook to ingest"),
+        Err(e) => {
+            let what = format!(
+                "{} could not be recorded: {why}; spooling failed too ({e})",
+                described(&ev)
+            );
+            journal::incidents::event_may_be_missing(dir, &what);
+            eprintln!("hookjournal: {what}; event lost");
+        }
+    }
+}
+
+/// The journal (still locked) and the reply.
+type Answered = (Held, Reply);
+
+/// What the part under the lock gives back.
+#[derive(Default)]
+struct Reply {
+    /// The answer (stdout).
+    output: String,
+    /// Its stderr line.
+    stderr: Option<String>,
+    /// The events committed (for the mirrors; empty when none is configured).
+    committed: Vec<journal::Envelope>,
+    /// Why the loop's own task program must release the agent's tasks after the answer: a
+    /// compaction found under the lock (Gemini CLI's session file), where the program could not
+    /// run before it (see `release_found_compaction`).
+    release_after: Option<&'static str>,
+    /// Spool files the commit ingested (or found ingested), removed once it is durable.
+    drained: Vec<spool::SpoolEntry>,
+}
+
+/// The journal as the hook holds it until the answer is out.
+pub enum Held {
+    /// Opened without sled (the hot cache answered).
+    Light(journal::Light),
+    /// Opened in full.
+    Full(Journal),
+}
+
+impl Held {
+    /// Whether work the hook leaves to a detached drainer is due: the sled store lags the log,
+    /// the active store is full, or the hot cache is incomplete.
+    fn drainer_due(&self, settings: &Settings) -> bool {
+        match self {
+            Held::Light(l) => crate::maintenance::due_after_light(l, settings.hook.drain_lag),
+            Held::Full(j) => j.needs_seal() || !j.hot_complete(),
+        }
+    }
+}
+
+/// A journal the hook can write: opened in full, or light (see `journal::Light`).
+pub trait Writer: Source {
+    /// A batch continuing the head.
+    fn begin(&self) -> journal::Tx;
+    /// Commits the batch (a light writer syncs it later: see `journal::Light::finish`).
+    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()>;
+}
+
+impl Writer for Journal {
+    fn begin(&self) -> journal::Tx {
+        Journal::begin(self)
+    }
+    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
+        Journal::commit(self, tx)
+    }
+}
+
+impl Writer for journal::Light {
+    fn begin(&self) -> journal::Tx {
+        journal::Light::begin(self)
+    }
+    /// Synced by `Light::finish` once the lock is released (see `run`).
+    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
+        journal::Light::commit_deferred(self, tx)
+    }
+}
+
+/// The part under the journal's lock: drain, append, fold, observe, decide, commit.
+/// `Ok(None)`: the event was spooled instead (busy, or older spooled events still wait).
+///
+/// The journal is opened light when its hot cache is current (no sled: the common case), and
+/// in full otherwise; a light attempt that misses the cache is dropped before it commits its
+/// invocation, and the same work is done again on the store opened under the same lock.
+fn locked(
+    dir: &std::path::Path,
+    opts: &OpenOptions,
+    settings: &Settings,
+    inv: &Invocation,
+    outside: &Outside,
+) -> anyhow::Result<Option<Answered>> {
+    let opened = match Journal::open_light(dir, opts) {
+        Ok(o) => o,
+        Err(e) => {
+            let why = match &e {
+                journal::Error::Busy => "journal busy".to_string(),
+                other => format!("cannot open journal {}: {other}", dir.display()),
+            };
+            spool_instead(dir, inv.ev.clone(), &why);
+            return Ok(None);
+        }
+    };
+    // Fault injection for the tests: a panic while the lock is held.
+    if std::env::var_os("HOOKJOURNAL_FAILPOINT").is_some_and(|v| v == "locked") {
+        panic!("failpoint: locked");
+    }
+    let mut j = match opened {
+        journal::Opened::Light(mut light) => {
+            mark("open light");
+            match answer(&mut light, dir, settings, inv, outside) {
+                Ok(Some(reply)) => return Ok(Some((Held::Light(light), reply))),
+                Ok(None) => return Ok(None),
+                Err(e) if crate::state::is_cache_miss(&e) => {
+                    mark("cache miss");
+                    light.upgrade()?
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        journal::Opened::Full(j) => j,
+    };
+    mark("open");
+    let answered = answer(&mut j, dir, settings, inv, outside)?;
+    mark("commit");
+    Ok(answered.map(|reply| (Held::Full(j), reply)))
+}
+
+/// Drains the backlog, appends the invocation, folds, observes, decides and commits, on either
+/// kind of journal. `Ok(None)`: spooled instead (a backlog is still being ingested).
+fn answer<W: Writer>(
+    j: &mut W,
+    dir: &std::path::Path,
+    settings: &Settings,
+    inv: &Invocation,
+    outside: &Outside,
+) -> anyhow::Result<Option<Reply>> {
+    let ev = inv.ev.clone();
+    let parsed = inv.parsed.as_ref();
+    let external = outside.external.clone();
+    let git = outside.git.clone();
+    let mut loaded = Loaded::lean(&*j)?;
+    mark("global");
+    let mut tx = j.begin();
+    let Some(drained) = drain_backlog(dir, j, &mut loaded, &mut tx, settings, parsed)? else {
+        // Older spooled events still wait: this one queues behind them, in arrival order.
+        spool_instead(dir, ev, "a backlog of spooled events is being ingested");
+        return Ok(None);
+    };
+    mark("backlog");
+
+    // The invocation itself; an event that names only its host's session key belongs to the
+    // session the log last saw that key with.
+    let mut ev = ev;
+    if ev.session_id.is_none() {
+        ev.session_id =
+            projections::openclaw::resolve_session(&loaded.state.global, &ev.host, &ev.payload);
+    }
+    tx.push(ev);
+    let env = tx.events().last().expect("just pushed").clone();
+    loaded.for_event(&*j, &env)?;
+    mark("loaded");
+    if loaded.stale.is_some() {
+        // The checkpoint cannot be trusted: record the event, answer nothing, and let a
+        // detached process rebuild the checkpoint from the log.
+        for w in &loaded.warnings {
+            eprintln!("hookjournal: {w}");
+        }
+        if let Some(e) = external {
+            tx.push(e);
+        }
+        j.commit(tx)?;
+        crate::maintenance::spawn_rebuild(dir);
+        return Ok(Some(Reply {
+            drained,
+            ..Reply::default()
+        }));
+    }
+    if let Some(p) = parsed {
+        if matches!(p.canonical, Canonical::SessionStart { .. }) {
+            if let Some(prev) = p
+                .cwd
+                .as_ref()
+                .and_then(|c| loaded.state.global.last_ended.get(c))
+                .cloned()
+            {
+                loaded.session(&*j, &prev)?;
+            }
+        }
+    }
+    loaded.state.apply(&env);
+    // A prompt that carries the restore after a reset reads the session it continues.
+    if let Some(prev) = env
+        .session_id
+        .as_ref()
+        .and_then(|sid| loaded.state.sessions.get(sid))
+        .filter(|s| s.prompt_carries.as_deref() == Some("clear"))
+        .and_then(|s| s.continues.clone())
+        .filter(|_| parsed.is_some_and(|p| projections::host::restores_at_prompt(&p.host)))
+    {
+        loaded.session(&*j, &prev)?;
+    }
+
+    let (output, stderr) = match parsed {
+        Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, p, settings, git)?,
+        None => (String::new(), None),
+    };
+    mark("decided");
+    // A loop agent's compaction that only the session file showed (Gemini CLI fires PreCompress
+    // before every request): the task program runs after the answer, outside the lock.
+    let release_after = match (parsed, &inv.agent_id, &env.session_id) {
+        (Some(p), Some(_), Some(sid))
+            if external.is_none()
+                && matches!(p.canonical, Canonical::PreCompact { .. })
+                && p.host.facts().compaction.before_fires_without_compaction
+                && loaded
+                    .state
+                    .sessions
+                    .get(sid)
+                    .is_some_and(|s| s.compression_seen_at == env.seq) =>
+        {
+            Some(policy::CONTEXT_LIMIT)
+        }
+        _ => None,
+    };
+    // What the loop's task program did: its own group, after the answer's events.
+    if let Some(e) = external {
+        tx.push(e);
+        let env = tx.events().last().expect("just pushed").clone();
+        loaded.state.apply(&env);
+    }
+    for w in &loaded.warnings {
+        eprintln!("hookjournal: {w}");
+    }
+    loaded.write_back(&mut tx);
+    mark("encoded");
+    let committed = if settings.mirror.any() {
+        tx.events().to_vec()
+    } else {
+        Vec::new()
+    };
+    j.commit(tx)?;
+    mark("written");
+    Ok(Some(Reply {
+        output,
+        stderr,
+        committed,
+        release_after,
+        drained,
+    }))
+}
+
+/// Ingests the spooled backlog in chunks, each committed before the next, within the hook's
+/// budget (the time spent committing counts too). `None`: the budget ran out with events still
+/// waiting; `Some` holds the spool files every chunk ingested, to be removed once the last
+/// commit is durable (a light writer's chunks are synced only then). Files left by `None` are
+/// found ingested and removed by a later writer.
+fn drain_backlog<W: Writer>(
+    dir: &std::path::Path,
+    j: &mut W,
+    loaded: &mut Loaded,
+    tx: &mut journal::Tx,
+    settings: &Settings,
+    parsed: Option<&HookEvent>,
+) -> anyhow::Result<Option<Vec<spool::SpoolEntry>>> {
+    let budget = if parsed.is_some_and(session_end_event) {
+        // SessionEnd hooks share 1.5 s in Claude Code.
+        settings.hook.drain_budget_ms / 2
+    } else {
+        settings.hook.drain_budget_ms
+    };
+    let deadline = std::time::Instant::now() + Duration::from_millis(budget);
+    const CHUNK: usize = 256;
+    let mut taken = 0;
+    let mut ingested = Vec::new();
+    loop {
+        let want = CHUNK.min(settings.hook.drain_max.saturating_sub(taken).max(1));
+        let d = crate::state::drain(&*j, loaded, tx, want, deadline, &settings.policy)?;
+        taken += d.done.len();
+        ingested.extend(d.done);
+        if !d.more {
+            return Ok(Some(ingested));
+        }
+        loaded.write_back(tx);
+        let chunk = std::mem::replace(tx, j.begin());
+        let mirrored = if settings.mirror.any() {
+            chunk.events().to_vec()
+        } else {
+            Vec::new()
+        };
+        j.commit(chunk)?;
+        // A backlog chunk is already off this hook's answer: its mirror lines go now.
+        crate::mirror::write(dir, &settings.mirror, &mirrored);
+        if std::time::Instant::now() >= deadline || taken >= settings.hook.drain_max {
+            return Ok(None);
+        }
+        *tx = j.begin();
+    }
+}
+
+/// Outside-world observations (transcript usage, git, the session's metrics) as events caused by
+/// this one, then the policy's decision and the answer it prints, also recorded. Returns the
+/// answer (stdout) and its stderr line.
+#[allow(clippy::too_many_arguments)]
+fn observe_and_decide(
+    j: &dyn Source,
+    loaded: &mut Loaded,
+    tx: &mut journal::Tx,
+    env: &journal::Envelope,
+    p: &HookEvent,
+    settings: &Settings,
+    git: Option<projections::derived::GitObserved>,
+) -> anyhow::Result<(String, Option<String>)> {
+    let seq = env.seq;
+    let Some(sid) = env.session_id.clone() else {
+        return Ok((String::new(), None));
+    };
+    let with_metrics = git.is_some();
+    for o in observe(loaded, p, &sid, settings, git) {
+        let (kind, body) = o.remember();
+        loaded.push_caused(j, tx, env, kind(seq), body)?;
+    }
+    // Stop and SessionEnd: the session's metrics, from its state after this read.
+    if with_metrics {
+        if let Some(metrics) = session_metrics(loaded, p, &sid, settings) {
+            loaded.push_caused(
+                j,
+                tx,
+                env,
+                Kind::SessionMetrics { cause: seq },
+                derived::body(&metrics),
+            )?;
+        }
+    }
+    if policy::reads_tasks(&loaded.state, env, p, &settings.policy) {
+        loaded.tasks(j)?;
+    }
+    let decision = policy::decide(&loaded.state, env, p, &settings.policy);
+    for d in &decision.events {
+        let (kind, body) = d.kind_and_body(seq);
+        loaded.push_caused(j, tx, env, kind, body)?;
+    }
+    let output = decision.output_text();
+    let stderr = decision.stderr.clone();
+    if !output.is_empty() || stderr.is_some() {
+        let body = derived::body(&ResponseEmitted {
+            output: output.clone(),
+            stderr: stderr.clone(),
+            policy: settings.policy.clone(),
+        });
+        loaded.push_caused(j, tx, env, Kind::ResponseEmitted { cause: seq }, body)?;
+    }
+    Ok((output, stderr))
+}
+
+/// A session's metrics at Stop or SessionEnd, from its state after this event's reads.
+fn session_metrics(
+    loaded: &Loaded,
+    p: &HookEvent,
+    sid: &str,
+    settings: &Settings,
+) -> Option<SessionMetrics> {
+    let s = loaded.state.sessions.get(sid)?;
+    let (usd, usage) = projections::report::session_usd(s, &settings.pricing());
+    Some(SessionMetrics {
+        at: if session_end_event(p) {
+            "session_end"
+        } else {
+            "stop"
+        }
+        .into(),
+        payload: p.metrics.clone(),
+        usage,
+        usd: Some(usd),
+        model: s.model.clone(),
+        branch: s.branch.clone(),
+        duration_ms: p.metrics.duration_ms,
+    })
+}
