@@ -42,8 +42,8 @@ pub fn handle(
     if settings.hook.fast_path && record_only(inv.parsed.as_ref()) {
         let mut spooled = inv.ev.clone();
         spooled.spooled = true;
-        if journal::ensure_dir(&dir)
-            .and_then(|_| spool::write(&dir, &spooled))
+        if journal::ensure_dir(dir)
+            .and_then(|_| spool::write(dir, &spooled))
             .is_ok()
         {
             mark("spooled");
@@ -51,14 +51,14 @@ pub fn handle(
         }
     }
 
-    let outside = read_outside(&inv, &settings);
-    let opts = open_options(inv.parsed.as_ref(), &settings);
+    let outside = read_outside(inv, settings);
+    let opts = open_options(inv.parsed.as_ref(), settings);
     mark("read");
     // Everything under the lock is guarded: an error or a panic before the commit spools the
     // invocation instead, so it is never lost.
     let backup = inv.ev.clone();
     let locked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        locked(&dir, &opts, &settings, &inv, &outside)
+        locked(dir, &opts, settings, inv, &outside)
     }));
     let done = match locked {
         Ok(Ok(Some(done))) => done,
@@ -82,7 +82,7 @@ pub fn handle(
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
-    let due = held.drainer_due(&settings);
+    let due = held.drainer_due(settings);
     let mut durable = true;
     if let Held::Light(light) = &mut held {
         if let Err(e) = light.finish() {
@@ -91,7 +91,7 @@ pub fn handle(
                 "{} was written but syncing it failed ({e})",
                 described(&inv.ev)
             );
-            journal::incidents::event_may_be_missing(&dir, &why);
+            journal::incidents::event_may_be_missing(dir, &why);
             eprintln!(
                 "hookjournal: {why}; `hookjournal verify` tells whether it survived, and `hookjournal status` keeps saying so"
             );
@@ -110,13 +110,13 @@ pub fn handle(
     }
     // The mirrors happen after the answer is out; sled's ingestion of the log, seals, archive
     // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
-    crate::mirror::write(&dir, &settings.mirror, &committed);
+    crate::mirror::write(dir, &settings.mirror, &committed);
     drop(held);
     if let Some(reason) = release_after {
-        release_found_compaction(&dir, &inv, reason, &settings);
+        release_found_compaction(dir, inv, reason, settings);
     }
     if due {
-        crate::maintenance::after_hook(&dir, settings.hook.segment_events);
+        crate::maintenance::after_hook(dir, settings.hook.segment_events);
     }
     Handled {
         stdout: (!output.is_empty()).then_some(output),
