@@ -217,7 +217,8 @@ pub(crate) fn bincode_config() -> bincode::config::Configuration {
 /// the bytes could hold. Unbounded, a damaged length prefix (one flipped byte of a spool file or
 /// a segment record) asks for petabytes and aborts the process: the hook, `verify`, `recover`.
 /// bincode's limit is a constant, so it is picked by the input's size: at least 4× the input
-/// (its varints claim their decoded width) plus 1 KiB.
+/// (its varints claim their decoded width) plus 1 KiB. Nothing the journal writes is near
+/// 256 MiB (payloads are capped at 64 MiB at most): larger input is refused.
 pub(crate) fn decode_bounded<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     fn with<T: serde::de::DeserializeOwned, const L: usize>(bytes: &[u8]) -> Result<T, String> {
         bincode::serde::decode_from_slice(bytes, bincode_config().with_limit::<L>())
@@ -229,9 +230,11 @@ pub(crate) fn decode_bounded<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Re
         n if n <= 1 << 16 => with::<T, { 1 << 16 }>(bytes),
         n if n <= 1 << 20 => with::<T, { 1 << 20 }>(bytes),
         n if n <= 1 << 24 => with::<T, { 1 << 24 }>(bytes),
-        n if n <= 1 << 28 => with::<T, { 1 << 28 }>(bytes),
-        n if n <= 1 << 32 => with::<T, { 1 << 32 }>(bytes),
-        _ => with::<T, { 1 << 36 }>(bytes),
+        n if n <= 1 << 30 => with::<T, { 1 << 30 }>(bytes),
+        _ => Err(format!(
+            "{} bytes: larger than anything written",
+            bytes.len()
+        )),
     }
 }
 
