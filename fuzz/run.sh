@@ -44,6 +44,7 @@ for t in "${targets[@]}"; do
     status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     summary+=("$(printf '%-16s %10s executions  %s' "$t" "${execs:-?}" "$([ $status -eq 0 ] && echo ok || echo CRASH)")")
+    echo "${summary[-1]}"
     if [ $status -ne 0 ]; then
         failed+=("$t")
         echo "=== $t: crashed (exit $status)"
@@ -51,6 +52,7 @@ for t in "${targets[@]}"; do
     fi
     rm -f "$log"
 done
+echo "--- executions in ${secs}s per target"
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz: ${#failed[@]} target(s) crashed: ${failed[*]}"

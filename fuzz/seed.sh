@@ -5,18 +5,18 @@
 # fixture session is played through `hookjournal hook` (log, mirror, spool files, segments,
 # archives, hot cache, CURRENT) and when `install` edits the agents' settings.
 #
-#   fuzz/seed.sh            # uses (and builds) the debug binary of the main workspace
+#   fuzz/seed.sh            # builds (or finds built) the debug binary of the main workspace
 #   HOOKJOURNAL_BIN=… fuzz/seed.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 fx=$root/tests/fixtures
 out=$root/fuzz/corpus
-if [ -z "${HOOKJOURNAL_BIN:-}" ]; then
-    cargo build -q -p hookjournal
-    HOOKJOURNAL_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/hookjournal"
+bin=${HOOKJOURNAL_BIN:-}
+if [ ! -x "$bin" ]; then
+    bin=$(cargo build -q -p hookjournal --message-format=json |
+        sed -n 's/.*"executable":"\([^"]*\/hookjournal\)".*/\1/p' | tail -1)
 fi
-bin=$HOOKJOURNAL_BIN
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
