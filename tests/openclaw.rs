@@ -452,9 +452,7 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
         Err(why) => {
             return missing(
                 "HOOKJOURNAL_REQUIRE_OPENCLAW",
-                format!(
-                    "real OpenClaw {VERSION} not installed: {why} (bash .ci/install-openclaw.sh)"
-                ),
+                format!("real OpenClaw {VERSION} not installed: {why}"),
             )
         }
     };
