@@ -133,6 +133,8 @@
 //!   HOOKJOURNAL_E2E_SKIP_JOURNAL=1           only exercise the Claude Code side (developer aid)
 //!   HOOKJOURNAL_E2E_KEEP=1                   keep the temp dir (project, HOME, transcripts, calls)
 
+mod common;
+use common::harness::{missing, Ran};
 #[path = "claude_code/server.rs"]
 mod server;
 #[path = "claude_code/support.rs"]
@@ -415,18 +417,15 @@ fn settings_json(hj: &Path, recorder: &Path) -> Value {
     json!({ "hooks": hooks })
 }
 
-#[test]
-fn real_claude_code_session_is_journaled_restored_and_costed() {
+fn real_claude_code_session_is_journaled_restored_and_costed() -> Ran {
     let started = Instant::now();
     let (claude, version) = match support::find_claude() {
         Ok(found) => found,
         Err(why) => {
-            if env_flag("HOOKJOURNAL_REQUIRE_CLAUDE") {
-                panic!("real Claude Code is required (HOOKJOURNAL_REQUIRE_CLAUDE=1) but not usable: {why}; run .ci/install-claude-code.sh");
-            }
-            eprintln!("SKIPPED: real Claude Code not installed (run .ci/install-claude-code.sh)");
-            eprintln!("({why})");
-            return;
+            return missing(
+                "HOOKJOURNAL_REQUIRE_CLAUDE",
+                format!("real Claude Code not installed: {why} (bash .ci/install-claude-code.sh)"),
+            )
         }
     };
     println!("claude: {} ({version})", claude.display());
@@ -541,6 +540,7 @@ fn real_claude_code_session_is_journaled_restored_and_costed() {
         let kept = tmp.keep();
         println!("kept temp dir: {}", kept.display());
     }
+    Ok(())
 }
 
 /// Every exchange as one JSON line (kept with HOOKJOURNAL_E2E_KEEP=1, for study).
@@ -1741,3 +1741,5 @@ fn check_fork_and_switch(
         },
     );
 }
+
+harness_main!(real_claude_code_session_is_journaled_restored_and_costed,);

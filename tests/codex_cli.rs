@@ -35,6 +35,7 @@
 
 mod common;
 use base64::Engine;
+use common::harness::{missing, Ran, Skip};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -248,15 +249,12 @@ fn hj(project: &Path, home: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-#[test]
-fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() {
+fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() -> Ran {
     let Some(bin) = codex_bin() else {
-        let msg = format!("Codex CLI {VERSION} not found (bash .ci/install-codex-cli.sh)");
-        if std::env::var("HOOKJOURNAL_REQUIRE_CODEX").is_ok_and(|v| v == "1") {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED: {msg}");
-        return;
+        return missing(
+            "HOOKJOURNAL_REQUIRE_CODEX",
+            format!("real Codex CLI {VERSION} not installed (bash .ci/install-codex-cli.sh)"),
+        );
     };
     let started = Instant::now();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -532,7 +530,9 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
     check_usage("run C", &show_c, &c, &mut failures);
 
     // The cost of the three runs' real rollouts agrees with ccusage's Codex report.
-    if let Some(ccusage) = require_ccusage() {
+    // The comparison with ccusage's report, where it is installed (its own test reports it
+    // skipped otherwise).
+    if let Ok(ccusage) = require_ccusage() {
         let cost: Value =
             serde_json::from_str(&hj(&project, &home, &["cost", "--by", "day", "--json"])).unwrap();
         let daily = ccusage_codex(&ccusage, &home.join(".codex"), "daily");
@@ -548,6 +548,7 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
         eprintln!("kept {}", tmp.keep().display());
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
 }
 
 /// `codex exec PROMPT` with no bypass flag, as the given loop agent; (exit ok, output, time).
@@ -776,17 +777,17 @@ fn ccusage_bin() -> Option<PathBuf> {
 
 const CCUSAGE_VERSION: &str = "20.0.24";
 
-/// ccusage, or why not: a panic under `HOOKJOURNAL_REQUIRE_CCUSAGE=1`, else a SKIPPED notice.
-fn require_ccusage() -> Option<PathBuf> {
-    let found = ccusage_bin();
-    if found.is_none() {
-        let msg = format!("ccusage {CCUSAGE_VERSION} not found (bash .ci/install-ccusage.sh)");
-        if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
-            panic!("{msg}");
-        }
-        eprintln!("SKIPPED: {msg}");
-    }
-    found
+/// ccusage, or why not (a failure under `HOOKJOURNAL_REQUIRE_CCUSAGE=1`).
+fn require_ccusage() -> Result<PathBuf, Skip> {
+    ccusage_bin().map_or_else(
+        || {
+            missing(
+                "HOOKJOURNAL_REQUIRE_CCUSAGE",
+                format!("ccusage {CCUSAGE_VERSION} not installed (bash .ci/install-ccusage.sh)"),
+            )
+        },
+        Ok,
+    )
 }
 
 /// `ccusage codex REPORT --offline --json -z UTC` over the rollouts under `codex_home`.
@@ -893,11 +894,8 @@ fn agree_by_day(
 /// rollouts whose first requests reach the same running total). Each rollout is read by the hook
 /// at a SessionEnd naming it, as Codex would send it. Every model is priced, gpt-5.5 (Codex
 /// 0.169.0's default) included, and tokens and dollars agree per session, per day and in total.
-#[test]
-fn codex_cost_agrees_with_ccusage_on_a_rollout_corpus() {
-    let Some(ccusage) = require_ccusage() else {
-        return;
-    };
+fn codex_cost_agrees_with_ccusage_on_a_rollout_corpus() -> Ran {
+    let ccusage = require_ccusage()?;
     let tmp = tempfile::tempdir().unwrap();
     let codex_home = tmp.path().join("home/.codex");
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1004,4 +1002,10 @@ fn codex_cost_agrees_with_ccusage_on_a_rollout_corpus() {
         ours["total"]["usd"], ours["total"]["unpriced_responses"], sessions["totals"]["costUSD"]
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
 }
+
+harness_main!(
+    real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed,
+    codex_cost_agrees_with_ccusage_on_a_rollout_corpus,
+);

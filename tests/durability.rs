@@ -4,8 +4,9 @@
 
 mod common;
 
+use common::harness::{missing, Ran};
+use common::kill::{kill_after, kill_hooks, kill_until, spawn_hook, Campaign};
 use common::*;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -52,79 +53,45 @@ fn verify_or_recover(j: &Path) -> bool {
     true
 }
 
-fn spawn_hook(j: &Path, p: &str) -> std::process::Child {
-    let mut c = cmd(j);
-    c.arg("hook")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = c.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
-    child
+/// A test that needs root is skipped without it; CI (root) sets `HOOKJOURNAL_REQUIRE_ROOT=1`,
+/// and there a skip is a failure.
+fn needs_root(why: &str) -> Ran {
+    missing(
+        "HOOKJOURNAL_REQUIRE_ROOT",
+        format!("{why}; CI runs it as root"),
+    )
 }
 
-/// A test that needs root says it is skipped, on stderr; CI (root) sets
-/// `HOOKJOURNAL_REQUIRE_ROOT=1`, and there a skip is a failure.
-fn require_root(why: &str) {
-    assert!(
-        std::env::var_os("HOOKJOURNAL_REQUIRE_ROOT").is_none(),
-        "HOOKJOURNAL_REQUIRE_ROOT is set but {why}"
-    );
-    eprintln!("SKIPPED {why}; CI runs it as root");
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-#[test]
 fn a_thousand_sigkills_of_single_hooks_lose_no_acknowledged_event() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
-    let mut rng = Rng(0x2545f4914f6cdd1d);
-    let mut acknowledged = Vec::new();
-    let (mut kills, mut killed_before_exit) = (0, 0);
-    for i in 0..1000 {
-        // One victim beside a bystander, so kills also land while another process waits for
-        // or holds the lock.
-        let victim = payload(&format!("s{}", i % 7), i, 2 * i);
-        let bystander = payload(&format!("s{}", (i + 3) % 7), i + 1, 2 * i + 1);
-        let v = spawn_hook(&j, &victim);
-        let b = spawn_hook(&j, &bystander);
-        // Within the time a hook runs (a few ms since the light path), so most kills land mid-run.
-        std::thread::sleep(Duration::from_micros(rng.next(10_000)));
-        // SAFETY: kill(2) on a child we spawned and have not reaped.
-        unsafe { libc::kill(v.id() as i32, libc::SIGKILL) };
-        kills += 1;
-        for (p, mut child) in [(victim, v), (bystander, b)] {
-            let status = child.wait().unwrap();
-            if status.success() {
-                acknowledged.push(p);
-            } else {
-                killed_before_exit += 1;
-            }
-        }
-    }
+    // A thousand rounds of one victim beside a bystander (so kills also land while another
+    // process waits for or holds the lock), and on until 300 of the kills landed mid-run.
+    let want = Campaign {
+        min_rounds: 1000,
+        landed: 300,
+        max_rounds: 5000,
+        seed: 0x2545f4914f6cdd1d,
+    };
+    let k = kill_hooks(&j, &want, |i| {
+        vec![
+            payload(&format!("s{}", i % 7), i, 2 * i),
+            payload(&format!("s{}", (i + 3) % 7), i + 1, 2 * i + 1),
+        ]
+    });
     // A reader ingests whatever was spooled; verify, recovering once if a kill left damage.
     let recovered = verify_or_recover(&j);
     let counts = payload_counts(&j);
-    let lost = acknowledged
+    let lost = k
+        .acknowledged
         .iter()
         .filter(|p| counts.get(p.as_bytes()).copied() != Some(1))
         .count();
     eprintln!(
-        "kill test: {kills} SIGKILLs ({killed_before_exit} before exit), {} acknowledged, {lost} lost or duplicated, recover needed: {recovered}",
-        acknowledged.len()
-    );
-    assert!(
-        killed_before_exit >= 300,
-        "too few kills landed: {killed_before_exit}"
+        "kill test: {} SIGKILLs ({} landed mid-run), {} acknowledged, {lost} lost or duplicated, recover needed: {recovered}",
+        k.rounds,
+        k.landed,
+        k.acknowledged.len()
     );
     assert_eq!(lost, 0);
     assert!(
@@ -133,8 +100,7 @@ fn a_thousand_sigkills_of_single_hooks_lose_no_acknowledged_event() {
     );
 }
 
-#[test]
-fn a_full_disk_loses_nothing_acknowledged_before_it_and_the_journal_recovers() {
+fn a_full_disk_loses_nothing_acknowledged_before_it_and_the_journal_recovers() -> Ran {
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path().join("small");
     std::fs::create_dir_all(&mnt).unwrap();
@@ -145,8 +111,7 @@ fn a_full_disk_loses_nothing_acknowledged_before_it_and_the_journal_recovers() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        require_root("a_full_disk_loses_nothing…: cannot mount a tmpfs here (needs root)");
-        return;
+        return needs_root("cannot mount a tmpfs here (needs root)");
     }
     struct Unmount(PathBuf);
     impl Drop for Unmount {
@@ -209,6 +174,7 @@ fn a_full_disk_loses_nothing_acknowledged_before_it_and_the_journal_recovers() {
     let counts = payload_counts(&j);
     assert_eq!(counts.get(again.as_bytes()).copied(), Some(1));
     assert_eq!(verify_code(&j).0, Some(0));
+    Ok(())
 }
 
 /// A journal with every kind of file: sealed segments, an archive of cold partitions, the
@@ -291,7 +257,6 @@ fn harm(path: &Path, how: &Harm) {
     std::fs::write(path, b).unwrap();
 }
 
-#[test]
 fn every_kind_of_damage_is_named_by_verify_and_recover_keeps_every_intact_event() {
     let root = tempfile::tempdir().unwrap();
     let original = rich_journal(root.path());
@@ -404,7 +369,6 @@ fn every_kind_of_damage_is_named_by_verify_and_recover_keeps_every_intact_event(
     eprintln!("damage matrix:\n  {}", table.join("\n  "));
 }
 
-#[test]
 fn a_damaged_last_sealed_segment_is_named_and_recover_refuses_to_guess() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
@@ -435,7 +399,6 @@ fn a_damaged_last_sealed_segment_is_named_and_recover_refuses_to_guess() {
     assert!(text.contains(&format!("  seq 21 {name}: ")), "{text}");
 }
 
-#[test]
 fn a_sealed_only_journal_with_a_damaged_empty_marker_is_named_and_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
@@ -454,7 +417,6 @@ fn a_sealed_only_journal_with_a_damaged_empty_marker_is_named_and_repaired() {
     assert_eq!(payload_counts(&j).len(), 20);
 }
 
-#[test]
 fn a_kill_during_recover_or_import_is_completed_by_running_it_again() {
     let root = tempfile::tempdir().unwrap();
     let original = rich_journal(root.path());
@@ -463,22 +425,27 @@ fn a_kill_during_recover_or_import_is_completed_by_running_it_again() {
         copy_dir(&original, &c);
         payload_counts(&c)
     };
-    let mut rng = Rng(0x9e3779b97f4a7c15);
-    for round in 0..12 {
-        let j = root.path().join(format!("r{round}"));
+    let damaged = |name: &str| {
+        let j = root.path().join(name);
         copy_dir(&original, &j);
         let current = std::fs::read_to_string(j.join("CURRENT")).unwrap();
         harm(&j.join(current.trim()).join("db"), &Harm::Flip);
-        let mut child = cmd(&j)
-            .arg("recover")
-            .stdout(Stdio::null())
+        j
+    };
+    // How long a recover runs here uninterrupted: the kills are drawn within it.
+    let j = damaged("r-whole");
+    let t0 = Instant::now();
+    run(&j, &["recover"]);
+    let span = t0.elapsed();
+    let quiet = |c: &mut std::process::Command| {
+        c.stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_micros(rng.next(60_000)));
-        // SAFETY: kill(2) on our own child.
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-        let _ = child.wait();
+            .unwrap()
+    };
+    let attempts = kill_until(8, 60, span, 0x9e3779b97f4a7c15, |round, delay| {
+        let j = damaged(&format!("r{round}"));
+        let landed = kill_after(quiet(cmd(&j).arg("recover")), delay);
         let out = cmd(&j).arg("recover").output().unwrap();
         assert!(
             out.status.success(),
@@ -487,7 +454,9 @@ fn a_kill_during_recover_or_import_is_completed_by_running_it_again() {
         );
         assert_eq!(verify_code(&j).0, Some(0), "round {round}");
         assert_eq!(payload_counts(&j), expected, "round {round}");
-    }
+        landed
+    });
+    eprintln!("recover: 8 kills landed in {attempts} attempts (an uninterrupted run: {span:?})");
     // Import: an export of the sound journal, imported with kills, then completed.
     let file = root.path().join("events.jsonl");
     run(
@@ -501,22 +470,21 @@ fn a_kill_during_recover_or_import_is_completed_by_running_it_again() {
         ],
     );
     let head = run_json(&root.path().join("expected"), &["status", "--json"])["head_hash"].clone();
-    for round in 0..12 {
+    let import = |j: &Path| {
+        let mut c = cmd(j);
+        c.args(["import", "--events", file.to_str().unwrap()]);
+        c
+    };
+    let t0 = Instant::now();
+    run(
+        &root.path().join("i-whole"),
+        &["import", "--events", file.to_str().unwrap()],
+    );
+    let span = t0.elapsed();
+    let attempts = kill_until(8, 60, span, 0x2545f4914f6cdd1d, |round, delay| {
         let j = root.path().join(format!("i{round}"));
-        let mut child = cmd(&j)
-            .args(["import", "--events", file.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_micros(rng.next(40_000)));
-        // SAFETY: kill(2) on our own child.
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-        let _ = child.wait();
-        let out = cmd(&j)
-            .args(["import", "--events", file.to_str().unwrap()])
-            .output()
-            .unwrap();
+        let landed = kill_after(quiet(&mut import(&j)), delay);
+        let out = import(&j).output().unwrap();
         assert!(
             out.status.success(),
             "round {round}: {}",
@@ -528,10 +496,11 @@ fn a_kill_during_recover_or_import_is_completed_by_running_it_again() {
             "round {round}"
         );
         assert_eq!(verify_code(&j).0, Some(0), "round {round}");
-    }
+        landed
+    });
+    eprintln!("import: 8 kills landed in {attempts} attempts (an uninterrupted run: {span:?})");
 }
 
-#[test]
 fn hostile_transcript_paths_never_hold_the_hook() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
@@ -574,12 +543,11 @@ fn hostile_transcript_paths_never_hold_the_hook() {
     assert_eq!(code, Some(0), "{text}");
 }
 
-#[test]
-fn a_read_only_journal_can_be_read_by_another_user() {
+fn a_read_only_journal_can_be_read_by_another_user() -> Ran {
+    // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     if !is_root {
-        require_root("a_read_only_journal…: needs root to run the readers as another user");
-        return;
+        return needs_root("needs root to run the readers as another user");
     }
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
@@ -630,9 +598,9 @@ fn a_read_only_journal_can_be_read_by_another_user() {
     );
     as_nobody(&["show", "ro"]);
     as_nobody(&["replay"]);
+    Ok(())
 }
 
-#[test]
 fn a_hook_that_finds_a_large_spool_backlog_stops_draining_at_its_budget() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
@@ -640,36 +608,47 @@ fn a_hook_that_finds_a_large_spool_backlog_stops_draining_at_its_budget() {
     std::fs::create_dir_all(&j).unwrap();
     std::fs::write(j.join("config.toml"), "[hook]\ndrain_max = 100000\n").unwrap();
     hook(&j, payload("b", 0, 0).as_bytes(), &[]);
-    let n = 5_000;
-    for i in 0..n {
-        let ev = journal::NewEvent {
-            recorded_at_us: i as i64,
-            host: "claude".into(),
-            kind: journal::Kind::Hook {
-                name: "PreToolUse".into(),
-            },
-            session_id: Some("b".into()),
-            agent_id: None,
-            payload: payload("b", 1, i + 1).into_bytes(),
-            truncated: None,
-            spooled: true,
-        };
-        journal::spool::write(&j, &ev).unwrap();
-    }
-    let end = r#"{"session_id":"b","hook_event_name":"SessionEnd","reason":"exit"}"#;
-    let start = Instant::now();
-    let out = hook(&j, end.as_bytes(), &[]);
-    let took = start.elapsed();
-    assert!(out.status.success());
-    let left = journal::spool::list(&j).unwrap().len();
-    eprintln!("SessionEnd with a backlog of {n}: {took:?}, {left} files left for the next process");
+    // A backlog larger than the budget drains: doubled while this machine drains it whole.
+    let (mut n, mut spooled, mut ends) = (5_000, 0, 0);
+    let left = loop {
+        for i in spooled..n {
+            let ev = journal::NewEvent {
+                recorded_at_us: i as i64,
+                host: "claude".into(),
+                kind: journal::Kind::Hook {
+                    name: "PreToolUse".into(),
+                },
+                session_id: Some("b".into()),
+                agent_id: None,
+                payload: payload("b", 1, i + 1).into_bytes(),
+                truncated: None,
+                spooled: true,
+            };
+            journal::spool::write(&j, &ev).unwrap();
+        }
+        spooled = n;
+        let end = format!(
+            r#"{{"session_id":"b","hook_event_name":"SessionEnd","reason":"exit","n":{n}}}"#
+        );
+        let start = Instant::now();
+        let out = hook(&j, end.as_bytes(), &[]);
+        let took = start.elapsed();
+        assert!(out.status.success());
+        ends += 1;
+        let left = journal::spool::list(&j).unwrap().len();
+        eprintln!(
+            "SessionEnd with a backlog of {n}: {took:?}, {left} files left for the next process"
+        );
+        if left > 0 {
+            break left;
+        }
+        assert!(n < 80_000, "the hook drained every backlog up to {n} files");
+        n *= 2;
+    };
     // It stopped at its budget and queued itself behind the rest, in order.
-    assert!(
-        left > 0,
-        "the hook drained all {n} files instead of stopping at its budget"
-    );
+    assert!(left > 0);
     let counts = payload_counts(&j);
-    assert_eq!(counts.len(), n + 2);
+    assert_eq!(counts.len(), n + 1 + ends);
     assert!(counts.values().all(|&c| c == 1));
     let evs = events(&j);
     assert_eq!(
@@ -679,7 +658,6 @@ fn a_hook_that_finds_a_large_spool_backlog_stops_draining_at_its_budget() {
     );
 }
 
-#[test]
 fn out_of_range_limits_are_clamped_with_one_line_each() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
@@ -709,7 +687,6 @@ fn out_of_range_limits_are_clamped_with_one_line_each() {
     assert_eq!(payload_counts(&j).len(), 1);
 }
 
-#[test]
 fn first_use_by_many_processes_at_once_succeeds_for_all() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("fresh");
@@ -737,7 +714,6 @@ fn first_use_by_many_processes_at_once_succeeds_for_all() {
     );
 }
 
-#[test]
 fn a_damaged_archive_never_blocks_hooks_and_the_checkpoint_is_rebuilt() {
     let root = tempfile::tempdir().unwrap();
     let j = rich_journal(root.path());
@@ -759,7 +735,6 @@ fn a_damaged_archive_never_blocks_hooks_and_the_checkpoint_is_rebuilt() {
     assert!(shown.contains("step 500"), "{shown}");
 }
 
-#[test]
 fn a_deleted_current_never_restarts_the_journal_at_seq_one() {
     let root = tempfile::tempdir().unwrap();
     let j = rich_journal(root.path());
@@ -784,7 +759,6 @@ fn a_deleted_current_never_restarts_the_journal_at_seq_one() {
     assert_eq!(counts.len(), 74);
 }
 
-#[test]
 fn importing_an_endless_line_is_refused_in_one_line_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
@@ -804,7 +778,6 @@ fn importing_an_endless_line_is_refused_in_one_line_and_leaves_nothing() {
     );
 }
 
-#[test]
 fn verify_json_always_prints_one_object() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none");
@@ -833,7 +806,6 @@ fn verify_json_always_prints_one_object() {
     );
 }
 
-#[test]
 fn an_empty_task_store_an_older_build_wrote_verifies_and_goes_at_the_next_load() {
     let d = tempfile::tempdir().unwrap();
     let j = d.path().join("j");
@@ -881,7 +853,6 @@ fn an_empty_task_store_an_older_build_wrote_verifies_and_goes_at_the_next_load()
 /// Given a hook whose event can be neither committed (the lock is held) nor spooled (the spool
 /// cannot be written), when it exits 0 as its host requires, then the loss is not silent: the
 /// next hook says on stderr that an event may be missing, once, and `status` lists it.
-#[test]
 fn an_event_a_hook_could_not_keep_is_said_by_the_next_hook_and_status() {
     use std::os::unix::io::AsRawFd;
     let root = tempfile::tempdir().unwrap();
@@ -928,7 +899,6 @@ fn an_event_a_hook_could_not_keep_is_said_by_the_next_hook_and_status() {
 /// The write-ahead log, its mirror and `wal/` deleted: each is named by `verify`; a missing
 /// copy is rewritten from the other with nothing lost; a log gone with its mirror is refused
 /// by every writer until `recover` rewrites it and says what no copy holds.
-#[test]
 fn a_deleted_log_mirror_or_wal_directory_is_named_and_recover_agrees() {
     let root = tempfile::tempdir().unwrap();
     let original = rich_journal(root.path());
@@ -970,3 +940,24 @@ fn a_deleted_log_mirror_or_wal_directory_is_named_and_recover_agrees() {
         );
     }
 }
+
+harness_main!(
+    a_thousand_sigkills_of_single_hooks_lose_no_acknowledged_event,
+    a_full_disk_loses_nothing_acknowledged_before_it_and_the_journal_recovers,
+    every_kind_of_damage_is_named_by_verify_and_recover_keeps_every_intact_event,
+    a_damaged_last_sealed_segment_is_named_and_recover_refuses_to_guess,
+    a_sealed_only_journal_with_a_damaged_empty_marker_is_named_and_repaired,
+    a_kill_during_recover_or_import_is_completed_by_running_it_again,
+    hostile_transcript_paths_never_hold_the_hook,
+    a_read_only_journal_can_be_read_by_another_user,
+    a_hook_that_finds_a_large_spool_backlog_stops_draining_at_its_budget,
+    out_of_range_limits_are_clamped_with_one_line_each,
+    first_use_by_many_processes_at_once_succeeds_for_all,
+    a_damaged_archive_never_blocks_hooks_and_the_checkpoint_is_rebuilt,
+    a_deleted_current_never_restarts_the_journal_at_seq_one,
+    importing_an_endless_line_is_refused_in_one_line_and_leaves_nothing,
+    verify_json_always_prints_one_object,
+    an_empty_task_store_an_older_build_wrote_verifies_and_goes_at_the_next_load,
+    an_event_a_hook_could_not_keep_is_said_by_the_next_hook_and_status,
+    a_deleted_log_mirror_or_wal_directory_is_named_and_recover_agrees,
+);

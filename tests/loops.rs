@@ -396,7 +396,8 @@ fn a_task_program_that_hangs_is_cut_off_within_its_budget() {
         precompact("h").as_bytes(),
         &[("RALPH_AGENT_ID", "dev-1")],
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // Cut off, not waited for: the program would run 30 s (the bound is slack for a loaded machine).
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
     assert!(!out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

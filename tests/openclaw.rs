@@ -27,6 +27,7 @@
 //!   HOOKJOURNAL_E2E_KEEP=1                  keep the temp dir (config, logs, requests.jsonl)
 
 mod common;
+use common::harness::{missing, Ran};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -444,20 +445,15 @@ fn request_for<'a>(requests: &'a [Value], prompt: &str) -> Option<&'a Value> {
     })
 }
 
-#[test]
-fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() {
+fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() -> Ran {
     let started = Instant::now();
     let (node, entry) = match find_openclaw() {
         Ok(found) => found,
         Err(why) => {
-            if env_flag("HOOKJOURNAL_REQUIRE_OPENCLAW") {
-                panic!("real OpenClaw is required (HOOKJOURNAL_REQUIRE_OPENCLAW=1) but not usable: {why}");
-            }
-            eprintln!(
-                "SKIPPED: real OpenClaw {VERSION} not installed (run .ci/install-openclaw.sh)"
-            );
-            eprintln!("({why})");
-            return;
+            return missing(
+                "HOOKJOURNAL_REQUIRE_OPENCLAW",
+                format!("real OpenClaw {VERSION} not installed: {why}"),
+            )
         }
     };
     let tmp = tempfile::Builder::new()
@@ -669,11 +665,11 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
         counted.len(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
 }
 
 /// `install --host openclaw` then `uninstall --host openclaw` gives the user's JSON5 config back
 /// byte for byte and leaves no plugin file; a second install changes nothing. (No OpenClaw needed.)
-#[test]
 fn install_then_uninstall_gives_openclaws_config_back() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
@@ -721,7 +717,6 @@ fn install_then_uninstall_gives_openclaws_config_back() {
 
 /// Through the real hook binary: an event naming only the `sessionKey` (here spooled on the fast
 /// path, as record-only events are) is stored with the session that key was last seen with.
-#[test]
 fn the_hook_stores_a_key_only_event_with_its_session() {
     let tmp = tempfile::tempdir().unwrap();
     let journal = tmp.path().join(".hookjournal");
@@ -770,7 +765,6 @@ fn the_hook_stores_a_key_only_event_with_its_session() {
 /// Through the real hook binary: after a reset into a new session, the new session's first
 /// prompt is answered with the restore of the session it resumed from (whose checkpoint the hook
 /// loads for it), as `prependContext` material.
-#[test]
 fn the_hook_restores_the_resumed_session_at_the_first_prompt() {
     let tmp = tempfile::tempdir().unwrap();
     let journal = tmp.path().join(".hookjournal");
@@ -822,3 +816,10 @@ fn the_hook_restores_the_resumed_session_at_the_first_prompt() {
         "before_prompt_build"
     );
 }
+
+harness_main!(
+    real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset,
+    install_then_uninstall_gives_openclaws_config_back,
+    the_hook_stores_a_key_only_event_with_its_session,
+    the_hook_restores_the_resumed_session_at_the_first_prompt,
+);

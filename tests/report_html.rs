@@ -1,10 +1,11 @@
 //! `report --html` rendered by a real headless Chromium (Debian's `chromium`): the charts and the
 //! timeline are in the DOM, the page logs no console error (a Content-Security-Policy violation
 //! is one: nothing may load from anywhere), no URL in the file, payload text escaped, and a
-//! screenshot is written to `target/ci-artifacts/`. Skipped with a notice when Chromium is not
-//! installed; required when `HOOKJOURNAL_REQUIRE_CHROMIUM=1` (set by `.ci/run`).
+//! screenshot is written to `target/ci-artifacts/`. Reported ignored by the runner when Chromium is
+//! not installed; required when `HOOKJOURNAL_REQUIRE_CHROMIUM=1` (set by `.ci/run`).
 
 mod common;
+use common::harness::{missing, Ran, Skip};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,18 +13,20 @@ use std::time::{Duration, Instant};
 
 const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
 
-fn chromium() -> Option<PathBuf> {
+fn chromium() -> Result<PathBuf, Skip> {
     let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .iter()
         .map(PathBuf::from)
         .find(|p| p.exists());
-    if found.is_none() {
-        if std::env::var("HOOKJOURNAL_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
-            panic!("HOOKJOURNAL_REQUIRE_CHROMIUM=1 but /usr/bin/chromium is missing (run .ci/install-chromium.sh)");
-        }
-        eprintln!("NOTICE: report_html tests skipped: /usr/bin/chromium is not installed (bash .ci/install-chromium.sh installs it)");
-    }
-    found
+    found.map_or_else(
+        || {
+            missing(
+                "HOOKJOURNAL_REQUIRE_CHROMIUM",
+                "no /usr/bin/chromium (bash .ci/install-chromium.sh)",
+            )
+        },
+        Ok,
+    )
 }
 
 fn artifacts() -> PathBuf {
@@ -139,11 +142,8 @@ fn check_rendered(chrome: &Path, html_file: &Path, shot: &str) -> String {
     dom
 }
 
-#[test]
-fn report_of_the_fixture_session_renders_in_chromium() {
-    let Some(chrome) = chromium() else {
-        return;
-    };
+fn report_of_the_fixture_session_renders_in_chromium() -> Ran {
+    let chrome = chromium()?;
     let played = play_session(&[]);
     let j = &played.journal;
     // The host's own figures, with a compaction reset; and hostile payload text.
@@ -232,13 +232,11 @@ fn report_of_the_fixture_session_renders_in_chromium() {
     let html = std::fs::read_to_string(&sliced).unwrap();
     assert!(html.contains("session db5b, since 2001-01-01, until 2001-01-02"));
     assert!(html.contains("no usage recorded"));
+    Ok(())
 }
 
-#[test]
-fn report_of_an_empty_journal_renders_in_chromium() {
-    let Some(chrome) = chromium() else {
-        return;
-    };
+fn report_of_an_empty_journal_renders_in_chromium() -> Ran {
+    let chrome = chromium()?;
     let tmp = tempfile::tempdir().unwrap();
     let j = tmp.path().join("journal");
     std::fs::create_dir(&j).unwrap();
@@ -266,4 +264,10 @@ fn report_of_an_empty_journal_renders_in_chromium() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("hookjournal: no journal at "));
+    Ok(())
 }
+
+harness_main!(
+    report_of_the_fixture_session_renders_in_chromium,
+    report_of_an_empty_journal_renders_in_chromium,
+);

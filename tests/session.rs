@@ -2,6 +2,7 @@
 //! cost (to ccusage's figures), notifications, reminders, pressure, restore, replay, reports.
 
 mod common;
+use common::kill::{kill_after, kill_until};
 use common::*;
 use serde_json::Value;
 
@@ -407,35 +408,35 @@ fn a_killed_transcript_import_is_completed_by_the_rerun() {
     );
     let want = run_json(&whole, &["cost", "--by", "session", "--json"]);
     assert!(want["total"]["responses"].as_u64().unwrap() > 100);
-    let mut killed_midway = 0;
-    for (i, delay_ms) in [40u64, 120, 250, 500, 900].into_iter().enumerate() {
+    // Killed at random instants within the time a whole import takes here, until three kills
+    // landed mid-import; each killed journal is completed by the rerun.
+    let t0 = std::time::Instant::now();
+    run(
+        &dir.path().join("timed"),
+        &["import", "--transcripts", corpus.to_str().unwrap()],
+    );
+    let span = t0.elapsed();
+    kill_until(3, 20, span, 0x2545f4914f6cdd1d, |i, delay| {
         let j = dir.path().join(format!("killed-{i}"));
         // A journal that exists already, so a kill cannot land while it is being created.
         run(&j, &["tasks", "add", "before the import"]);
-        let mut child = cmd(&j)
+        let child = cmd(&j)
             .args(["import", "--transcripts", corpus.to_str().unwrap()])
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        // SAFETY: kill(2) on a child we spawned and have not reaped.
-        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-        let status = child.wait().unwrap();
-        killed_midway += usize::from(!status.success());
+        let landed = kill_after(child, delay);
         run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
         let got = run_json(&j, &["cost", "--by", "session", "--json"]);
-        assert_eq!(got["total"], want["total"], "killed after {delay_ms} ms");
-        assert_eq!(got["rows"], want["rows"], "killed after {delay_ms} ms");
+        assert_eq!(got["total"], want["total"], "killed after {delay:?}");
+        assert_eq!(got["rows"], want["rows"], "killed after {delay:?}");
         assert_eq!(run_json(&j, &["verify", "--json"])["ok"], true);
         // And a third run adds nothing.
         run(&j, &["import", "--transcripts", corpus.to_str().unwrap()]);
         let again = run_json(&j, &["cost", "--by", "session", "--json"]);
         assert_eq!(again["total"], want["total"]);
-    }
-    assert!(
-        killed_midway > 0,
-        "no kill landed before the import finished"
-    );
+        landed
+    });
 }
 
 #[test]

@@ -4,10 +4,11 @@
 //! the official OpenTelemetry protobuf definitions, through an outage.
 //!
 //! Needs PostgreSQL's server binaries (`initdb`, `postgres`; Debian: postgresql-15). Without
-//! them the PostgreSQL tests are skipped with a notice, unless HOOKJOURNAL_REQUIRE_POSTGRES=1
+//! them the runner reports the PostgreSQL tests ignored, unless HOOKJOURNAL_REQUIRE_POSTGRES=1
 //! (set by .ci/run), which makes them required.
 
 mod common;
+use common::harness::{missing, Ran, Skip};
 
 use common::{cmd, run, run_json};
 use journal::{Kind, NewEvent};
@@ -90,9 +91,9 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Starts a server, or returns None (with a notice) when PostgreSQL is not installed.
-fn pg_server(test: &str) -> Option<PgServer> {
-    pg_server_with(test, false)
+/// Starts a server, or says why not (PostgreSQL is not installed).
+fn pg_server() -> Result<PgServer, Skip> {
+    pg_server_with(false)
 }
 
 fn chown_nobody(path: &Path) {
@@ -143,13 +144,12 @@ fn make_certs(dir: &Path, root: bool) -> PathBuf {
     dir.join("ca.crt")
 }
 
-fn pg_server_with(test: &str, ssl: bool) -> Option<PgServer> {
+fn pg_server_with(ssl: bool) -> Result<PgServer, Skip> {
     let Some(bindir) = pg_bindir() else {
-        if std::env::var("HOOKJOURNAL_REQUIRE_POSTGRES").as_deref() == Ok("1") {
-            panic!("HOOKJOURNAL_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries were found (run .ci/install-postgres.sh)");
-        }
-        eprintln!("SKIPPED {test}: no PostgreSQL server binaries (/usr/lib/postgresql/*/bin); run .ci/install-postgres.sh");
-        return None;
+        return missing(
+            "HOOKJOURNAL_REQUIRE_POSTGRES",
+            "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (bash .ci/install-postgres.sh)",
+        );
     };
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
@@ -180,7 +180,7 @@ fn pg_server_with(test: &str, ssl: bool) -> Option<PgServer> {
     for _ in 0..5 {
         let port = free_port();
         if let Some(child) = start.run(port) {
-            return Some(PgServer {
+            return Ok(PgServer {
                 child,
                 port,
                 ca,
@@ -416,12 +416,8 @@ fn journal_id(j: &Path) -> String {
 
 // ---------------------------------------------------------------------------------------------
 
-#[test]
-fn three_machines_ship_at_once_one_killed_mid_batch_every_event_once() {
-    let Some(pg) = pg_server("three_machines_ship_at_once_one_killed_mid_batch_every_event_once")
-    else {
-        return;
-    };
+fn three_machines_ship_at_once_one_killed_mid_batch_every_event_once() -> Ran {
+    let pg = pg_server()?;
     let root = tempfile::tempdir().unwrap();
     let journals: Vec<PathBuf> = (1..=3)
         .map(|m| make_journal(root.path(), m, 1500))
@@ -638,10 +634,57 @@ fn three_machines_ship_at_once_one_killed_mid_batch_every_event_once() {
         .unwrap()
         .get(0);
     assert!(notes >= 3 * 300, "{notes}");
+    Ok(())
 }
 
 /// A child process that is killed if the test fails before it is taken back.
 struct Reaped(Option<Child>);
+
+/// A child's stderr as it arrives (read on a thread): a test waits for what the child says
+/// instead of sleeping for long enough.
+struct Stderr(Arc<Mutex<String>>);
+
+impl Stderr {
+    fn of(child: &mut Child) -> Stderr {
+        let text = Arc::new(Mutex::new(String::new()));
+        let mut from = child.stderr.take().expect("stderr piped");
+        let into = text.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                into.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Stderr(text)
+    }
+
+    fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// How often the child has said `what` so far.
+    fn count(&self, what: &str) -> usize {
+        self.text().matches(what).count()
+    }
+
+    /// Waits (60 s at most) until the child has said `what` more than `seen` times.
+    fn wait_for(&self, what: &str, seen: usize) {
+        let started = Instant::now();
+        while self.count(what) <= seen {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "never said {what:?}: {}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
 
 impl Drop for Reaped {
     fn drop(&mut self) {
@@ -652,13 +695,8 @@ impl Drop for Reaped {
     }
 }
 
-#[test]
-fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
-    let Some(mut pg) =
-        pg_server("follow_ships_as_the_journal_grows_and_team_views_match_local_ones")
-    else {
-        return;
-    };
+fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() -> Ran {
+    let mut pg = pg_server()?;
     pg.client("postgres")
         .batch_execute("CREATE DATABASE follow")
         .unwrap();
@@ -673,6 +711,7 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
             .spawn()
             .unwrap(),
     ));
+    let follower_err = Stderr::of(follower.0.as_mut().unwrap());
     let mut c = pg.client("follow");
     let wait_for = |c: &mut postgres::Client, want: i64| {
         let started = Instant::now();
@@ -711,6 +750,7 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
     wait_for(&mut c, h2);
     // The server goes away (SIGKILL: no clean shutdown) while the journal keeps growing; the
     // follower retries, reconnects once it is back, and ships the rest.
+    let retries = follower_err.count("retrying in");
     pg.stop();
     spool_hooks(
         &j,
@@ -719,15 +759,16 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
         1_795_100_000_000_000,
     );
     let h3 = head(&j);
-    std::thread::sleep(Duration::from_millis(1500));
+    // Back only once the follower has met the outage and said it retries.
+    follower_err.wait_for("retrying in", retries);
     pg.restart();
     let mut c = pg.client("follow");
     wait_for(&mut c, h3);
     let follower = follower.0.take().unwrap();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(follower.id() as i32, libc::SIGTERM) };
-    let out = follower.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    follower.wait_with_output().unwrap();
+    let err = follower_err.text();
     assert!(err.contains("retrying in"), "{err}");
     assert!(!err.contains("not-a-secret"), "{err}");
 
@@ -826,9 +867,9 @@ fn follow_ships_as_the_journal_grows_and_team_views_match_local_ones() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+    Ok(())
 }
 
-#[test]
 fn connection_errors_never_print_the_password() {
     let root = tempfile::tempdir().unwrap();
     let j = root.path().join(".hookjournal");
@@ -857,11 +898,8 @@ fn connection_errors_never_print_the_password() {
     assert!(!err.contains("hunter2") && err.contains("***"), "{err}");
 }
 
-#[test]
-fn postgres_over_tls_verifies_the_server_certificate() {
-    let Some(pg) = pg_server_with("postgres_over_tls_verifies_the_server_certificate", true) else {
-        return;
-    };
+fn postgres_over_tls_verifies_the_server_certificate() -> Ran {
+    let pg = pg_server_with(true)?;
     let ca = pg.ca.clone().unwrap();
     let root = tempfile::tempdir().unwrap();
     let j = make_journal(root.path(), 9, 40);
@@ -889,6 +927,7 @@ fn postgres_over_tls_verifies_the_server_certificate() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.to_lowercase().contains("certificate"), "{err}");
     assert!(!err.contains("not-a-secret"), "{err}");
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1001,7 +1040,6 @@ fn receiver(listener: TcpListener, state: Arc<Mutex<Received>>, outage: usize) {
     });
 }
 
-#[test]
 fn otlp_receiver_gets_every_event_once_with_attributes_across_an_outage() {
     let root = tempfile::tempdir().unwrap();
     let j = make_journal(root.path(), 5, 1300);
@@ -1012,12 +1050,13 @@ fn otlp_receiver_gets_every_event_once_with_attributes_across_an_outage() {
 
     // The receiver is down (connection refused) when shipping starts, comes up after a while
     // and then answers 503 three times.
-    let shipper = ship(&j, &["--otlp", &url, "--redact", "--machine", "laptop-5"])
+    let mut shipper = ship(&j, &["--otlp", &url, "--redact", "--machine", "laptop-5"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
+    // Up only once the shipper has found it down.
+    Stderr::of(&mut shipper).wait_for("unavailable", 0);
     let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
     receiver(listener, state.clone(), 3);
     let out = shipper.wait_with_output().unwrap();
@@ -1103,7 +1142,6 @@ fn otlp_receiver_gets_every_event_once_with_attributes_across_an_outage() {
     assert_eq!(unique.len() as i64, h + 40);
 }
 
-#[test]
 fn otlp_gives_up_after_retry_for_and_keeps_the_cursor() {
     let root = tempfile::tempdir().unwrap();
     let j = make_journal(root.path(), 6, 30);
@@ -1125,12 +1163,8 @@ fn otlp_gives_up_after_retry_for_and_keeps_the_cursor() {
 }
 
 /// Throughput of `ship --postgres` at 100k events (run with `--ignored --nocapture`).
-#[test]
-#[ignore]
-fn ship_throughput_100k_events() {
-    let Some(pg) = pg_server("ship_throughput_100k_events") else {
-        return;
-    };
+fn ship_throughput_100k_events() -> Ran {
+    let pg = pg_server()?;
     let root = tempfile::tempdir().unwrap();
     let j = make_journal(root.path(), 7, 100_000);
     let h = head(&j);
@@ -1147,4 +1181,16 @@ fn ship_throughput_100k_events() {
         h as f64 / secs
     );
     let _ = std::io::stderr().flush();
+    Ok(())
 }
+
+harness_main!(
+    three_machines_ship_at_once_one_killed_mid_batch_every_event_once,
+    follow_ships_as_the_journal_grows_and_team_views_match_local_ones,
+    connection_errors_never_print_the_password,
+    postgres_over_tls_verifies_the_server_certificate,
+    otlp_receiver_gets_every_event_once_with_attributes_across_an_outage,
+    otlp_gives_up_after_retry_for_and_keeps_the_cursor,
+    #[ignore]
+    ship_throughput_100k_events,
+);

@@ -11,6 +11,9 @@ mod clock;
 pub mod commands;
 mod dates;
 mod eventjson;
+/// Entry points for the fuzz targets in `fuzz/` (not an API).
+#[doc(hidden)]
+pub mod fuzz;
 mod locate;
 mod outfile;
 mod output;

@@ -111,7 +111,11 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
     };
     let index_off = u64::from_le_bytes(footer[0..8].try_into().unwrap());
     let n = u64::from_le_bytes(footer[8..16].try_into().unwrap());
-    if index_off + n * 16 + FOOTER as u64 != len {
+    let end = n
+        .checked_mul(16)
+        .and_then(|i| i.checked_add(index_off))
+        .and_then(|i| i.checked_add(FOOTER as u64));
+    if end != Some(len) {
         return Err(corrupt("index does not fit"));
     }
     let h = key_hash(key);
@@ -144,14 +148,21 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
         f.read_exact_at(&mut lb, off)
             .ctx(|| format!("reading {name}"))?;
         let kl = u32::from_le_bytes(lb) as u64;
+        // Lengths are read from the file: never allocate past its entries (the index's start).
+        if off.saturating_add(8).saturating_add(kl) > index_off {
+            return Err(corrupt("entry cut short"));
+        }
         let mut k = vec![0u8; kl as usize];
         f.read_exact_at(&mut k, off + 4)
             .ctx(|| format!("reading {name}"))?;
         if k == key {
             f.read_exact_at(&mut lb, off + 4 + kl)
                 .ctx(|| format!("reading {name}"))?;
-            let vl = u32::from_le_bytes(lb) as usize;
-            let mut v = vec![0u8; vl];
+            let vl = u32::from_le_bytes(lb) as u64;
+            if off + 8 + kl + vl > index_off {
+                return Err(corrupt("entry cut short"));
+            }
+            let mut v = vec![0u8; vl as usize];
             f.read_exact_at(&mut v, off + 8 + kl)
                 .ctx(|| format!("reading {name}"))?;
             return Ok(Some(v));
@@ -167,12 +178,16 @@ pub(crate) fn get(path: &Path, key: &[u8]) -> Result<Option<Vec<u8>>> {
 pub(crate) fn keys(path: &Path, prefix: &[u8]) -> Result<Vec<(Vec<u8>, bool)>> {
     use std::io::{BufReader, Read};
     let name = path.display();
-    let (f, _, footer) = open_checked(path)?;
+    let (f, len, footer) = open_checked(path)?;
     let corrupt = |w: &str| Error::Corrupt {
         place: DamagePlace::archive(path),
         what: format!("archive {name}: {w}"),
     };
     let index_off = u64::from_le_bytes(footer[0..8].try_into().unwrap());
+    // The entries' lengths are checked against it: it must be inside the file.
+    if index_off > len - FOOTER as u64 {
+        return Err(corrupt("index does not fit"));
+    }
     let mut r = BufReader::with_capacity(1 << 16, f);
     let mut magic = [0u8; 8];
     r.read_exact(&mut magic).ctx(|| format!("reading {name}"))?;

@@ -213,6 +213,31 @@ pub(crate) fn bincode_config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
 
+/// Decodes a `T` from `bytes` (read from disk) with bincode, never allocating much more than
+/// the bytes could hold. Unbounded, a damaged length prefix (one flipped byte of a spool file or
+/// a segment record) asks for petabytes and aborts the process: the hook, `verify`, `recover`.
+/// bincode's limit is a constant, so it is picked by the input's size: at least 4× the input
+/// (its varints claim their decoded width) plus 1 KiB. Nothing the journal writes is near
+/// 256 MiB (payloads are capped at 64 MiB at most): larger input is refused.
+pub(crate) fn decode_bounded<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    fn with<T: serde::de::DeserializeOwned, const L: usize>(bytes: &[u8]) -> Result<T, String> {
+        bincode::serde::decode_from_slice(bytes, bincode_config().with_limit::<L>())
+            .map(|(v, _)| v)
+            .map_err(|e| e.to_string())
+    }
+    match bytes.len().saturating_mul(4).saturating_add(1 << 10) {
+        n if n <= 1 << 12 => with::<T, { 1 << 12 }>(bytes),
+        n if n <= 1 << 16 => with::<T, { 1 << 16 }>(bytes),
+        n if n <= 1 << 20 => with::<T, { 1 << 20 }>(bytes),
+        n if n <= 1 << 24 => with::<T, { 1 << 24 }>(bytes),
+        n if n <= 1 << 30 => with::<T, { 1 << 30 }>(bytes),
+        _ => Err(format!(
+            "{} bytes: larger than anything written",
+            bytes.len()
+        )),
+    }
+}
+
 impl Envelope {
     /// Places `ev` after `prev` at `seq`, computing its hash.
     pub fn seal(ev: NewEvent, seq: Seq, prev: Hash) -> Envelope {
@@ -274,9 +299,7 @@ impl Envelope {
 
     /// The inverse of `encode`; the error says why the bytes are not an envelope.
     pub(crate) fn decode(bytes: &[u8]) -> Result<Envelope, String> {
-        bincode::serde::decode_from_slice(bytes, bincode_config())
-            .map(|(e, _)| e)
-            .map_err(|e| e.to_string())
+        decode_bounded(bytes)
     }
 }
 

@@ -12,6 +12,9 @@ pub mod checkpoint;
 mod envelope;
 mod error;
 pub mod files;
+/// Entry points for the fuzz targets in `fuzz/` (not an API).
+#[doc(hidden)]
+pub mod fuzz;
 pub mod hot;
 pub mod incidents;
 mod lock;

@@ -117,7 +117,9 @@ pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
 
 /// Reads a whole segment, checking its footer digest. Errors name the file and the cause.
 pub(crate) fn read_all(seg: &SegmentInfo) -> Result<Vec<Envelope>> {
-    let mut out = Vec::with_capacity((seg.last + 1 - seg.first) as usize);
+    // Sized by the name, but never past what the file could hold (a name is bytes from disk too).
+    let named = seg.last.saturating_sub(seg.first).saturating_add(1);
+    let mut out = Vec::with_capacity(named.min(seg.bytes / 8) as usize);
     for_each(seg, true, |e| {
         out.push(e);
         Ok(())
@@ -151,7 +153,8 @@ pub(crate) fn for_each(
     }
     let u64_at = |i: usize| u64::from_le_bytes(footer[i..i + 8].try_into().unwrap());
     let (first, last, count) = (u64_at(0), u64_at(8), u64_at(16));
-    if first != seg.first || last != seg.last || count != last + 1 - first {
+    let span = last.checked_sub(first).and_then(|d| d.checked_add(1));
+    if first != seg.first || last != seg.last || Some(count) != span {
         return Err(corrupt(format!(
             "footer says {first}..{last} ({count} events), name says {}..{}",
             seg.first, seg.last

@@ -246,9 +246,7 @@ fn decode(bytes: &[u8]) -> std::result::Result<NewEvent, String> {
         Some(_) => return Err("is truncated".into()),
         None => bytes,
     };
-    bincode::serde::decode_from_slice(body, bincode_config())
-        .map(|(e, _)| e)
-        .map_err(|e| format!("does not decode: {e}"))
+    crate::envelope::decode_bounded(body).map_err(|e| format!("does not decode: {e}"))
 }
 
 /// Removes a drained spool file (missing is fine: a crash may have removed it already).

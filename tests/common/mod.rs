@@ -1,6 +1,9 @@
 //! Shared helpers for the end-to-end tests: run the real binary in a temp environment.
 #![allow(dead_code)]
 
+pub mod harness;
+pub mod kill;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

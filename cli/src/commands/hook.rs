@@ -179,8 +179,22 @@ fn say_missing_events(dir: &std::path::Path) {
 /// builds the event to record: `Malformed` when it does not parse.
 fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
     let recorded_at_us = now_us();
-    let (mut payload, mut truncated) = read_stdin(settings.hook.payload_cap);
+    let (payload, truncated) = read_stdin(settings.hook.payload_cap);
+    let agent_id = std::env::var(&settings.policy.loop_agent_env)
+        .ok()
+        .filter(|a| !a.trim().is_empty());
+    classify(flags, recorded_at_us, payload, truncated, agent_id)
+}
 
+/// The invocation's bytes (stdin, or Codex's `notify` argument) as the event to record: the whole
+/// of what the hook decides before it touches the journal, I/O aside (fuzzed: `crate::fuzz`).
+fn classify(
+    flags: &Flags,
+    recorded_at_us: i64,
+    mut payload: Vec<u8>,
+    mut truncated: Option<journal::Truncation>,
+    agent_id: Option<String>,
+) -> Invocation {
     // Codex's legacy `notify` passes its JSON as the last argument, with empty stdin.
     let mut notify: Option<(String, Option<String>)> = None;
     if payload.iter().all(u8::is_ascii_whitespace) {
@@ -220,9 +234,6 @@ fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
             (Kind::Malformed { reason }, None)
         }
     };
-    let agent_id = std::env::var(&settings.policy.loop_agent_env)
-        .ok()
-        .filter(|a| !a.trim().is_empty());
     let ev = NewEvent {
         recorded_at_us,
         host: host.to_string(),
@@ -269,4 +280,17 @@ fn tie_break(detected: Host, hint: Option<&str>) -> Host {
         return Host::Gemini;
     }
     detected
+}
+
+/// What the hook records for `payload` (on stdin; `args` its command line, where Codex's `notify`
+/// puts its JSON): the event, and whether the payload parsed as a hook event (for the fuzz target
+/// `hook_payload`).
+#[doc(hidden)]
+pub fn classify_for_fuzzing(args: &[&str], payload: &[u8]) -> (NewEvent, Option<HookEvent>) {
+    let argv: Vec<OsString> = std::iter::once("hookjournal")
+        .chain(args.iter().copied())
+        .map(OsString::from)
+        .collect();
+    let inv = classify(&parse_flags(&argv), 0, payload.to_vec(), None, None);
+    (inv.ev, inv.parsed)
 }

@@ -1012,6 +1012,44 @@ fn unified_diff(path: &Path, before: Option<&str>, after: &str) -> String {
         .to_string()
 }
 
+/// What install and uninstall make of a settings file's `text`, for the fuzz target
+/// `settings_files`: for each host, install's edit (with the status line on Claude Code), which
+/// must leave a file that parses, then uninstall's edit of that; OpenClaw's config enabled and
+/// disabled; and Codex's trust entries applied to and removed from `text` read as a config.toml.
+/// An error is a refusal (a shape the edit does not know); a panic is a bug.
+#[doc(hidden)]
+pub fn edit_for_fuzzing(text: &str) -> Vec<Result<String, String>> {
+    let command = "'/usr/local/bin/hookjournal' hook --host x";
+    let mut out: Vec<Result<String, String>> = [Host::Claude, Host::Codex, Host::Gemini]
+        .into_iter()
+        .map(|host| {
+            let mut doc = Doc::parse(text)?;
+            install_handler(&mut doc, &facts(host), command)?;
+            if host == Host::Claude {
+                install_statusline(&mut doc, "'/usr/local/bin/hookjournal' statusline", true)?;
+            }
+            let installed = doc.text().to_string();
+            let mut again = Doc::parse(&installed)
+                .map_err(|e| format!("install wrote settings that do not parse: {e}"))?;
+            assert!(
+                codex_trust::handlers("hooks.json", &installed, |c| c == command)
+                    .is_none_or(|t| host != Host::Codex || !t.is_empty()),
+                "Codex's trust finds none of the handlers install wrote"
+            );
+            remove_handlers(&mut again)?;
+            remove_statusline(&mut again)?;
+            Ok(again.text().to_string())
+        })
+        .collect();
+    out.push(openclaw::edit_for_fuzzing(text));
+    let trusted = codex_trust::handlers("hooks.json", text, |_| true).unwrap_or_default();
+    out.push(
+        codex_trust::apply(text, &trusted)
+            .and_then(|applied| codex_trust::remove(&applied, &trusted).map(|(back, _)| back)),
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -342,6 +342,17 @@ fn allow_item(doc: &Doc) -> Result<Option<CstNode>, String> {
         .find(|e| string_value(e).as_deref() == Some(PLUGIN_ID)))
 }
 
+/// `enable` then `disable` on an OpenClaw config's text (JSON5), for the fuzz target
+/// `settings_files`: each edit refused (an error) or done, and the enabled text still a config.
+pub(super) fn edit_for_fuzzing(text: &str) -> Result<String, String> {
+    let mut doc = Doc::parse_json5(text)?;
+    enable(&mut doc)?;
+    let mut again = Doc::parse_json5(doc.text())
+        .map_err(|e| format!("enable wrote a config that does not parse: {e}"))?;
+    disable(&mut again)?;
+    Ok(again.text().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
