@@ -5,7 +5,8 @@ use crate::ingest::{self, Observation};
 use crate::settings::Settings;
 use crate::state::{Loaded, Source};
 use crate::trace::mark;
-use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
+use crate::writer::{write, Held, WriteError, Writer};
+use journal::{spool, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{Canonical, HookEvent};
 use projections::host::Host;
@@ -82,7 +83,7 @@ pub fn handle(
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
-    let due = held.drainer_due(settings);
+    let due = held.drainer_due(settings.hook.drain_lag);
     let mut durable = true;
     if let Held::Light(light) = &mut held {
         if let Err(e) = light.finish() {
@@ -448,52 +449,6 @@ struct Reply {
     drained: Vec<spool::SpoolEntry>,
 }
 
-/// The journal as the hook holds it until the answer is out.
-pub enum Held {
-    /// Opened without sled (the hot cache answered).
-    Light(journal::Light),
-    /// Opened in full.
-    Full(Journal),
-}
-
-impl Held {
-    /// Whether work the hook leaves to a detached drainer is due: the sled store lags the log,
-    /// the active store is full, or the hot cache is incomplete.
-    fn drainer_due(&self, settings: &Settings) -> bool {
-        match self {
-            Held::Light(l) => crate::maintenance::due_after_light(l, settings.hook.drain_lag),
-            Held::Full(j) => j.needs_seal() || !j.hot_complete(),
-        }
-    }
-}
-
-/// A journal the hook can write: opened in full, or light (see `journal::Light`).
-pub trait Writer: Source {
-    /// A batch continuing the head.
-    fn begin(&self) -> journal::Tx;
-    /// Commits the batch (a light writer syncs it later: see `journal::Light::finish`).
-    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()>;
-}
-
-impl Writer for Journal {
-    fn begin(&self) -> journal::Tx {
-        Journal::begin(self)
-    }
-    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
-        Journal::commit(self, tx)
-    }
-}
-
-impl Writer for journal::Light {
-    fn begin(&self) -> journal::Tx {
-        journal::Light::begin(self)
-    }
-    /// Synced by `Light::finish` once the lock is released (see `run`).
-    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
-        journal::Light::commit_deferred(self, tx)
-    }
-}
-
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
 /// `Ok(None)`: the event was spooled instead (busy, or older spooled events still wait).
 ///
@@ -507,46 +462,34 @@ fn locked(
     inv: &Invocation,
     outside: &Outside,
 ) -> anyhow::Result<Option<Answered>> {
-    let opened = match Journal::open_light(dir, opts) {
-        Ok(o) => o,
-        Err(e) => {
+    // Fault injection for the tests: a panic while the lock is held.
+    let failpoint = std::env::var_os("HOOKJOURNAL_FAILPOINT").is_some_and(|v| v == "locked");
+    let written = write(dir, opts, true, |j| {
+        if failpoint {
+            panic!("failpoint: locked");
+        }
+        answer(j, dir, settings, inv, outside)
+    });
+    match written {
+        Ok((held, Some(reply))) => Ok(Some((held, reply))),
+        Ok((_, None)) => Ok(None),
+        // The journal could not be opened: the event waits in the spool.
+        Err(WriteError::Open(e)) => {
             let why = match &e {
                 journal::Error::Busy => "journal busy".to_string(),
                 other => format!("cannot open journal {}: {other}", dir.display()),
             };
             spool_instead(dir, inv.ev.clone(), &why);
-            return Ok(None);
+            Ok(None)
         }
-    };
-    // Fault injection for the tests: a panic while the lock is held.
-    if std::env::var_os("HOOKJOURNAL_FAILPOINT").is_some_and(|v| v == "locked") {
-        panic!("failpoint: locked");
+        Err(WriteError::Work(e)) => Err(e),
     }
-    let mut j = match opened {
-        journal::Opened::Light(mut light) => {
-            mark("open light");
-            match answer(&mut light, dir, settings, inv, outside) {
-                Ok(Some(reply)) => return Ok(Some((Held::Light(light), reply))),
-                Ok(None) => return Ok(None),
-                Err(e) if crate::state::is_cache_miss(&e) => {
-                    mark("cache miss");
-                    light.upgrade()?
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        journal::Opened::Full(j) => j,
-    };
-    mark("open");
-    let answered = answer(&mut j, dir, settings, inv, outside)?;
-    mark("commit");
-    Ok(answered.map(|reply| (Held::Full(j), reply)))
 }
 
 /// Drains the backlog, appends the invocation, folds, observes, decides and commits, on either
 /// kind of journal. `Ok(None)`: spooled instead (a backlog is still being ingested).
-fn answer<W: Writer>(
-    j: &mut W,
+fn answer(
+    j: &mut dyn Writer,
     dir: &std::path::Path,
     settings: &Settings,
     inv: &Invocation,
@@ -672,9 +615,9 @@ fn answer<W: Writer>(
 /// waiting; `Some` holds the spool files every chunk ingested, to be removed once the last
 /// commit is durable (a light writer's chunks are synced only then). Files left by `None` are
 /// found ingested and removed by a later writer.
-fn drain_backlog<W: Writer>(
+fn drain_backlog(
     dir: &std::path::Path,
-    j: &mut W,
+    j: &mut dyn Writer,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     settings: &Settings,

@@ -81,7 +81,10 @@ pub fn run_json(journal: &Path, args: &[&str]) -> serde_json::Value {
 }
 
 /// Every line of `export --report events`, parsed, with the raw line kept under `"_line"`.
+/// Readers never ingest the spool, so the spool is ingested first (`hookjournal drain`, a writer;
+/// where it cannot run, e.g. another user's journal, what the log holds is read as it is).
 pub fn events(journal: &Path) -> Vec<serde_json::Value> {
+    let _ = cmd(journal).arg("drain").output();
     run(journal, &["export", "--report", "events"])
         .lines()
         .map(|l| {
