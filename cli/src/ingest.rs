@@ -202,6 +202,7 @@ pub fn read_transcript(
             tokens: ctx.as_ref().map(|c| c.tokens),
             model: ctx.map(|c| c.model),
             compressions: Vec::new(),
+            window: None,
         })
     });
     Some(TranscriptRead { readings, context })
@@ -290,6 +291,7 @@ pub fn codex_rollout_events(
                 tokens: scan.context.as_ref().map(|c| c.tokens),
                 model: scan.context.map(|c| c.model).or(scan.model),
                 compressions: Vec::new(),
+                window: None,
             }),
         ));
     }
@@ -344,10 +346,107 @@ pub fn gemini_chat_events(
                 tokens: scan.context.as_ref().map(|c| c.tokens),
                 model: scan.context.map(|c| c.model),
                 compressions,
+                window: None,
             }),
         ));
     }
     out
+}
+
+/// New usage, the context and the compactions from Copilot CLI's session file
+/// (`copilot_session`), read from the offset the journal recorded; a call or a compaction
+/// counted already is left out.
+pub fn copilot_session_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    let Some(New {
+        bytes,
+        start,
+        offset,
+    }) = read_since(session, path, max, deadline)
+    else {
+        return Vec::new();
+    };
+    let scan = projections::copilot_session::scan(&bytes);
+    let end = start + scan.consumed as u64;
+    let mut out = Vec::new();
+    for record in scan.records {
+        let key = format!("{}:{}", record.message_id, record.request_id);
+        if session.is_some_and(|s| s.usage_by_key.contains_key(&key)) {
+            continue;
+        }
+        out.push(Observation::usage(UsageObserved {
+            path: path.to_string(),
+            offset: end,
+            agent_id: None,
+            record,
+        }));
+    }
+    let compressions: Vec<String> = scan
+        .compactions
+        .into_iter()
+        .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
+        .collect();
+    if end != offset || !compressions.is_empty() {
+        out.push(Observation::of(
+            |cause| Kind::ContextObserved { cause },
+            derived::body(&ContextObserved {
+                path: path.to_string(),
+                offset: end,
+                tokens: scan.context.as_ref().map(|c| c.tokens),
+                model: scan.context.map(|c| c.model),
+                compressions,
+                window: scan.window,
+            }),
+        ));
+    }
+    out
+}
+
+/// After a Copilot CLI sessionEnd (the main agent's) was recorded as event `cause`: Copilot
+/// writes its session file's last lines only after this hook returns, so a detached
+/// `hookjournal follow-session` reads them once they are there (see `commands::follow`). It is
+/// started and not waited for; nothing for any other host or event, nor where hooks start no
+/// detached work (`HOOKJOURNAL_DRAINER=inline` or `off`, as in the tests).
+pub fn follow_session_file(dir: &Path, p: &projections::event::HookEvent, cause: Seq) {
+    if std::env::var("HOOKJOURNAL_DRAINER").is_ok_and(|v| v == "inline" || v == "off") {
+        return;
+    }
+    let copilot_end = p.host == projections::host::Host::Copilot
+        && matches!(
+            p.canonical,
+            projections::event::Canonical::SessionEnd { .. }
+        )
+        && p.agent_id.is_none();
+    let Some(session) = p.session_id.as_deref().filter(|_| copilot_end) else {
+        return;
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    use std::os::unix::process::CommandExt;
+    let _ = Command::new(exe)
+        .arg("--journal")
+        .arg(dir)
+        .arg("follow-session")
+        .arg("--session")
+        .arg(session)
+        .arg("--cause")
+        .arg(cause.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+}
+
+/// The hook process's environment as host detection reads it (`projections::host::CallerEnv`):
+/// which of the few variables it names are set. A handful of lookups, on every hook.
+pub fn caller_env() -> projections::host::CallerEnv {
+    projections::host::CallerEnv::read(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
 }
 
 /// What `git rev-parse --abbrev-ref HEAD` says: read from the repository's `HEAD` file when it

@@ -21,14 +21,19 @@ use std::time::Duration;
 /// The hook's flags (parsed leniently by hand: a hook must not fail on an unexpected argument).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// auto, claude, codex, gemini, cursor or openclaw.
+    /// auto, claude, codex, gemini, copilot, cursor, openclaw or qwen: the host to assume
+    /// when neither the payload nor the hook's environment tells.
     #[arg(long, default_value = "auto")]
     pub host: String,
+    /// The event, for payloads that name none (Copilot CLI's camelCase hooks).
+    #[arg(long)]
+    pub event: Option<String>,
 }
 
 struct Flags {
     journal: Option<PathBuf>,
     host: Option<String>,
+    event: Option<String>,
     last_arg: Option<String>,
 }
 
@@ -36,6 +41,7 @@ fn parse_flags(argv: &[OsString]) -> Flags {
     let mut f = Flags {
         journal: None,
         host: None,
+        event: None,
         last_arg: None,
     };
     let args: Vec<String> = argv
@@ -55,6 +61,11 @@ fn parse_flags(argv: &[OsString]) -> Flags {
             f.host = Some(v.to_string());
         } else if a == "--host" {
             f.host = args.get(i + 1).cloned();
+            i += 1;
+        } else if let Some(v) = a.strip_prefix("--event=") {
+            f.event = Some(v.to_string());
+        } else if a == "--event" {
+            f.event = args.get(i + 1).cloned();
             i += 1;
         }
         i += 1;
@@ -245,6 +256,7 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         committed,
         release_after,
         drained,
+        cause,
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
@@ -286,6 +298,9 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     drop(held);
     if let Some(reason) = release_after {
         release_found_compaction(&dir, &inv, reason, &settings);
+    }
+    if let (Some(p), Some(cause)) = (inv.parsed.as_ref(), cause) {
+        ingest::follow_session_file(&dir, p, cause);
     }
     if due {
         crate::commands::drain::after_hook(&dir, settings.hook.segment_events);
@@ -341,10 +356,10 @@ fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
     }
     let host = match (&notify, flags.host.as_deref()) {
         (Some(_), None | Some("auto")) => Host::Codex,
-        (_, hint) => tie_break(event::detect_host(&payload, hint), hint),
+        (_, hint) => event::detect_host_with(&payload, hint, &ingest::caller_env()),
     };
     let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
-        event::parse(&host, &payload)
+        event::parse_named(&host, &payload, flags.event.as_deref())
     } else {
         None
     };
@@ -488,21 +503,6 @@ fn answer_spooled(
     Ok(())
 }
 
-/// The payload looked like Claude Code's (the default): the environment breaks the tie. Gemini
-/// CLI sets `GEMINI_SESSION_ID`; Claude Code sets `CLAUDE_CODE_SESSION_ID` (which also leaks
-/// into child processes, so it only counts against Gemini's).
-fn tie_break(detected: Host, hint: Option<&str>) -> Host {
-    let explicit = hint.is_some_and(|h| h != "auto");
-    if !explicit
-        && detected == Host::Claude
-        && std::env::var_os("GEMINI_SESSION_ID").is_some()
-        && std::env::var_os("CLAUDE_CODE_SESSION_ID").is_none()
-    {
-        return Host::Gemini;
-    }
-    detected
-}
-
 /// The loop's task program: configured, or named by its environment variable.
 fn task_program(settings: &Settings) -> Option<String> {
     let p = &settings.policy;
@@ -595,6 +595,33 @@ fn observe(
         });
     let mut out = Vec::new();
     match &p.canonical {
+        // Copilot CLI's session file (its sessionEnd names none: the session's own): usage per
+        // model call, the context and the compactions. A subagent's agentStop names its
+        // parent's file. A compaction ends after its preCompact, while the turn goes on: until
+        // the file shows it, prompts and tool results read the file too (to restore after it).
+        _ if p.host == Host::Copilot => {
+            let at = p.agent_id.is_none()
+                && match p.canonical {
+                    Canonical::Stop { .. } | Canonical::PreCompact { .. } => true,
+                    Canonical::SessionEnd { .. } => true,
+                    Canonical::Prompt { .. } | Canonical::ToolPost { .. } => {
+                        session.is_some_and(|s| s.awaits_compaction())
+                    }
+                    _ => false,
+                };
+            let path = p
+                .transcript_path
+                .as_deref()
+                .or(session.and_then(|s| s.transcript_path.as_deref()));
+            if let Some(path) = path.filter(|_| at) {
+                out.extend(ingest::copilot_session_events(
+                    session,
+                    path,
+                    max * 4,
+                    deadline,
+                ));
+            }
+        }
         // Gemini CLI's session file: usage, context and the compressions that happened. Its
         // PreCompress fires before every model request; AfterTool too, so a compression (written
         // before the request that follows it) is found at the next tool's end.
@@ -714,6 +741,8 @@ struct Reply {
     release_after: Option<&'static str>,
     /// Spool files the commit ingested (or found ingested), removed once it is durable.
     drained: Vec<spool::SpoolEntry>,
+    /// The invocation's place in the log, once committed with its answer.
+    cause: Option<journal::Seq>,
 }
 
 /// The journal as the hook holds it until the answer is out.
@@ -890,11 +919,11 @@ fn answer<W: Writer>(
     };
     mark("decided");
     // A loop agent's compaction that only the session file showed (Gemini CLI fires PreCompress
-    // before every request): the task program runs after the answer, outside the lock.
+    // before every request; Copilot CLI's ends after preCompact): the task program runs after
+    // the answer, outside the lock.
     let release_after = match (parsed, &inv.agent_id, &env.session_id) {
         (Some(p), Some(_), Some(sid))
             if external.is_none()
-                && matches!(p.canonical, Canonical::PreCompact { .. })
                 && p.host.facts().compaction.before_fires_without_compaction
                 && loaded
                     .state
@@ -930,6 +959,7 @@ fn answer<W: Writer>(
         committed,
         release_after,
         drained,
+        cause: Some(env.seq),
     }))
 }
 
