@@ -1185,3 +1185,46 @@ fn copilot_and_cursor_from_install_to_uninstall() {
     step(&mut t, "hookjournal uninstall --host cursor", &out);
     common::assert_expected("install-copilot-cursor.txt", &t);
 }
+
+/// `$HOOKJOURNAL_DIR` comes right after `--journal` for every command (README): the OpenClaw
+/// plugin journals there, not into the project.
+#[test]
+fn openclaw_install_journals_where_hookjournal_dir_says() {
+    let env = TestEnv::new();
+    let state = env.home("openclaw-state");
+    let journal = env.home("journals/acme");
+    let run = |extra: &[(&str, &Path)]| {
+        let mut c = Command::new(BIN);
+        c.args(["install", "--host", "openclaw"])
+            .current_dir(env.project.path())
+            .env("HOME", env.home.path())
+            .env("OPENCLAW_STATE_DIR", &state)
+            .env_remove("OPENCLAW_CONFIG_PATH")
+            .env_remove("HOOKJOURNAL_DIR");
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let said = run(&[("HOOKJOURNAL_DIR", &journal)]);
+    let settings = read_json(&state.join("extensions/hookjournal/hookjournal.json"));
+    assert_eq!(settings["journal"], journal.to_str().unwrap(), "{said}");
+    assert!(
+        journal.join("CURRENT").exists() || journal.is_dir(),
+        "{said}"
+    );
+    assert!(!env.project(".hookjournal").exists());
+    // Without it, the project's journal.
+    run(&[]);
+    let settings = read_json(&state.join("extensions/hookjournal/hookjournal.json"));
+    assert_eq!(
+        settings["journal"],
+        env.project(".hookjournal").to_str().unwrap()
+    );
+}
