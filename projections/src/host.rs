@@ -219,11 +219,15 @@ pub struct CompactionFacts {
     /// The SessionStart `source` the session continues with after a compaction, if known.
     pub restart_source: Option<&'static str>,
     /// Whether `before` also fires when nothing is compacted (Gemini CLI fires PreCompress
-    /// before every model request; Copilot CLI fires preCompact for a `/compact` with nothing to
-    /// compact, and never runs a `.claude/settings.json` PreCompact handler): then a compaction
-    /// is counted when the host's session file shows it, and, no restart following it, the
-    /// restore goes with the next context the host takes.
+    /// before every model request): then it announces nothing, and a compaction is known only
+    /// once the host's session file shows it.
     pub before_fires_without_compaction: bool,
+    /// Whether the host's session file shows its compactions, and is read for them: a
+    /// compaction is counted there unless `before` announced it (Gemini CLI's never does;
+    /// Copilot CLI's preCompact does, and its `.claude/settings.json` handlers may never see
+    /// one). Neither host follows a compaction with an event: the restore goes with the next
+    /// context it takes after the compaction is announced or shown.
+    pub counted_from_session_file: bool,
     /// Whether a `continue:false` answer to `before` stops the compaction (Codex CLI: the turn
     /// is interrupted and nothing is compacted): then the compaction is counted at `after`, which
     /// fires only once the context was compacted.
@@ -660,6 +664,7 @@ pub const CLAUDE: HostFacts = HostFacts {
         after: Some("PostCompact"),
         restart_source: Some("compact"),
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::None,
@@ -706,6 +711,7 @@ pub const CODEX: HostFacts = HostFacts {
         after: Some("PostCompact"),
         restart_source: Some("compact"),
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: true,
     },
     trust: Trust::TrustedHooks,
@@ -753,6 +759,7 @@ pub const GEMINI: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: true,
+        counted_from_session_file: true,
         before_can_cancel: false,
     },
     trust: Trust::TrustedFolder,
@@ -798,6 +805,7 @@ pub const CURSOR: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::None,
@@ -847,13 +855,16 @@ pub const COPILOT: HostFacts = HostFacts {
         cwd: &["cwd"],
     },
     // Its compaction runs while the turn goes on and ends in `session.compaction_complete` in
-    // its session file: counted there (read at agentStop, preCompact, sessionEnd, and at
-    // prompts and tool results while one announced is not there yet).
+    // its session file, read at agentStop, preCompact, sessionEnd, and at prompts and tool
+    // results while one announced is not there yet: counted at preCompact, or there when no
+    // preCompact announced it. The restore goes with the next prompt or tool result after
+    // preCompact: it lands after the compaction's summary (measured).
     compaction: CompactionFacts {
         before: Some("preCompact"),
         after: None,
         restart_source: None,
-        before_fires_without_compaction: true,
+        before_fires_without_compaction: false,
+        counted_from_session_file: true,
         before_can_cancel: false,
     },
     trust: Trust::TrustedFolder,
@@ -907,6 +918,7 @@ pub const QWEN: HostFacts = HostFacts {
         after: Some("PostCompact"),
         restart_source: None,
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::Unverified,
@@ -961,6 +973,7 @@ pub const OPENCLAW: HostFacts = HostFacts {
         after: Some("after_compaction"),
         restart_source: None,
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::None,
@@ -1012,6 +1025,7 @@ pub const GENERIC: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::Unverified,

@@ -299,6 +299,9 @@ fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d
         " (the host takes no stop: the agent goes on)"
     };
     d.stderr = match ev.canonical {
+        Canonical::PreCompact { .. } if announces_compaction(ev) => Some(format!(
+            "hookjournal: agent {name} reached the context limit; {what}{stopping}"
+        )),
         _ if found => Some(format!(
             "hookjournal: agent {name} reached the context limit (the host compressed its context); {what}{stopping}"
         )),

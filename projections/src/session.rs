@@ -224,11 +224,14 @@ pub struct SessionState {
     /// The hook event whose session-file read found the latest compression (0: none yet).
     #[serde(default)]
     pub compression_seen_at: Seq,
-    /// The latest pre-compaction event of a host whose session file shows its compactions
-    /// (`CompactionFacts::before_fires_without_compaction`): while the file has not shown one
-    /// since, the hook reads it at prompts and tool results too (`awaits_compaction`).
+    /// The latest pre-compaction event of a host that announces a compaction its session file
+    /// counts (`CompactionFacts::counted_from_session_file`, Copilot CLI): until the file shows
+    /// it, the hook reads the file at prompts and tool results too (`awaits_compaction`).
     #[serde(default)]
     pub compaction_announced_at: Seq,
+    /// The event whose session-file read showed the last announced compaction.
+    #[serde(default)]
+    pub compaction_confirmed_at: Seq,
     /// The last answer that stopped the agent (`continue:false`), by its `ResponseEmitted`.
     #[serde(default)]
     pub stop_answered_at: Seq,
@@ -494,7 +497,7 @@ impl SessionState {
     /// Whether a compaction was announced (a pre-compaction event) that the host's session file
     /// has not shown yet: Copilot CLI compacts while the turn goes on.
     pub fn awaits_compaction(&self) -> bool {
-        self.compaction_announced_at > self.compression_seen_at
+        self.compaction_announced_at > self.compaction_confirmed_at
     }
 
     /// Whether every hook event of the session was a call served to it (a cloud session seen
@@ -547,13 +550,16 @@ impl SessionState {
             Canonical::TaskCreated { .. } | Canonical::TaskCompleted { .. } => {
                 self.task_event(&ev.canonical, o)
             }
-            // Gemini CLI fires PreCompress before every model request, compressed or not, and
-            // Copilot CLI's compaction ends after its preCompact (if it happens at all): the
-            // compaction is counted when the session file shows it (`ContextObserved`).
+            // Gemini CLI fires PreCompress before every model request, compressed or not: the
+            // compaction is counted when its session file shows it (`ContextObserved`).
             Canonical::PreCompact { .. }
-                if ev.host.facts().compaction.before_fires_without_compaction =>
+                if ev.host.facts().compaction.before_fires_without_compaction => {}
+            // Copilot CLI's compaction ends after its preCompact, while the turn goes on: counted
+            // now, and its record in the session file (`ContextObserved`) not again.
+            Canonical::PreCompact { trigger, .. }
+                if ev.host.facts().compaction.counted_from_session_file =>
             {
-                self.compaction_announced_at = env.seq;
+                self.compaction_announced(env.seq, trigger)
             }
             other => self.lifecycle(
                 other,
@@ -717,6 +723,18 @@ impl SessionState {
     /// it: the reading that found it is not discarded).
     fn compressed(&mut self, seq: Seq) {
         self.compacted("auto");
+        self.pressure.start_over(seq);
+    }
+
+    /// A compaction announced by a host whose session file shows it later (Copilot CLI's
+    /// preCompact): counted, the context starts over and the restore is due
+    /// (`compression_seen_at`) now; the file's record of it, when it comes, counts nothing again
+    /// (`awaits_compaction`).
+    fn compaction_announced(&mut self, seq: Seq, trigger: &str) {
+        self.status = Status::Compacting;
+        self.compacted(trigger);
+        self.compaction_announced_at = seq;
+        self.compression_seen_at = seq;
         self.pressure.start_over(seq);
     }
 
@@ -1107,8 +1125,14 @@ impl SessionState {
                     .cloned()
                     .collect();
                 for id in new {
-                    self.compressed(env.seq);
-                    self.compression_seen_at = env.kind.cause().unwrap_or(env.seq);
+                    let cause = env.kind.cause().unwrap_or(env.seq);
+                    if self.awaits_compaction() {
+                        // The compaction its pre-compaction event announced (and counted).
+                        self.compaction_confirmed_at = cause;
+                    } else {
+                        self.compressed(env.seq);
+                        self.compression_seen_at = cause;
+                    }
                     self.compressions_seen.push(id);
                     if self.compressions_seen.len() > 50 {
                         self.compressions_seen.remove(0);

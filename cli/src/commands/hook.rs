@@ -924,7 +924,7 @@ fn answer<W: Writer>(
     let release_after = match (parsed, &inv.agent_id, &env.session_id) {
         (Some(p), Some(_), Some(sid))
             if external.is_none()
-                && p.host.facts().compaction.before_fires_without_compaction
+                && p.host.facts().compaction.counted_from_session_file
                 && loaded
                     .state
                     .sessions
