@@ -241,6 +241,60 @@ pub fn transcript_observations(
     out
 }
 
+/// What a scanned host file (a rollout or session file) gives: the responses the session has
+/// not counted (largest usage per key wins), the context reading, the compactions it has not
+/// counted and the window the host reported; a reading whenever the read moved on.
+struct FileReading {
+    path: String,
+    /// The offset the read reached, and the one the session had recorded.
+    end: u64,
+    offset: u64,
+    records: Vec<transcript::UsageRecord>,
+    tokens: Option<u64>,
+    model: Option<String>,
+    compressions: Vec<String>,
+    window: Option<u64>,
+}
+
+impl FileReading {
+    fn observations(self, session: Option<&SessionState>) -> Vec<Observation> {
+        let mut out = Vec::new();
+        for record in self.records {
+            let key = format!("{}:{}", record.message_id, record.request_id);
+            if let Some((_, old)) = session.and_then(|s| s.usage_by_key.get(&key)) {
+                if !transcript::larger(&record.usage, old) {
+                    continue;
+                }
+            }
+            out.push(Observation::usage(UsageObserved {
+                path: self.path.clone(),
+                offset: self.end,
+                agent_id: None,
+                record,
+            }));
+        }
+        let compressions: Vec<String> = self
+            .compressions
+            .into_iter()
+            .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
+            .collect();
+        if self.end != self.offset || !compressions.is_empty() {
+            out.push(Observation::of(
+                |cause| Kind::ContextObserved { cause },
+                derived::body(&ContextObserved {
+                    path: self.path,
+                    offset: self.end,
+                    tokens: self.tokens,
+                    model: self.model,
+                    compressions,
+                    window: self.window,
+                }),
+            ));
+        }
+        out
+    }
+}
+
 /// New usage and context from Codex CLI's rollout file (`codex_rollout`), read from the offset
 /// the journal recorded; a request counted already is left out. `model`: the session's, for a
 /// chunk that starts after the rollout's turn context.
@@ -260,8 +314,6 @@ pub fn codex_rollout_events(
         return Vec::new();
     };
     let scan = projections::codex_rollout::scan(&bytes, model);
-    let end = start + scan.consumed as u64;
-    let mut out = Vec::new();
     // A request's key is the running total it brought its rollout to: two rollouts can reach
     // the same total (the same first request in two sessions), so the rollout (its file name,
     // which holds the thread id) completes the key, as ccusage counts each file on its own.
@@ -269,33 +321,21 @@ pub fn codex_rollout_events(
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or(path);
-    for mut record in scan.records {
-        record.request_id = rollout.to_string();
-        let key = format!("{}:{}", record.message_id, record.request_id);
-        if session.is_some_and(|s| s.usage_by_key.contains_key(&key)) {
-            continue;
-        }
-        out.push(Observation::usage(UsageObserved {
-            path: path.to_string(),
-            offset: end,
-            agent_id: None,
-            record,
-        }));
+    let mut records = scan.records;
+    for r in &mut records {
+        r.request_id = rollout.to_string();
     }
-    if end != offset {
-        out.push(Observation::of(
-            |cause| Kind::ContextObserved { cause },
-            derived::body(&ContextObserved {
-                path: path.to_string(),
-                offset: end,
-                tokens: scan.context.as_ref().map(|c| c.tokens),
-                model: scan.context.map(|c| c.model).or(scan.model),
-                compressions: Vec::new(),
-                window: None,
-            }),
-        ));
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model).or(scan.model),
+        compressions: Vec::new(),
+        window: None,
     }
-    out
+    .observations(session)
 }
 
 /// New usage, context and compressions from Gemini CLI's session file (`gemini_chat`), read from
@@ -316,41 +356,17 @@ pub fn gemini_chat_events(
         return Vec::new();
     };
     let scan = projections::gemini_chat::scan(&bytes);
-    let end = start + scan.consumed as u64;
-    let mut out = Vec::new();
-    for record in scan.records {
-        let key = format!("{}:{}", record.message_id, record.request_id);
-        if let Some((_, old)) = session.and_then(|s| s.usage_by_key.get(&key)) {
-            if !transcript::larger(&record.usage, old) {
-                continue;
-            }
-        }
-        out.push(Observation::usage(UsageObserved {
-            path: path.to_string(),
-            offset: end,
-            agent_id: None,
-            record,
-        }));
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model),
+        compressions: scan.compressions,
+        window: None,
     }
-    let compressions: Vec<String> = scan
-        .compressions
-        .into_iter()
-        .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
-        .collect();
-    if end != offset || !compressions.is_empty() {
-        out.push(Observation::of(
-            |cause| Kind::ContextObserved { cause },
-            derived::body(&ContextObserved {
-                path: path.to_string(),
-                offset: end,
-                tokens: scan.context.as_ref().map(|c| c.tokens),
-                model: scan.context.map(|c| c.model),
-                compressions,
-                window: None,
-            }),
-        ));
-    }
-    out
+    .observations(session)
 }
 
 /// New usage, the context and the compactions from Copilot CLI's session file
@@ -371,39 +387,17 @@ pub fn copilot_session_events(
         return Vec::new();
     };
     let scan = projections::copilot_session::scan(&bytes);
-    let end = start + scan.consumed as u64;
-    let mut out = Vec::new();
-    for record in scan.records {
-        let key = format!("{}:{}", record.message_id, record.request_id);
-        if session.is_some_and(|s| s.usage_by_key.contains_key(&key)) {
-            continue;
-        }
-        out.push(Observation::usage(UsageObserved {
-            path: path.to_string(),
-            offset: end,
-            agent_id: None,
-            record,
-        }));
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model),
+        compressions: scan.compactions,
+        window: scan.window,
     }
-    let compressions: Vec<String> = scan
-        .compactions
-        .into_iter()
-        .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
-        .collect();
-    if end != offset || !compressions.is_empty() {
-        out.push(Observation::of(
-            |cause| Kind::ContextObserved { cause },
-            derived::body(&ContextObserved {
-                path: path.to_string(),
-                offset: end,
-                tokens: scan.context.as_ref().map(|c| c.tokens),
-                model: scan.context.map(|c| c.model),
-                compressions,
-                window: scan.window,
-            }),
-        ));
-    }
-    out
+    .observations(session)
 }
 
 /// After a Copilot CLI sessionEnd (the main agent's) was recorded as event `cause`: Copilot
