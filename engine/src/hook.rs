@@ -18,11 +18,44 @@ fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-/// What the hook prints: the answer (stdout), and lines for stderr.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// What the hook prints (the answer, on stdout), and the work left for after it is out.
+#[derive(Default)]
 pub struct Handled {
     /// The one JSON object (or the text a host takes) to print, if any.
     pub stdout: Option<String>,
+    /// What happens once the answer is out (`Handled::after_answer`).
+    after: Option<After>,
+}
+
+/// The work a committed invocation leaves for after its answer: the mirrors (under the lock,
+/// so they keep the log's order), then — the lock released — a loop agent's task release found
+/// in a session file, following Copilot CLI's lagging session file, and the detached drainer.
+struct After {
+    held: Held,
+    committed: Vec<journal::Envelope>,
+    release_after: Option<&'static str>,
+    cause: Option<journal::Seq>,
+    due: bool,
+}
+
+impl Handled {
+    /// Runs what the invocation left for after its answer (call it once the answer is out).
+    pub fn after_answer(self, dir: &Path, settings: &Settings, inv: &Invocation) {
+        let Some(after) = self.after else {
+            return;
+        };
+        crate::mirror::write(dir, &settings.mirror, &after.committed);
+        drop(after.held);
+        if let Some(reason) = after.release_after {
+            release_found_compaction(dir, inv, reason, settings);
+        }
+        if let (Some(p), Some(cause)) = (inv.parsed.as_ref(), after.cause) {
+            crate::ingest::follow_session_file(dir, p, cause);
+        }
+        if after.due {
+            crate::maintenance::after_hook(dir, settings.hook.segment_events);
+        }
+    }
 }
 
 /// Records one invocation and decides its answer — the hook's whole transaction: an event the
@@ -80,6 +113,7 @@ pub fn handle(
         committed,
         release_after,
         drained,
+        cause,
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
@@ -111,16 +145,15 @@ pub fn handle(
     }
     // The mirrors happen after the answer is out; sled's ingestion of the log, seals, archive
     // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
-    crate::mirror::write(dir, &settings.mirror, &committed);
-    drop(held);
-    if let Some(reason) = release_after {
-        release_found_compaction(dir, inv, reason, settings);
-    }
-    if due {
-        crate::maintenance::after_hook(dir, settings.hook.segment_events);
-    }
     Handled {
         stdout: (!output.is_empty()).then_some(output),
+        after: Some(After {
+            held,
+            committed,
+            release_after,
+            cause,
+            due,
+        }),
     }
 }
 
@@ -300,6 +333,7 @@ fn answer_without_state(agent: Option<&str>, p: &HookEvent, settings: &Settings)
     );
     Handled {
         stdout: Some(out.to_string()),
+        after: None,
     }
 }
 
@@ -328,6 +362,34 @@ fn observe(
         });
     let mut out = Vec::new();
     match &p.canonical {
+        // Copilot CLI's session file (its sessionEnd names none: the session's own): usage per
+        // model call, the context and the compactions. A subagent's agentStop names its
+        // parent's file. A compaction ends after its preCompact, while the turn goes on: until
+        // the file shows it, prompts and tool results read the file too (to restore after it).
+        _ if p.host == Host::Copilot => {
+            let at = p.agent_id.is_none()
+                && match p.canonical {
+                    Canonical::Stop { .. }
+                    | Canonical::PreCompact { .. }
+                    | Canonical::SessionEnd { .. } => true,
+                    Canonical::Prompt { .. } | Canonical::ToolPost { .. } => {
+                        session.is_some_and(|s| s.awaits_compaction())
+                    }
+                    _ => false,
+                };
+            let path = p
+                .transcript_path
+                .as_deref()
+                .or(session.and_then(|s| s.transcript_path.as_deref()));
+            if let Some(path) = path.filter(|_| at) {
+                out.extend(ingest::copilot_session_events(
+                    session,
+                    path,
+                    max * 4,
+                    deadline,
+                ));
+            }
+        }
         // Gemini CLI's session file: usage, context and the compressions that happened. Its
         // PreCompress fires before every model request; AfterTool too, so a compression (written
         // before the request that follows it) is found at the next tool's end.
@@ -447,6 +509,8 @@ struct Reply {
     release_after: Option<&'static str>,
     /// Spool files the commit ingested (or found ingested), removed once it is durable.
     drained: Vec<spool::SpoolEntry>,
+    /// The invocation's place in the log, once committed with its answer.
+    cause: Option<journal::Seq>,
 }
 
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
@@ -567,12 +631,12 @@ fn answer(
     };
     mark("decided");
     // A loop agent's compaction that only the session file showed (Gemini CLI fires PreCompress
-    // before every request): the task program runs after the answer, outside the lock.
+    // before every request; Copilot CLI's ends after preCompact): the task program runs after
+    // the answer, outside the lock.
     let release_after = match (parsed, &inv.agent_id, &env.session_id) {
         (Some(p), Some(_), Some(sid))
             if external.is_none()
-                && matches!(p.canonical, Canonical::PreCompact { .. })
-                && p.host.facts().compaction.before_fires_without_compaction
+                && p.host.facts().compaction.counted_from_session_file
                 && loaded
                     .state
                     .sessions
@@ -607,6 +671,7 @@ fn answer(
         committed,
         release_after,
         drained,
+        cause: Some(env.seq),
     }))
 }
 

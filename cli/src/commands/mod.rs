@@ -5,6 +5,7 @@ pub mod cost;
 pub mod demo;
 pub mod drain;
 pub mod export;
+pub mod follow;
 pub mod hook;
 pub mod import;
 pub mod install;
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => report::run(&cmd, a),
         Command::Watch(a) => watch::run(&cmd, a),
         Command::Drain(a) => drain::run(&cmd, a),
+        Command::FollowSession(a) => follow::run(&cmd, a),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")
         }
