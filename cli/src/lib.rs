@@ -17,6 +17,7 @@ pub mod fuzz;
 mod locate;
 mod outfile;
 mod output;
+mod render;
 mod ship;
 
 use clap::{Parser, Subcommand};

@@ -131,17 +131,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let answers = print_restore(&view)?;
     section("notifications (hookjournal notifications)");
     let items: Vec<_> = full.notifications().collect();
-    print!("{}", crate::commands::notifications::render(&items));
+    print!("{}", crate::render::notifications::render(&items));
     print_excerpt(answers);
     // The HTML report, beside the journal (the temporary one goes with it; --keep keeps both).
-    let html = crate::commands::report::build(
-        &dir,
-        &settings,
-        None,
-        crate::dates::Range::new(None, None)?,
-    )?;
+    let html =
+        crate::render::report::build(&dir, &settings, None, crate::dates::Range::new(None, None)?)?;
     let file = dir.join("report.html");
-    crate::commands::report::write(&file, &html)?;
+    crate::render::report::write(&file, &html)?;
     section(&format!(
         "HTML report (hookjournal report --html): {}",
         file.display()
@@ -178,7 +174,7 @@ fn print_views(
         .iter()
         .map(|s| report::session_row(s, &pricing, &settings.policy))
         .collect();
-    print!("{}", crate::commands::sessions::render(&rows));
+    print!("{}", crate::render::sessions::render(&rows));
 
     let s = sessions.first().context("the sample has a session")?;
     section(&format!(
@@ -187,11 +183,11 @@ fn print_views(
     ));
     print!(
         "{}",
-        crate::commands::show::render(s, &pricing, &settings.policy)
+        crate::render::show::render(s, &pricing, &settings.policy)
     );
 
     section("task board (hookjournal tasks)");
-    print!("{}", crate::commands::tasks::render(&st.all_tasks()));
+    print!("{}", crate::render::tasks::render(&st.all_tasks()));
 
     section("cost (hookjournal cost --by session)");
     let cost = full.cost();
@@ -200,7 +196,7 @@ fn print_views(
         report::cost_rows(&items, &cost.reported, CostBy::Session, None, None, None);
     print!(
         "{}",
-        crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session)
+        crate::render::cost::render(&crows, &total, crate::render::cost::By::Session)
     );
     Ok(())
 }
@@ -256,7 +252,7 @@ fn print_excerpt(excerpt: Vec<(journal::Envelope, u64, String)>) {
             "{:>5}  {}  {}",
             h.seq,
             bold(&h.kind.label()),
-            output::escape(&crate::commands::replay::summary(&h))
+            output::escape(&crate::render::replay::summary(&h))
         );
         let first = text.lines().next().unwrap_or("");
         println!(

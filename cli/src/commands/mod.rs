@@ -46,9 +46,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(source) = source.filter(|_| explicit || team_view) {
         let url = crate::ship::team::resolve(&source, cmd.journal_arg())?;
         return match cli.command {
-            Command::Sessions(a) => crate::ship::team::sessions(&url, a),
-            Command::Cost(a) => crate::ship::team::cost(&url, a),
-            Command::Tasks(a) => crate::ship::team::tasks(&url, a),
+            Command::Sessions(a) => crate::ship::team::sessions(&url, a.json),
+            Command::Cost(a) => {
+                crate::ship::team::cost(&url, a.by, a.since.as_deref(), a.until.as_deref(), a.json)
+            }
+            Command::Tasks(a) => crate::ship::team::tasks(
+                &url,
+                matches!(a.cmd, None | Some(tasks::Cmd::List)),
+                a.status.as_deref(),
+                a.agent.as_deref(),
+                a.json,
+            ),
             _ => anyhow::bail!("--source works with `sessions`, `cost` and `tasks` only"),
         };
     }

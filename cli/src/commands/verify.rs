@@ -18,27 +18,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Compares the checkpoint with a full replay; returns the partitions that differ.
-pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
-    let a: std::collections::BTreeMap<_, _> = checkpoint.partitions().into_iter().collect();
-    let b: std::collections::BTreeMap<_, _> = replayed.partitions().into_iter().collect();
-    let mut out = Vec::new();
-    for (k, v) in &b {
-        if a.get(k) != Some(v) {
-            out.push(String::from_utf8_lossy(k).into_owned());
-        }
-    }
-    for k in a.keys() {
-        if !b.contains_key(k) {
-            out.push(format!(
-                "{} (not in the replay)",
-                String::from_utf8_lossy(k)
-            ));
-        }
-    }
-    out
-}
-
 /// The hot cache's partitions (when it is current at the snapshot's head) that differ from a
 /// full replay: a hook would answer from them.
 fn hot_cache_diff(
@@ -129,7 +108,7 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
                 let rewinds = state::collect_rewinds(&snap)?;
                 let full = state::full_replay(&snap, rewinds, |_| {})?;
                 let mut diff: Vec<String> = match checkpoint {
-                    Ok(cp) => projection_diff(&cp, &full.state)
+                    Ok(cp) => projections::fold::partition_diff(&cp, &full.state)
                         .into_iter()
                         .map(|p| format!("partition {p} differs from a full replay"))
                         .collect(),
