@@ -102,6 +102,16 @@ pub enum Command {
     Report(commands::report::Args),
     /// A live terminal view: sessions, burn rate, context, tasks (q quits).
     Watch(commands::watch::Args),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    ///
+    /// bash: `hookjournal completions bash > ~/.local/share/bash-completion/completions/hookjournal`;
+    /// zsh: `_hookjournal` in a directory on $fpath; fish:
+    /// `~/.config/fish/completions/hookjournal.fish`.
+    Completions(commands::completions::Args),
+    /// Print the manual page (roff), or write one page per command with --dir.
+    ///
+    /// `hookjournal man --dir ~/.local/share/man/man1`, then `man hookjournal`.
+    Man(commands::man::Args),
     /// The work hooks leave behind: sled ingests the log, seals, the hot cache is filled.
     #[command(hide = true)]
     Drain(commands::drain::Args),

@@ -1,5 +1,6 @@
 //! One module per command, each a thin layer over the journal and projections crates.
 
+pub mod completions;
 pub mod context;
 pub mod cost;
 pub mod demo;
@@ -8,6 +9,7 @@ pub mod export;
 pub mod hook;
 pub mod import;
 pub mod install;
+pub mod man;
 pub mod notifications;
 pub mod recover;
 pub mod replay;
@@ -74,6 +76,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => report::run(&cmd, a),
         Command::Watch(a) => watch::run(&cmd, a),
         Command::Drain(a) => drain::run(&cmd, a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")
         }
