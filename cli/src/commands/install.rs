@@ -13,6 +13,7 @@ use std::process::ExitCode;
 mod codex_trust;
 mod doc;
 mod openclaw;
+pub mod program;
 
 use self::doc::{prop, string_value, Doc};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
@@ -144,8 +145,9 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     };
     // An explicit --journal goes into the command, or the hook would look for the journal elsewhere.
     let explicit_journal = cmd.journal_arg().map(|j| absolute(&cwd, j));
-    let exe = std::env::current_exe().context("finding the running hookjournal binary")?;
-    let command = hook_command(&exe, facts.name, explicit_journal.as_deref())?;
+    let program = program::for_this_binary()?;
+    let exe = &program.path;
+    let command = hook_command(exe, facts.name, explicit_journal.as_deref())?;
 
     let before = read_settings(&path)?;
     let before_text = before.as_ref().map(|doc| doc.text().to_string());
@@ -164,7 +166,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
             );
             return Ok(ExitCode::from(2));
         }
-        let base = statusline_base(&exe, explicit_journal.as_deref())?;
+        let base = statusline_base(exe, explicit_journal.as_deref())?;
         statusline = Some(
             install_statusline(&mut doc, &base, args.statusline_record_only)
                 .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?,
@@ -190,7 +192,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         journal_dir: journal_dir.as_deref(),
     };
     if t.dry_run {
-        change.show_dry_run();
+        change.show_dry_run(&program.notes);
         return Ok(ExitCode::SUCCESS);
     }
     let journal_note = match &journal_dir {
@@ -202,6 +204,9 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         trust_codex_hooks(&path, &after, &command, t.scope)?;
     }
     println!("Command: {command}");
+    for note in &program.notes {
+        println!("Note: {note}");
+    }
     if let Some(line) = &statusline {
         println!("Status line: {line}");
     }
@@ -304,7 +309,7 @@ struct Change<'a> {
 
 impl Change<'_> {
     /// `--dry-run`: the diff, and what would be created; nothing written.
-    fn show_dry_run(&self) {
+    fn show_dry_run(&self, notes: &[String]) {
         print!("{}", unified_diff(self.path, self.before, self.after));
         if self.before == Some(self.after) {
             println!(
@@ -314,6 +319,9 @@ impl Change<'_> {
         }
         if let Some(dir) = self.journal_dir.filter(|d| !d.exists()) {
             println!("Would create the journal {}.", dir.display());
+        }
+        for note in notes {
+            println!("Note: {note}");
         }
         println!("Dry run: nothing written.");
     }
