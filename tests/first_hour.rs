@@ -123,6 +123,7 @@ const COMMANDS: &[&[&str]] = &[
     &["hook"],
     &["install"],
     &["uninstall"],
+    &["doctor"],
     &["status"],
     &["trust"],
     &["sessions"],

@@ -60,6 +60,11 @@ pub enum Command {
     ///
     /// Finds the project's settings as `install` does. The journal is left alone.
     Uninstall(commands::install::UninstallArgs),
+    /// Is everything in place? Each agent's registration, the journal, the spool, the chain.
+    ///
+    /// One line per check; each problem names the command that fixes it. Exit 0 when healthy,
+    /// 1 otherwise.
+    Doctor(commands::doctor::Args),
     /// Events, sessions, segments, size, last event, chain state.
     Status(commands::status::Args),
     /// Honour the project's config.toml in full, as it is now (or --revoke).

@@ -10,12 +10,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-mod codex_trust;
 mod doc;
 mod openclaw;
 pub mod program;
 
 use self::doc::{prop, string_value, Doc};
+use engine::codex_trust;
+use engine::registration::{is_hookjournal_command, split_program};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
 
 /// `install` flags.
@@ -552,50 +553,6 @@ fn shell_quote(p: &Path) -> anyhow::Result<String> {
         )
     })?;
     Ok(quote_str(s))
-}
-
-/// True for a command that runs a binary named `hookjournal` with the `hook` subcommand, wherever the
-/// binary lives: re-installing after moving it replaces the old entries instead of adding new ones.
-fn is_hookjournal_command(cmd: &str) -> bool {
-    let Some((program, rest)) = split_program(cmd.trim_start()) else {
-        return false;
-    };
-    let named_ours = Path::new(&program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n == BINARY_NAME || n == "hookjournal.exe");
-    let rest = rest.trim_start();
-    named_ours
-        && rest
-            .strip_prefix("hook")
-            .is_some_and(|after| after.is_empty() || after.starts_with(char::is_whitespace))
-}
-
-/// Splits a shell command into its first word (unquoted) and the rest.
-fn split_program(cmd: &str) -> Option<(String, &str)> {
-    let mut chars = cmd.char_indices();
-    let (_, first) = chars.next()?;
-    let mut word = String::new();
-    match first {
-        '"' => {
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => word.push(chars.next()?.1),
-                    '"' => return Some((word, &cmd[i + 1..])),
-                    _ => word.push(c),
-                }
-            }
-            None
-        }
-        '\'' => {
-            let end = cmd[1..].find('\'')? + 1;
-            Some((cmd[1..end].to_string(), &cmd[end + 1..]))
-        }
-        _ => {
-            let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
-            Some((cmd[..end].to_string(), &cmd[end..]))
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ pub mod completions;
 pub mod context;
 pub mod cost;
 pub mod demo;
+pub mod doctor;
 pub mod drain;
 pub mod export;
 pub mod hook;
@@ -73,6 +74,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recover(a) => recover::run(&cmd, a),
         Command::Ship(a) => ship::run(&cmd, a),
         Command::Demo(a) => demo::run(&cmd, a),
+        Command::Doctor(a) => doctor::run(&cmd, a),
         Command::Report(a) => report::run(&cmd, a),
         Command::Watch(a) => watch::run(&cmd, a),
         Command::Drain(a) => drain::run(&cmd, a),

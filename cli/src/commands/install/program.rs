@@ -7,7 +7,6 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// The program `install` registers, and what the user should know about where it lives.
 #[derive(Debug, PartialEq, Eq)]
@@ -170,34 +169,7 @@ pub fn is_native(path: &Path) -> bool {
         && magic == *b"\x7fELF"
 }
 
-/// What `path --version` prints (first line), given two seconds; `None` when it does not run.
-pub fn version_of(path: &Path) -> Option<String> {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(path)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => break,
-            Ok(Some(_)) | Err(_) => return None,
-            Ok(None) if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
-    let mut out = String::new();
-    child.stdout.take()?.read_to_string(&mut out).ok()?;
-    out.lines().next().map(|l| l.trim().to_string())
-}
+pub use engine::registration::version_of;
 
 #[cfg(test)]
 mod tests {
