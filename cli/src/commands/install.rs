@@ -144,6 +144,16 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
         return Ok(local_scope_usage_error(facts));
     };
+    if t.host == Host::Claude {
+        let files = engine::registration::claude_settings_files(Some(&project));
+        if let Some((file, plugin)) = engine::registration::plugin_enabled_in(&files) {
+            println!(
+                "Claude Code's {plugin} plugin is enabled in {}: it already runs the hook for every event, so nothing is registered here (every event would be journaled twice). To register in settings instead: `claude plugin uninstall {plugin}`, then `hookjournal install` again.",
+                file.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     // An explicit --journal goes into the command, or the hook would look for the journal elsewhere.
     let explicit_journal = cmd.journal_arg().map(|j| absolute(&cwd, j));
     let program = program::for_this_binary()?;
