@@ -310,6 +310,63 @@ fn launcher_latency(
         .collect()
 }
 
+/// Copilot CLI 1.0.102's camelCase payloads of one tool turn (tests/fixtures/real-hosts), as
+/// install registers them: (event on the command line, payload template with `__SID__`).
+/// Its sessionEnd is left out: it starts the detached session-file follower.
+fn copilot_templates() -> Vec<(String, String)> {
+    let dir = fixtures().join("real-hosts/copilot-1.0.102");
+    [
+        "sessionStart-new",
+        "userPromptSubmitted",
+        "userPromptTransformed",
+        "preToolUse-bash",
+        "permissionRequest-bash",
+        "postToolUse-bash",
+        "preToolUse-view",
+        "postToolUse-view",
+        "agentStop",
+    ]
+    .iter()
+    .map(|stem| {
+        let text = std::fs::read_to_string(dir.join(format!("camel.{stem}.json"))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let sid = v["sessionId"].as_str().unwrap().to_string();
+        let event = stem.split('-').next().unwrap().to_string();
+        let payload = text
+            .replace(&sid, "__SID__")
+            .replace("/home/dev/.copilot", "/nonexistent/bench");
+        (event, payload)
+    })
+    .collect()
+}
+
+/// Copilot CLI's turn (`copilot_templates`) played `rounds` times, each in a new session, as
+/// Copilot runs the hook: `--host copilot --event NAME`, with its hook environment.
+fn copilot_latency(dir: &Path, rounds: usize) -> Latency {
+    let mut all = Vec::new();
+    for r in 0..rounds {
+        let sid = format!("copilot-{r}");
+        for (event, t) in copilot_templates() {
+            let p = t.replace("__SID__", &sid);
+            let t0 = Instant::now();
+            let mut child = Command::new(bin())
+                .args(["--journal".as_ref(), dir.as_os_str()])
+                .args(["hook", "--host", "copilot", "--event", &event])
+                .env("COPILOT_CLI", "1")
+                .env("COPILOT_PROJECT_DIR", "/nonexistent/bench")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
+            assert!(child.wait().unwrap().success());
+            all.push(t0.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    stats(all)
+}
+
 /// `n` answering hooks (UserPromptSubmit) started at once, each in its own session: how many
 /// were spooled unanswered (a spooled hook says so on stderr), and the slowest.
 fn burst(dir: &Path, n: usize) -> (usize, f64) {
@@ -681,6 +738,13 @@ fn main() {
                 json.insert(format!("hook_via_{key}_p50_ms"), l.p50.into());
             }
         }
+        let copilot = copilot_latency(&dir, rounds * 4);
+        rows.push(format!(
+            "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({} samples: a Copilot CLI tool turn, --event, its environment)",
+            "", "Copilot CLI", copilot.p50, copilot.p99, copilot.max, rounds * 4 * copilot_templates().len()
+        ));
+        json.insert(format!("hook_copilot_p50_ms_{n}"), copilot.p50.into());
+        json.insert(format!("hook_copilot_p99_ms_{n}"), copilot.p99.into());
         let (spooled, burst_ms) = burst(&dir, 64);
         rows.push(format!(
             "{:>16} 64-way burst of answering hooks | {spooled} spooled unanswered, all done in {burst_ms:.0} ms",

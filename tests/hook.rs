@@ -5,6 +5,7 @@ mod common;
 use common::kill::{kill_hooks, Campaign};
 use common::*;
 use std::collections::BTreeSet;
+use std::io::Write;
 use std::process::Stdio;
 
 fn files(dir: &str) -> Vec<std::path::PathBuf> {
@@ -722,9 +723,10 @@ fn served_calls_are_journaled_under_their_caller_and_shown_as_served() {
     );
 }
 
-/// Read commands take partitions from the hot cache while it is current (no sled open), but
-/// never past a spooled event: given a session answered through the cache and then record-only
-/// events that went to the spool, when `sessions` and `show` read it, then they count every one.
+/// Read commands take partitions from the hot cache while it is current (no sled open), and
+/// never write: given a session answered through the cache and then record-only events that went
+/// to the spool, when `sessions` and `show` read it, then they count every one (the backlog
+/// folded in memory) and the spool is left to the next writer.
 #[test]
 fn reads_from_the_hot_cache_see_the_events_still_in_the_spool() {
     let dir = tempfile::tempdir().unwrap();
@@ -745,7 +747,12 @@ fn reads_from_the_hot_cache_see_the_events_still_in_the_spool() {
     assert_eq!(rows[0]["events"], 5, "{rows}");
     let show = run_json(&j, &["show", "s-hot", "--json"]);
     assert_eq!(show["events"], 5, "{show}");
-    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 3);
+    let status = run_json(&j, &["status", "--json"]);
+    assert_eq!(
+        (status["events"].as_u64(), status["spooled"].as_u64()),
+        (Some(2), Some(3))
+    );
 }
 
 /// Given three sessions, when `sessions --last 2` lists them, then the table shows the two
@@ -786,4 +793,148 @@ fn sessions_shows_the_ones_started_last_and_all_on_request() {
     let last = run_json(&j, &["sessions", "--json", "--last", "1"]);
     assert_eq!(last[0]["session_id"], "s-three", "{last}");
     assert_eq!(last.as_array().unwrap().len(), 1);
+}
+
+/// The hook's environment as a Copilot CLI 1.0.102 fixture's `.env` recorded it (its own
+/// variables: PATH and HOME stay the test's).
+fn copilot_env(stem: &str) -> Vec<(String, String)> {
+    let env = fixtures().join(format!("real-hosts/copilot-1.0.102/{stem}.env"));
+    std::fs::read_to_string(env)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .filter(|(k, _)| !matches!(*k, "PATH" | "HOME" | "PWD" | "SHELL"))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `hookjournal hook ARGS` with `payload` on stdin and `env` set.
+fn hook_with(
+    journal: &std::path::Path,
+    args: &[&str],
+    payload: &[u8],
+    env: &[(String, String)],
+) -> std::process::Output {
+    let mut c = cmd(journal);
+    c.arg("hook")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(payload).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Every payload Copilot CLI sends, registered as install registers it (camelCase, the event on
+/// the command line) or as Claude Code's (`.claude/settings.json`, `--host claude`) or
+/// PascalCase in its own files: journaled once, verbatim, as host `copilot`, never Malformed.
+#[test]
+fn every_copilot_payload_is_journaled_as_copilot_and_none_is_malformed() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let all: Vec<_> = files("real-hosts/copilot-1.0.102")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    let mut sent = Vec::new();
+    for path in &all {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let (shape, event) = stem.split_once('.').unwrap();
+        let event = event.split('-').next().unwrap();
+        let args: Vec<&str> = match shape {
+            "camel" | "user" => vec!["--host", "copilot", "--event", event],
+            _ => vec!["--host", "claude"],
+        };
+        let bytes = std::fs::read(path).unwrap();
+        let out = hook_with(&j, &args, &bytes, &copilot_env(&stem));
+        assert!(out.status.success(), "{stem}");
+        assert!(
+            out.stderr.is_empty(),
+            "{stem}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        sent.push((stem, bytes));
+    }
+    let evs = events(&j);
+    let hooks: Vec<_> = evs
+        .iter()
+        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+        .collect();
+    assert_eq!(hooks.len(), sent.len());
+    for (e, (stem, bytes)) in hooks.iter().zip(&sent) {
+        assert_eq!(e["kind"], "Hook", "{stem}");
+        assert_eq!(e["host"], "copilot", "{stem}");
+        assert_eq!(&payload_bytes(e), bytes, "{stem}: not verbatim");
+    }
+    // A camelCase payload is recorded under the name its command line gave.
+    let named: BTreeSet<&str> = hooks.iter().filter_map(|e| e["name"].as_str()).collect();
+    for name in [
+        "agentStop",
+        "userPromptSubmitted",
+        "preCompact",
+        "Stop",
+        "permissionRequest",
+    ] {
+        assert!(named.contains(name), "{name} not among {named:?}");
+    }
+}
+
+/// A handler registered for Claude Code that Copilot CLI runs answers in Copilot's words: the
+/// flat `additionalContext` it reads (it ignores Claude Code's nested one).
+#[test]
+fn a_claude_handler_run_by_copilot_answers_with_flat_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    run(&j, &["tasks", "add", "Migrate the billing tables"]);
+    let stem = "claude.SessionStart-new";
+    let payload =
+        std::fs::read(fixtures().join(format!("real-hosts/copilot-1.0.102/{stem}.json"))).unwrap();
+    let out = hook_with(&j, &["--host", "claude"], &payload, &copilot_env(stem));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer.as_object().unwrap().len(), 1, "{answer}");
+    assert!(answer["additionalContext"]
+        .as_str()
+        .unwrap()
+        .contains("Migrate the billing tables"));
+    // The same payload from Claude Code itself (no Copilot in the environment): nested.
+    let out = hook_with(&j, &["--host", "claude"], &payload, &[]);
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"], "SessionStart",
+        "{answer}"
+    );
+}
+
+/// Qwen Code's payloads carry Gemini's top-level `timestamp`: with Qwen's environment they are
+/// Qwen's, whatever `--host` says, and never Malformed.
+#[test]
+fn a_qwen_payload_is_journaled_as_qwen_not_gemini() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let qwen = fixtures().join("real-hosts/qwen-0.24.4");
+    for stem in [
+        "project.SessionStart-startup",
+        "project.PreToolUse-run_shell_command",
+    ] {
+        let payload = std::fs::read(qwen.join(format!("{stem}.json"))).unwrap();
+        let env: Vec<(String, String)> = std::fs::read_to_string(qwen.join(format!("{stem}.env")))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .filter(|(k, _)| k.starts_with("QWEN_"))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let out = hook_with(&j, &["--host", "gemini"], &payload, &env);
+        assert!(out.status.success());
+    }
+    let hosts: Vec<String> = events(&j)
+        .iter()
+        .filter(|e| e["kind"] == "Hook")
+        .map(|e| e["host"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(hosts, ["qwen", "qwen"]);
 }

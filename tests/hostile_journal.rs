@@ -298,7 +298,7 @@ fn spool_files_keep_their_order_when_the_clock_steps_back() -> Outcome {
     let root = tempfile::tempdir().unwrap();
     let j = journal(root.path());
     // Ingest what waits, so that only the new files are listed.
-    let _ = cmd(&j).arg("status").output().unwrap();
+    let _ = cmd(&j).arg("drain").output().unwrap();
     let ahead: u64 = 4_000_000_000_000_000_000; // year 2096, in ns
     std::fs::write(j.join("spool.clock"), ahead.to_le_bytes()).unwrap();
     for i in 0..3 {
@@ -327,9 +327,9 @@ fn spool_files_keep_their_order_when_the_clock_steps_back() -> Outcome {
         format!("spool ids {ids:?}")
     })?;
     // And they are ingested in that order.
-    let order: Vec<String> = run(&j, &["export", "--report", "events"])
-        .lines()
-        .filter(|l| l.contains("/src/10"))
+    let order: Vec<String> = events(&j)
+        .iter()
+        .filter_map(|e| e["_line"].as_str().filter(|l| l.contains("/src/10")))
         .map(String::from)
         .collect();
     check(

@@ -1,5 +1,8 @@
 //! End-to-end tests of `hookjournal install` / `uninstall`: the real binary, real-shaped settings
-//! files of Claude Code, Codex CLI and Gemini CLI, in temporary project and home directories.
+//! files of Claude Code, Codex CLI, Gemini CLI, Copilot CLI and Cursor, in temporary project and
+//! home directories.
+
+mod common;
 
 use serde_json::{json, Value};
 use std::fs;
@@ -43,6 +46,7 @@ impl TestEnv {
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("COPILOT_HOME")
             .env_remove("HOOKJOURNAL_DIR")
             .output()
             .unwrap()
@@ -992,4 +996,291 @@ fn codex_uninstall_removes_the_trust_install_wrote_and_nothing_else() {
         assert!(out.contains("nothing to remove"), "{out}");
         assert_eq!(fs::read_to_string(&config).unwrap(), original);
     }
+}
+
+/// The event names Cursor's hooks documentation lists (cursor.com/docs/hooks): one name outside
+/// them makes Cursor ignore the whole file.
+const CURSOR_EVENTS: [&str; 20] = [
+    "sessionStart",
+    "sessionEnd",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "subagentStart",
+    "subagentStop",
+    "beforeShellExecution",
+    "afterShellExecution",
+    "beforeMCPExecution",
+    "afterMCPExecution",
+    "beforeReadFile",
+    "afterFileEdit",
+    "beforeSubmitPrompt",
+    "afterAgentResponse",
+    "afterAgentThought",
+    "preCompact",
+    "stop",
+    "beforeTabFileRead",
+    "afterTabFileEdit",
+];
+
+/// A user's own Cursor hooks, as people write them.
+const CURSOR_HOOKS: &str = r#"{
+  "version": 1,
+  "hooks": {
+    "beforeShellExecution": [
+      { "command": "./hooks/guard.sh" }
+    ],
+    "stop": [{"command": "say done", "timeout": 5}]
+  }
+}
+"#;
+
+#[test]
+fn cursor_install_names_only_events_cursor_knows_and_uninstall_gives_the_bytes_back() {
+    let env = TestEnv::new();
+    let path = env.project(".cursor/hooks.json");
+    write(&path, CURSOR_HOOKS);
+    env.ok(&["install", "--host", "cursor"]);
+    let installed = read_json(&path);
+    assert_eq!(installed["version"], 1);
+    let hooks = installed["hooks"].as_object().unwrap();
+    for event in hooks.keys() {
+        assert!(CURSOR_EVENTS.contains(&event.as_str()), "{event}");
+    }
+    let ours: Vec<(&String, &Value)> = hooks
+        .iter()
+        .flat_map(|(e, list)| list.as_array().unwrap().iter().map(move |h| (e, h)))
+        .filter(|(_, h)| {
+            h["command"]
+                .as_str()
+                .unwrap()
+                .contains("hookjournal\" hook")
+        })
+        .collect();
+    assert_eq!(ours.len(), 10);
+    for (event, h) in &ours {
+        assert_eq!(
+            h["command"],
+            format!("\"{BIN}\" hook --host cursor"),
+            "{event}"
+        );
+        assert!(h["timeout"].is_u64(), "{event}");
+        assert_eq!(h.as_object().unwrap().len(), 2, "{event}: {h}");
+    }
+    // The user's own stay, first.
+    assert_eq!(installed["hooks"]["stop"][0]["command"], "say done");
+    env.ok(&["install", "--host", "cursor"]);
+    env.ok(&["uninstall", "--host", "cursor"]);
+    assert_eq!(fs::read_to_string(&path).unwrap(), CURSOR_HOOKS);
+
+    // A file install created goes again with uninstall: the project is as it was.
+    let env = TestEnv::new();
+    let path = env.project(".cursor/hooks.json");
+    env.ok(&["install", "--host", "cursor"]);
+    assert!(read_json(&path)["hooks"]["sessionStart"].is_array());
+    let out = env.ok(&["uninstall", "--host", "cursor"]);
+    assert!(out.contains("it held only hookjournal's 10 hooks"), "{out}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn copilot_install_writes_its_own_file_with_each_unnamed_event_on_the_command_line() {
+    let env = TestEnv::new();
+    fs::create_dir(env.project(".git")).unwrap();
+    let out = env.ok(&["install", "--host", "copilot"]);
+    let path = env.project(".github/hooks/hookjournal.json");
+    let v = read_json(&path);
+    assert_eq!(v["version"], 1);
+    let hooks = v["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), 15);
+    for (event, list) in hooks {
+        let h = &list[0];
+        let bash = h["bash"].as_str().unwrap();
+        assert_eq!(h["type"], "command", "{event}");
+        assert!(h["timeoutSec"].is_u64(), "{event}");
+        // permissionRequest (`hookName`) and notification (`hook_event_name`) name themselves.
+        let named = matches!(event.as_str(), "permissionRequest" | "notification");
+        let expected = if named {
+            format!("\"{BIN}\" hook --host copilot")
+        } else {
+            format!("\"{BIN}\" hook --host copilot --event {event}")
+        };
+        assert_eq!(bash, expected);
+    }
+    // Not trusted, said exactly, and never trusted by install.
+    assert!(out.contains("is not in trustedFolders of"), "{out}");
+    assert!(!env.home(".copilot/config.json").exists());
+    write(
+        &env.home(".copilot/config.json"),
+        &format!(
+            "// User settings belong in settings.json.\n{{\n  \"trustedFolders\": [\"{}\"]\n}}\n",
+            env.project.path().display()
+        ),
+    );
+    let before = fs::read(env.home(".copilot/config.json")).unwrap();
+    let out = env.ok(&["install", "--host", "copilot"]);
+    assert!(out.contains("is trusted by Copilot CLI"), "{out}");
+    assert!(out.contains("nothing changed"), "{out}");
+    assert_eq!(fs::read(env.home(".copilot/config.json")).unwrap(), before);
+
+    let out = env.ok(&["uninstall", "--host", "copilot"]);
+    assert!(out.contains("held only hookjournal's 15 hooks"), "{out}");
+    assert!(!path.exists());
+
+    // User scope: ~/.copilot/hooks (no trust needed), or $COPILOT_HOME/hooks.
+    env.ok(&["install", "--host", "copilot", "--scope", "user"]);
+    assert!(env.home(".copilot/hooks/hookjournal.json").exists());
+    let moved = env.home("copilot-home");
+    let out = Command::new(BIN)
+        .args(["install", "--host", "copilot", "--scope", "user"])
+        .current_dir(env.project.path())
+        .env("HOME", env.home.path())
+        .env("COPILOT_HOME", &moved)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(moved.join("hooks/hookjournal.json").exists());
+}
+
+#[test]
+fn installing_for_copilot_beside_claude_codes_settings_says_both_would_journal() {
+    let env = TestEnv::new();
+    env.ok(&["install", "--host", "claude"]);
+    let out = env.ok(&["install", "--host", "copilot"]);
+    assert!(
+        out.contains("Copilot CLI also runs the hookjournal hooks of")
+            && out.contains(".claude/settings.json")
+            && out.contains("journaled twice"),
+        "{out}"
+    );
+    let out = env.ok(&["install", "--host", "claude"]);
+    assert!(
+        out.contains("Copilot CLI also runs the hookjournal hooks of this file"),
+        "{out}"
+    );
+}
+
+/// The first steps with Copilot CLI and with Cursor, compared as whole outputs: install (trust
+/// stated), events as the hosts send them through the very commands install registered, what
+/// the journal shows, uninstall.
+#[test]
+fn copilot_and_cursor_from_install_to_uninstall() {
+    let mut env = common::TestEnvironment::new();
+    env.redact("e5b35fae-3457-462b-a3ca-a979873f818a", "[COPILOT-SESSION]");
+    let project = env.project.clone();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    let mut t = String::new();
+    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
+        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+    };
+    let out = env.run(&["install", "--host", "copilot"]);
+    step(&mut t, "hookjournal install --host copilot", &out);
+    let hooks = fs::read_to_string(project.join(".github/hooks/hookjournal.json")).unwrap();
+    t.push_str(&format!(
+        "$ cat .github/hooks/hookjournal.json\n{}\n",
+        env.normalize(&hooks)
+    ));
+    let registered: Value = serde_json::from_str(&hooks).unwrap();
+    let fixture = |stem: &str| {
+        fs::read_to_string(
+            common::fixtures().join(format!("real-hosts/copilot-1.0.102/{stem}.json")),
+        )
+        .unwrap()
+        .replace("/home/dev/acme-api", project.to_str().unwrap())
+        .replace("/home/dev/.copilot", "/nonexistent/.copilot")
+    };
+    for (event, stem) in [
+        ("sessionStart", "camel.sessionStart-new"),
+        ("userPromptSubmitted", "camel.userPromptSubmitted"),
+        ("preToolUse", "camel.preToolUse-bash"),
+        ("permissionRequest", "camel.permissionRequest-bash"),
+        ("postToolUse", "camel.postToolUse-bash"),
+        ("agentStop", "camel.agentStop"),
+        ("sessionEnd", "camel.sessionEnd-complete"),
+    ] {
+        let command = registered["hooks"][event][0]["bash"].as_str().unwrap();
+        let out = env.run_shell(command, &project, &[], fixture(stem).as_bytes());
+        step(
+            &mut t,
+            &format!("({event}) {}", env.normalize(command)),
+            &out,
+        );
+    }
+    let out = env.run(&["show", "e5b35fae"]);
+    step(&mut t, "hookjournal show e5b35fae", &out);
+    let out = env.run(&["uninstall", "--host", "copilot"]);
+    step(&mut t, "hookjournal uninstall --host copilot", &out);
+
+    let out = env.run(&["install", "--host", "cursor"]);
+    step(&mut t, "hookjournal install --host cursor", &out);
+    let hooks = fs::read_to_string(project.join(".cursor/hooks.json")).unwrap();
+    let registered: Value = serde_json::from_str(&hooks).unwrap();
+    for event in [
+        "sessionStart",
+        "beforeSubmitPrompt",
+        "preToolUse",
+        "postToolUse",
+        "stop",
+        "sessionEnd",
+    ] {
+        let payload =
+            fs::read_to_string(common::fixtures().join(format!("events/cursor/{event}.json")))
+                .unwrap()
+                .replace("/home/dev/acme-api", project.to_str().unwrap());
+        let command = registered["hooks"][event][0]["command"].as_str().unwrap();
+        let out = env.run_shell(command, &project, &[], payload.as_bytes());
+        step(
+            &mut t,
+            &format!("({event}) {}", env.normalize(command)),
+            &out,
+        );
+    }
+    let out = env.run(&["show", "c-77"]);
+    step(&mut t, "hookjournal show c-77", &out);
+    let out = env.run(&["uninstall", "--host", "cursor"]);
+    step(&mut t, "hookjournal uninstall --host cursor", &out);
+    common::assert_expected("install-copilot-cursor.txt", &t);
+}
+
+/// `$HOOKJOURNAL_DIR` comes right after `--journal` for every command (README): the OpenClaw
+/// plugin journals there, not into the project.
+#[test]
+fn openclaw_install_journals_where_hookjournal_dir_says() {
+    let env = TestEnv::new();
+    let state = env.home("openclaw-state");
+    let journal = env.home("journals/acme");
+    let run = |extra: &[(&str, &Path)]| {
+        let mut c = Command::new(BIN);
+        c.args(["install", "--host", "openclaw"])
+            .current_dir(env.project.path())
+            .env("HOME", env.home.path())
+            .env("OPENCLAW_STATE_DIR", &state)
+            .env_remove("OPENCLAW_CONFIG_PATH")
+            .env_remove("HOOKJOURNAL_DIR");
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let said = run(&[("HOOKJOURNAL_DIR", &journal)]);
+    let settings = read_json(&state.join("extensions/hookjournal/hookjournal.json"));
+    assert_eq!(settings["journal"], journal.to_str().unwrap(), "{said}");
+    assert!(
+        journal.join("CURRENT").exists() || journal.is_dir(),
+        "{said}"
+    );
+    assert!(!env.project(".hookjournal").exists());
+    // Without it, the project's journal.
+    run(&[]);
+    let settings = read_json(&state.join("extensions/hookjournal/hookjournal.json"));
+    assert_eq!(
+        settings["journal"],
+        env.project(".hookjournal").to_str().unwrap()
+    );
 }

@@ -88,7 +88,8 @@ fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_hold
     }
     assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 16);
     drop(held);
-    // The next reader ingests the spool: every task failed once, released by its own agent.
+    // The next writer ingests the spool: every task failed once, released by its own agent.
+    run(&j, &["drain"]);
     let tasks = run_json(&j, &["tasks", "list", "--json"]);
     let tasks = tasks.as_array().unwrap();
     assert_eq!(tasks.len(), 16);

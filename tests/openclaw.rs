@@ -748,6 +748,14 @@ fn the_hook_stores_a_key_only_event_with_its_session() {
         json!({"hook_event_name": "before_message_write", "event": {},
                 "ctx": {"sessionKey": "agent:main:unknown"}}),
     );
+    // Readers never ingest the spool: a writer does first.
+    let drained = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+        .arg("--journal")
+        .arg(&journal)
+        .arg("drain")
+        .status()
+        .unwrap();
+    assert!(drained.success());
     let out = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
         .arg("--journal")
         .arg(&journal)

@@ -67,9 +67,15 @@ impl CommandHelper {
         state::open_log(self.dir(), need_rewinds)
     }
 
-    /// The journal opened for a command that writes (the spool drained first), or an error
-    /// naming why it cannot be.
+    /// The journal opened for a command that only reads (nothing ingested), or an error naming
+    /// why it cannot be.
     pub fn open_read(&self) -> anyhow::Result<Journal> {
         state::open_read(self.dir())
+    }
+
+    /// The journal opened for a command that writes (the spool ingested first), or an error
+    /// naming why it cannot be.
+    pub fn open_write(&self) -> anyhow::Result<Journal> {
+        state::open_and_drain(self.dir(), false)
     }
 }

@@ -120,6 +120,9 @@ pub enum Command {
     /// The work hooks leave behind: sled ingests the log, seals, the hot cache is filled.
     #[command(hide = true)]
     Drain(commands::drain::Args),
+    /// Reads the rest of a Copilot CLI session's file once it is written (started by the hook).
+    #[command(hide = true)]
+    FollowSession(commands::follow::Args),
 }
 
 /// The whole program: `main.rs` returns what this returns.

@@ -5,7 +5,8 @@ use crate::ingest::{self, Observation};
 use crate::settings::Settings;
 use crate::state::{Loaded, Source};
 use crate::trace::mark;
-use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
+use crate::writer::{write, Held, WriteError, Writer};
+use journal::{spool, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{Canonical, HookEvent};
 use projections::host::Host;
@@ -17,11 +18,44 @@ fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-/// What the hook prints: the answer (stdout), and lines for stderr.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// What the hook prints (the answer, on stdout), and the work left for after it is out.
+#[derive(Default)]
 pub struct Handled {
     /// The one JSON object (or the text a host takes) to print, if any.
     pub stdout: Option<String>,
+    /// What happens once the answer is out (`Handled::after_answer`).
+    after: Option<After>,
+}
+
+/// The work a committed invocation leaves for after its answer: the mirrors (under the lock,
+/// so they keep the log's order), then — the lock released — a loop agent's task release found
+/// in a session file, following Copilot CLI's lagging session file, and the detached drainer.
+struct After {
+    held: Held,
+    committed: Vec<journal::Envelope>,
+    release_after: Option<&'static str>,
+    cause: Option<journal::Seq>,
+    due: bool,
+}
+
+impl Handled {
+    /// Runs what the invocation left for after its answer (call it once the answer is out).
+    pub fn after_answer(self, dir: &Path, settings: &Settings, inv: &Invocation) {
+        let Some(after) = self.after else {
+            return;
+        };
+        crate::mirror::write(dir, &settings.mirror, &after.committed);
+        drop(after.held);
+        if let Some(reason) = after.release_after {
+            release_found_compaction(dir, inv, reason, settings);
+        }
+        if let (Some(p), Some(cause)) = (inv.parsed.as_ref(), after.cause) {
+            crate::ingest::follow_session_file(dir, p, cause);
+        }
+        if after.due {
+            crate::maintenance::after_hook(dir, settings.hook.segment_events);
+        }
+    }
 }
 
 /// Records one invocation and decides its answer — the hook's whole transaction: an event the
@@ -79,10 +113,11 @@ pub fn handle(
         committed,
         release_after,
         drained,
+        cause,
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
-    let due = held.drainer_due(settings);
+    let due = held.drainer_due(settings.hook.drain_lag);
     let mut durable = true;
     if let Held::Light(light) = &mut held {
         if let Err(e) = light.finish() {
@@ -110,16 +145,15 @@ pub fn handle(
     }
     // The mirrors happen after the answer is out; sled's ingestion of the log, seals, archive
     // merges and filling the hot cache are left to a detached drainer (`hookjournal drain`).
-    crate::mirror::write(dir, &settings.mirror, &committed);
-    drop(held);
-    if let Some(reason) = release_after {
-        release_found_compaction(dir, inv, reason, settings);
-    }
-    if due {
-        crate::maintenance::after_hook(dir, settings.hook.segment_events);
-    }
     Handled {
         stdout: (!output.is_empty()).then_some(output),
+        after: Some(After {
+            held,
+            committed,
+            release_after,
+            cause,
+            due,
+        }),
     }
 }
 
@@ -299,6 +333,7 @@ fn answer_without_state(agent: Option<&str>, p: &HookEvent, settings: &Settings)
     );
     Handled {
         stdout: Some(out.to_string()),
+        after: None,
     }
 }
 
@@ -327,6 +362,34 @@ fn observe(
         });
     let mut out = Vec::new();
     match &p.canonical {
+        // Copilot CLI's session file (its sessionEnd names none: the session's own): usage per
+        // model call, the context and the compactions. A subagent's agentStop names its
+        // parent's file. A compaction ends after its preCompact, while the turn goes on: until
+        // the file shows it, prompts and tool results read the file too (to restore after it).
+        _ if p.host == Host::Copilot => {
+            let at = p.agent_id.is_none()
+                && match p.canonical {
+                    Canonical::Stop { .. }
+                    | Canonical::PreCompact { .. }
+                    | Canonical::SessionEnd { .. } => true,
+                    Canonical::Prompt { .. } | Canonical::ToolPost { .. } => {
+                        session.is_some_and(|s| s.awaits_compaction())
+                    }
+                    _ => false,
+                };
+            let path = p
+                .transcript_path
+                .as_deref()
+                .or(session.and_then(|s| s.transcript_path.as_deref()));
+            if let Some(path) = path.filter(|_| at) {
+                out.extend(ingest::copilot_session_events(
+                    session,
+                    path,
+                    max * 4,
+                    deadline,
+                ));
+            }
+        }
         // Gemini CLI's session file: usage, context and the compressions that happened. Its
         // PreCompress fires before every model request; AfterTool too, so a compression (written
         // before the request that follows it) is found at the next tool's end.
@@ -446,52 +509,8 @@ struct Reply {
     release_after: Option<&'static str>,
     /// Spool files the commit ingested (or found ingested), removed once it is durable.
     drained: Vec<spool::SpoolEntry>,
-}
-
-/// The journal as the hook holds it until the answer is out.
-pub enum Held {
-    /// Opened without sled (the hot cache answered).
-    Light(journal::Light),
-    /// Opened in full.
-    Full(Journal),
-}
-
-impl Held {
-    /// Whether work the hook leaves to a detached drainer is due: the sled store lags the log,
-    /// the active store is full, or the hot cache is incomplete.
-    fn drainer_due(&self, settings: &Settings) -> bool {
-        match self {
-            Held::Light(l) => crate::maintenance::due_after_light(l, settings.hook.drain_lag),
-            Held::Full(j) => j.needs_seal() || !j.hot_complete(),
-        }
-    }
-}
-
-/// A journal the hook can write: opened in full, or light (see `journal::Light`).
-pub trait Writer: Source {
-    /// A batch continuing the head.
-    fn begin(&self) -> journal::Tx;
-    /// Commits the batch (a light writer syncs it later: see `journal::Light::finish`).
-    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()>;
-}
-
-impl Writer for Journal {
-    fn begin(&self) -> journal::Tx {
-        Journal::begin(self)
-    }
-    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
-        Journal::commit(self, tx)
-    }
-}
-
-impl Writer for journal::Light {
-    fn begin(&self) -> journal::Tx {
-        journal::Light::begin(self)
-    }
-    /// Synced by `Light::finish` once the lock is released (see `run`).
-    fn commit(&mut self, tx: journal::Tx) -> journal::Result<()> {
-        journal::Light::commit_deferred(self, tx)
-    }
+    /// The invocation's place in the log, once committed with its answer.
+    cause: Option<journal::Seq>,
 }
 
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
@@ -507,46 +526,34 @@ fn locked(
     inv: &Invocation,
     outside: &Outside,
 ) -> anyhow::Result<Option<Answered>> {
-    let opened = match Journal::open_light(dir, opts) {
-        Ok(o) => o,
-        Err(e) => {
+    // Fault injection for the tests: a panic while the lock is held.
+    let failpoint = std::env::var_os("HOOKJOURNAL_FAILPOINT").is_some_and(|v| v == "locked");
+    let written = write(dir, opts, true, |j| {
+        if failpoint {
+            panic!("failpoint: locked");
+        }
+        answer(j, dir, settings, inv, outside)
+    });
+    match written {
+        Ok((held, Some(reply))) => Ok(Some((held, reply))),
+        Ok((_, None)) => Ok(None),
+        // The journal could not be opened: the event waits in the spool.
+        Err(WriteError::Open(e)) => {
             let why = match &e {
                 journal::Error::Busy => "journal busy".to_string(),
                 other => format!("cannot open journal {}: {other}", dir.display()),
             };
             spool_instead(dir, inv.ev.clone(), &why);
-            return Ok(None);
+            Ok(None)
         }
-    };
-    // Fault injection for the tests: a panic while the lock is held.
-    if std::env::var_os("HOOKJOURNAL_FAILPOINT").is_some_and(|v| v == "locked") {
-        panic!("failpoint: locked");
+        Err(WriteError::Work(e)) => Err(e),
     }
-    let mut j = match opened {
-        journal::Opened::Light(mut light) => {
-            mark("open light");
-            match answer(&mut light, dir, settings, inv, outside) {
-                Ok(Some(reply)) => return Ok(Some((Held::Light(light), reply))),
-                Ok(None) => return Ok(None),
-                Err(e) if crate::state::is_cache_miss(&e) => {
-                    mark("cache miss");
-                    light.upgrade()?
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        journal::Opened::Full(j) => j,
-    };
-    mark("open");
-    let answered = answer(&mut j, dir, settings, inv, outside)?;
-    mark("commit");
-    Ok(answered.map(|reply| (Held::Full(j), reply)))
 }
 
 /// Drains the backlog, appends the invocation, folds, observes, decides and commits, on either
 /// kind of journal. `Ok(None)`: spooled instead (a backlog is still being ingested).
-fn answer<W: Writer>(
-    j: &mut W,
+fn answer(
+    j: &mut dyn Writer,
     dir: &std::path::Path,
     settings: &Settings,
     inv: &Invocation,
@@ -624,12 +631,12 @@ fn answer<W: Writer>(
     };
     mark("decided");
     // A loop agent's compaction that only the session file showed (Gemini CLI fires PreCompress
-    // before every request): the task program runs after the answer, outside the lock.
+    // before every request; Copilot CLI's ends after preCompact): the task program runs after
+    // the answer, outside the lock.
     let release_after = match (parsed, &inv.agent_id, &env.session_id) {
         (Some(p), Some(_), Some(sid))
             if external.is_none()
-                && matches!(p.canonical, Canonical::PreCompact { .. })
-                && p.host.facts().compaction.before_fires_without_compaction
+                && p.host.facts().compaction.counted_from_session_file
                 && loaded
                     .state
                     .sessions
@@ -664,6 +671,7 @@ fn answer<W: Writer>(
         committed,
         release_after,
         drained,
+        cause: Some(env.seq),
     }))
 }
 
@@ -672,9 +680,9 @@ fn answer<W: Writer>(
 /// waiting; `Some` holds the spool files every chunk ingested, to be removed once the last
 /// commit is durable (a light writer's chunks are synced only then). Files left by `None` are
 /// found ingested and removed by a later writer.
-fn drain_backlog<W: Writer>(
+fn drain_backlog(
     dir: &std::path::Path,
-    j: &mut W,
+    j: &mut dyn Writer,
     loaded: &mut Loaded,
     tx: &mut journal::Tx,
     settings: &Settings,

@@ -205,6 +205,7 @@ pub fn read_transcript(
             tokens: ctx.as_ref().map(|c| c.tokens),
             model: ctx.map(|c| c.model),
             compressions: Vec::new(),
+            window: None,
         })
     });
     Some(TranscriptRead { readings, context })
@@ -243,6 +244,60 @@ pub fn transcript_observations(
     out
 }
 
+/// What a scanned host file (a rollout or session file) gives: the responses the session has
+/// not counted (largest usage per key wins), the context reading, the compactions it has not
+/// counted and the window the host reported; a reading whenever the read moved on.
+struct FileReading {
+    path: String,
+    /// The offset the read reached, and the one the session had recorded.
+    end: u64,
+    offset: u64,
+    records: Vec<transcript::UsageRecord>,
+    tokens: Option<u64>,
+    model: Option<String>,
+    compressions: Vec<String>,
+    window: Option<u64>,
+}
+
+impl FileReading {
+    fn observations(self, session: Option<&SessionState>) -> Vec<Observation> {
+        let mut out = Vec::new();
+        for record in self.records {
+            let key = format!("{}:{}", record.message_id, record.request_id);
+            if let Some((_, old)) = session.and_then(|s| s.usage_by_key.get(&key)) {
+                if !transcript::larger(&record.usage, old) {
+                    continue;
+                }
+            }
+            out.push(Observation::usage(UsageObserved {
+                path: self.path.clone(),
+                offset: self.end,
+                agent_id: None,
+                record,
+            }));
+        }
+        let compressions: Vec<String> = self
+            .compressions
+            .into_iter()
+            .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
+            .collect();
+        if self.end != self.offset || !compressions.is_empty() {
+            out.push(Observation::of(
+                |cause| Kind::ContextObserved { cause },
+                derived::body(&ContextObserved {
+                    path: self.path,
+                    offset: self.end,
+                    tokens: self.tokens,
+                    model: self.model,
+                    compressions,
+                    window: self.window,
+                }),
+            ));
+        }
+        out
+    }
+}
+
 /// New usage and context from Codex CLI's rollout file (`codex_rollout`), read from the offset
 /// the journal recorded; a request counted already is left out. `model`: the session's, for a
 /// chunk that starts after the rollout's turn context.
@@ -262,8 +317,6 @@ pub fn codex_rollout_events(
         return Vec::new();
     };
     let scan = projections::codex_rollout::scan(&bytes, model);
-    let end = start + scan.consumed as u64;
-    let mut out = Vec::new();
     // A request's key is the running total it brought its rollout to: two rollouts can reach
     // the same total (the same first request in two sessions), so the rollout (its file name,
     // which holds the thread id) completes the key, as ccusage counts each file on its own.
@@ -271,32 +324,21 @@ pub fn codex_rollout_events(
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or(path);
-    for mut record in scan.records {
-        record.request_id = rollout.to_string();
-        let key = format!("{}:{}", record.message_id, record.request_id);
-        if session.is_some_and(|s| s.usage_by_key.contains_key(&key)) {
-            continue;
-        }
-        out.push(Observation::usage(UsageObserved {
-            path: path.to_string(),
-            offset: end,
-            agent_id: None,
-            record,
-        }));
+    let mut records = scan.records;
+    for r in &mut records {
+        r.request_id = rollout.to_string();
     }
-    if end != offset {
-        out.push(Observation::of(
-            |cause| Kind::ContextObserved { cause },
-            derived::body(&ContextObserved {
-                path: path.to_string(),
-                offset: end,
-                tokens: scan.context.as_ref().map(|c| c.tokens),
-                model: scan.context.map(|c| c.model).or(scan.model),
-                compressions: Vec::new(),
-            }),
-        ));
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model).or(scan.model),
+        compressions: Vec::new(),
+        window: None,
     }
-    out
+    .observations(session)
 }
 
 /// New usage, context and compressions from Gemini CLI's session file (`gemini_chat`), read from
@@ -317,40 +359,91 @@ pub fn gemini_chat_events(
         return Vec::new();
     };
     let scan = projections::gemini_chat::scan(&bytes);
-    let end = start + scan.consumed as u64;
-    let mut out = Vec::new();
-    for record in scan.records {
-        let key = format!("{}:{}", record.message_id, record.request_id);
-        if let Some((_, old)) = session.and_then(|s| s.usage_by_key.get(&key)) {
-            if !transcript::larger(&record.usage, old) {
-                continue;
-            }
-        }
-        out.push(Observation::usage(UsageObserved {
-            path: path.to_string(),
-            offset: end,
-            agent_id: None,
-            record,
-        }));
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model),
+        compressions: scan.compressions,
+        window: None,
     }
-    let compressions: Vec<String> = scan
-        .compressions
-        .into_iter()
-        .filter(|id| session.is_none_or(|s| !s.compressions_seen.contains(id)))
-        .collect();
-    if end != offset || !compressions.is_empty() {
-        out.push(Observation::of(
-            |cause| Kind::ContextObserved { cause },
-            derived::body(&ContextObserved {
-                path: path.to_string(),
-                offset: end,
-                tokens: scan.context.as_ref().map(|c| c.tokens),
-                model: scan.context.map(|c| c.model),
-                compressions,
-            }),
-        ));
+    .observations(session)
+}
+
+/// New usage, the context and the compactions from Copilot CLI's session file
+/// (`copilot_session`), read from the offset the journal recorded; a call or a compaction
+/// counted already is left out.
+pub fn copilot_session_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    let Some(New {
+        bytes,
+        start,
+        offset,
+    }) = read_since(session, path, max, deadline)
+    else {
+        return Vec::new();
+    };
+    let scan = projections::copilot_session::scan(&bytes);
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model),
+        compressions: scan.compactions,
+        window: scan.window,
     }
-    out
+    .observations(session)
+}
+
+/// After a Copilot CLI sessionEnd (the main agent's) was recorded as event `cause`: Copilot
+/// writes its session file's last lines only after this hook returns, so a detached
+/// `hookjournal follow-session` reads them once they are there (see `commands::follow`). It is
+/// started and not waited for; nothing for any other host or event, nor where hooks start no
+/// detached work (`HOOKJOURNAL_DRAINER=inline` or `off`, as in the tests).
+pub fn follow_session_file(dir: &Path, p: &projections::event::HookEvent, cause: Seq) {
+    if std::env::var("HOOKJOURNAL_DRAINER").is_ok_and(|v| v == "inline" || v == "off") {
+        return;
+    }
+    let copilot_end = p.host == projections::host::Host::Copilot
+        && matches!(
+            p.canonical,
+            projections::event::Canonical::SessionEnd { .. }
+        )
+        && p.agent_id.is_none();
+    let Some(session) = p.session_id.as_deref().filter(|_| copilot_end) else {
+        return;
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    use std::os::unix::process::CommandExt;
+    let _ = Command::new(exe)
+        .arg("--journal")
+        .arg(dir)
+        .arg("follow-session")
+        .arg("--session")
+        .arg(session)
+        .arg("--cause")
+        .arg(cause.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+}
+
+/// The hook process's environment as host detection reads it (`projections::host::CallerEnv`):
+/// which of the few variables it names are set. A handful of lookups, on every hook.
+pub fn caller_env() -> projections::host::CallerEnv {
+    projections::host::CallerEnv::read(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
 }
 
 /// What `git rev-parse --abbrev-ref HEAD` says: read from the repository's `HEAD` file when it

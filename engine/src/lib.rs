@@ -21,6 +21,7 @@ pub mod settings;
 pub mod state;
 pub mod trace;
 pub mod trust;
+pub mod writer;
 
 /// Finds the one session `want` names: its id, or a prefix of exactly one id.
 pub fn resolve_session<'a>(

@@ -19,7 +19,8 @@ pub const REBUILDING: &str = "REBUILDING";
 pub fn drain(dir: &Path, segment_events: u64) -> Result<()> {
     let opts = journal::OpenOptions {
         wait: Duration::from_secs(5),
-        create: false,
+        // A journal of spooled events alone (the fast path never opened the store) is made.
+        create: dir.join(journal::spool::SPOOL_DIR).is_dir(),
         segment_events,
         priority: false,
     };

@@ -368,6 +368,7 @@ fn readonly_view(dir: &Path) -> Result<View> {
     Ok(View {
         snap,
         state: full.state,
+        spooled,
     })
 }
 
@@ -404,7 +405,11 @@ pub fn is_readonly(e: &anyhow::Error) -> bool {
 /// The checkpoint of the journal in `dir`, read under a short lock (the spool drained first).
 pub fn read_checkpoint(dir: &Path) -> Result<State> {
     match open_read(dir) {
-        Ok(mut j) => checkpoint_or_rebuild(&mut j),
+        Ok(mut j) => {
+            let mut state = checkpoint_or_rebuild(&mut j)?;
+            fold_backlog(&mut state, &backlog(&j, j.head_seq())?);
+            Ok(state)
+        }
         Err(e) if is_readonly(&e) => Ok(readonly_view(dir)?.state),
         Err(e) => Err(e),
     }
@@ -488,8 +493,10 @@ pub fn collect_rewinds(snap: &ReadSnapshot) -> Result<Rewinds> {
 pub struct View {
     /// The log as it was under the lock.
     pub snap: ReadSnapshot,
-    /// The checkpoint at the snapshot's head.
+    /// The checkpoint at the snapshot's head, with the spool's backlog folded in.
     pub state: State,
+    /// Spooled events not yet in the log (so not in `snap`): the next writer ingests them.
+    pub spooled: usize,
 }
 
 /// The log and the checkpoint of the journal in `dir`, as one consistent snapshot.
@@ -500,8 +507,14 @@ pub fn open_view(dir: &Path) -> Result<View> {
         Err(e) => return Err(e),
     };
     let snap = j.read_snapshot().context("reading the journal")?;
-    let state = checkpoint_or_rebuild(&mut j)?;
-    Ok(View { snap, state })
+    let mut state = checkpoint_or_rebuild(&mut j)?;
+    let waiting = backlog(&j, j.head_seq())?;
+    fold_backlog(&mut state, &waiting);
+    Ok(View {
+        snap,
+        state,
+        spooled: waiting.len(),
+    })
 }
 
 /// Like `open_view` for commands that fold the whole log anyway (cost, notifications): only the
@@ -513,6 +526,7 @@ pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
             return Ok(View {
                 snap,
                 state: State::default(),
+                spooled: 0,
             });
         }
     }
@@ -530,7 +544,12 @@ pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
             )
         })?;
     }
-    Ok(View { snap, state })
+    let spooled = backlog(&j, j.head_seq())?.len();
+    Ok(View {
+        snap,
+        state,
+        spooled,
+    })
 }
 
 /// Folds into the checkpoint the events the store copied from the write-ahead log at open (hooks
@@ -588,23 +607,51 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
     }
 }
 
-/// Whether the spool holds no event a recent commit has not ingested already.
-fn nothing_spooled(l: &Light) -> bool {
-    spool::list(l.dir()).is_ok_and(|entries| entries.iter().all(|e| l.drained().contains(&e.id)))
-}
-
-/// A store opened for reading, its spool drained and what the log holds beyond it folded in.
-fn full_drained(j: journal::Result<Journal>) -> Result<Journal> {
+/// A store opened for reading, with what the log holds beyond its checkpoint folded in (the
+/// checkpoint is derived state a reader may bring up to date; the spool is left to writers).
+fn full_folded(j: journal::Result<Journal>) -> Result<Journal> {
     let mut j = j.map_err(|e| anyhow::anyhow!("{e}"))?;
-    drain_all(&mut j)?;
+    fold_unfolded(&mut j)?;
     Ok(j)
 }
 
-/// Opens an existing journal for a CLI command (waits up to 10 s for busy hooks). A directory
-/// holding only spooled events (the fast path never opened the store) counts as a journal.
+/// Opens an existing journal for a read command (waits up to 10 s for busy hooks), its
+/// checkpoint folded up to the log's head. Readers never write events: the spool is not drained
+/// (see `backlog`). A directory holding only spooled events (the fast path never opened the
+/// store) counts as a journal.
 pub fn open_read(dir: &Path) -> Result<Journal> {
     let create = dir.join(spool::SPOOL_DIR).is_dir();
-    open_and_drain(dir, create)
+    let mut j =
+        Journal::open(dir, &cli_open_options(dir, create)).map_err(|e| open_error(dir, e))?;
+    fold_unfolded(&mut j)?;
+    Ok(j)
+}
+
+/// The spooled events the journal has not ingested yet, in arrival order, as the envelopes they
+/// would become after the head (`head`, a provisional seq each): what a reader folds in memory
+/// so that it answers with them, without ingesting them (that is a writer's job). A damaged
+/// spool file is left out (`verify` names it).
+pub fn backlog(j: &dyn Source, head: Seq) -> Result<Vec<Envelope>> {
+    let mut out = Vec::new();
+    for entry in spool::list(j.dir())? {
+        if j.was_drained(&entry.id)? {
+            continue;
+        }
+        let Ok(ev) = spool::read(&entry) else {
+            continue;
+        };
+        let seq = head + 1 + out.len() as Seq;
+        out.push(Envelope::seal(ev, seq, journal::ZERO_HASH));
+    }
+    Ok(out)
+}
+
+/// Folds `backlog` into a state holding every partition (a whole checkpoint).
+pub fn fold_backlog(state: &mut State, backlog: &[Envelope]) {
+    for env in backlog {
+        state.apply(env);
+    }
+    state.settle_index();
 }
 
 /// Opens (with `create`, creates) a journal for a CLI command and drains its spool first.
@@ -763,9 +810,10 @@ pub struct Drained {
     pub more: bool,
 }
 
-/// What a read command answers from: only the partitions it names, read under a short lock (the
-/// spool drained first). A journal this user can only read is replayed whole instead, and then
-/// every partition is held from the start.
+/// What a read command answers from: only the partitions it names, read under a short lock, with
+/// the spool's backlog folded in memory (never ingested: readers do not write events). A journal
+/// this user can only read is replayed whole instead, and then every partition is held from the
+/// start.
 pub struct Partial {
     j: Src,
     loaded: std::collections::BTreeSet<Partition>,
@@ -779,7 +827,7 @@ fn full(src: &mut Src) -> Result<Option<&mut Journal>> {
         let Src::Light(l) = std::mem::replace(src, Src::Readonly) else {
             unreachable!("matched above");
         };
-        *src = Src::Full(full_drained(l.upgrade())?);
+        *src = Src::Full(full_folded(l.upgrade())?);
     }
     Ok(match src {
         Src::Full(j) => Some(j),
@@ -804,9 +852,8 @@ impl Partial {
     pub fn open(dir: &Path) -> Result<Partial> {
         let create = dir.join(spool::SPOOL_DIR).is_dir();
         let j = match Journal::open_light(dir, &cli_open_options(dir, create)) {
-            Ok(journal::Opened::Light(l)) if nothing_spooled(&l) => Src::Light(l),
-            Ok(journal::Opened::Light(l)) => Src::Full(full_drained(l.upgrade())?),
-            Ok(journal::Opened::Full(j)) => Src::Full(full_drained(Ok(j))?),
+            Ok(journal::Opened::Light(l)) => Src::Light(l),
+            Ok(journal::Opened::Full(j)) => Src::Full(full_folded(Ok(j))?),
             Err(e) => {
                 let e = open_error(dir, e);
                 if !is_readonly(&e) {
@@ -819,11 +866,35 @@ impl Partial {
                 });
             }
         };
-        Ok(Partial {
+        let mut p = Partial {
             j,
             loaded: Default::default(),
             state: State::default(),
-        })
+        };
+        p.fold_backlog()?;
+        Ok(p)
+    }
+
+    /// Folds the spool's backlog in memory, loading first what each event touches: every
+    /// partition a spooled event changes is then held with it, and any partition loaded later
+    /// is one no spooled event changes (`fold::partitions_for` names them all).
+    fn fold_backlog(&mut self) -> Result<()> {
+        let events = match &self.j {
+            Src::Light(l) => backlog(l, l.head_seq())?,
+            Src::Full(j) => backlog(j, j.head_seq())?,
+            Src::Readonly => return Ok(()),
+        };
+        if events.is_empty() {
+            return Ok(());
+        }
+        for env in &events {
+            for p in fold::partitions_for(env) {
+                self.load(&p)?;
+            }
+            self.state.apply(env);
+        }
+        self.state.settle_index();
+        Ok(())
     }
 
     /// Loads partition `p` (a session the checkpoint does not hold stays absent). A partition

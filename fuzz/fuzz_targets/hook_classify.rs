@@ -13,14 +13,19 @@ fuzz_target!(|data: &[u8]| {
     let mut scenario = Scenario::default();
     for (i, payload) in data.split(|&b| b == 0).take(8).enumerate() {
         let payload = payload.strip_suffix(b"\n").unwrap_or(payload);
-        let hosts: &[&[&str]] = &[
-            &["hook"],
-            &["hook", "--host", "codex"],
-            &["hook", "--host", "gemini"],
-            &["hook", "--host", "openclaw"],
+        // The command lines and hook environments hosts give (Copilot CLI's camelCase hooks
+        // name their event on the command line; Copilot and Qwen Code are told by the env).
+        let hosts: &[(&[&str], &[&str])] = &[
+            (&["hook"], &[]),
+            (&["hook", "--host", "codex"], &[]),
+            (&["hook", "--host", "gemini"], &["GEMINI_SESSION_ID"]),
+            (&["hook", "--host", "openclaw"], &[]),
+            (&["hook", "--host", "copilot", "--event", "preToolUse"], &["COPILOT_CLI", "COPILOT_PROJECT_DIR"]),
+            (&["hook", "--host", "claude"], &["COPILOT_CLI", "COPILOT_PROJECT_DIR"]),
+            (&["hook"], &["QWEN_CODE_CLI", "QWEN_PROJECT_DIR"]),
         ];
-        let args = hosts[i % hosts.len()];
-        let (ev, parsed) = hookjournal_cli::fuzz::classify_hook(args, payload);
+        let (args, env) = hosts[i % hosts.len()];
+        let (ev, parsed) = hookjournal_cli::fuzz::classify_hook(args, payload, env);
         assert_eq!(ev.payload, payload, "the payload is recorded verbatim");
         match &ev.kind {
             Kind::Hook { name } => assert!(parsed.as_ref().is_some_and(|p| &p.name == name)),
@@ -32,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
         }
         // Codex's legacy notify: the JSON as the last argument, stdin empty.
         if let Ok(text) = std::str::from_utf8(payload) {
-            let (ev, _) = hookjournal_cli::fuzz::classify_hook(&["hook", text], b"");
+            let (ev, _) = hookjournal_cli::fuzz::classify_hook(&["hook", text], b"", &[]);
             assert!(matches!(
                 ev.kind,
                 Kind::Hook { .. } | Kind::Malformed { .. }

@@ -397,14 +397,18 @@ fn check_copies(
             continue;
         }
         match &state.stops {
+            // A power cut keeps later pages of an unsynced write without earlier ones: when the
+            // other copy holds the torn record and every one after it, nothing is lost and the
+            // next writer rewrites this copy from the other.
+            Some((at, what)) if state.records_after_stop && (*at as usize) < pair.bytes.len() => {
+                report.notes.push(format!(
+                    "{place}: {what} at byte {at}, followed by whole records; {other} holds them intact (a write torn by a power cut, or damage to this copy alone): the next writer or `hookjournal recover` rewrites it"
+                ))
+            }
             Some((at, what)) if state.records_after_stop => report.damage.push(Damage {
                 seq: Some(first_missing.min(seq_at(pair, *at).unwrap_or(first_missing))),
                 place: place.clone(),
-                what: if (*at as usize) < pair.bytes.len() {
-                    format!("{what} at byte {at}, followed by whole records; {other} holds it intact: the next writer or `hookjournal recover` rewrites it")
-                } else {
-                    format!("{what} at byte {at}, followed by whole records no copy can chain: `hookjournal recover` keeps them aside")
-                },
+                what: format!("{what} at byte {at}, followed by whole records no copy can chain: `hookjournal recover` keeps them aside"),
             }),
             Some((at, what)) => report.notes.push(format!(
                 "{place}: {what} at byte {at}: an interrupted write, never acknowledged; the next writer cuts it"
@@ -844,10 +848,15 @@ mod tests {
     #[test]
     fn a_damaged_wal_and_archive_are_named_by_their_typed_place() {
         let dir = journal();
-        let wal = crate::wal::path(dir.path(), 31);
-        let mut bytes = std::fs::read(&wal).unwrap();
-        bytes[10] ^= 0x40;
-        std::fs::write(&wal, bytes).unwrap();
+        // The same record damaged in both copies: no copy holds it whole.
+        for copy in [
+            crate::wal::path(dir.path(), 31),
+            crate::wal::mirror_path(dir.path(), 31),
+        ] {
+            let mut bytes = std::fs::read(&copy).unwrap();
+            bytes[10] ^= 0x40;
+            std::fs::write(&copy, bytes).unwrap();
+        }
         // No partition was ever archived here: a file that is not an archive stands for one.
         std::fs::create_dir_all(dir.path().join("state")).unwrap();
         let archive = dir.path().join("state").join("00000000000000000031.cold");
@@ -863,6 +872,26 @@ mod tests {
             places.contains(&&DamagePlace::Archive("00000000000000000031.cold".into())),
             "{:?}",
             r.damage
+        );
+    }
+
+    /// Given a log copy torn in its middle (a power cut keeps later pages of an unsynced write
+    /// without earlier ones) while the mirror holds every record, when the journal is verified,
+    /// then it is valid with a note naming the torn copy, and nothing is called damage.
+    #[test]
+    fn a_copy_torn_in_its_middle_beside_a_whole_one_is_a_note() {
+        let dir = journal();
+        let wal = crate::wal::path(dir.path(), 31);
+        let mut bytes = std::fs::read(&wal).unwrap();
+        bytes[10..20].fill(0);
+        std::fs::write(&wal, bytes).unwrap();
+        let r = check(dir.path());
+        assert!(r.damage.is_empty(), "{:?}", r.damage);
+        assert!(
+            r.notes.iter().any(|n| n.starts_with("wal/00000000000000000031.wal: ")
+                && n.contains("followed by whole records; wal/00000000000000000031.mirror holds them intact")),
+            "{:?}",
+            r.notes
         );
     }
 

@@ -34,6 +34,10 @@ pub struct ContextObserved {
     /// `gemini_chat`). Each is one compaction, counted here and never at `PreCompress`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compressions: Vec<String>,
+    /// The context window the host itself reported with that response (Copilot CLI's
+    /// `maxPromptTokens`); otherwise the window comes from the model and the config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
 }
 
 /// The git branch of the session's directory, read at Stop and SessionEnd.

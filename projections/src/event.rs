@@ -1,8 +1,10 @@
-//! Host adapters: a raw hook payload (Claude Code, Codex CLI, Gemini CLI, Cursor) → one canonical
-//! event. Lenient by design: every field is optional, a field of an unexpected type is treated as
-//! absent, and unknown events and fields are kept (as `Other`), never errors.
+//! Host adapters: a raw hook payload (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, Cursor,
+//! Qwen Code) → one canonical event. Lenient by design: every field is optional, a field of an
+//! unexpected type is treated as absent, and unknown events and fields are kept (as `Other`),
+//! never errors. Which host sent a payload is told by the payload itself, the hook's
+//! environment and `--host`, in that order (`detect_host_with`).
 
-use crate::host::{self, Host, HostEvent, HostFacts, ImpliedTool};
+use crate::host::{self, CallerEnv, Host, HostEvent, HostFacts, ImpliedTool};
 use journal::Envelope;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -303,6 +305,46 @@ struct Raw<'a> {
     hook_event_name: Option<&'a RawValue>,
     #[serde(borrow)]
     session_id: Option<&'a RawValue>,
+    // Copilot CLI: camelCase payloads (and, mixed in, in some PascalCase ones).
+    #[serde(borrow, rename = "hookName")]
+    hook_name: Option<&'a RawValue>,
+    #[serde(borrow, rename = "sessionId")]
+    session_id_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "transcriptPath")]
+    transcript_path_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "agentId")]
+    agent_id_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "agentType")]
+    agent_type_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "parentAgentId")]
+    parent_agent_id_camel: Option<&'a RawValue>,
+    #[serde(borrow)]
+    parent_agent_id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "toolName")]
+    tool_name_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "toolArgs")]
+    tool_args: Option<&'a RawValue>,
+    #[serde(borrow, rename = "toolInput")]
+    tool_input_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "toolResult")]
+    tool_result_camel: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_result: Option<&'a RawValue>,
+    #[serde(borrow, rename = "customInstructions")]
+    custom_instructions_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "stopReason")]
+    stop_reason_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "transformedPrompt")]
+    transformed_prompt: Option<&'a RawValue>,
+    #[serde(borrow, rename = "errorContext")]
+    error_context: Option<&'a RawValue>,
+    #[serde(borrow, rename = "toolCallId")]
+    tool_call_id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "serverName")]
+    server_name: Option<&'a RawValue>,
+    // A subagent's final answer at Copilot's subagentStop.
+    #[serde(borrow)]
+    response: Option<&'a RawValue>,
     #[serde(borrow)]
     conversation_id: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -443,7 +485,8 @@ fn text(v: Option<&RawValue>) -> Option<String> {
 }
 
 /// Why raw bytes are not a hook invocation; `None` means they are (a JSON object with a string
-/// `hook_event_name`). The reason goes into the `Malformed` event.
+/// `hook_event_name`). The reason goes into the `Malformed` event. (A payload without a name is
+/// still one when the invocation names its event, or the host's shape tells it: `parse_named`.)
 pub fn malformed_reason(bytes: &[u8]) -> Option<String> {
     if bytes.iter().all(|c| c.is_ascii_whitespace()) {
         return Some("empty input".into());
@@ -478,62 +521,145 @@ pub fn event_name(bytes: &[u8]) -> Option<String> {
     s(raw.hook_event_name)
 }
 
-/// Detects the host from the payload shape (see hook-protocol.md §3). `hint` is the `--host` flag:
-/// any value but `auto` wins, whatever it names.
+/// Detects the host from the payload shape alone; `hint` is the `--host` flag (see
+/// `detect_host_with`, which the hook calls with its environment).
 pub fn detect_host(bytes: &[u8], hint: Option<&str>) -> Host {
+    detect_host_with(bytes, hint, &CallerEnv::default())
+}
+
+/// The fields host detection looks at.
+#[derive(Deserialize)]
+struct Shape<'a> {
+    #[serde(borrow)]
+    hook_event_name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cursor_version: Option<&'a RawValue>,
+    #[serde(borrow)]
+    conversation_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow)]
+    turn_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    transcript_path: Option<&'a RawValue>,
+    #[serde(borrow)]
+    permission_mode: Option<&'a RawValue>,
+    #[serde(borrow, rename = "sessionId")]
+    session_id_camel: Option<&'a RawValue>,
+    #[serde(borrow, rename = "hookName")]
+    hook_name: Option<&'a RawValue>,
+}
+
+impl Shape<'_> {
+    /// A host only one host's payloads show: OpenClaw's and Gemini CLI's own event names,
+    /// Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript (SessionStart and
+    /// SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone says nothing:
+    /// Claude Code sends one too.
+    fn identifies(&self, name: &str) -> Option<Host> {
+        if host::OPENCLAW.owns(name) {
+            return Some(Host::OpenClaw);
+        }
+        if host::GEMINI.owns(name) {
+            return Some(Host::Gemini);
+        }
+        if self.cursor_version.is_some() {
+            return Some(Host::Cursor);
+        }
+        let rollout = s(self.transcript_path).is_some_and(|p| {
+            p.rsplit('/')
+                .next()
+                .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
+        });
+        (self.turn_id.is_some() || rollout || host::CODEX.owns(name)).then_some(Host::Codex)
+    }
+
+    /// The host a payload looks like when nothing else tells: Copilot CLI's camelCase fields or
+    /// its session file as the transcript; Cursor's camelCase event names and conversation id; a
+    /// top-level `timestamp` with `permission_mode` (Qwen Code), with a name Gemini CLI sends and
+    /// a transcript (Gemini), or else (Copilot CLI's PascalCase registrations); else Claude
+    /// Code.
+    fn looks_like(&self, name: &str) -> Host {
+        let copilot_file = s(self.transcript_path)
+            .is_some_and(|p| p.contains("/session-state/") && p.ends_with("/events.jsonl"));
+        if self.session_id_camel.is_some() || self.hook_name.is_some() || copilot_file {
+            return Host::Copilot;
+        }
+        if self.conversation_id.is_some()
+            || name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        {
+            return Host::Cursor;
+        }
+        match (self.timestamp.is_some(), self.permission_mode.is_some()) {
+            (true, true) => Host::Qwen,
+            // Gemini sends its transcript with every event; Copilot's SessionStart and
+            // SessionEnd carry none.
+            (true, false)
+                if host::GEMINI.event(name).is_some() && self.transcript_path.is_some() =>
+            {
+                Host::Gemini
+            }
+            (true, false) => Host::Copilot,
+            (false, _) => Host::Claude,
+        }
+    }
+}
+
+/// Detects the host that runs the hook (see docs/hooks.md, "Host detection"), first rule that
+/// applies:
+///
+/// 1. a payload only one host sends (`Shape::identifies`);
+/// 2. the hook's environment: a host's `HostFacts::caller` variables, all set (Copilot CLI and
+///    Cursor run `.claude/settings.json` handlers too, with Claude Code's payloads);
+/// 3. `hint`, the `--host` flag (any value but `auto`), whatever it names;
+/// 4. the payload's shape (`Shape::looks_like`), where Gemini CLI's `GEMINI_SESSION_ID` (without
+///    Claude Code's `CLAUDE_CODE_SESSION_ID`) breaks a tie with Claude Code.
+pub fn detect_host_with(bytes: &[u8], hint: Option<&str>, env: &CallerEnv) -> Host {
+    let shape = serde_json::from_slice::<Shape>(bytes).ok();
+    let name = shape
+        .as_ref()
+        .and_then(|sh| s(sh.hook_event_name))
+        .unwrap_or_default();
+    if let Some(h) = shape.as_ref().and_then(|sh| sh.identifies(&name)) {
+        return h;
+    }
+    if let Some(h) = env.caller() {
+        return h;
+    }
     if let Some(h) = hint.filter(|h| *h != "auto") {
         return Host::from_name(h);
     }
-    #[derive(Deserialize)]
-    struct Shape<'a> {
-        #[serde(borrow)]
-        hook_event_name: Option<&'a RawValue>,
-        #[serde(borrow)]
-        cursor_version: Option<&'a RawValue>,
-        #[serde(borrow)]
-        timestamp: Option<&'a RawValue>,
-        #[serde(borrow)]
-        turn_id: Option<&'a RawValue>,
-        #[serde(borrow)]
-        transcript_path: Option<&'a RawValue>,
+    match shape.map(|sh| sh.looks_like(&name)) {
+        Some(Host::Claude) | None if env.gemini_tie_break() => Host::Gemini,
+        Some(h) => h,
+        None => Host::Claude,
     }
-    let Ok(shape) = serde_json::from_slice::<Shape>(bytes) else {
-        return Host::Claude;
-    };
-    let name = s(shape.hook_event_name).unwrap_or_default();
-    // OpenClaw's names are snake_case (Cursor's camelCase); only its shim sends them.
-    if host::OPENCLAW.owns(&name) {
-        return Host::OpenClaw;
-    }
-    if shape.cursor_version.is_some() || name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-    {
-        return Host::Cursor;
-    }
-    if host::GEMINI.owns(&name) || shape.timestamp.is_some() {
-        return Host::Gemini;
-    }
-    // Codex sends `turn_id` on its turn events, and its transcript is a rollout file
-    // (`…/sessions/YYYY/MM/DD/rollout-*.jsonl`) on all of them (SessionStart and SessionEnd carry
-    // no turn id). A `model` field alone says nothing: Claude Code sends one too.
-    let rollout = s(shape.transcript_path).is_some_and(|p| {
-        p.rsplit('/')
-            .next()
-            .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
-    });
-    if shape.turn_id.is_some() || rollout || host::CODEX.owns(&name) {
-        return Host::Codex;
-    }
-    Host::Claude
 }
 
 /// Parses a well-formed payload sent by `host`. `None` only for bytes that `malformed_reason`
 /// rejects.
 pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
+    parse_named(host, bytes, None)
+}
+
+/// Parses a payload sent by `host`; `given` is the event name the invocation was given (`hook
+/// --event NAME`, or the name recorded with the envelope), for payloads that carry none. The
+/// payload's own name wins (`hook_event_name`, Copilot's `hookName`); a Copilot payload with
+/// neither is named from its fields (`copilot_event`). `None` for bytes that are no JSON object
+/// or name no event.
+pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<HookEvent> {
     if *host == Host::OpenClaw {
         return crate::openclaw::parse(bytes);
     }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
-    let name = s(raw.hook_event_name)?;
+    let name = s(raw.hook_event_name)
+        .or_else(|| s(raw.hook_name))
+        .or_else(|| given.filter(|g| !g.is_empty()).map(str::to_string))
+        .or_else(|| {
+            (*host == Host::Copilot)
+                .then(|| copilot_event(&raw))
+                .flatten()
+                .map(str::to_string)
+        })?;
     let facts = host.facts();
     let canonical = canonical(facts.meaning(&name), &raw);
     // After a model switch (PostModelSwitch's `to_model`) the session runs the new model.
@@ -542,7 +668,16 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
             .then(|| s(raw.to_model))
             .flatten()
     });
-    let session_id = s(raw.session_id)
+    let agent_id = s(raw.agent_id)
+        .or_else(|| s(raw.agent_id_camel))
+        .filter(|s| !s.is_empty());
+    // Inside a Copilot subagent the payload's session id is the subagent's own; the session is
+    // its parent (`parentAgentId`).
+    let session_id = s(raw.parent_agent_id_camel)
+        .or_else(|| s(raw.parent_agent_id))
+        .filter(|p| !p.is_empty())
+        .or_else(|| s(raw.session_id))
+        .or_else(|| s(raw.session_id_camel))
         .or_else(|| s(raw.conversation_id))
         .filter(|s| !s.is_empty());
     let (session_id, served) = served_for(&raw, session_id);
@@ -558,9 +693,11 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
         }),
         resumed,
         cwd: cwd(facts, &raw),
-        transcript_path: s(raw.transcript_path).filter(|p| !p.is_empty()),
-        agent_id: s(raw.agent_id).filter(|s| !s.is_empty()),
-        agent_type: s(raw.agent_type),
+        transcript_path: s(raw.transcript_path)
+            .or_else(|| s(raw.transcript_path_camel))
+            .filter(|p| !p.is_empty()),
+        agent_id,
+        agent_type: s(raw.agent_type).or_else(|| s(raw.agent_type_camel)),
         agent_name: s(raw.agent_name)
             .or_else(|| s(raw.agent_name_camel))
             .filter(|n| !n.trim().is_empty()),
@@ -571,6 +708,45 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
         continues: None,
         usage: None,
     })
+}
+
+/// The event a Copilot CLI payload that names none is (its camelCase registrations send no
+/// name; install puts it on the command line, so this is for handlers registered by hand), from
+/// the fields each of its events carries (measured on 1.0.102).
+fn copilot_event(raw: &Raw) -> Option<&'static str> {
+    let tool = raw.tool_name_camel.is_some() || raw.tool_name.is_some();
+    let name = if raw.tool_call_id.is_some() && raw.server_name.is_some() {
+        "preMcpToolCall"
+    } else if tool && (raw.tool_result_camel.is_some() || raw.tool_result.is_some()) {
+        "postToolUse"
+    } else if tool && raw.error.is_some() {
+        "postToolUseFailure"
+    } else if tool {
+        "preToolUse"
+    } else if raw.transformed_prompt.is_some() {
+        "userPromptTransformed"
+    } else if raw.prompt.is_some() {
+        "userPromptSubmitted"
+    } else if raw.error_context.is_some() {
+        "errorOccurred"
+    } else if raw.trigger.is_some() {
+        "preCompact"
+    } else if raw.stop_reason_camel.is_some() || raw.stop_hook_active.is_some() {
+        if raw.response.is_some() || raw.agent_name_camel.is_some() {
+            "subagentStop"
+        } else {
+            "agentStop"
+        }
+    } else if raw.agent_name_camel.is_some() {
+        "subagentStart"
+    } else if raw.source.is_some() {
+        "sessionStart"
+    } else if raw.reason.is_some() {
+        "sessionEnd"
+    } else {
+        return None;
+    };
+    Some(name)
 }
 
 /// The session a served call belongs to: Claude Code runs tool calls here for another (cloud)
@@ -601,9 +777,14 @@ fn resumed(raw: &Raw) -> Option<Resumed> {
     (r != Resumed::default()).then_some(r)
 }
 
-/// Parses the payload of a stored hook event, as sent by the host its envelope names.
+/// Parses the payload of a stored hook event, as sent by the host its envelope names, with the
+/// event name recorded for it (a Copilot CLI payload names none).
 pub fn from_envelope(env: &Envelope) -> Option<HookEvent> {
-    parse(&Host::from_name(&env.host), &env.payload)
+    let name = match &env.kind {
+        journal::Kind::Hook { name } => Some(name.as_str()),
+        _ => None,
+    };
+    parse_named(&Host::from_name(&env.host), &env.payload, name)
 }
 
 /// The canonical event an event name stands for (`None`: unknown, kept as `Other`), with its
@@ -613,8 +794,11 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
         return Canonical::Other;
     };
     match meaning.kind {
+        // Copilot CLI calls a new session's start `new`.
         EventKind::SessionStart => Canonical::SessionStart {
-            source: s(raw.source).unwrap_or_else(|| "startup".into()),
+            source: s(raw.source)
+                .filter(|src| src != "new")
+                .unwrap_or_else(|| "startup".into()),
         },
         EventKind::SessionEnd => Canonical::SessionEnd {
             reason: s(raw.reason).unwrap_or_else(|| "other".into()),
@@ -635,21 +819,27 @@ fn canonical(meaning: Option<&HostEvent>, raw: &Raw) -> Canonical {
             last_message: s(raw.last_assistant_message).or_else(|| s(raw.prompt_response)),
         },
         EventKind::StopFailure => Canonical::StopFailure {
-            error: text(raw.error).unwrap_or_default(),
+            error: error_text(raw),
         },
         EventKind::SubagentStart => Canonical::SubagentStart {
-            agent_id: s(raw.agent_id).unwrap_or_default(),
-            agent_type: s(raw.agent_type),
+            agent_id: s(raw.agent_id)
+                .or_else(|| s(raw.agent_id_camel))
+                .unwrap_or_default(),
+            agent_type: s(raw.agent_type).or_else(|| s(raw.agent_type_camel)),
         },
         EventKind::SubagentStop => Canonical::SubagentStop {
-            agent_id: s(raw.agent_id).unwrap_or_default(),
-            agent_type: s(raw.agent_type),
+            agent_id: s(raw.agent_id)
+                .or_else(|| s(raw.agent_id_camel))
+                .unwrap_or_default(),
+            agent_type: s(raw.agent_type).or_else(|| s(raw.agent_type_camel)),
             transcript: s(raw.agent_transcript_path),
-            last_message: s(raw.last_assistant_message),
+            last_message: s(raw.last_assistant_message).or_else(|| s(raw.response)),
         },
         EventKind::PreCompact => Canonical::PreCompact {
             trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
-            instructions: s(raw.custom_instructions).filter(|s| !s.is_empty()),
+            instructions: s(raw.custom_instructions)
+                .or_else(|| s(raw.custom_instructions_camel))
+                .filter(|s| !s.is_empty()),
         },
         EventKind::PostCompact => Canonical::PostCompact {
             trigger: s(raw.trigger).unwrap_or_else(|| "auto".into()),
@@ -694,7 +884,18 @@ fn without_own_context(prompt: &str) -> String {
 /// A tool event: the tool, its input (and response, or error), from the payload or, for events
 /// that name no tool, from their own fields.
 fn tool_event(meaning: &HostEvent, raw: &Raw) -> Canonical {
-    let tool = || s(raw.tool_name).unwrap_or_default();
+    let tool = || {
+        s(raw.tool_name)
+            .or_else(|| s(raw.tool_name_camel))
+            .unwrap_or_default()
+    };
+    // Copilot CLI: `toolArgs` (`toolInput` at permissionRequest), `toolResult` (PascalCase:
+    // `tool_result`).
+    let input = || {
+        val(raw.tool_input)
+            .or_else(|| val(raw.tool_args))
+            .or_else(|| val(raw.tool_input_camel))
+    };
     match (meaning.kind, meaning.implied_tool) {
         (EventKind::ToolPre, Some(t)) => Canonical::ToolPre {
             tool: t.tool().into(),
@@ -707,19 +908,30 @@ fn tool_event(meaning: &HostEvent, raw: &Raw) -> Canonical {
         },
         (EventKind::ToolPre, None) => Canonical::ToolPre {
             tool: tool(),
-            input: val(raw.tool_input),
+            input: input(),
         },
         (EventKind::ToolPost, None) => Canonical::ToolPost {
             tool: tool(),
-            input: val(raw.tool_input),
-            response: val(raw.tool_response),
+            input: input(),
+            response: val(raw.tool_response)
+                .or_else(|| val(raw.tool_result_camel))
+                .or_else(|| val(raw.tool_result)),
         },
         _ => Canonical::ToolFailure {
             tool: tool(),
-            input: val(raw.tool_input),
-            error: text(raw.error).unwrap_or_default(),
+            input: input(),
+            error: error_text(raw),
         },
     }
+}
+
+/// An error as text: a string, an error object's `message` (Copilot CLI's errorOccurred), or
+/// the object's JSON text.
+fn error_text(raw: &Raw) -> String {
+    val(raw.error)
+        .and_then(|e| e.get("message")?.as_str().map(str::to_string))
+        .or_else(|| text(raw.error))
+        .unwrap_or_default()
 }
 
 /// The input of a tool event that names no tool, from the payload's own fields.

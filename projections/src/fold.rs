@@ -17,9 +17,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The checkpoint's layout. A checkpoint written by an older layout (one without the cost and
-/// notification partitions, or with finished tasks in `tasks`) does not decode or names another
-/// layout: it is rebuilt from the log, never extended from where it stands.
-pub const LAYOUT: u32 = 6;
+/// notification partitions, or with finished tasks in `tasks`; 7: sessions hold the compactions
+/// a host announced and its session file confirmed) does not decode or names another layout: it
+/// is rebuilt from the log, never extended from where it stands.
+pub const LAYOUT: u32 = 7;
 
 /// Journal-wide facts the hook path needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

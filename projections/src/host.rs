@@ -20,10 +20,15 @@ pub enum Host {
     Codex,
     /// Google's Gemini CLI.
     Gemini,
+    /// GitHub Copilot CLI.
+    Copilot,
     /// Cursor.
     Cursor,
     /// OpenClaw (its plugin shim forwards each plugin hook, see `OPENCLAW`).
     OpenClaw,
+    /// Qwen Code (recognised by its environment and read with Claude Code's names; not installed
+    /// by hookjournal yet).
+    Qwen,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
     /// what needs nothing host-specific (see `GENERIC`).
@@ -31,12 +36,14 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 5] = [
+pub const KNOWN: [Host; 7] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
+    Host::Copilot,
     Host::Cursor,
     Host::OpenClaw,
+    Host::Qwen,
 ];
 
 impl Host {
@@ -46,8 +53,10 @@ impl Host {
             Host::Claude => "claude",
             Host::Codex => "codex",
             Host::Gemini => "gemini",
+            Host::Copilot => "copilot",
             Host::Cursor => "cursor",
             Host::OpenClaw => "openclaw",
+            Host::Qwen => "qwen",
             Host::Other(name) => name,
         }
     }
@@ -67,8 +76,10 @@ impl Host {
             Host::Claude => &CLAUDE,
             Host::Codex => &CODEX,
             Host::Gemini => &GEMINI,
+            Host::Copilot => &COPILOT,
             Host::Cursor => &CURSOR,
             Host::OpenClaw => &OPENCLAW,
+            Host::Qwen => &QWEN,
             Host::Other(_) => &GENERIC,
         }
     }
@@ -113,8 +124,7 @@ impl FromStr for Host {
 /// The kinds of answer a hook can print, each honoured by some (host, event) pairs only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AnswerShape {
-    /// `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`: text added to the
-    /// model's context.
+    /// Text added to the model's context, in the form the host reads (`HostFacts::context`).
     Context,
     /// Plain text on stdout, appended to the compaction's summary request (Claude Code's
     /// PreCompact; it rejects `hookSpecificOutput` there).
@@ -148,6 +158,17 @@ impl ImpliedTool {
     }
 }
 
+/// How a host reads context from a hook's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContextForm {
+    /// `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}` (Claude Code and the
+    /// hosts that copied its protocol).
+    Nested,
+    /// `{"additionalContext":…}` at the top level: Copilot CLI 1.0.102 reads only that and
+    /// ignores the nested form (measured, `tests/copilot_cli.rs`).
+    Flat,
+}
+
 /// How `install` registers the handler for one event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Registration {
@@ -155,6 +176,9 @@ pub struct Registration {
     pub timeout_s: u64,
     /// Tool events take a matcher on the tool name: `"*"`, every tool.
     pub tool_matcher: bool,
+    /// The payload names no event (Copilot CLI's camelCase registrations): the command line
+    /// does, `hook --event NAME`.
+    pub event_arg: bool,
 }
 
 /// One event name a host sends.
@@ -195,8 +219,15 @@ pub struct CompactionFacts {
     /// The SessionStart `source` the session continues with after a compaction, if known.
     pub restart_source: Option<&'static str>,
     /// Whether `before` also fires when nothing is compacted (Gemini CLI fires PreCompress
-    /// before every model request).
+    /// before every model request): then it announces nothing, and a compaction is known only
+    /// once the host's session file shows it.
     pub before_fires_without_compaction: bool,
+    /// Whether the host's session file shows its compactions, and is read for them: a
+    /// compaction is counted there unless `before` announced it (Gemini CLI's never does;
+    /// Copilot CLI's preCompact does, and its `.claude/settings.json` handlers may never see
+    /// one). Neither host follows a compaction with an event: the restore goes with the next
+    /// context it takes after the compaction is announced or shown.
+    pub counted_from_session_file: bool,
     /// Whether a `continue:false` answer to `before` stops the compaction (Codex CLI: the turn
     /// is interrupted and nothing is compacted): then the compaction is counted at `after`, which
     /// fires only once the context was compacted.
@@ -230,11 +261,26 @@ pub enum Scope {
     User,
 }
 
+/// How a host's hooks file lists a handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookFileFormat {
+    /// `{"hooks":{EVENT:[{"matcher":…,"hooks":[{"type":"command","command":…,"timeout":…}]}]}}`
+    /// (Claude Code, Codex CLI, Gemini CLI).
+    Grouped,
+    /// `{"version":1,"hooks":{EVENT:[{"type":"command","bash":…,"timeoutSec":…}]}}` (Copilot CLI).
+    CopilotFlat,
+    /// `{"version":1,"hooks":{EVENT:[{"command":…,"timeout":…}]}}` (Cursor).
+    CursorFlat,
+}
+
 /// Where and how `install` registers the handler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InstallFacts {
-    /// Directory holding the settings file, in the project and in the user's home.
+    /// Directory holding the settings file in the project.
     pub config_dir: &'static str,
+    /// Directory holding the user's settings in their home (`.copilot` where the project's is
+    /// `.github`; else the same as `config_dir`).
+    pub user_config_dir: &'static str,
     /// Environment variable that moves the user-level config directory, if the host has one.
     pub config_dir_env: Option<&'static str>,
     /// The settings file in the project's `config_dir`.
@@ -248,6 +294,8 @@ pub struct InstallFacts {
     /// Handlers carry a `name` the host shows and toggles them by (Gemini:
     /// `/hooks disable hookjournal`).
     pub named_handlers: bool,
+    /// How the file lists a handler.
+    pub format: HookFileFormat,
     /// What to do after installing.
     pub next_step: &'static str,
 }
@@ -272,6 +320,70 @@ impl InstallFacts {
     }
 }
 
+/// What shows, in a hook process's environment, that this host runs it: every variable named is
+/// set (and not empty). Only variables the host sets for its hook processes and not for the
+/// programs its tools run count (those leak into any agent started from its shell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallerEvidence {
+    /// The variables, all of them set.
+    pub env: &'static [&'static str],
+    /// Where that was established.
+    pub measured: &'static str,
+}
+
+/// Gemini CLI sets it for its hooks; it only breaks a tie with Claude Code's payload shape.
+const GEMINI_TIE_BREAK: &str = "GEMINI_SESSION_ID";
+/// Claude Code's session variable: it leaks into every process Claude Code starts, so it only
+/// counts against Gemini's tie-break.
+const CLAUDE_SESSION: &str = "CLAUDE_CODE_SESSION_ID";
+
+/// The variables of a hook process's environment that host detection reads (`names`), as the
+/// CLI found them: set and not empty. Built by the CLI (`ingest::caller_env`), so detection
+/// itself stays a function of its inputs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallerEnv {
+    set: Vec<&'static str>,
+}
+
+impl CallerEnv {
+    /// Every variable detection reads: each known host's `caller` evidence, and the Gemini
+    /// tie-break's two.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        KNOWN
+            .into_iter()
+            .filter_map(|h| h.facts().caller)
+            .flat_map(|c| c.env.iter().copied())
+            .chain([GEMINI_TIE_BREAK, CLAUDE_SESSION])
+    }
+
+    /// The environment as `is_set` says: whether a variable is set and not empty.
+    pub fn read(is_set: impl Fn(&str) -> bool) -> CallerEnv {
+        let mut set: Vec<&'static str> = Self::names().filter(|n| is_set(n)).collect();
+        set.dedup();
+        CallerEnv { set }
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.set.contains(&name)
+    }
+
+    /// The known host (in table order) whose every `caller` variable is set: the host that runs
+    /// this hook process.
+    pub fn caller(&self) -> Option<Host> {
+        KNOWN.into_iter().find(|h| {
+            h.facts()
+                .caller
+                .is_some_and(|c| c.env.iter().all(|v| self.has(v)))
+        })
+    }
+
+    /// A payload that looks like Claude Code's is Gemini CLI's: `GEMINI_SESSION_ID` is set and
+    /// Claude Code's session variable is not.
+    pub fn gemini_tie_break(&self) -> bool {
+        self.has(GEMINI_TIE_BREAK) && !self.has(CLAUDE_SESSION)
+    }
+}
+
 /// Everything hookjournal knows about one host.
 #[derive(Debug, PartialEq, Eq)]
 pub struct HostFacts {
@@ -283,6 +395,11 @@ pub struct HostFacts {
     pub events: &'static [HostEvent],
     /// The (canonical event, answer) pairs it honours; everything else is answered with nothing.
     pub answers: &'static [(EventKind, AnswerShape)],
+    /// How it reads context.
+    pub context: ContextForm,
+    /// What shows in a hook's environment that this host runs it (checked before `--host`, see
+    /// `event::detect_host`); `None`: nothing reliable.
+    pub caller: Option<CallerEvidence>,
     /// Where the payload holds ids and paths.
     pub payload: PayloadFields,
     /// How a compaction shows.
@@ -311,10 +428,12 @@ impl HostFacts {
         self.event(name).is_some() && CLAUDE.event(name).is_none()
     }
 
-    /// The events `install` registers, in order.
+    /// The events `install` registers, in order (none for a host it does not install for).
     pub fn registered(&self) -> impl Iterator<Item = (&'static HostEvent, Registration)> {
+        let installed = self.install.is_some();
         self.events
             .iter()
+            .filter(move |_| installed)
             .filter_map(|e| e.register.map(|r| (e, r)))
     }
 }
@@ -327,6 +446,21 @@ const fn ev(name: &'static str, kind: EventKind, timeout_s: u64) -> HostEvent {
         register: Some(Registration {
             timeout_s,
             tool_matcher: false,
+            event_arg: false,
+        }),
+    }
+}
+
+/// An event whose payload names no event: install puts its name on the command line.
+const fn unnamed(name: &'static str, kind: EventKind, timeout_s: u64) -> HostEvent {
+    HostEvent {
+        name,
+        kind,
+        implied_tool: None,
+        register: Some(Registration {
+            timeout_s,
+            tool_matcher: false,
+            event_arg: true,
         }),
     }
 }
@@ -339,6 +473,7 @@ const fn tool(name: &'static str, kind: EventKind) -> HostEvent {
         register: Some(Registration {
             timeout_s: 10,
             tool_matcher: true,
+            event_arg: false,
         }),
     }
 }
@@ -443,20 +578,55 @@ const GEMINI_EVENTS: &[HostEvent] = &[
     seen("BeforeToolSelection", K::Other),
 ];
 
-/// Cursor's events (camelCase; not installed by hookjournal).
+/// Cursor's events (camelCase, seconds). Cursor ignores a whole `.cursor/hooks.json` that names
+/// one event it does not know, so install registers only names its hooks documentation lists
+/// (the 20 of `cursor.com/docs/hooks`): the generic tool events, not the shell, file and MCP
+/// ones besides them (each tool call would be counted twice), nor Tab or thought events.
 const CURSOR_EVENTS: &[HostEvent] = &[
-    seen("sessionStart", K::SessionStart),
-    seen("sessionEnd", K::SessionEnd),
-    seen("beforeSubmitPrompt", K::Prompt),
-    seen("preToolUse", K::ToolPre),
-    seen("postToolUse", K::ToolPost),
+    ev("sessionStart", K::SessionStart, 30),
+    ev("sessionEnd", K::SessionEnd, 10),
+    ev("beforeSubmitPrompt", K::Prompt, 30),
+    ev("preToolUse", K::ToolPre, 10),
+    ev("postToolUse", K::ToolPost, 10),
+    ev("postToolUseFailure", K::ToolFailure, 10),
+    ev("subagentStart", K::SubagentStart, 10),
+    ev("subagentStop", K::SubagentStop, 10),
+    ev("preCompact", K::PreCompact, 30),
+    ev("stop", K::Stop, 10),
     implied("beforeShellExecution", K::ToolPre, ImpliedTool::Shell),
     implied("afterShellExecution", K::ToolPost, ImpliedTool::Shell),
     implied("afterFileEdit", K::ToolPost, ImpliedTool::FileEdit),
     implied("beforeReadFile", K::ToolPre, ImpliedTool::FileRead),
-    seen("stop", K::Stop),
-    seen("subagentStop", K::SubagentStop),
-    seen("preCompact", K::PreCompact),
+    seen("afterAgentResponse", K::Other),
+    seen("afterAgentThought", K::Other),
+    seen("beforeMCPExecution", K::Other),
+    seen("afterMCPExecution", K::Other),
+];
+
+/// GitHub Copilot CLI's events as its camelCase registrations name them (measured on 1.0.102,
+/// `copilot -p`, all 15 fire): their payloads name no event, so install puts the name on the
+/// command line (`hook --event NAME`), except `permissionRequest` (`hookName`) and
+/// `notification` (`hook_event_name`). Its PascalCase registrations (and `.claude/settings.json`,
+/// which it runs too) send Claude Code's names, read from Claude's table, plus the two here.
+/// Timeouts in seconds (`timeoutSec`).
+const COPILOT_EVENTS: &[HostEvent] = &[
+    unnamed("sessionStart", K::SessionStart, 30),
+    unnamed("sessionEnd", K::SessionEnd, 10),
+    unnamed("userPromptSubmitted", K::Prompt, 30),
+    unnamed("userPromptTransformed", K::Other, 10),
+    unnamed("preToolUse", K::ToolPre, 10),
+    ev("permissionRequest", K::Other, 10),
+    unnamed("postToolUse", K::ToolPost, 10),
+    unnamed("postToolUseFailure", K::ToolFailure, 10),
+    unnamed("preCompact", K::PreCompact, 30),
+    unnamed("agentStop", K::Stop, 10),
+    unnamed("subagentStart", K::SubagentStart, 10),
+    unnamed("subagentStop", K::SubagentStop, 10),
+    unnamed("errorOccurred", K::StopFailure, 10),
+    ev("notification", K::Notification, 10),
+    unnamed("preMcpToolCall", K::Other, 10),
+    seen("ErrorOccurred", K::StopFailure),
+    seen("PreMcpToolCall", K::Other),
 ];
 
 /// Context at session start, with a prompt and after a tool.
@@ -481,6 +651,8 @@ pub const CLAUDE: HostFacts = HostFacts {
         (K::PreCompact, AnswerShape::StopAgent),
         (K::Stop, AnswerShape::BlockStop),
     ],
+    context: ContextForm::Nested,
+    caller: None,
     payload: PayloadFields {
         session_id: "session_id",
         agent_id: Some("agent_id"),
@@ -492,17 +664,20 @@ pub const CLAUDE: HostFacts = HostFacts {
         after: Some("PostCompact"),
         restart_source: Some("compact"),
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".claude",
+        user_config_dir: ".claude",
         config_dir_env: Some("CLAUDE_CONFIG_DIR"),
         project_file: "settings.json",
         local_file: Some("settings.local.json"),
         user_file: "settings.json",
         timeout_scale: 1,
         named_handlers: false,
+        format: HookFileFormat::Grouped,
         next_step: "start Claude Code here (hooks load at session start; /hooks lists them); \
                     check with `hookjournal status`.",
     }),
@@ -521,6 +696,8 @@ pub const CODEX: HostFacts = HostFacts {
         (K::PreCompact, AnswerShape::StopAgent),
         (K::Stop, AnswerShape::BlockStop),
     ],
+    context: ContextForm::Nested,
+    caller: None,
     payload: PayloadFields {
         session_id: "session_id",
         agent_id: Some("agent_id"),
@@ -534,17 +711,20 @@ pub const CODEX: HostFacts = HostFacts {
         after: Some("PostCompact"),
         restart_source: Some("compact"),
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: true,
     },
     trust: Trust::TrustedHooks,
     install: Some(InstallFacts {
         config_dir: ".codex",
+        user_config_dir: ".codex",
         config_dir_env: Some("CODEX_HOME"),
         project_file: "hooks.json",
         local_file: None,
         user_file: "hooks.json",
         timeout_scale: 1,
         named_handlers: false,
+        format: HookFileFormat::Grouped,
         next_step: "start Codex here (the hooks are trusted in its config.toml as /hooks would \
                     trust them; a project's hooks also need the project trusted); check with \
                     `hookjournal status`.",
@@ -566,6 +746,8 @@ pub const GEMINI: HostFacts = HostFacts {
         (K::ToolPost, AnswerShape::StopAgent),
         (K::Stop, AnswerShape::StopAgent),
     ],
+    context: ContextForm::Nested,
+    caller: None,
     payload: PayloadFields {
         session_id: "session_id",
         agent_id: None,
@@ -577,17 +759,20 @@ pub const GEMINI: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: true,
+        counted_from_session_file: true,
         before_can_cancel: false,
     },
     trust: Trust::TrustedFolder,
     install: Some(InstallFacts {
         config_dir: ".gemini",
+        user_config_dir: ".gemini",
         config_dir_env: None,
         project_file: "settings.json",
         local_file: None,
         user_file: "settings.json",
         timeout_scale: 1000,
         named_handlers: true,
+        format: HookFileFormat::Grouped,
         next_step: "Gemini CLI runs project hooks only in a trusted folder: trust this folder when \
                     it asks (or with /permissions; it is recorded in ~/.gemini/trustedFolders.json). \
                     In an untrusted folder, headless runs (`gemini -p`) included, no project hook \
@@ -596,12 +781,19 @@ pub const GEMINI: HostFacts = HostFacts {
     }),
 };
 
-/// Cursor: recorded, never answered (it has no context injection for these events).
+/// Cursor: recorded, never answered (hookjournal gives it no context). A handler registered
+/// for Claude Code that Cursor runs (it loads `.claude/settings*.json` when third-party hooks
+/// are on) is told apart by `CURSOR_VERSION` (Cursor's hooks documentation; not measured here).
 pub const CURSOR: HostFacts = HostFacts {
     name: "cursor",
     product: "Cursor",
     events: CURSOR_EVENTS,
     answers: &[],
+    context: ContextForm::Nested,
+    caller: Some(CallerEvidence {
+        env: &["CURSOR_VERSION"],
+        measured: "Cursor's hooks documentation (every hook process gets CURSOR_VERSION); not measured here",
+    }),
     payload: PayloadFields {
         session_id: "conversation_id",
         agent_id: None,
@@ -613,6 +805,120 @@ pub const CURSOR: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
+        before_can_cancel: false,
+    },
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".cursor",
+        user_config_dir: ".cursor",
+        config_dir_env: None,
+        project_file: "hooks.json",
+        local_file: None,
+        user_file: "hooks.json",
+        timeout_scale: 1,
+        named_handlers: false,
+        format: HookFileFormat::CursorFlat,
+        next_step: "start a new Cursor agent chat here (Cursor reads .cursor/hooks.json for each \
+                    session; its Hooks settings list them); check with `hookjournal status`.",
+    }),
+};
+
+/// GitHub Copilot CLI (measured on 1.0.102, `tests/copilot_cli.rs`): context as a flat
+/// `additionalContext` at sessionStart (its own user message), userPromptSubmitted (appended
+/// to the prompt) and postToolUse (appended to the tool result); a blocked agentStop starts a
+/// new turn with the reason. Neither `continue:false` (prompt, tool, preCompact) nor any
+/// answer to preCompact changes anything, and no hook follows a compaction: the restore goes
+/// with the next prompt or tool result after its session file shows the compaction. A notification is never answered: its context starts
+/// a new turn, and in `-p` mode every turn notifies again.
+pub const COPILOT: HostFacts = HostFacts {
+    name: "copilot",
+    product: "Copilot CLI",
+    events: COPILOT_EVENTS,
+    answers: &[
+        CONTEXT[0],
+        CONTEXT[1],
+        CONTEXT[2],
+        (K::Stop, AnswerShape::BlockStop),
+    ],
+    context: ContextForm::Flat,
+    caller: Some(CallerEvidence {
+        env: &["COPILOT_CLI", "COPILOT_PROJECT_DIR"],
+        measured: "Copilot CLI 1.0.102 sets COPILOT_CLI=1 and COPILOT_PROJECT_DIR for every hook \
+                   process (.github/hooks, ~/.copilot/hooks, .claude/settings.json); the programs \
+                   its shell tool runs get COPILOT_CLI without COPILOT_PROJECT_DIR",
+    }),
+    payload: PayloadFields {
+        session_id: "sessionId",
+        agent_id: Some("agentId"),
+        transcript_path: Some("transcriptPath"),
+        cwd: &["cwd"],
+    },
+    // Its compaction runs while the turn goes on and ends in `session.compaction_complete` in
+    // its session file, read at agentStop, preCompact, sessionEnd, and at prompts and tool
+    // results while one announced is not there yet: counted at preCompact, or there when no
+    // preCompact announced it. The restore goes with the next prompt or tool result after
+    // preCompact: it lands after the compaction's summary (measured).
+    compaction: CompactionFacts {
+        before: Some("preCompact"),
+        after: None,
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: true,
+        before_can_cancel: false,
+    },
+    trust: Trust::TrustedFolder,
+    install: Some(InstallFacts {
+        config_dir: ".github",
+        user_config_dir: ".copilot",
+        config_dir_env: Some("COPILOT_HOME"),
+        project_file: "hooks/hookjournal.json",
+        local_file: None,
+        user_file: "hooks/hookjournal.json",
+        timeout_scale: 1,
+        named_handlers: false,
+        format: HookFileFormat::CopilotFlat,
+        next_step: "start Copilot CLI here (`copilot`, or `copilot -p …`); check with \
+                    `hookjournal status`.",
+    }),
+};
+
+/// Qwen Code (0.24.4 measured; `../shared/fixtures/real-hosts/qwen-0.24.4`): Claude Code's event
+/// names and snake_case fields plus Gemini's top-level `timestamp`; it reads Claude's nested
+/// context at SessionStart (into the system prompt), UserPromptSubmit and PostToolUse, and a
+/// blocked Stop. Recognised by its hooks' environment, so a Qwen payload is never taken for
+/// Gemini's; installing for it is not supported yet.
+pub const QWEN: HostFacts = HostFacts {
+    name: "qwen",
+    product: "Qwen Code",
+    events: CLAUDE_EVENTS,
+    answers: &[
+        CONTEXT[0],
+        CONTEXT[1],
+        CONTEXT[2],
+        (K::Stop, AnswerShape::BlockStop),
+    ],
+    context: ContextForm::Nested,
+    caller: Some(CallerEvidence {
+        env: &["QWEN_CODE_CLI", "QWEN_PROJECT_DIR"],
+        measured:
+            "Qwen Code 0.24.4 sets QWEN_CODE_CLI and QWEN_PROJECT_DIR for every hook process; \
+                   the programs its shell tool runs get QWEN_CODE_CLI without QWEN_PROJECT_DIR",
+    }),
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: Some("agent_id"),
+        transcript_path: Some("transcript_path"),
+        cwd: &["cwd"],
+    },
+    // Its SessionStart(compact) answer is not used (0.24.4 keeps the startup one): no restart
+    // takes the restore yet.
+    compaction: CompactionFacts {
+        before: Some("PreCompact"),
+        after: Some("PostCompact"),
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::Unverified,
@@ -654,6 +960,8 @@ pub const OPENCLAW: HostFacts = HostFacts {
         (K::Prompt, AnswerShape::Context),
         (K::Stop, AnswerShape::BlockStop),
     ],
+    context: ContextForm::Nested,
+    caller: None,
     payload: PayloadFields {
         session_id: "ctx.sessionId",
         agent_id: None,
@@ -665,17 +973,20 @@ pub const OPENCLAW: HostFacts = HostFacts {
         after: Some("after_compaction"),
         restart_source: None,
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".openclaw",
+        user_config_dir: ".openclaw",
         config_dir_env: Some("OPENCLAW_STATE_DIR"),
         project_file: "openclaw.json",
         local_file: None,
         user_file: "openclaw.json",
         timeout_scale: 1000,
         named_handlers: false,
+        format: HookFileFormat::Grouped,
         next_step: "restart the OpenClaw gateway (`openclaw gateway run`) so it loads the \
                     hookjournal plugin; check with `hookjournal status`.",
     }),
@@ -701,6 +1012,8 @@ pub const GENERIC: HostFacts = HostFacts {
         CONTEXT[2],
         (K::PreCompact, AnswerShape::StopAgent),
     ],
+    context: ContextForm::Nested,
+    caller: None,
     payload: PayloadFields {
         session_id: "session_id",
         agent_id: None,
@@ -712,6 +1025,7 @@ pub const GENERIC: HostFacts = HostFacts {
         after: None,
         restart_source: None,
         before_fires_without_compaction: false,
+        counted_from_session_file: false,
         before_can_cancel: false,
     },
     trust: Trust::Unverified,
@@ -740,7 +1054,9 @@ mod tests {
 
     #[test]
     fn every_event_name_is_listed_once_per_host() {
-        for f in [&CLAUDE, &CODEX, &GEMINI, &CURSOR, &OPENCLAW] {
+        for f in [
+            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN,
+        ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
             }
@@ -776,6 +1092,40 @@ mod tests {
             x.settings_path(Scope::Project, p, None),
             Some(PathBuf::from("/p/.codex/hooks.json"))
         );
-        assert!(CURSOR.install.is_none() && CURSOR.registered().next().is_none());
+        assert!(QWEN.install.is_none() && QWEN.registered().next().is_none());
+        let g = COPILOT.install.unwrap();
+        assert_eq!(
+            g.settings_path(Scope::Project, p, None),
+            Some(PathBuf::from("/p/.github/hooks/hookjournal.json"))
+        );
+        assert_eq!(
+            g.settings_path(Scope::User, p, Some(Path::new("/h/.copilot"))),
+            Some(PathBuf::from("/h/.copilot/hooks/hookjournal.json"))
+        );
+    }
+
+    #[test]
+    fn the_environment_names_the_caller_only_with_all_its_variables() {
+        let env = |vars: &[&str]| CallerEnv::read(|n| vars.contains(&n));
+        assert_eq!(env(&[]).caller(), None);
+        // Copilot's shell tool gives the programs it runs COPILOT_CLI alone.
+        assert_eq!(env(&["COPILOT_CLI"]).caller(), None);
+        assert_eq!(
+            env(&[
+                "COPILOT_CLI",
+                "COPILOT_PROJECT_DIR",
+                "CLAUDE_CODE_SESSION_ID"
+            ])
+            .caller(),
+            Some(Host::Copilot)
+        );
+        assert_eq!(env(&["QWEN_CODE_CLI"]).caller(), None);
+        assert_eq!(
+            env(&["QWEN_CODE_CLI", "QWEN_PROJECT_DIR"]).caller(),
+            Some(Host::Qwen)
+        );
+        assert_eq!(env(&["CURSOR_VERSION"]).caller(), Some(Host::Cursor));
+        assert!(env(&["GEMINI_SESSION_ID"]).gemini_tie_break());
+        assert!(!env(&["GEMINI_SESSION_ID", "CLAUDE_CODE_SESSION_ID"]).gemini_tie_break());
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod codex_rollout;
 pub mod config;
+pub mod copilot_session;
 pub mod cost_totals;
 pub mod derived;
 pub mod event;

@@ -5,7 +5,7 @@ use crate::config::PolicyConfig;
 use crate::derived::{Checkpoint, ReminderIssued, TaskReleased};
 use crate::event::{Canonical, EventKind, HookEvent};
 use crate::fold::State;
-use crate::host::{AnswerShape, Host};
+use crate::host::{AnswerShape, ContextForm, Host};
 use crate::session::SessionState;
 use crate::tasks::{TaskRef, TaskStatus};
 use crate::views::{self, Purpose, Tier};
@@ -33,6 +33,8 @@ pub enum Answer {
         event: String,
         /// The text added to the context.
         text: String,
+        /// How the host reads it (nested in `hookSpecificOutput`, or flat).
+        form: ContextForm,
     },
     /// Plain text for the compaction's summariser (Claude Code's PreCompact).
     CompactionText(String),
@@ -62,9 +64,18 @@ impl Answer {
     /// The answer as JSON: an object, or a string for plain text.
     pub fn to_json(&self) -> Value {
         match self {
-            Answer::Context { event, text } => json!({
+            Answer::Context {
+                event,
+                text,
+                form: ContextForm::Nested,
+            } => json!({
                 "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
             }),
+            Answer::Context {
+                text,
+                form: ContextForm::Flat,
+                ..
+            } => json!({ "additionalContext": text }),
             Answer::CompactionText(text) => Value::String(text.clone()),
             Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
             Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
@@ -109,11 +120,19 @@ impl Answer {
         if o.get("continue").and_then(Value::as_bool) == Some(false) {
             return Some(Answer::StopAgent);
         }
+        if let Some(text) = str_at(o.get("additionalContext")) {
+            return Some(Answer::Context {
+                event: String::new(),
+                text,
+                form: ContextForm::Flat,
+            });
+        }
         let specific = o.get("hookSpecificOutput");
         let text = str_at(specific.and_then(|h| h.get("additionalContext")))?;
         Some(Answer::Context {
             event: str_at(specific.and_then(|h| h.get("hookEventName"))).unwrap_or_default(),
             text,
+            form: ContextForm::Nested,
         })
     }
 }
@@ -161,6 +180,7 @@ fn context_answer(ev: &HookEvent, text: String) -> Option<Answer> {
         .then(|| Answer::Context {
             event: ev.name.clone(),
             text,
+            form: ev.host.facts().context,
         })
 }
 
@@ -266,12 +286,27 @@ fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d
         format!("failed and released task {}", names.join(", "))
     };
     let name = agent.unwrap_or("(loop mode)");
+    // Copilot CLI honours no stop at all (measured): the line says so rather than claim one.
+    let stopping = if ev
+        .host
+        .facts()
+        .answers
+        .iter()
+        .any(|(_, shape)| *shape == AnswerShape::StopAgent)
+    {
+        " and stopping the agent"
+    } else {
+        " (the host takes no stop: the agent goes on)"
+    };
     d.stderr = match ev.canonical {
+        Canonical::PreCompact { .. } if announces_compaction(ev) => Some(format!(
+            "hookjournal: agent {name} reached the context limit; {what}{stopping}"
+        )),
         _ if found => Some(format!(
-            "hookjournal: agent {name} reached the context limit (the host compressed its context); {what} and stopping the agent"
+            "hookjournal: agent {name} reached the context limit (the host compressed its context); {what}{stopping}"
         )),
         Canonical::PreCompact { .. } => Some(format!(
-            "hookjournal: agent {name} reached the context limit; {what} and stopping the agent"
+            "hookjournal: agent {name} reached the context limit; {what}{stopping}"
         )),
         _ if !names.is_empty() => Some(format!(
             "hookjournal: session of agent {name} ended; {what}"
@@ -465,6 +500,7 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
         let kind = ev.canonical.kind();
         if s.compression_seen_at > s.restored_at
             && matches!(kind, EventKind::Prompt | EventKind::ToolPost)
+            && ev.agent_id.is_none()
             && ev.host.answers(kind, AnswerShape::Context)
         {
             let restore = views::restore_text(st, s, cfg, Purpose::Restore { source: "compact" });
@@ -670,8 +706,17 @@ mod tests {
                 Answer::Context {
                     event: "UserPromptSubmit".into(),
                     text: "a \"quoted\" note".into(),
+                    form: ContextForm::Nested,
                 },
                 r#"{"hookSpecificOutput":{"additionalContext":"a \"quoted\" note","hookEventName":"UserPromptSubmit"}}"#,
+            ),
+            (
+                Answer::Context {
+                    event: String::new(),
+                    text: "hookjournal: 1 open task".into(),
+                    form: ContextForm::Flat,
+                },
+                r#"{"additionalContext":"hookjournal: 1 open task"}"#,
             ),
             (
                 Answer::CompactionText("hookjournal: keep\n- x".into()),
@@ -698,6 +743,7 @@ mod tests {
         let context = Answer::Context {
             event: "Stop".into(),
             text: r#"{"decision":"block"}"#.into(),
+            form: ContextForm::Nested,
         };
         assert_eq!(Answer::from_recorded(&context.to_string()), Some(context));
     }

@@ -125,6 +125,7 @@ impl Scenario {
             tokens,
             model: None,
             compressions: compressions.iter().map(|c| c.to_string()).collect(),
+            window: None,
         });
         self
     }
@@ -239,6 +240,7 @@ impl Scenario {
             tokens: Some(tokens),
             model: None,
             compressions: Vec::new(),
+            window: None,
         });
         let env = self.envelope(
             Kind::ContextObserved { cause },

@@ -224,6 +224,14 @@ pub struct SessionState {
     /// The hook event whose session-file read found the latest compression (0: none yet).
     #[serde(default)]
     pub compression_seen_at: Seq,
+    /// The latest pre-compaction event of a host that announces a compaction its session file
+    /// counts (`CompactionFacts::counted_from_session_file`, Copilot CLI): until the file shows
+    /// it, the hook reads the file at prompts and tool results too (`awaits_compaction`).
+    #[serde(default)]
+    pub compaction_announced_at: Seq,
+    /// The event whose session-file read showed the last announced compaction.
+    #[serde(default)]
+    pub compaction_confirmed_at: Seq,
     /// The last answer that stopped the agent (`continue:false`), by its `ResponseEmitted`.
     #[serde(default)]
     pub stop_answered_at: Seq,
@@ -306,16 +314,27 @@ fn commit_made(input: &Value, response: &Value) -> Option<(String, String)> {
     if !(cmd.contains("git commit") || (cmd.contains("git -c") && cmd.contains(" commit"))) {
         return None;
     }
-    let out = str_at(response, &["stdout", "output", "llmContent"])
-        .map(str::to_string)
-        .or_else(|| response.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let out = str_at(
+        response,
+        &[
+            "stdout",
+            "output",
+            "llmContent",
+            "textResultForLlm",
+            "text_result_for_llm",
+        ],
+    )
+    .map(str::to_string)
+    .or_else(|| response.as_str().map(str::to_string))
+    .unwrap_or_default();
     parse_commit(&out)
 }
 
 /// Tools that read and edit files, and the file: absolute where the tool's response names it
 /// (Gemini CLI's `returnDisplay.filePath`; its `write_file` input path is relative), else the
-/// input's path, made absolute against the session's directory when it is relative.
+/// input's path, made absolute against the session's directory when it is relative (OpenClaw's
+/// `read`, `write`, `edit` and `apply_patch` name theirs relative to the workspace). Copilot
+/// CLI's are `view`, `create` and `edit` (`path`).
 fn file_of(
     tool: &str,
     input: &Value,
@@ -324,9 +343,22 @@ fn file_of(
 ) -> Option<(bool, String)> {
     let edit = matches!(
         tool,
-        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" | "write_file" | "replace" | "edit_file"
+        "Edit"
+            | "Write"
+            | "MultiEdit"
+            | "NotebookEdit"
+            | "write_file"
+            | "replace"
+            | "edit_file"
+            | "write"
+            | "edit"
+            | "create"
+            | "apply_patch"
     );
-    let read = matches!(tool, "Read" | "read_file" | "NotebookRead");
+    let read = matches!(
+        tool,
+        "Read" | "read_file" | "NotebookRead" | "read" | "view"
+    );
     if !edit && !read {
         return None;
     }
@@ -462,6 +494,12 @@ impl SessionState {
         self.reminder.last_reminder_at = None;
     }
 
+    /// Whether a compaction was announced (a pre-compaction event) that the host's session file
+    /// has not shown yet: Copilot CLI compacts while the turn goes on.
+    pub fn awaits_compaction(&self) -> bool {
+        self.compaction_announced_at > self.compaction_confirmed_at
+    }
+
     /// Whether every hook event of the session was a call served to it (a cloud session seen
     /// only through the tools it ran here).
     pub fn served_only(&self) -> bool {
@@ -501,6 +539,9 @@ impl SessionState {
             Canonical::ToolPre { .. }
             | Canonical::ToolPost { .. }
             | Canonical::ToolFailure { .. } => self.tool_event(ev, o, last_task_command),
+            // A subagent's own end of turn (Copilot CLI fires agentStop inside a subagent too):
+            // the session's agent is still at work.
+            Canonical::Stop { .. } if ev.agent_id.is_some() => {}
             Canonical::SubagentStart { .. } | Canonical::SubagentStop { .. } => {
                 if !self.subagent_event(&ev.canonical) {
                     return;
@@ -513,6 +554,13 @@ impl SessionState {
             // compaction is counted when its session file shows it (`ContextObserved`).
             Canonical::PreCompact { .. }
                 if ev.host.facts().compaction.before_fires_without_compaction => {}
+            // Copilot CLI's compaction ends after its preCompact, while the turn goes on: counted
+            // now, and its record in the session file (`ContextObserved`) not again.
+            Canonical::PreCompact { trigger, .. }
+                if ev.host.facts().compaction.counted_from_session_file =>
+            {
+                self.compaction_announced(env.seq, trigger)
+            }
             other => self.lifecycle(
                 other,
                 env.seq,
@@ -678,6 +726,18 @@ impl SessionState {
         self.pressure.start_over(seq);
     }
 
+    /// A compaction announced by a host whose session file shows it later (Copilot CLI's
+    /// preCompact): counted, the context starts over and the restore is due
+    /// (`compression_seen_at`) now; the file's record of it, when it comes, counts nothing again
+    /// (`awaits_compaction`).
+    fn compaction_announced(&mut self, seq: Seq, trigger: &str) {
+        self.status = Status::Compacting;
+        self.compacted(trigger);
+        self.compaction_announced_at = seq;
+        self.compression_seen_at = seq;
+        self.pressure.start_over(seq);
+    }
+
     /// Before a tool, after it, and a failed call.
     fn tool_event(&mut self, ev: &HookEvent, o: Origin, last_task_command: Seq) {
         match &ev.canonical {
@@ -819,7 +879,7 @@ impl SessionState {
                 push_recent(&mut self.files_read, &path, MAX_FILES);
             }
         }
-        if tool == "Bash" || tool == "run_shell_command" {
+        if matches!(tool, "Bash" | "run_shell_command" | "bash" | "exec") {
             if let Some((hash, message)) = commit_made(input, response) {
                 self.commits.retain(|c| c.hash != hash);
                 self.commits.insert(
@@ -1065,8 +1125,14 @@ impl SessionState {
                     .cloned()
                     .collect();
                 for id in new {
-                    self.compressed(env.seq);
-                    self.compression_seen_at = env.kind.cause().unwrap_or(env.seq);
+                    let cause = env.kind.cause().unwrap_or(env.seq);
+                    if self.awaits_compaction() {
+                        // The compaction its pre-compaction event announced (and counted).
+                        self.compaction_confirmed_at = cause;
+                    } else {
+                        self.compressed(env.seq);
+                        self.compression_seen_at = cause;
+                    }
                     self.compressions_seen.push(id);
                     if self.compressions_seen.len() > 50 {
                         self.compressions_seen.remove(0);
@@ -1078,6 +1144,9 @@ impl SessionState {
                     self.pressure.injected = 0;
                     self.pressure.tokens = tokens;
                     self.pressure.seq = env.seq;
+                    if c.window.is_some() {
+                        self.pressure.window = c.window;
+                    }
                     if c.model.is_some() {
                         self.pressure.model = c.model.clone();
                         self.model = c.model;

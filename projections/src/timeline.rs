@@ -293,11 +293,13 @@ impl Timelines {
         {
             return;
         }
+        // Where the session file counts compactions (Copilot CLI), the mark is put there too.
+        let from_file = facts.counted_from_session_file;
         // Marked where the session's count takes it: at PostCompact where the host can cancel at
         // PreCompact (Codex CLI), else at PreCompact.
         let cancellable = facts.before_can_cancel;
         let compacted = match &ev.canonical {
-            Canonical::PreCompact { trigger, .. } if !cancellable => Some(trigger),
+            Canonical::PreCompact { trigger, .. } if !cancellable && !from_file => Some(trigger),
             Canonical::PostCompact { trigger, .. } if cancellable => Some(trigger),
             _ => None,
         };

@@ -356,3 +356,67 @@ fn a_reset_into_a_new_session_restores_the_one_it_resumed_from() {
         );
     });
 }
+
+/// OpenClaw's file tools name their file in `params.path`, often relative to the workspace:
+/// the files read and edited are recorded by their absolute path, so the snapshot and the restore
+/// after a compaction name them.
+#[test]
+fn file_tools_record_the_files_read_and_edited_against_the_workspace() {
+    let ws = "/home/u/.openclaw/workspace";
+    openclaw()
+        .given_hook(&session_start(None))
+        .given_hook(&prompt("tidy the notes"))
+        .given_hook(&after_tool("read", json!({"path": "notes/todo.md"}), None))
+        .given_hook(&after_tool(
+            "write",
+            json!({"path": "notes/done.md", "content": "x"}),
+            None,
+        ))
+        .given_hook(&after_tool(
+            "edit",
+            json!({"path": format!("{ws}/README.md"), "oldText": "a", "newText": "b"}),
+            None,
+        ))
+        .given_hook(&after_tool(
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Update File: src/lib.rs\n@@\n-a\n+b\n*** End Patch"}),
+            None,
+        ))
+        // A failed read is no file read.
+        .given_hook(&after_tool(
+            "read",
+            json!({"path": "missing.md"}),
+            Some("ENOENT"),
+        ))
+        .given_hook(&compaction("before_compaction"))
+        .given_hook(&compaction("after_compaction"))
+        .when_hook(&prompt("go on"))
+        .then_state(move |st| {
+            let s = &st.sessions[SID];
+            assert_eq!(s.files_read, [format!("{ws}/notes/todo.md")]);
+            assert_eq!(
+                s.files_edited,
+                [
+                    format!("{ws}/src/lib.rs"),
+                    format!("{ws}/README.md"),
+                    format!("{ws}/notes/done.md"),
+                ]
+            );
+        });
+    let restore = openclaw()
+        .given_hook(&session_start(None))
+        .given_hook(&after_tool("edit", json!({"path": "notes/done.md"}), None))
+        .given_hook(&after_tool("read", json!({"path": "notes/todo.md"}), None))
+        .given_hook(&compaction("before_compaction"))
+        .given_hook(&compaction("after_compaction"))
+        .when_hook(&prompt("go on"))
+        .context();
+    assert!(
+        restore.contains(&format!(
+            "Files edited (recent first): \"{ws}/notes/done.md\""
+        )) && restore.contains(&format!(
+            "Files read (recent first): \"{ws}/notes/todo.md\""
+        )),
+        "{restore}"
+    );
+}

@@ -52,6 +52,13 @@ pub fn cmd(journal: &Path) -> Command {
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("CLAUDE_CODE_SESSION_ID")
         .env_remove("GEMINI_SESSION_ID")
+        // The variables that name the host running a hook (a test run from inside an agent's
+        // shell must not be taken for that agent).
+        .env_remove("COPILOT_CLI")
+        .env_remove("COPILOT_PROJECT_DIR")
+        .env_remove("CURSOR_VERSION")
+        .env_remove("QWEN_CODE_CLI")
+        .env_remove("QWEN_PROJECT_DIR")
         .env_remove("HOOKJOURNAL_SOURCE")
         // Seals where the tests expect them: drain work after the answer, in the hook itself.
         .env("HOOKJOURNAL_DRAINER", "inline")
@@ -92,8 +99,16 @@ pub fn run_json(journal: &Path, args: &[&str]) -> serde_json::Value {
 }
 
 /// Every line of `export --report events`, parsed, with the raw line kept under `"_line"`.
+/// Readers never ingest the spool, so the spool is ingested first (`hookjournal drain`, a writer;
+/// where it cannot run, e.g. another user's journal, what the log holds is read as it is).
 pub fn events(journal: &Path) -> Vec<serde_json::Value> {
-    run(journal, &["export", "--report", "events"])
+    let _ = cmd(journal).arg("drain").output();
+    events_of(&run(journal, &["export", "--report", "events"]))
+}
+
+/// The lines of an `export --report events` output, parsed, each raw line under `"_line"`.
+pub fn events_of(export: &str) -> Vec<serde_json::Value> {
+    export
         .lines()
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).expect("valid JSONL");

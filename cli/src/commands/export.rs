@@ -78,6 +78,7 @@ pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
 /// Writes the report, one JSON object a line.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let view = cmd.view()?;
+    crate::output::say_spooled(view.spooled);
     let filter = Filter {
         range: Range::new(args.since.as_deref(), args.until.as_deref())?,
         session: match &args.session {

@@ -9,7 +9,7 @@ use engine::settings::Settings;
 use engine::trace::{mark, Trace};
 use journal::{Kind, NewEvent};
 use projections::event::{self, HookEvent};
-use projections::host::Host;
+use projections::host::{CallerEnv, Host};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -18,19 +18,24 @@ use std::process::ExitCode;
 /// The hook's flags (parsed leniently by hand: a hook must not fail on an unexpected argument).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// auto, claude, codex, gemini, cursor or openclaw.
+    /// auto, claude, codex, gemini, copilot, cursor, openclaw or qwen: the host to assume
+    /// when neither the payload nor the hook's environment tells.
     #[arg(long, default_value = "auto")]
     pub host: String,
     /// Run by the Claude Code plugin: when a settings file registers hookjournal too, it defers
     /// to that registration (answers nothing, records nothing) and says so at SessionStart.
     #[arg(long)]
     pub plugin: bool,
+    /// The event, for payloads that name none (Copilot CLI's camelCase hooks).
+    #[arg(long)]
+    pub event: Option<String>,
 }
 
 struct Flags {
     journal: Option<PathBuf>,
     host: Option<String>,
     plugin: bool,
+    event: Option<String>,
     last_arg: Option<String>,
 }
 
@@ -39,6 +44,7 @@ fn parse_flags(argv: &[OsString]) -> Flags {
         journal: None,
         host: None,
         plugin: false,
+        event: None,
         last_arg: None,
     };
     let args: Vec<String> = argv
@@ -61,6 +67,11 @@ fn parse_flags(argv: &[OsString]) -> Flags {
             i += 1;
         } else if a == "--plugin" {
             f.plugin = true;
+        } else if let Some(v) = a.strip_prefix("--event=") {
+            f.event = Some(v.to_string());
+        } else if a == "--event" {
+            f.event = args.get(i + 1).cloned();
+            i += 1;
         }
         i += 1;
     }
@@ -186,11 +197,12 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
     // What an earlier hook could not keep, before this one adds anything of its own.
     say_missing_events(&dir);
     let handled = engine::hook::handle(&dir, &settings, &inv, &panic_message);
-    if let Some(out) = handled.stdout {
+    if let Some(out) = &handled.stdout {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{out}");
         let _ = stdout.flush();
     }
+    handled.after_answer(&dir, &settings, &inv);
     mark("close");
     Ok(())
 }
@@ -216,7 +228,8 @@ fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
     let agent_id = std::env::var(&settings.policy.loop_agent_env)
         .ok()
         .filter(|a| !a.trim().is_empty());
-    classify(flags, recorded_at_us, payload, truncated, agent_id)
+    let caller = engine::ingest::caller_env();
+    classify(flags, recorded_at_us, payload, truncated, agent_id, &caller)
 }
 
 /// The invocation's bytes (stdin, or Codex's `notify` argument) as the event to record: the whole
@@ -227,6 +240,7 @@ fn classify(
     mut payload: Vec<u8>,
     mut truncated: Option<journal::Truncation>,
     agent_id: Option<String>,
+    caller: &CallerEnv,
 ) -> Invocation {
     // Codex's legacy `notify` passes its JSON as the last argument, with empty stdin.
     let mut notify: Option<(String, Option<String>)> = None;
@@ -243,10 +257,10 @@ fn classify(
     }
     let host = match (&notify, flags.host.as_deref()) {
         (Some(_), None | Some("auto")) => Host::Codex,
-        (_, hint) => tie_break(event::detect_host(&payload, hint), hint),
+        (_, hint) => event::detect_host_with(&payload, hint, caller),
     };
     let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
-        event::parse(&host, &payload)
+        event::parse_named(&host, &payload, flags.event.as_deref())
     } else {
         None
     };
@@ -300,30 +314,27 @@ fn notify_name_and_thread(arg: &[u8]) -> (String, Option<String>) {
     (name, thread)
 }
 
-/// The payload looked like Claude Code's (the default): the environment breaks the tie. Gemini
-/// CLI sets `GEMINI_SESSION_ID`; Claude Code sets `CLAUDE_CODE_SESSION_ID` (which also leaks
-/// into child processes, so it only counts against Gemini's).
-fn tie_break(detected: Host, hint: Option<&str>) -> Host {
-    let explicit = hint.is_some_and(|h| h != "auto");
-    if !explicit
-        && detected == Host::Claude
-        && std::env::var_os("GEMINI_SESSION_ID").is_some()
-        && std::env::var_os("CLAUDE_CODE_SESSION_ID").is_none()
-    {
-        return Host::Gemini;
-    }
-    detected
-}
-
 /// What the hook records for `payload` (on stdin; `args` its command line, where Codex's `notify`
-/// puts its JSON): the event, and whether the payload parsed as a hook event (for the fuzz target
-/// `hook_payload`).
+/// puts its JSON; `env`, the hook environment's variables that are set): the event, and whether
+/// the payload parsed as a hook event (for the fuzz target `hook_payload`).
 #[doc(hidden)]
-pub fn classify_for_fuzzing(args: &[&str], payload: &[u8]) -> (NewEvent, Option<HookEvent>) {
+pub fn classify_for_fuzzing(
+    args: &[&str],
+    payload: &[u8],
+    env: &[&str],
+) -> (NewEvent, Option<HookEvent>) {
     let argv: Vec<OsString> = std::iter::once("hookjournal")
         .chain(args.iter().copied())
         .map(OsString::from)
         .collect();
-    let inv = classify(&parse_flags(&argv), 0, payload.to_vec(), None, None);
+    let caller = CallerEnv::read(|name| env.contains(&name));
+    let inv = classify(
+        &parse_flags(&argv),
+        0,
+        payload.to_vec(),
+        None,
+        None,
+        &caller,
+    );
     (inv.ev, inv.parsed)
 }

@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod copilot_trust;
 mod doc;
 mod openclaw;
 pub mod program;
@@ -18,6 +19,7 @@ use self::doc::{prop, string_value, Doc};
 use engine::codex_trust;
 use engine::registration::{is_hookjournal_command, split_program};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
+use projections::host::HookFileFormat;
 
 /// `install` flags.
 #[derive(clap::Args, Debug)]
@@ -76,6 +78,10 @@ pub enum Host {
     Codex,
     /// Gemini CLI
     Gemini,
+    /// GitHub Copilot CLI (.github/hooks/hookjournal.json, or ~/.copilot/hooks/ with --scope user)
+    Copilot,
+    /// Cursor (.cursor/hooks.json)
+    Cursor,
     /// OpenClaw (a plugin shim in its extensions, enabled in its openclaw.json)
     Openclaw,
 }
@@ -87,6 +93,8 @@ impl Host {
             Host::Claude => projections::host::Host::Claude,
             Host::Codex => projections::host::Host::Codex,
             Host::Gemini => projections::host::Host::Gemini,
+            Host::Copilot => projections::host::Host::Copilot,
+            Host::Cursor => projections::host::Host::Cursor,
             Host::Openclaw => projections::host::Host::OpenClaw,
         }
     }
@@ -214,7 +222,16 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     if facts.host.table().facts().trust == projections::host::Trust::TrustedHooks {
         trust_codex_hooks(&path, &after, &command, t.scope)?;
     }
-    println!("Command: {command}");
+    if facts.host == Host::Copilot && t.scope == Scope::Project {
+        copilot_trust_note(&project)?;
+    }
+    // Copilot CLI's camelCase payloads name no event: the command names it (`handler_entry`).
+    let event_arg = if facts.events.iter().any(|e| e.reg.event_arg) {
+        " --event EVENT (where the payload names none)"
+    } else {
+        ""
+    };
+    println!("Command: {command}{event_arg}");
     for note in &program.notes {
         println!("Note: {note}");
     }
@@ -230,6 +247,9 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     }
     for warning in warnings(facts, t.scope, &doc) {
         println!("Note: {warning}");
+    }
+    if let Some(overlap) = claude_settings_overlap(facts, &project, t.scope) {
+        println!("Note: {overlap}");
     }
     // Hosts read project settings where they start: from a subdirectory, that is the project.
     let next = if project != cwd && t.scope != Scope::User {
@@ -308,6 +328,95 @@ fn trust_codex_hooks(
         config.display()
     );
     Ok(())
+}
+
+/// Copilot CLI runs a repository's hooks only in a trusted folder, silently skipping them
+/// otherwise: says whether `project` is trusted in its `config.json`, and how to trust it. It
+/// never trusts the folder itself.
+fn copilot_trust_note(project: &Path) -> anyhow::Result<()> {
+    let facts = &facts(Host::Copilot);
+    let home = settings_path_from_env(facts, Scope::User, project)?
+        .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
+        .ok_or_else(|| anyhow!("cannot find Copilot CLI's home"))?;
+    let config = home.join("config.json");
+    let text = match fs::read_to_string(&config) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", config.display())),
+    };
+    match copilot_trust::trusted_by(&text, project) {
+        Some(entry) => println!(
+            "Trust: {} is trusted by Copilot CLI ({} lists {entry} in trustedFolders), so it runs \
+             these hooks.",
+            project.display(),
+            config.display()
+        ),
+        None => println!(
+            "Note: Copilot CLI runs a repository's hooks only in a trusted folder and skips them \
+             silently otherwise, and {} is not in trustedFolders of {}. Trust it when Copilot \
+             asks at its first start here (it records the folder there), or start it with \
+             --trust-folder (that session only), or set COPILOT_ALLOW_ALL=true; or install with \
+             --scope user (~/.copilot/hooks need no trust). hookjournal does not trust folders \
+             for you.",
+            project.display(),
+            config.display()
+        ),
+    }
+    Ok(())
+}
+
+/// Copilot CLI and Cursor also run the hooks of `.claude/settings*.json` (Cursor when its
+/// third-party hooks are on): with both installs in a project, each event those hooks see is
+/// journaled twice. Says so, for either install.
+fn claude_settings_overlap(facts: &HostFacts, project: &Path, scope: Scope) -> Option<String> {
+    if scope == Scope::User {
+        return None;
+    }
+    let ours = |path: &Path| {
+        read_settings(path)
+            .ok()
+            .flatten()
+            .and_then(|mut doc| remove_handlers(&mut doc).ok())
+            .is_some_and(|n| n > 0)
+    };
+    let claude = &self::facts(Host::Claude);
+    let claude_files: Vec<PathBuf> = [Scope::Project, Scope::Local]
+        .into_iter()
+        .filter_map(|s| settings_path(claude, s, project, None))
+        .filter(|p| ours(p))
+        .collect();
+    let others: Vec<(&str, PathBuf)> = [Host::Copilot, Host::Cursor]
+        .into_iter()
+        .map(self::facts)
+        .filter_map(|f| Some((f.product, settings_path(&f, Scope::Project, project, None)?)))
+        .filter(|(_, p)| ours(p))
+        .collect();
+    let names = |files: &[PathBuf]| {
+        files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    match facts.host {
+        Host::Copilot | Host::Cursor if !claude_files.is_empty() => Some(format!(
+            "{} also runs the hookjournal hooks of {}: each event it sends both is journaled \
+             twice. Keep one: `hookjournal uninstall --host claude` (or --scope local), or this \
+             install.",
+            facts.product,
+            names(&claude_files)
+        )),
+        Host::Claude if !others.is_empty() => {
+            Some(format!(
+            "{} also run{} the hookjournal hooks of this file, besides their own ({}): each event \
+             they send both is journaled twice.",
+            others.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(" and "),
+            if others.len() == 1 { "s" } else { "" },
+            names(&others.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>())
+        ))
+        }
+        _ => None,
+    }
 }
 
 /// A settings file before and after `install`, and the journal it will create.
@@ -403,12 +512,32 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     } else {
         None
     };
+    // A Copilot CLI or Cursor file that held only our hooks goes, as it came.
+    let emptied = facts.install.format != HookFileFormat::Grouped && only_version(&doc);
     if t.dry_run {
+        if emptied {
+            print!("{}", unified_diff(&path, Some(&before_text), ""));
+            println!(
+                "Would remove {}: it holds nothing but hookjournal's hooks.",
+                path.display()
+            );
+            println!("Dry run: nothing written.");
+            return Ok(ExitCode::SUCCESS);
+        }
         print!("{}", unified_diff(&path, Some(&before_text), &after));
         if let Some(u) = &untrust {
             print!("{}", unified_diff(&u.config, Some(&u.before), &u.after));
         }
         println!("Dry run: nothing written.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if emptied {
+        fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        println!(
+            "Removed {} (it held only hookjournal's {removed} hook{}); the journal itself is untouched.",
+            path.display(),
+            if removed == 1 { "" } else { "s" },
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let backup = write_settings(&path, &after, true)?;
@@ -511,7 +640,7 @@ fn settings_path_from_env(
                 let home = std::env::var_os("HOME")
                     .filter(|h| !h.is_empty())
                     .ok_or_else(|| anyhow!("$HOME is not set; cannot find the user settings"))?;
-                Some(Path::new(&home).join(facts.install.config_dir))
+                Some(Path::new(&home).join(facts.install.user_config_dir))
             }
         }
     } else {
@@ -700,7 +829,8 @@ fn quote_str(s: &str) -> String {
 // The edits: functions over the settings document (see `doc`).
 
 /// Makes `doc` register `command` for every event of the host, exactly once, after the user's own
-/// hooks; every other key, hook, comment and blank of the file stays as it was.
+/// hooks; every other key, hook, comment and blank of the file stays as it was. A new file of a
+/// host whose format has a version (Copilot CLI, Cursor) starts with `"version": 1`.
 fn install_handler(doc: &mut Doc, facts: &HostFacts, command: &str) -> Result<(), String> {
     if let Some(hooks) = hooks_object(doc)? {
         for event in &facts.events {
@@ -713,11 +843,14 @@ fn install_handler(doc: &mut Doc, facts: &HostFacts, command: &str) -> Result<()
     }
     remove_handlers(doc)?;
     if hooks_object(doc)?.is_none() {
+        if facts.install.format != HookFileFormat::Grouped && doc.root_object()?.is_none() {
+            doc.append_to_root("version", &1.into())?;
+        }
         let all = facts
             .events
             .iter()
             .map(|e| {
-                let groups = CstInputValue::Array(vec![matcher_group(facts, e, command)]);
+                let groups = CstInputValue::Array(vec![handler_entry(facts, e, command)]);
                 (e.name.to_string(), groups)
             })
             .collect();
@@ -726,10 +859,10 @@ fn install_handler(doc: &mut Doc, facts: &HostFacts, command: &str) -> Result<()
     for event in &facts.events {
         // Looked up again for each event: an edit re-parses the file.
         let hooks = hooks_object(doc)?.ok_or("\"hooks\" went missing")?;
-        let group = matcher_group(facts, event, command);
+        let entry = handler_entry(facts, event, command);
         match prop(&hooks, event.name).and_then(|p| p.array_value()) {
-            Some(groups) => doc.append_element(&groups, &group)?,
-            None => doc.append_prop(&hooks, event.name, &CstInputValue::Array(vec![group]))?,
+            Some(entries) => doc.append_element(&entries, &entry)?,
+            None => doc.append_prop(&hooks, event.name, &CstInputValue::Array(vec![entry]))?,
         }
     }
     Ok(())
@@ -749,17 +882,41 @@ fn hooks_object(doc: &Doc) -> Result<Option<CstObject>, String> {
     }
 }
 
-fn matcher_group(facts: &HostFacts, event: &Event, command: &str) -> CstInputValue {
-    let mut handler = Vec::new();
-    if facts.install.named_handlers {
-        handler.push(("name".to_string(), BINARY_NAME.into()));
-    }
-    handler.push(("type".into(), "command".into()));
-    handler.push(("command".into(), command.into()));
-    handler.push((
-        "timeout".into(),
-        (event.reg.timeout_s * facts.install.timeout_scale).into(),
-    ));
+/// One event's entry in the host's format: Claude Code's group (`{matcher?, hooks: [{type,
+/// command, timeout}]}`), or Copilot CLI's and Cursor's flat handler. Where the payload names no
+/// event (Copilot's camelCase hooks), the command names it: `… hook --host copilot --event NAME`.
+fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> CstInputValue {
+    let command = if event.reg.event_arg {
+        format!("{command} --event {}", event.name)
+    } else {
+        command.to_string()
+    };
+    let timeout: CstInputValue = (event.reg.timeout_s * facts.install.timeout_scale).into();
+    let handler = match facts.install.format {
+        HookFileFormat::CopilotFlat => {
+            return CstInputValue::Object(vec![
+                ("type".into(), "command".into()),
+                ("bash".into(), command.as_str().into()),
+                ("timeoutSec".into(), timeout),
+            ])
+        }
+        HookFileFormat::CursorFlat => {
+            return CstInputValue::Object(vec![
+                ("command".into(), command.as_str().into()),
+                ("timeout".into(), timeout),
+            ])
+        }
+        HookFileFormat::Grouped => {
+            let mut handler = Vec::new();
+            if facts.install.named_handlers {
+                handler.push(("name".to_string(), BINARY_NAME.into()));
+            }
+            handler.push(("type".into(), "command".into()));
+            handler.push(("command".into(), command.as_str().into()));
+            handler.push(("timeout".into(), timeout));
+            handler
+        }
+    };
     let mut group = Vec::new();
     if event.reg.tool_matcher {
         group.push(("matcher".to_string(), "*".into()));
@@ -796,6 +953,16 @@ fn next_removal(hooks: &CstObject) -> Option<CstNode> {
         };
         let group_nodes = groups.elements();
         for group in &group_nodes {
+            // Copilot CLI's and Cursor's files list handlers directly under the event.
+            if is_our_handler(group) {
+                return Some(if group_nodes.len() > 1 {
+                    group.clone()
+                } else if events.len() > 1 {
+                    event.clone().into()
+                } else {
+                    hooks.parent()?.into()
+                });
+            }
             let Some(handlers) = group
                 .as_object()
                 .and_then(|g| prop(&g, "hooks"))
@@ -821,13 +988,26 @@ fn next_removal(hooks: &CstObject) -> Option<CstNode> {
     None
 }
 
+/// A handler running `hookjournal hook`: its `command` (Copilot CLI's: `bash`).
 fn is_our_handler(handler: &CstNode) -> bool {
-    handler
-        .as_object()
-        .and_then(|h| prop(&h, "command"))
-        .and_then(|c| c.value())
-        .and_then(|v| string_value(&v))
-        .is_some_and(|cmd| is_hookjournal_command(&cmd))
+    let Some(h) = handler.as_object() else {
+        return false;
+    };
+    ["command", "bash"].iter().any(|key| {
+        prop(&h, key)
+            .and_then(|c| c.value())
+            .and_then(|v| string_value(&v))
+            .is_some_and(|cmd| is_hookjournal_command(&cmd))
+    })
+}
+
+/// Whether all the file holds is `"version": 1` (what install starts a Copilot CLI or Cursor
+/// file with): uninstall then removes the file rather than leave that.
+fn only_version(doc: &Doc) -> bool {
+    doc.root_object().ok().flatten().is_some_and(|root| {
+        let props = root.properties();
+        props.len() == 1 && prop(&root, "version").is_some()
+    })
 }
 
 /// Things the user should know after installing that the edit itself cannot fix.

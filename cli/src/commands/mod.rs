@@ -7,6 +7,7 @@ pub mod demo;
 pub mod doctor;
 pub mod drain;
 pub mod export;
+pub mod follow;
 pub mod hook;
 pub mod import;
 pub mod install;
@@ -80,6 +81,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Drain(a) => drain::run(&cmd, a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
+        Command::FollowSession(a) => follow::run(&cmd, a),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")
         }

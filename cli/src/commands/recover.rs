@@ -60,10 +60,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     }
     // Spooled events (intact ones are ingested in order by opening), then damaged spool files,
     // kept as bytes, then the checkpoint rebuilt from the whole log.
-    drop(cmd.open_read()?);
+    drop(cmd.open_write()?);
     let damaged = journal_damaged_spool(dir)?;
     rebuild_checkpoint(dir)?;
-    let j = cmd.open_read()?;
+    let j = cmd.open_write()?;
     let head = j.head_seq();
     drop(j);
 
@@ -144,13 +144,13 @@ fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
 /// log (a kill at any point leaves it marked, so the next reader finishes the job).
 fn rebuild_checkpoint(dir: &Path) -> Result<()> {
     journal::checkpoint::mark_stale(dir, "rebuild requested by recover")?;
-    drop(state::open_read(dir)?);
+    drop(state::open_and_drain(dir, false)?);
     Ok(())
 }
 
 /// Journals every spool file that fails its checksum as a `Malformed` event holding its bytes.
 fn journal_damaged_spool(dir: &Path) -> Result<usize> {
-    let mut j = state::open_read(dir)?;
+    let mut j = state::open_and_drain(dir, false)?;
     let mut tx = j.begin();
     let mut done = Vec::new();
     for entry in spool::list(dir)? {

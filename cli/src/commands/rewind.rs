@@ -22,7 +22,7 @@ pub struct Args {
 
 /// Appends a `Rewound` event and says what it changes.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
-    let mut j: Journal = cmd.open_read()?;
+    let mut j: Journal = cmd.open_write()?;
     let state = state::checkpoint_or_rebuild(&mut j)?;
     let id = engine::resolve_session(state.sessions.keys(), &args.session)?;
     let s = &state.sessions[&id];

@@ -54,7 +54,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         bail!("--batch must be at least 1");
     }
     // The journal must exist before it gets an identity.
-    drop(cmd.open_read()?);
+    drop(cmd.open_write()?);
     let journal_id = ship::journal_id(dir)?;
     let machine = nonempty(args.machine.clone())
         .or_else(|| nonempty(settings.ship.machine.clone()))

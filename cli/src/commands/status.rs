@@ -72,7 +72,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     );
     if st.spooled > 0 {
         println!(
-            "spooled    {} (just ingested: the fast path or a busy lock put them there)",
+            "spooled    {} waiting (the fast path or a busy lock put them there; counted in the views, in the log once the next hook ingests them)",
             st.spooled
         );
     }

@@ -4,8 +4,8 @@
 use crate::cli_util::CommandHelper;
 use crate::output::{self, escape, Align, Table};
 use anyhow::{bail, Result};
-use engine::hook::Writer;
 use engine::state::{self, Loaded};
+use engine::writer::{WriteError, Writer};
 use journal::{Journal, Kind};
 use projections::derived::{self, TaskCommand, TaskOp};
 use projections::fold::State;
@@ -367,32 +367,27 @@ fn change(
 ) -> Result<()> {
     let opts = state::cli_open_options(dir, true);
     let drain_lag = engine::settings::Settings::load(dir).0.hook.drain_lag;
-    let opened = journal::Journal::open_light(dir, &opts).map_err(|e| state::open_error(dir, e))?;
-    let outcome = match opened {
-        journal::Opened::Light(mut light) => {
-            let backlog = !journal::spool::list(dir)?.is_empty();
-            let tried = if backlog {
-                Err(anyhow::Error::new(state::CacheMiss))
-            } else {
-                apply(&mut light, task_id, &make)
-            };
-            match tried {
-                Ok(o) => {
-                    let due = engine::maintenance::due_after_light(&light, drain_lag);
-                    light.finish()?;
-                    if due {
-                        engine::maintenance::after_hook(dir, opts.segment_events);
-                    }
-                    o
-                }
-                Err(e) if state::is_cache_miss(&e) => {
-                    change_full(light.upgrade()?, task_id, &make)?
-                }
-                Err(e) => return Err(e),
+    // A spool backlog is the store's to drain first: a light writer never drains it.
+    let backlog = !journal::spool::list(dir)?.is_empty();
+    let (mut held, outcome) = engine::writer::write(dir, &opts, !backlog, |w| {
+        if let Some(j) = w.full() {
+            state::drain_all(j)?;
+            if Loaded::new(&*j)?.stale.is_some() {
+                state::rebuild_checkpoint(j)?;
             }
         }
-        journal::Opened::Full(j) => change_full(j, task_id, &make)?,
-    };
+        apply(w, task_id, &make)
+    })
+    .map_err(|e| match e {
+        WriteError::Open(e) => state::open_error(dir, e),
+        WriteError::Work(e) => e,
+    })?;
+    held.seal_if_full()?;
+    let due = held.drainer_due(drain_lag);
+    held.finish()?;
+    if due {
+        engine::maintenance::after_hook(dir, opts.segment_events);
+    }
     match outcome {
         Outcome::Unchanged { label, status } => {
             if json {
@@ -421,26 +416,11 @@ fn change(
     Ok(())
 }
 
-/// `change` on the journal opened in full: the spool and the log's unfolded events first.
-fn change_full(
-    mut j: Journal,
-    task_id: Option<&str>,
-    make: &dyn Fn(&State) -> Result<TaskCommand>,
-) -> Result<Outcome> {
-    state::drain_all(&mut j)?;
-    if Loaded::new(&j)?.stale.is_some() {
-        state::rebuild_checkpoint(&mut j)?;
-    }
-    let o = apply(&mut j, task_id, make)?;
-    j.seal_if_full()?;
-    Ok(o)
-}
-
 /// Loads what the reference can name — the journal-wide tasks, and the sessions a
 /// `SESSION:ID` prefix matches (every session only for a bare id that is not journal-wide) —
 /// and records the command when it changes the task.
-fn apply<W: Writer>(
-    j: &mut W,
+fn apply(
+    j: &mut dyn Writer,
     task_id: Option<&str>,
     make: &dyn Fn(&State) -> Result<TaskCommand>,
 ) -> Result<Outcome> {

@@ -83,9 +83,17 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
     }
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
+    // The shim passes its journal on every call: `--journal`, else `$HOOKJOURNAL_DIR` (as every
+    // command finds it), else the project's.
     let journal = cmd
         .journal_arg()
-        .map(|j| super::absolute(&cwd, j))
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os("HOOKJOURNAL_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .map(|j| super::absolute(&cwd, &j))
         .unwrap_or_else(|| project.join(crate::locate::DIR_NAME));
     let program = super::program::for_this_binary()?;
     let exe = &program.path;
