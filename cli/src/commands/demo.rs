@@ -25,12 +25,15 @@ pub struct Args {
 
 const STEPS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../tests/fixtures/claude-session/session.steps.jsonl"
+    "/demo/session.steps.jsonl"
 ));
-const MAIN: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl"));
+const MAIN: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/demo/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl"
+));
 const SUB: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl"
+    "/demo/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl"
 ));
 const MAIN_REL: &str =
     "transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl";

@@ -1,14 +1,17 @@
 //! One module per command, each a thin layer over the journal and projections crates.
 
+pub mod completions;
 pub mod context;
 pub mod cost;
 pub mod demo;
+pub mod doctor;
 pub mod drain;
 pub mod export;
 pub mod follow;
 pub mod hook;
 pub mod import;
 pub mod install;
+pub mod man;
 pub mod notifications;
 pub mod recover;
 pub mod replay;
@@ -80,9 +83,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recover(a) => recover::run(&cmd, a),
         Command::Ship(a) => ship::run(&cmd, a),
         Command::Demo(a) => demo::run(&cmd, a),
+        Command::Doctor(a) => doctor::run(&cmd, a),
         Command::Report(a) => report::run(&cmd, a),
         Command::Watch(a) => watch::run(&cmd, a),
         Command::Drain(a) => drain::run(&cmd, a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
         Command::FollowSession(a) => follow::run(&cmd, a),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")

@@ -80,15 +80,22 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-struct Outcome {
-    report: journal::VerifyReport,
-    damage: Vec<journal::Damage>,
-    projections_ok: Option<bool>,
+/// What `verify` found (a data value: `doctor` summarises it too).
+pub struct Outcome {
+    /// The journal as it was on disk.
+    pub report: journal::VerifyReport,
+    /// Every problem: the report's, then the projections'.
+    pub damage: Vec<journal::Damage>,
+    /// Whether the checkpoint matched a full replay (`None`: not checked, read-only here).
+    pub projections_ok: Option<bool>,
+    /// The log's head once the spool was ingested (events, hash), when the projections were
+    /// checked: what the journal holds now.
+    pub head: Option<(u64, journal::Hash)>,
 }
 
 /// The journal as it is on disk (nothing repaired, nothing drained first), then — when the log
 /// is sound — the checkpoint against a full replay.
-fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
+pub fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     let bar = crate::output::progress(0, "verify");
     let report = match journal::verify(dir, Duration::from_secs(10), |n| bar.set_position(n)) {
         Ok(r) => r,
@@ -98,11 +105,13 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     bar.finish_and_clear();
     let mut damage = report.damage.clone();
     let mut projections_ok = None;
+    let mut head = None;
     if report.ok() {
         // Only a sound log is worth replaying (opening ingests what the hooks spooled).
         match state::open_read(dir) {
             Ok(j) => {
                 let snap = j.read_snapshot()?;
+                head = Some((snap.head_seq, snap.head_hash));
                 let checkpoint = state::checkpoint_whole(&j);
                 drop(j);
                 let rewinds = state::collect_rewinds(&snap)?;
@@ -133,6 +142,7 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
         report,
         damage,
         projections_ok,
+        head,
     })
 }
 
@@ -141,12 +151,15 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
         report,
         damage,
         projections_ok,
+        head,
     } = o;
     let ok = damage.is_empty();
+    // What the journal holds now: the spooled events were checked, then ingested.
+    let (events, head_hash) = head.unwrap_or((report.events, report.head_hash));
     if args.json {
         crate::output::print_json(&serde_json::json!({
-            "ok": ok, "events": report.events, "segments": report.segments,
-            "head_hash": hex(&report.head_hash), "projections_match_replay": projections_ok,
+            "ok": ok, "events": events, "segments": report.segments, "spooled": report.spooled,
+            "head_hash": hex(&head_hash), "projections_match_replay": projections_ok,
             "damage": damage.iter().map(|d| serde_json::json!({
                 "seq": d.seq, "place": d.place.to_string(), "what": d.what,
             })).collect::<Vec<_>>(),
@@ -158,12 +171,19 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
             _ => "projections not checked (the journal is read-only here)",
         };
         println!(
-            "{}: {} events in {} sealed segments + active store; chain head {}; {checked}",
+            "{}: {} event{} in {} sealed segments + active store; chain head {}; {checked}",
             crate::output::tint("valid"),
-            crate::output::tokens(report.events),
+            crate::output::tokens(events),
+            if events == 1 { "" } else { "s" },
             report.segments,
-            &hex(&report.head_hash)[..16]
+            &hex(&head_hash)[..16]
         );
+        if report.spooled > 0 && head.is_some() {
+            println!(
+                "  {} waited in the spool (put there by the hooks' fast path or a busy lock): each read whole, then ingested",
+                crate::output::count(report.spooled as u64, "event")
+            );
+        }
         for n in &report.notes {
             println!("  note: {}", crate::output::escape(n));
         }
