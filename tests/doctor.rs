@@ -124,6 +124,21 @@ fn a_drainer_that_died_marked_running_is_named() {
 }
 
 #[test]
+fn an_event_a_hook_could_not_make_durable_is_named_with_its_time_and_reason() {
+    let env = installed();
+    // What a hook writes when its final sync fails (journal::incidents), at a fixed time.
+    fs::write(
+        env.project.join(".hookjournal/incidents"),
+        "1763000000000 may-be-missing a PostToolUse event of session s1 was written but syncing it failed (No space left on device (os error 28))\n\
+         1763000001000 repaired the write-ahead log's mirror was rewritten from the log\n",
+    )
+    .unwrap();
+    let out = doctor(&env, &[]);
+    let out = replace_pattern(&out, "(dddd days ago)", "(N days ago)");
+    assert_expected("doctor/incident.txt", &out);
+}
+
+#[test]
 fn the_plugin_and_the_settings_both_registering_is_named() {
     let env = installed();
     fs::create_dir_all(env.home.join(".claude")).unwrap();

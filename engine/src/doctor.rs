@@ -610,6 +610,7 @@ pub fn journal(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
         )),
     }
     out.push(drainer(dir));
+    out.extend(incidents(dir, ago));
     if report.damage.is_empty() {
         out.push(ok(
             "verify",
@@ -635,6 +636,35 @@ pub fn journal(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// Events a hook acknowledged but could not make durable (`journal::incidents`): each may be
+/// missing, said with its time and reason; `verify` tells whether it survived.
+fn incidents(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
+    let all = journal::incidents::read(dir);
+    let missing: Vec<_> = all
+        .iter()
+        .filter(|i| i.severity == journal::incidents::Severity::MayBeMissing)
+        .collect();
+    if missing.is_empty() {
+        return vec![ok("incidents", "no event may be missing".into())];
+    }
+    missing
+        .iter()
+        .rev()
+        .take(5)
+        .map(|i| {
+            problem(
+                "incidents",
+                format!(
+                    "{}: an event may be missing: {}",
+                    ago(i.at_ms * 1000),
+                    projections::text::one_line(&i.text)
+                ),
+                "hookjournal verify (it tells whether it survived; hookjournal status lists every incident)".into(),
+            )
+        })
+        .collect()
 }
 
 /// A drainer a hook started holds `drain.running` while it runs (a few seconds at most): one
