@@ -416,7 +416,7 @@ fn record_only_events_skip_the_store_and_are_ingested_before_any_answer() {
 #[test]
 fn verify_checks_a_journal_whose_events_all_wait_in_the_spool() {
     // Only record-only hooks so far (issue 33: `verify` said "no journal" where `status` found
-    // them): the spooled events are read, checked, ingested and counted.
+    // them): the spooled events are read, checked and counted, and left for a writer.
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");
     let pre = std::fs::read(fixtures().join("events/claude/PreToolUse-Bash.json")).unwrap();
@@ -434,7 +434,11 @@ fn verify_checks_a_journal_whose_events_all_wait_in_the_spool() {
         text.starts_with("valid: 2 events in 0 sealed segments"),
         "{text}"
     );
-    assert!(text.contains("2 events waited in the spool"), "{text}");
+    assert!(
+        text.contains("2 events in the spool") && text.contains("no checkpoint yet"),
+        "{text}"
+    );
+    assert!(!j.join("CURRENT").exists(), "verify wrote a store");
     let v = run_json(&j, &["verify", "--json"]);
     assert_eq!(
         (v["ok"].as_bool(), v["events"].as_u64()),

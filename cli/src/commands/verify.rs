@@ -88,9 +88,9 @@ pub struct Outcome {
     pub damage: Vec<journal::Damage>,
     /// Whether the checkpoint matched a full replay (`None`: not checked, read-only here).
     pub projections_ok: Option<bool>,
-    /// The log's head once the spool was ingested (events, hash), when the projections were
-    /// checked: what the journal holds now.
-    pub head: Option<(u64, journal::Hash)>,
+    /// Whether the journal has a store (a log and a checkpoint) yet: until a writer ingests
+    /// them, the hooks' fast path keeps every event in the spool.
+    pub store: bool,
 }
 
 /// The journal as it is on disk (nothing repaired, nothing drained first), then — when the log
@@ -105,13 +105,13 @@ pub fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     bar.finish_and_clear();
     let mut damage = report.damage.clone();
     let mut projections_ok = None;
-    let mut head = None;
-    if report.ok() {
-        // Only a sound log is worth replaying (opening ingests what the hooks spooled).
+    // A reader never writes: no store is created, and spooled events stay for the next writer.
+    let store = std::fs::symlink_metadata(dir.join("CURRENT")).is_ok();
+    if report.ok() && store {
+        // Only a sound log is worth replaying.
         match state::open_read(dir) {
             Ok(j) => {
                 let snap = j.read_snapshot()?;
-                head = Some((snap.head_seq, snap.head_hash));
                 let checkpoint = state::checkpoint_whole(&j);
                 drop(j);
                 let rewinds = state::collect_rewinds(&snap)?;
@@ -142,7 +142,7 @@ pub fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
         report,
         damage,
         projections_ok,
-        head,
+        store,
     })
 }
 
@@ -151,11 +151,10 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
         report,
         damage,
         projections_ok,
-        head,
+        store,
     } = o;
     let ok = damage.is_empty();
-    // What the journal holds now: the spooled events were checked, then ingested.
-    let (events, head_hash) = head.unwrap_or((report.events, report.head_hash));
+    let (events, head_hash) = (report.events, report.head_hash);
     if args.json {
         crate::output::print_json(&serde_json::json!({
             "ok": ok, "events": events, "segments": report.segments, "spooled": report.spooled,
@@ -168,6 +167,7 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
     } else if ok {
         let checked = match projections_ok {
             Some(true) => "projections match a full replay",
+            _ if !store => "no checkpoint yet (every event waits in the spool)",
             _ => "projections not checked (the journal is read-only here)",
         };
         println!(
@@ -178,9 +178,9 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
             report.segments,
             &hex(&head_hash)[..16]
         );
-        if report.spooled > 0 && head.is_some() {
+        if report.spooled > 0 {
             println!(
-                "  {} waited in the spool (put there by the hooks' fast path or a busy lock): each read whole, then ingested",
+                "  {} in the spool (put there by the hooks' fast path or a busy lock): each read whole; the next hook or `hookjournal drain` ingests them",
                 crate::output::count(report.spooled as u64, "event")
             );
         }
