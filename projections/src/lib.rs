@@ -14,6 +14,7 @@ pub mod gemini_chat;
 pub mod host;
 pub mod index;
 pub mod kind;
+pub mod observe;
 pub mod openclaw;
 pub mod policy;
 pub mod pricing;
