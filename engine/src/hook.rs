@@ -37,6 +37,7 @@ struct After {
     release_after: Option<&'static str>,
     cause: Option<journal::Seq>,
     due: bool,
+    rebuild: bool,
 }
 
 impl Handled {
@@ -47,6 +48,9 @@ impl Handled {
         };
         crate::mirror::write(dir, &settings.mirror, &after.committed);
         drop(after.held);
+        if after.rebuild {
+            crate::maintenance::spawn_rebuild(dir);
+        }
         if let Some(reason) = after.release_after {
             release_found_compaction(dir, inv, reason, settings);
         }
@@ -115,6 +119,7 @@ pub fn handle(
         release_after,
         drained,
         cause,
+        rebuild,
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
@@ -154,6 +159,7 @@ pub fn handle(
             release_after,
             cause,
             due,
+            rebuild,
         }),
     }
 }
@@ -421,6 +427,8 @@ struct Reply {
     drained: Vec<spool::SpoolEntry>,
     /// The invocation's place in the log, once committed with its answer.
     cause: Option<journal::Seq>,
+    /// The checkpoint was stale: a rebuild starts once the lock is let go.
+    rebuild: bool,
 }
 
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
@@ -504,9 +512,9 @@ fn answer(
             tx.push(e);
         }
         j.commit(tx)?;
-        crate::maintenance::spawn_rebuild(dir);
         return Ok(Some(Reply {
             drained,
+            rebuild: true,
             ..Reply::default()
         }));
     }
@@ -582,6 +590,7 @@ fn answer(
         release_after,
         drained,
         cause: Some(env.seq),
+        rebuild: false,
     }))
 }
 

@@ -314,9 +314,9 @@ fn check_copies(
         });
         return;
     }
-    for (state, place, other) in [
-        (&pair.log, &wal_place, &mirror_place),
-        (&pair.mirror, &mirror_place, &wal_place),
+    for (state, place, other, other_state) in [
+        (&pair.log, &wal_place, &mirror_place, &pair.mirror),
+        (&pair.mirror, &mirror_place, &wal_place, &pair.log),
     ] {
         if state.matches {
             continue;
@@ -336,6 +336,14 @@ fn check_copies(
             Some((at, what)) if state.records_after_stop && (*at as usize) < pair.bytes.len() => {
                 report.notes.push(format!(
                     "{place}: {what} at byte {at}, followed by whole records; {other} holds them intact (a write torn by a power cut, or damage to this copy alone): the next writer or `hookjournal recover` rewrites it"
+                ))
+            }
+            // Past the merged log, where the other copy never reached: a batch is acknowledged
+            // only once both copies are synced past it, so nothing from here on ever was; the
+            // opener cuts it, keeping the whole records aside.
+            Some((at, what)) if state.records_after_stop && other_state.len <= *at => {
+                report.notes.push(format!(
+                    "{place}: {what} at byte {at}, followed by whole records {other} never reached: an interrupted write, never acknowledged; the next writer cuts it and keeps those records aside"
                 ))
             }
             Some((at, what)) if state.records_after_stop => report.damage.push(Damage {
@@ -825,6 +833,50 @@ mod tests {
         assert!(
             r.notes.iter().any(|n| n.starts_with("wal/00000000000000000031.wal: ")
                 && n.contains("followed by whole records; wal/00000000000000000031.mirror holds them intact")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    /// Given a log copy torn past where its mirror ends, with whole records after the tear (a
+    /// power cut kept later pages of an unsynced append), when verified, then it is a note: no
+    /// batch there was ever acknowledged, since the mirror never reached it.
+    #[test]
+    fn a_tear_past_where_the_other_copy_ends_is_a_note() {
+        let dir = journal();
+        let wal = crate::wal::path(dir.path(), 31);
+        let mirror = crate::wal::mirror_path(dir.path(), 31);
+        let bytes = std::fs::read(&wal).unwrap();
+        // Where each record ends.
+        let mut ends = Vec::new();
+        let mut n = 0;
+        for cut in 0..=bytes.len() {
+            let k = crate::wal::scan_bytes(&bytes[..cut]).events.len();
+            if k > n {
+                ends.push(cut);
+                n = k;
+            }
+        }
+        assert!(ends.len() >= 4, "{ends:?}");
+        let k = ends.len();
+        std::fs::write(&mirror, &bytes[..ends[k - 4]]).unwrap();
+        let mut torn = bytes.clone();
+        torn[ends[k - 3] + 2..ends[k - 2]].fill(0);
+        std::fs::write(&wal, &torn).unwrap();
+        let r = check(dir.path());
+        // (Here the store holds those events too, and says so: this journal's store is synced,
+        // which a power cut before the mirror's sync would not have let happen.)
+        assert!(
+            !r.damage
+                .iter()
+                .any(|d| d.what.contains("followed by whole records")),
+            "{:?}",
+            r.damage
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("never reached: an interrupted write")),
             "{:?}",
             r.notes
         );
