@@ -72,7 +72,13 @@ pub struct Where<'a> {
 }
 
 /// The hosts `install` registers with, in the table's order.
-const INSTALLED: [Host; 3] = [Host::Claude, Host::Codex, Host::Gemini];
+const INSTALLED: [Host; 5] = [
+    Host::Claude,
+    Host::Codex,
+    Host::Gemini,
+    Host::Copilot,
+    Host::Cursor,
+];
 
 /// Every host's registration, as `install` would make it.
 pub fn hosts(w: &Where) -> Vec<Finding> {
@@ -124,7 +130,7 @@ fn user_dir(facts: &HostFacts) -> Option<PathBuf> {
         .config_dir_env
         .and_then(env)
         .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|h| Path::new(&h).join(install.config_dir)))
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(install.user_config_dir)))
 }
 
 /// One host: returns whether hookjournal is registered there at all.
@@ -419,6 +425,28 @@ fn trust(w: &Where, h: &Host, path: &Path, s: &Settings, out: &mut Vec<Finding>)
                 }
             }
         }
+        Trust::TrustedFolder if *h == Host::Copilot => {
+            if let Some(p) = w.project {
+                let file = user_dir(facts).map(|d| d.join("config.json"));
+                let shown = file
+                    .as_ref()
+                    .map_or("config.json".into(), |f| f.display().to_string());
+                if copilot_trusts(file.as_deref(), p) {
+                    out.push(ok(topic, format!("the folder is trusted in {shown}")));
+                } else {
+                    out.push(problem(
+                        topic,
+                        format!(
+                            "the folder is not trusted in {shown}: Copilot CLI skips its hooks silently"
+                        ),
+                        format!(
+                            "start `copilot` in {} and trust the folder (or --trust-folder)",
+                            p.display()
+                        ),
+                    ));
+                }
+            }
+        }
         Trust::TrustedFolder => {
             if let Some(p) = w.project {
                 let file = user_dir(facts).map(|d| d.join("trustedFolders.json"));
@@ -459,6 +487,27 @@ fn trust(w: &Where, h: &Host, path: &Path, s: &Settings, out: &mut Vec<Finding>)
         }
         Trust::None | Trust::Unverified => {}
     }
+}
+
+/// Copilot CLI's `config.json` (`trustedFolders`): an entry trusts the folder and every folder
+/// below it.
+fn copilot_trusts(file: Option<&Path>, project: &Path) -> bool {
+    let Some(v) = file
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|t| Settings::parse(&t).ok())
+        .map(|s| s.value)
+    else {
+        return false;
+    };
+    v.get("trustedFolders")
+        .and_then(|f| f.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str())
+        .any(|entry| {
+            let entry = Path::new(entry.trim_end_matches('/'));
+            entry.is_absolute() && project.starts_with(entry)
+        })
 }
 
 /// Gemini CLI's `trustedFolders.json`: `TRUST_FOLDER` trusts a folder and what is under it,
