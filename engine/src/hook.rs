@@ -403,6 +403,21 @@ fn observe(
                 out.extend(ingest::gemini_chat_events(session, path, max * 4, deadline));
             }
         }
+        // Qwen Code's session file (its transcript): usage per response of the main agent and
+        // the context. A subagent's requests are not written there (its SubagentStop names the
+        // parent's file: nothing to read for it).
+        _ if p.host == Host::Qwen => {
+            let at = p.agent_id.is_none()
+                && matches!(
+                    p.canonical,
+                    Canonical::Stop { .. }
+                        | Canonical::PreCompact { .. }
+                        | Canonical::SessionEnd { .. }
+                );
+            if let Some(path) = p.transcript_path.as_deref().filter(|_| at) {
+                out.extend(ingest::qwen_chat_events(session, path, max * 4, deadline));
+            }
+        }
         // Codex CLI's rollout: usage per request and the context (a subagent's own events name
         // its own rollout; its usage is not the session's context).
         Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }

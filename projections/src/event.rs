@@ -551,9 +551,9 @@ struct Shape<'a> {
 }
 
 impl Shape<'_> {
-    /// A host only one host's payloads show: OpenClaw's and Gemini CLI's own event names,
-    /// Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript (SessionStart and
-    /// SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone says nothing:
+    /// A host only one host's payloads show: OpenClaw's, Gemini CLI's and Qwen Code's own event
+    /// names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript (SessionStart
+    /// and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone says nothing:
     /// Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
         if host::OPENCLAW.owns(name) {
@@ -561,6 +561,9 @@ impl Shape<'_> {
         }
         if host::GEMINI.owns(name) {
             return Some(Host::Gemini);
+        }
+        if host::QWEN.owns(name) {
+            return Some(Host::Qwen);
         }
         if self.cursor_version.is_some() {
             return Some(Host::Cursor);
@@ -661,7 +664,14 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
                 .map(str::to_string)
         })?;
     let facts = host.facts();
-    let canonical = canonical(facts.meaning(&name), &raw);
+    let mut canonical = canonical(facts.meaning(&name), &raw);
+    // Qwen Code's UserPromptSubmit after each tool batch (`prompt:""`) is the turn going on.
+    if facts.empty_prompt_continues_turn
+        && matches!(canonical, Canonical::Prompt { .. })
+        && s(raw.prompt).is_some_and(|p| p.is_empty())
+    {
+        canonical = Canonical::Other;
+    }
     // After a model switch (PostModelSwitch's `to_model`) the session runs the new model.
     let model = s(raw.model).or_else(|| {
         (name == "PostModelSwitch")

@@ -26,8 +26,7 @@ pub enum Host {
     Cursor,
     /// OpenClaw (its plugin shim forwards each plugin hook, see `OPENCLAW`).
     OpenClaw,
-    /// Qwen Code (recognised by its environment and read with Claude Code's names; not installed
-    /// by hookjournal yet).
+    /// Qwen Code.
     Qwen,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
@@ -397,6 +396,10 @@ pub struct HostFacts {
     pub answers: &'static [(EventKind, AnswerShape)],
     /// How it reads context.
     pub context: ContextForm,
+    /// Whether a prompt event with an empty prompt is the host going on with the turn, not the
+    /// user (Qwen Code fires UserPromptSubmit with `prompt:""` after every tool batch): it is
+    /// recorded and never answered, and no prompt of the session.
+    pub empty_prompt_continues_turn: bool,
     /// What shows in a hook's environment that this host runs it (checked before `--host`, see
     /// `event::detect_host`); `None`: nothing reliable.
     pub caller: Option<CallerEvidence>,
@@ -652,6 +655,7 @@ pub const CLAUDE: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -697,6 +701,7 @@ pub const CODEX: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -747,6 +752,7 @@ pub const GEMINI: HostFacts = HostFacts {
         (K::Stop, AnswerShape::StopAgent),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -790,6 +796,7 @@ pub const CURSOR: HostFacts = HostFacts {
     events: CURSOR_EVENTS,
     answers: &[],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: Some(CallerEvidence {
         env: &["CURSOR_VERSION"],
         measured: "Cursor's hooks documentation (every hook process gets CURSOR_VERSION); not measured here",
@@ -842,6 +849,7 @@ pub const COPILOT: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Flat,
+    empty_prompt_continues_turn: false,
     caller: Some(CallerEvidence {
         env: &["COPILOT_CLI", "COPILOT_PROJECT_DIR"],
         measured: "Copilot CLI 1.0.102 sets COPILOT_CLI=1 and COPILOT_PROJECT_DIR for every hook \
@@ -883,27 +891,64 @@ pub const COPILOT: HostFacts = HostFacts {
     }),
 };
 
-/// Qwen Code (0.24.4 measured; `../shared/fixtures/real-hosts/qwen-0.24.4`): Claude Code's event
-/// names and snake_case fields plus Gemini's top-level `timestamp`; it reads Claude's nested
-/// context at SessionStart (into the system prompt), UserPromptSubmit and PostToolUse, and a
-/// blocked Stop. Recognised by its hooks' environment, so a Qwen payload is never taken for
-/// Gemini's; installing for it is not supported yet.
+/// Qwen Code's events: the 22 names of 0.24.4's `HookEventName` (it skips any other name as
+/// invalid), Claude Code's where they are Claude's, in its settings' shape, timeouts in seconds.
+/// Never `MessageDisplay`: it fires again and again while a reply streams (its bundle: "called
+/// repeatedly as the assistant's reply streams"). SessionEnd fires only at `/clear` headless;
+/// PermissionRequest and PermissionDenied never in `-p` (a headless agent is not offered the
+/// tools that ask); TodoCreated and TodoCompleted fire twice per todo (`phase` validation, then
+/// postWrite).
+const QWEN_EVENTS: &[HostEvent] = &[
+    ev("SessionStart", K::SessionStart, 30),
+    ev("SessionEnd", K::SessionEnd, 10),
+    ev("UserPromptSubmit", K::Prompt, 30),
+    ev("UserPromptExpansion", K::Other, 10),
+    tool("PreToolUse", K::ToolPre),
+    tool("PostToolUse", K::ToolPost),
+    tool("PostToolUseFailure", K::ToolFailure),
+    ev("PostToolBatch", K::Other, 10),
+    tool("PermissionRequest", K::Other),
+    ev("PermissionDenied", K::Other, 10),
+    ev("Notification", K::Notification, 10),
+    ev("Stop", K::Stop, 10),
+    ev("StopFailure", K::StopFailure, 10),
+    ev("SubagentStart", K::SubagentStart, 10),
+    ev("SubagentStop", K::SubagentStop, 10),
+    ev("PreCompact", K::PreCompact, 30),
+    ev("PostCompact", K::PostCompact, 10),
+    ev("SessionDelete", K::Other, 10),
+    ev("TodoCreated", K::Other, 10),
+    ev("TodoCompleted", K::Other, 10),
+    ev("InstructionsLoaded", K::Other, 10),
+    seen("MessageDisplay", K::Other),
+];
+
+/// Qwen Code (0.24.4 measured; `tests/fixtures/real-hosts/qwen-0.24.4/FACTS.md`): Claude Code's
+/// event names and snake_case fields plus Gemini's top-level `timestamp`, hooks in
+/// `.qwen/settings.json`. It reads Claude's nested context only (the flat one is ignored): at
+/// SessionStart into the system prompt, with a prompt, after a tool, and at PreCompact into the
+/// compression prompt ("Additional Instructions"); a blocked Stop goes on with the reason as the
+/// prompt. It ignores `continue:false` (at PreCompact and after a tool alike, measured), so a loop
+/// agent's task is released at a compaction but the agent is not stopped. Recognised by its hooks' environment, so a Qwen payload is never taken for Gemini's.
 pub const QWEN: HostFacts = HostFacts {
     name: "qwen",
     product: "Qwen Code",
-    events: CLAUDE_EVENTS,
+    events: QWEN_EVENTS,
     answers: &[
         CONTEXT[0],
         CONTEXT[1],
         CONTEXT[2],
+        (K::PreCompact, AnswerShape::Context),
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: true,
     caller: Some(CallerEvidence {
         env: &["QWEN_CODE_CLI", "QWEN_PROJECT_DIR"],
         measured:
             "Qwen Code 0.24.4 sets QWEN_CODE_CLI and QWEN_PROJECT_DIR for every hook process; \
-                   the programs its shell tool runs get QWEN_CODE_CLI without QWEN_PROJECT_DIR",
+                   the programs its shell tool runs get QWEN_CODE_CLI (and QWEN_CODE_SESSION_ID) \
+                   without QWEN_PROJECT_DIR",
     }),
     payload: PayloadFields {
         session_id: "session_id",
@@ -911,18 +956,33 @@ pub const QWEN: HostFacts = HostFacts {
         transcript_path: Some("transcript_path"),
         cwd: &["cwd"],
     },
-    // Its SessionStart(compact) answer is not used (0.24.4 keeps the startup one): no restart
-    // takes the restore yet.
+    // PreCompact fires only for a compression that runs (manual `/compress` or auto), then
+    // PostCompact and SessionStart `compact`: its answer replaces the startup one in the system
+    // prompt from the second request after the compression on (measured: tests/qwen_code.rs).
     compaction: CompactionFacts {
         before: Some("PreCompact"),
         after: Some("PostCompact"),
-        restart_source: None,
+        restart_source: Some("compact"),
         before_fires_without_compaction: false,
         counted_from_session_file: false,
         before_can_cancel: false,
     },
-    trust: Trust::Unverified,
-    install: None,
+    // Folder trust is off by default: project hooks load in any folder. Where a user turned it
+    // on (`security.folderTrust.enabled`), an untrusted folder's hooks are skipped silently.
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".qwen",
+        user_config_dir: ".qwen",
+        config_dir_env: None,
+        project_file: "settings.json",
+        local_file: None,
+        user_file: "settings.json",
+        timeout_scale: 1,
+        named_handlers: false,
+        format: HookFileFormat::Grouped,
+        next_step: "start Qwen Code here (it reads .qwen/settings.json of the folder it starts \
+                    in, not of the repository's root); check with `hookjournal status`.",
+    }),
 };
 
 /// OpenClaw's plugin hooks, as its shim plugin forwards them (`{"hook_event_name", "host_time",
@@ -961,6 +1021,7 @@ pub const OPENCLAW: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "ctx.sessionId",
@@ -1013,6 +1074,7 @@ pub const GENERIC: HostFacts = HostFacts {
         (K::PreCompact, AnswerShape::StopAgent),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -1092,7 +1154,17 @@ mod tests {
             x.settings_path(Scope::Project, p, None),
             Some(PathBuf::from("/p/.codex/hooks.json"))
         );
-        assert!(QWEN.install.is_none() && QWEN.registered().next().is_none());
+        let q = QWEN.install.unwrap();
+        assert_eq!(
+            q.settings_path(Scope::Project, p, None),
+            Some(PathBuf::from("/p/.qwen/settings.json"))
+        );
+        assert_eq!(
+            q.settings_path(Scope::User, p, Some(Path::new("/h/.qwen"))),
+            Some(PathBuf::from("/h/.qwen/settings.json"))
+        );
+        assert_eq!(q.settings_path(Scope::Local, p, None), None);
+        assert_eq!(QWEN.registered().count(), 21);
         let g = COPILOT.install.unwrap();
         assert_eq!(
             g.settings_path(Scope::Project, p, None),

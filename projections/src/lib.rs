@@ -16,6 +16,7 @@ pub mod index;
 pub mod openclaw;
 pub mod policy;
 pub mod pricing;
+pub mod qwen_chat;
 pub mod redact;
 pub mod replay;
 pub mod report;

@@ -35,6 +35,23 @@ fn documented(h: &Host) -> [bool; 4] {
     }
 }
 
+/// Whether docs/hooks.md says the host takes context at its compaction (Qwen Code appends it to
+/// its compression prompt, as Claude Code does plain text).
+fn documented_compaction_context(h: &Host) -> bool {
+    *h == Host::Qwen
+}
+
+/// What the summariser gets at a compaction on this host, as the docs say.
+fn documented_compaction_answer(h: &Host) -> Option<AnswerShape> {
+    if documented(h)[1] {
+        Some(AnswerShape::CompactionText)
+    } else if documented_compaction_context(h) {
+        Some(AnswerShape::Context)
+    } else {
+        None
+    }
+}
+
 /// Whether docs/hooks.md says the host takes context at `kind`: OpenClaw's session and tool
 /// hooks only observe, so it takes context with a prompt (`before_prompt_build`) alone.
 fn documented_context(h: &Host, kind: EventKind) -> bool {
@@ -136,6 +153,11 @@ fn the_table_says_what_the_docs_say() {
         let compaction = (EventKind::PreCompact, AnswerShape::CompactionText);
         assert_eq!(h.answers(compaction.0, compaction.1), text, "{h}");
         assert_eq!(
+            h.answers(EventKind::PreCompact, AnswerShape::Context),
+            documented_compaction_context(&h),
+            "{h}"
+        );
+        assert_eq!(
             h.answers(EventKind::Stop, AnswerShape::BlockStop),
             block,
             "{h}"
@@ -222,8 +244,12 @@ fn the_summariser_gets_text_only_where_the_host_takes_it() {
             .compressed_if_needed(&h)
             .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"manual""#))
             .then_event_kinds(&["Checkpoint"]);
-        let expected = documented(&h)[1].then_some(AnswerShape::CompactionText);
-        check(&t, &h, EventKind::PreCompact, expected);
+        check(
+            &t,
+            &h,
+            EventKind::PreCompact,
+            documented_compaction_answer(&h),
+        );
     }
 }
 
@@ -257,7 +283,10 @@ fn a_loop_agent_is_stopped_at_compaction_where_the_host_takes_it_and_released_ev
             .compressed_if_needed(&h)
             .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"auto""#))
             .then_event_kinds(&["Checkpoint", "TaskReleased"]);
-        let expected = documented(&h)[3].then_some(AnswerShape::StopAgent);
+        // Where the host takes no stop, the summariser still gets what to keep (the task).
+        let expected = documented(&h)[3]
+            .then_some(AnswerShape::StopAgent)
+            .or_else(|| documented_compaction_answer(&h));
         check(&t, &h, EventKind::PreCompact, expected);
     }
 }

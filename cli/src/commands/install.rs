@@ -82,6 +82,8 @@ pub enum Host {
     Cursor,
     /// OpenClaw (a plugin shim in its extensions, enabled in its openclaw.json)
     Openclaw,
+    /// Qwen Code (.qwen/settings.json, or ~/.qwen/settings.json with --scope user)
+    Qwen,
 }
 
 impl Host {
@@ -94,6 +96,7 @@ impl Host {
             Host::Copilot => projections::host::Host::Copilot,
             Host::Cursor => projections::host::Host::Cursor,
             Host::Openclaw => projections::host::Host::OpenClaw,
+            Host::Qwen => projections::host::Host::Qwen,
         }
     }
 }
