@@ -43,6 +43,7 @@ impl TestEnv {
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("COPILOT_HOME")
             .env_remove("HOOKJOURNAL_DIR")
+            .env_remove("XDG_CONFIG_HOME")
             .output()
             .unwrap()
     }
@@ -1350,4 +1351,74 @@ fn qwen_from_install_to_uninstall() {
         &out,
     );
     common::assert_expected("install-qwen.txt", &t);
+}
+
+/// OpenCode: install writes its shim plugin (this binary, the project's journal, every hook and
+/// event the host table forwards), a second install changes nothing, a file of the user's at that
+/// path is never overwritten nor removed, uninstall removes the shim and leaves the user's other
+/// plugins; the user scope is `~/.config/opencode/plugins/`.
+#[test]
+fn opencode_install_writes_its_shim_and_uninstall_removes_only_it() {
+    let env = TestEnv::new();
+    let shim = env.project(".opencode/plugins/hookjournal.js");
+    let out = env.ok(&["install", "--host", "opencode", "--dry-run"]);
+    assert!(out.contains("+// hookjournal's OpenCode shim"), "{out}");
+    assert!(!shim.exists());
+    let out = env.ok(&["install", "--host", "opencode"]);
+    assert!(
+        out.contains("Wrote the hookjournal plugin (15 OpenCode hooks and events)"),
+        "{out}"
+    );
+    let text = fs::read_to_string(&shim).unwrap();
+    let settings = text
+        .lines()
+        .find_map(|l| l.strip_prefix("const SETTINGS = "))
+        .unwrap()
+        .trim_end_matches(';');
+    let settings: Value = serde_json::from_str(settings).unwrap();
+    assert_eq!(settings["command"], BIN);
+    let journal = env.project(".hookjournal");
+    assert_eq!(settings["journal"], journal.to_str().unwrap());
+    assert!(journal.is_dir());
+    let names: Vec<&str> = settings["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    let table: Vec<&str> = projections::host::OPENCODE
+        .registered()
+        .map(|(e, _)| e.name)
+        .collect();
+    assert_eq!(names, table);
+    env.ok(&["install", "--host", "opencode"]);
+    assert_eq!(fs::read_to_string(&shim).unwrap(), text);
+    // The user's own plugin beside it stays; uninstall removes only the shim.
+    let mine = env.project(".opencode/plugins/mine.js");
+    write(&mine, "export const Mine = async () => ({});\n");
+    let out = env.ok(&["uninstall", "--host", "opencode"]);
+    assert!(out.contains("Removed the plugin"), "{out}");
+    assert!(!shim.exists() && mine.exists());
+    let out = env.ok(&["uninstall", "--host", "opencode"]);
+    assert!(out.contains("not installed"), "{out}");
+    // A file of the user's named like the shim is neither overwritten nor removed.
+    write(&shim, "export const Other = async () => ({});\n");
+    assert!(!env.run(&["install", "--host", "opencode"]).status.success());
+    assert!(!env
+        .run(&["uninstall", "--host", "opencode"])
+        .status
+        .success());
+    assert_eq!(
+        fs::read_to_string(&shim).unwrap(),
+        "export const Other = async () => ({});\n"
+    );
+    // The user scope: every project's own journal, found from where OpenCode runs.
+    let out = env.ok(&["install", "--host", "opencode", "--scope", "user"]);
+    let user = env.home(".config/opencode/plugins/hookjournal.js");
+    assert!(out.contains(user.to_str().unwrap()), "{out}");
+    assert!(!fs::read_to_string(&user).unwrap().contains("\"journal\""));
+    env.ok(&["uninstall", "--host", "opencode", "--scope", "user"]);
+    assert!(!user.exists());
+    let out = env.run(&["install", "--host", "opencode", "--scope", "local"]);
+    assert_eq!(out.status.code(), Some(2));
 }

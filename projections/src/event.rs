@@ -297,6 +297,9 @@ pub struct HostUsage {
     pub cache_write: u64,
     /// The context-token budget (the window the host allows), when it says.
     pub context_budget: Option<u64>,
+    /// `run_id` names one model call the host reports more than once (OpenCode's assistant
+    /// message): counted once, the largest reading wins.
+    pub once_per_run: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -551,13 +554,16 @@ struct Shape<'a> {
 }
 
 impl Shape<'_> {
-    /// A host only one host's payloads show: OpenClaw's, Gemini CLI's and Qwen Code's own event
-    /// names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript (SessionStart
+    /// A host only one host's payloads show: OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's
+    /// own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript (SessionStart
     /// and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone says nothing:
     /// Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
         if host::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
+        }
+        if host::OPENCODE.owns(name) {
+            return Some(Host::OpenCode);
         }
         if host::GEMINI.owns(name) {
             return Some(Host::Gemini);
@@ -652,6 +658,9 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
 pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<HookEvent> {
     if *host == Host::OpenClaw {
         return crate::openclaw::parse(bytes);
+    }
+    if *host == Host::OpenCode {
+        return crate::opencode::parse(bytes);
     }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)

@@ -26,6 +26,8 @@ pub enum Host {
     Cursor,
     /// OpenClaw (its plugin shim forwards each plugin hook, see `OPENCLAW`).
     OpenClaw,
+    /// OpenCode (its plugin shim forwards its plugin hooks and bus events, see `OPENCODE`).
+    OpenCode,
     /// Qwen Code.
     Qwen,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
@@ -35,7 +37,7 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 7] = [
+pub const KNOWN: [Host; 8] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -43,6 +45,7 @@ pub const KNOWN: [Host; 7] = [
     Host::Cursor,
     Host::OpenClaw,
     Host::Qwen,
+    Host::OpenCode,
 ];
 
 impl Host {
@@ -56,6 +59,7 @@ impl Host {
             Host::Cursor => "cursor",
             Host::OpenClaw => "openclaw",
             Host::Qwen => "qwen",
+            Host::OpenCode => "opencode",
             Host::Other(name) => name,
         }
     }
@@ -79,6 +83,7 @@ impl Host {
             Host::Cursor => &CURSOR,
             Host::OpenClaw => &OPENCLAW,
             Host::Qwen => &QWEN,
+            Host::OpenCode => &OPENCODE,
             Host::Other(_) => &GENERIC,
         }
     }
@@ -1053,6 +1058,80 @@ pub const OPENCLAW: HostFacts = HostFacts {
     }),
 };
 
+/// OpenCode's plugin hooks and bus events, as its shim plugin forwards them
+/// (`{"hook_event_name", "host_time", "directory", "input", "output"}` for a hook, `"event"` for
+/// a bus event; see `opencode`). Not the chatty ones: `message.part.*` (every streamed delta and
+/// part state), `session.status`/`updated`/`diff`, `chat.params`/`headers`, `tool.definition`,
+/// the `experimental.chat.*` transforms (every request, the title request included);
+/// `message.updated` only for a completed assistant message (its tokens and cost). Timeouts are
+/// the shim's per-call budgets (a hung hookjournal is killed, and OpenCode goes on).
+const OPENCODE_EVENTS: &[HostEvent] = &[
+    ev("session.created", K::SessionStart, 10),
+    ev("chat.message", K::Prompt, 30),
+    ev("command.execute.before", K::Other, 10),
+    ev("tool.execute.before", K::ToolPre, 10),
+    ev("tool.execute.after", K::ToolPost, 10),
+    ev("message.updated", K::Other, 10),
+    ev("todo.updated", K::Other, 10),
+    ev("permission.asked", K::Other, 10),
+    ev("permission.replied", K::Other, 10),
+    ev("command.executed", K::Other, 10),
+    ev("experimental.session.compacting", K::PreCompact, 30),
+    ev("session.compacted", K::PostCompact, 10),
+    ev("session.idle", K::Stop, 10),
+    ev("session.error", K::StopFailure, 10),
+    ev("session.deleted", K::SessionEnd, 10),
+];
+
+/// OpenCode (1.18.33 measured; `tests/fixtures/real-hosts/opencode-1.18.33/FACTS.md`): in-process
+/// plugins, no shell hooks, so `install` writes a shim plugin that forwards each hook to
+/// `hookjournal hook --host opencode` and applies the answer by mutating the hook's `output`:
+/// context appended to the prompt's last text part (`chat.message`), to the tool's output
+/// (`tool.execute.after`), and to the compaction prompt (`experimental.session.compacting`'s
+/// `context`). Its bus events only observe: a session start's text (startup tasks, a restore)
+/// rides on the next prompt, nothing can block its idle, and nothing stops a loop agent.
+pub const OPENCODE: HostFacts = HostFacts {
+    name: "opencode",
+    product: "OpenCode",
+    events: OPENCODE_EVENTS,
+    answers: &[
+        (K::Prompt, AnswerShape::Context),
+        (K::ToolPost, AnswerShape::Context),
+        (K::PreCompact, AnswerShape::Context),
+    ],
+    context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
+    caller: None,
+    payload: PayloadFields {
+        session_id: "input.sessionID",
+        agent_id: None,
+        transcript_path: None,
+        cwd: &["directory"],
+    },
+    compaction: CompactionFacts {
+        before: Some("experimental.session.compacting"),
+        after: Some("session.compacted"),
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: false,
+        before_can_cancel: false,
+    },
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".opencode",
+        user_config_dir: ".config/opencode",
+        config_dir_env: None,
+        project_file: "plugins/hookjournal.js",
+        local_file: None,
+        user_file: "plugins/hookjournal.js",
+        timeout_scale: 1000,
+        named_handlers: false,
+        format: HookFileFormat::Grouped,
+        next_step: "start OpenCode here (`opencode`, or `opencode run …`; it loads plugins at its \
+                    start); check with `hookjournal status`.",
+    }),
+};
+
 /// Whether this host restores at the next prompt instead of at SessionStart (it takes context
 /// with a prompt, not when a session starts).
 pub fn restores_at_prompt(host: &Host) -> bool {
@@ -1117,7 +1196,7 @@ mod tests {
     #[test]
     fn every_event_name_is_listed_once_per_host() {
         for f in [
-            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN,
+            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);

@@ -14,6 +14,7 @@ pub mod gemini_chat;
 pub mod host;
 pub mod index;
 pub mod openclaw;
+pub mod opencode;
 pub mod policy;
 pub mod pricing;
 pub mod qwen_chat;

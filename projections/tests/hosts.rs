@@ -31,6 +31,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // Context with a prompt only (see `documented_context`); its Stop is a finalize
         // revision; nothing stops it at a compaction.
         Host::OpenClaw => [true, false, true, false],
+        // Context with a prompt and after a tool (see `documented_context`); its bus events only
+        // observe: no block, no stop.
+        Host::OpenCode => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
     }
 }
@@ -38,7 +41,7 @@ fn documented(h: &Host) -> [bool; 4] {
 /// Whether docs/hooks.md says the host takes context at its compaction (Qwen Code appends it to
 /// its compression prompt, as Claude Code does plain text).
 fn documented_compaction_context(h: &Host) -> bool {
-    *h == Host::Qwen
+    matches!(h, Host::Qwen | Host::OpenCode)
 }
 
 /// What the summariser gets at a compaction on this host, as the docs say.
@@ -57,6 +60,7 @@ fn documented_compaction_answer(h: &Host) -> Option<AnswerShape> {
 fn documented_context(h: &Host, kind: EventKind) -> bool {
     match h {
         Host::OpenClaw => kind == EventKind::Prompt,
+        Host::OpenCode => kind != EventKind::SessionStart,
         _ => documented(h)[0],
     }
 }
@@ -72,12 +76,19 @@ fn name(h: &Host, kind: EventKind) -> &'static str {
 }
 
 /// A payload of session `S` as host `h` sends event `kind`, plus `fields` (OpenClaw's shim nests
-/// the host's `event` and `ctx`; the fields go into `event`).
+/// the host's `event` and `ctx`; the fields go into `event`; OpenCode's, into `input`).
 fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     let sep = if fields.is_empty() { "" } else { "," };
     if *h == Host::OpenClaw {
         return format!(
             r#"{{"hook_event_name":"{}","event":{{{fields}}},"ctx":{{"sessionId":"{S}","sessionKey":"agent:main:k"}}}}"#,
+            name(h, kind)
+        );
+    }
+    // OpenCode's shim sends the hook's `input` (and `output`); the fields go into `input`.
+    if *h == Host::OpenCode {
+        return format!(
+            r#"{{"hook_event_name":"{}","directory":"/proj","input":{{"sessionID":"{S}"{sep}{fields}}}}}"#,
             name(h, kind)
         );
     }
@@ -236,10 +247,15 @@ fn the_summariser_gets_text_only_where_the_host_takes_it() {
     for h in hosts() {
         let t = Scenario::default()
             .host(h.clone())
+            // The agent's name (OpenCode's `agent`): its role's priorities are what to keep.
             .given_hook(&payload(
                 &h,
                 EventKind::SessionStart,
-                r#""agent_name":"dev-1""#,
+                if h == Host::OpenCode {
+                    r#""agent":"dev-1""#
+                } else {
+                    r#""agent_name":"dev-1""#
+                },
             ))
             .compressed_if_needed(&h)
             .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"manual""#))
@@ -330,7 +346,10 @@ fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
 #[test]
 fn each_hosts_payload_fields_hold_what_the_table_says() {
     // OpenClaw's shim nests the host's `event` and `ctx` (see tests/openclaw.rs).
-    for h in KNOWN.into_iter().filter(|h| *h != Host::OpenClaw) {
+    for h in KNOWN
+        .into_iter()
+        .filter(|h| !matches!(h, Host::OpenClaw | Host::OpenCode))
+    {
         let f = h.facts().payload;
         let mut fields = vec![format!(r#""{}":"sid-1""#, f.session_id)];
         if let Some(a) = f.agent_id {
@@ -374,12 +393,16 @@ fn registrations(cell: &str) -> Vec<(String, u64, bool)> {
             let matcher = group.contains("matcher `*`");
             out.extend(pending.drain(..).map(|n| (n, timeout, matcher)));
         } else if c.is_ascii_alphabetic() {
-            // `PreToolUse`, OpenClaw's `before_tool_call`, Copilot's and Cursor's `preToolUse`
-            // (between the names there is no prose; the files' shapes follow the last group).
+            // `PreToolUse`, OpenClaw's `before_tool_call`, Copilot's and Cursor's `preToolUse`,
+            // OpenCode's `tool.execute.after` (between the names there is no prose; the files'
+            // shapes follow the last group).
             let mut word = c.to_string();
-            while let Some(n) = chars.next_if(|c| c.is_ascii_alphanumeric() || *c == '_') {
+            while let Some(n) =
+                chars.next_if(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+            {
                 word.push(n);
             }
+            let word = word.trim_end_matches('.').to_string();
             pending.push(word);
         }
     }

@@ -14,6 +14,7 @@ mod codex_trust;
 mod copilot_trust;
 mod doc;
 mod openclaw;
+mod opencode;
 
 use self::doc::{prop, string_value, Doc};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
@@ -84,6 +85,9 @@ pub enum Host {
     Openclaw,
     /// Qwen Code (.qwen/settings.json, or ~/.qwen/settings.json with --scope user)
     Qwen,
+    /// OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope
+    /// user)
+    Opencode,
 }
 
 impl Host {
@@ -97,6 +101,7 @@ impl Host {
             Host::Cursor => projections::host::Host::Cursor,
             Host::Openclaw => projections::host::Host::OpenClaw,
             Host::Qwen => projections::host::Host::Qwen,
+            Host::Opencode => projections::host::Host::OpenCode,
         }
     }
 }
@@ -146,6 +151,13 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     let t = args.target;
     if t.host == Host::Openclaw && !args.statusline {
         return openclaw::install(cmd, t.scope, t.dry_run);
+    }
+    if t.host == Host::Opencode {
+        if args.statusline {
+            eprintln!("hookjournal: --statusline is Claude Code's status line; OpenCode has none");
+            return Ok(ExitCode::from(2));
+        }
+        return opencode::install(cmd, t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -459,6 +471,9 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     let t = args.target;
     if t.host == Host::Openclaw {
         return openclaw::uninstall(t.scope, t.dry_run);
+    }
+    if t.host == Host::Opencode {
+        return opencode::uninstall(t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
