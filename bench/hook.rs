@@ -190,8 +190,14 @@ fn stats(mut v: Vec<f64>) -> Latency {
 }
 
 fn time_process(args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
+    time_program(&[bin().into_os_string()], args, stdin)
+}
+
+/// One run of `program` (a binary, or an interpreter and its script) with `args`, whole process.
+fn time_program(program: &[std::ffi::OsString], args: &[&std::ffi::OsStr], stdin: &[u8]) -> f64 {
     let t0 = Instant::now();
-    let mut child = Command::new(bin())
+    let mut child = Command::new(&program[0])
+        .args(&program[1..])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -251,6 +257,57 @@ fn hook_latency(dir: &Path, templates: &[String], rounds: usize) -> HookLatency 
             .map(|(n, v)| (n, v.len(), stats(v)))
             .collect(),
     }
+}
+
+/// The hook through each way hookjournal is started, on the same journal and payload mix: the
+/// binary itself, and npm's node launcher (`npm/hookjournal/bin/hookjournal.js`, as npm lays it
+/// out beside the platform package) when node is installed. `install` registers the native
+/// binary whenever the launcher costs more than a millisecond.
+fn launcher_latency(
+    dir: &Path,
+    work: &Path,
+    templates: &[String],
+    rounds: usize,
+) -> Vec<(&'static str, Latency)> {
+    let mut ways: Vec<(&'static str, Vec<std::ffi::OsString>)> =
+        vec![("binary", vec![bin().into_os_string()])];
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if node_ok {
+        let modules = work.join("npm/node_modules");
+        let launcher = modules.join("hookjournal/bin/hookjournal.js");
+        let native = modules.join("@hookjournal/linux-x64/bin/hookjournal");
+        for p in [&launcher, &native] {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        }
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../npm/hookjournal/bin/hookjournal.js"),
+            &launcher,
+        )
+        .unwrap();
+        let _ = std::fs::remove_file(&native);
+        std::os::unix::fs::symlink(bin(), &native).unwrap();
+        ways.push(("npm's node launcher", vec!["node".into(), launcher.into()]));
+    }
+    ways.into_iter()
+        .map(|(name, program)| {
+            let mut v = Vec::new();
+            for r in 0..rounds {
+                let sid = format!("launcher-{}-{r}", name.len());
+                for t in templates {
+                    let p = t.replace("__SID__", &sid);
+                    v.push(time_program(
+                        &program,
+                        &["--journal".as_ref(), dir.as_os_str(), "hook".as_ref()],
+                        p.as_bytes(),
+                    ));
+                }
+            }
+            (name, stats(v))
+        })
+        .collect()
 }
 
 /// Copilot CLI 1.0.102's camelCase payloads of one tool turn (tests/fixtures/real-hosts), as
@@ -660,6 +717,26 @@ fn main() {
             ));
             json.insert(format!("hook_{name}_p50_ms_{n}"), l.p50.into());
             json.insert(format!("hook_{name}_p99_ms_{n}"), l.p99.into());
+        }
+        if n == sizes[0] {
+            let ways = launcher_latency(&dir, work.path(), &templates, rounds);
+            let direct = ways[0].1.p50;
+            let shown: Vec<String> = ways
+                .iter()
+                .map(|(name, l)| {
+                    let extra = if l.p50 == direct {
+                        String::new()
+                    } else {
+                        format!(" ({:+.2} ms)", l.p50 - direct)
+                    };
+                    format!("{name} p50 {:.2} ms{extra}", l.p50)
+                })
+                .collect();
+            rows.push(format!("{:>16} started as     | {}", "", shown.join(" | ")));
+            for (name, l) in &ways {
+                let key = name.replace(['\'', ' '], "_");
+                json.insert(format!("hook_via_{key}_p50_ms"), l.p50.into());
+            }
         }
         let copilot = copilot_latency(&dir, rounds * 4);
         rows.push(format!(

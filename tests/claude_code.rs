@@ -827,6 +827,8 @@ fn text_block_listing(e: &Exchange) -> String {
 /// (a) Every hook invocation Claude Code made is journaled once, verbatim.
 /// Returns the exported events (empty when the export failed).
 fn check_journal_complete(r: &mut Report, h: &Harness, recorded: &[Recorded]) -> Vec<Value> {
+    // Readers never ingest the spool: a writer does first.
+    let _ = h.hj(&["drain"]);
     let out = h.hj(&["export", "--report", "events"]);
     if !r.check(out.ok(), || {
         format!(

@@ -600,6 +600,8 @@ fn settle(calls: &Path) {
 
 /// Every line of `export --report events`, parsed, with the payload as JSON where it is.
 fn journal_events(project: &Path, home: &Path) -> Vec<Value> {
+    // Readers never ingest the spool: a writer does first.
+    hj(project, home, &["drain"]);
     hj(project, home, &["export", "--report", "events"])
         .lines()
         .map(|l| {
@@ -660,6 +662,7 @@ fn check_journaled(
         payload_b64: Option<String>,
     }
     let mut recorded = recorded(calls);
+    hj(project, home, &["drain"]);
     let export = hj(project, home, &["export", "--report", "events"]);
     let mut ends = BTreeMap::<String, usize>::new();
     let mut journal: Vec<(String, Vec<u8>)> = export

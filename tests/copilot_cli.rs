@@ -474,6 +474,8 @@ impl Env {
 
     /// The journal's hook invocations: (kind, host, name, payload bytes).
     fn invocations(&self) -> Vec<(String, String, String, Vec<u8>)> {
+        // Readers never ingest the spool: a writer does first.
+        self.hj(&["drain"]);
         common::events_of(&self.hj(&["export", "--report", "events"]))
             .into_iter()
             .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
@@ -490,6 +492,8 @@ impl Env {
 
     /// What the journal answered, in order (`ResponseEmitted` outputs).
     fn answers(&self) -> Vec<Value> {
+        // Readers never ingest the spool: a writer does first.
+        self.hj(&["drain"]);
         common::events_of(&self.hj(&["export", "--report", "events"]))
             .into_iter()
             .filter(|e| e["kind"] == "ResponseEmitted")

@@ -123,6 +123,7 @@ const COMMANDS: &[&[&str]] = &[
     &["hook"],
     &["install"],
     &["uninstall"],
+    &["doctor"],
     &["status"],
     &["trust"],
     &["sessions"],
@@ -151,6 +152,8 @@ const COMMANDS: &[&[&str]] = &[
     &["report"],
     &["watch"],
     &["demo"],
+    &["completions"],
+    &["man"],
 ];
 
 #[test]
@@ -210,6 +213,60 @@ fn every_command_and_flag_has_help_text() {
         }
         assert_expected(&format!("help/{name}.txt"), &out.render());
     }
+}
+
+#[test]
+fn completions_and_man_pages_cover_every_command() {
+    let env = TestEnvironment::new();
+    let top = env.run(&["--help"]).stdout;
+    let commands: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.contains(&"install") && commands.contains(&"completions"));
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = env.run(&["completions", shell]);
+        assert_eq!(out.code, Some(0), "{}", out.render());
+        for c in &commands {
+            assert!(out.stdout.contains(c), "{shell} completions lack `{c}`");
+        }
+        // A flag's values come from the same definition: install's hosts.
+        assert!(out.stdout.contains("openclaw"), "{shell}: no --host values");
+    }
+    let out = env.run(&["completions", "tcsh"]);
+    assert_eq!(out.code, Some(2), "{}", out.render());
+    assert!(
+        out.stderr.starts_with("error: invalid value 'tcsh'"),
+        "{}",
+        out.stderr
+    );
+
+    let page = env.run(&["man"]);
+    assert_eq!(page.code, Some(0), "{}", page.render());
+    assert!(
+        page.stdout.starts_with(".ie \\n(.g .ds Aq"),
+        "not roff: {}",
+        page.stdout
+    );
+    assert!(page.stdout.contains(".TH hookjournal 1"));
+    let dir = env.root().join("man1");
+    let out = env.run(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    for c in &commands {
+        let file = dir.join(format!("hookjournal-{c}.1"));
+        let text =
+            std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert!(text.contains(&format!(".TH hookjournal-{c} 1")), "{text}");
+    }
+    assert!(dir.join("hookjournal.1").is_file());
+    assert!(
+        !dir.join("hookjournal-drain.1").exists(),
+        "a hidden command got a page"
+    );
 }
 
 #[test]

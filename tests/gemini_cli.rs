@@ -429,6 +429,8 @@ impl Env {
             payload: Option<&'a serde_json::value::RawValue>,
             payload_b64: Option<String>,
         }
+        // Readers never ingest the spool: a writer does first.
+        self.hj(&["drain"]);
         self.hj(&["export", "--report", "events"])
             .lines()
             .map(|l| {

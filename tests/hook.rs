@@ -414,6 +414,49 @@ fn record_only_events_skip_the_store_and_are_ingested_before_any_answer() {
 }
 
 #[test]
+fn verify_checks_a_journal_whose_events_all_wait_in_the_spool() {
+    // Only record-only hooks so far (issue 33: `verify` said "no journal" where `status` found
+    // them): the spooled events are read, checked and counted, and left for a writer.
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("j");
+    let pre = std::fs::read(fixtures().join("events/claude/PreToolUse-Bash.json")).unwrap();
+    hook(&j, &pre, &[]);
+    hook(&j, &pre, &[]);
+    assert!(!j.join("CURRENT").exists());
+    let out = cmd(&j).arg("verify").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with("valid: 0 events in 0 sealed segments"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 events in the spool") && text.contains("no checkpoint yet"),
+        "{text}"
+    );
+    assert!(!j.join("CURRENT").exists(), "verify wrote a store");
+    let v = run_json(&j, &["verify", "--json"]);
+    assert_eq!(
+        (
+            v["ok"].as_bool(),
+            v["events"].as_u64(),
+            v["spooled"].as_u64()
+        ),
+        (Some(true), Some(0), Some(2))
+    );
+    // A directory with neither a log nor a spool is still no journal.
+    let out = cmd(&dir.path().join("none"))
+        .arg("verify")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn a_bad_config_is_reported_and_the_hook_still_answers_with_defaults() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("j");

@@ -34,10 +34,15 @@ impl TestEnv {
     }
 
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with_path(args, &test_path())
+    }
+
+    fn run_with_path(&self, args: &[&str], path: &std::ffi::OsStr) -> Output {
         Command::new(BIN)
             .args(args)
             .current_dir(self.project.path())
             .env("HOME", self.home.path())
+            .env("PATH", path)
             .env_remove("CLAUDE_CONFIG_DIR")
             .env_remove("CODEX_HOME")
             .env_remove("CLAUDE_PROJECT_DIR")
@@ -58,6 +63,16 @@ impl TestEnv {
         );
         String::from_utf8(out.stdout).unwrap()
     }
+}
+
+/// `$PATH` without a `hookjournal` of the tester's own: `install` prefers the one on PATH when it
+/// is the same program.
+fn test_path() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("hookjournal").exists())
+        .collect();
+    std::env::join_paths(dirs).unwrap()
 }
 
 fn write(path: &Path, text: &str) {
@@ -411,6 +426,47 @@ fn reinstall_after_moving_the_binary_replaces_the_old_entries() {
     assert!(!text.contains("/old/place"), "{text}");
     assert!(text.contains("say done"));
     assert_eq!(our_handlers(&read_json(&path)).len(), 31);
+}
+
+#[test]
+fn install_prefers_the_same_program_on_path_and_names_a_build_directory() {
+    let env = TestEnv::new();
+    // From the build directory, nothing on PATH: its path, with a note and the stable way.
+    let out = env.ok(&["install", "--scope", "local"]);
+    assert!(
+        out.contains(&format!("Command: \"{BIN}\" hook --host claude")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("Note: {BIN} is in a build directory (")),
+        "{out}"
+    );
+    assert!(out.contains("cargo install --locked --path cli"), "{out}");
+
+    // A copy of the same version on PATH (as `cargo install` puts it): that one is registered.
+    let bin_dir = env.home(".cargo/bin");
+    fs::create_dir_all(&bin_dir).unwrap();
+    let installed = bin_dir.join("hookjournal");
+    fs::copy(BIN, &installed).unwrap();
+    let mut path = std::ffi::OsString::from(&bin_dir);
+    path.push(":");
+    path.push(test_path());
+    let out = env.run_with_path(&["install", "--scope", "local"], &path);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let command = format!("\"{}\" hook --host claude", installed.display());
+    assert!(text.contains(&format!("Command: {command}")), "{text}");
+    assert!(
+        text.contains("is the hookjournal on your PATH and the same version"),
+        "{text}"
+    );
+    assert!(!text.contains("build directory"), "{text}");
+    let settings = read_json(&env.project(".claude/settings.local.json"));
+    let registered: Vec<String> = our_handlers(&settings)
+        .into_iter()
+        .map(|(_, h, _)| h["command"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!registered.is_empty() && registered.iter().all(|c| *c == command));
 }
 
 #[test]

@@ -316,7 +316,15 @@ impl Harness {
     }
 
     /// The journal's hook events (their payloads).
+    /// Every hook event journaled, the spool ingested first (readers never ingest it).
     fn journaled(&self) -> Vec<Value> {
+        // Best effort: a busy journal is drained by the next poll.
+        let _ = Command::new(env!("CARGO_BIN_EXE_hookjournal"))
+            .arg("--journal")
+            .arg(&self.journal)
+            .arg("drain")
+            .env_remove("HOOKJOURNAL_DIR")
+            .output();
         jsonl(&self.hj(&["export", "--report", "events"]))
             .into_iter()
             .filter(|e| e["kind"] == "Hook")

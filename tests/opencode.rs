@@ -439,6 +439,8 @@ impl Env {
     }
 
     fn events(&self) -> Vec<Value> {
+        // Readers never ingest the spool: a writer does first.
+        self.hj(&["drain"]);
         common::events_of(&self.hj(&["export", "--report", "events"]))
     }
 

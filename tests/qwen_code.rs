@@ -459,6 +459,8 @@ impl Env {
 
     /// The journal's events, exported.
     fn events(&self) -> Vec<Value> {
+        // Readers never ingest the spool: a writer does first.
+        self.hj(&["drain"]);
         common::events_of(&self.hj(&["export", "--report", "events"]))
     }
 

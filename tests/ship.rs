@@ -365,7 +365,9 @@ fn make_journal(root: &Path, m: usize, n: usize) -> PathBuf {
     j
 }
 
+/// The journal's head once its spool is ingested (as `ship`, a writer, ingests it first).
 fn head(j: &Path) -> i64 {
+    run(j, &["drain"]);
     run_json(j, &["status", "--json"])["events"]
         .as_i64()
         .unwrap()

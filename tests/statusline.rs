@@ -452,7 +452,7 @@ fn watch_once_prints_sessions_burn_context_and_tasks() {
         "{out}"
     );
     assert!(
-        out.contains("1 sessions (0 live) · $0.5497 · burn $0.0000/h · 2 open tasks · "),
+        out.contains("1 session (0 live) · $0.5497 · burn $0.0000/h · 2 open tasks · "),
         "{out}"
     );
     // watch never drains the spool (it would hold the lock longer): the reading waits there.
@@ -464,11 +464,11 @@ fn watch_once_prints_sessions_burn_context_and_tasks() {
         out.contains("  db5b5fab:2   in_progress  Wire limiter into /login\n"),
         "{out}"
     );
-    // Once a command has drained it, the host's figure (above the transcripts') shows.
-    run(j, &["status"]);
+    // Once a writer has ingested it, the host's figure (above the transcripts') shows.
+    run(j, &["drain"]);
     let out = run(j, &["watch", "--once"]);
     assert!(
-        out.contains("1 sessions (0 live) · $0.6100 · burn $0.0000/h · 2 open tasks · "),
+        out.contains("1 session (0 live) · $0.6100 · burn $0.0000/h · 2 open tasks · "),
         "{out}"
     );
     assert!(out.contains(" 0 waiting in the spool"), "{out}");

@@ -17,6 +17,7 @@ pub mod fuzz;
 mod locate;
 mod outfile;
 mod output;
+mod render;
 mod ship;
 
 use clap::{Parser, Subcommand};
@@ -60,6 +61,11 @@ pub enum Command {
     ///
     /// Finds the project's settings as `install` does. The journal is left alone.
     Uninstall(commands::install::UninstallArgs),
+    /// Is everything in place? Each agent's registration, the journal, the spool, the chain.
+    ///
+    /// One line per check; each problem names the command that fixes it. Exit 0 when healthy,
+    /// 1 otherwise.
+    Doctor(commands::doctor::Args),
     /// Events, sessions, segments, size, last event, chain state.
     Status(commands::status::Args),
     /// Honour the project's config.toml in full, as it is now (or --revoke).
@@ -102,6 +108,16 @@ pub enum Command {
     Report(commands::report::Args),
     /// A live terminal view: sessions, burn rate, context, tasks (q quits).
     Watch(commands::watch::Args),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    ///
+    /// bash: `hookjournal completions bash > ~/.local/share/bash-completion/completions/hookjournal`;
+    /// zsh: `_hookjournal` in a directory on $fpath; fish:
+    /// `~/.config/fish/completions/hookjournal.fish`.
+    Completions(commands::completions::Args),
+    /// Print the manual page (roff), or write one page per command with --dir.
+    ///
+    /// `hookjournal man --dir ~/.local/share/man/man1`, then `man hookjournal`.
+    Man(commands::man::Args),
     /// The work hooks leave behind: sled ingests the log, seals, the hot cache is filled.
     #[command(hide = true)]
     Drain(commands::drain::Args),

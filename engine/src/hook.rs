@@ -9,7 +9,7 @@ use crate::writer::{write, Held, WriteError, Writer};
 use journal::{spool, Kind, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{Canonical, HookEvent};
-use projections::host::Host;
+use projections::host::SessionFileFormat;
 use projections::policy;
 use std::path::Path;
 use std::time::Duration;
@@ -36,6 +36,7 @@ struct After {
     release_after: Option<&'static str>,
     cause: Option<journal::Seq>,
     due: bool,
+    rebuild: bool,
 }
 
 impl Handled {
@@ -46,6 +47,9 @@ impl Handled {
         };
         crate::mirror::write(dir, &settings.mirror, &after.committed);
         drop(after.held);
+        if after.rebuild {
+            crate::maintenance::spawn_rebuild(dir);
+        }
         if let Some(reason) = after.release_after {
             release_found_compaction(dir, inv, reason, settings);
         }
@@ -114,6 +118,7 @@ pub fn handle(
         release_after,
         drained,
         cause,
+        rebuild,
     } = reply;
     // A light writer lets the next hook take the lock before it waits for the disk; its events
     // are acknowledged (the answer printed, the process ending well) only once they are synced.
@@ -153,6 +158,7 @@ pub fn handle(
             release_after,
             cause,
             due,
+            rebuild,
         }),
     }
 }
@@ -343,7 +349,8 @@ fn record_only(parsed: Option<&HookEvent>) -> bool {
     parsed.is_none_or(|p| p.canonical.is_record_only() || p.served)
 }
 
-/// Transcript usage, context, git and metrics, as events (Stop, SubagentStop, PreCompact, SessionEnd).
+/// What the host's session files hold since the last read (the reads `projections::observe`
+/// plans from the host table), and git, as events.
 fn observe(
     loaded: &Loaded,
     p: &HookEvent,
@@ -352,133 +359,27 @@ fn observe(
     git: Option<projections::derived::GitObserved>,
 ) -> Vec<Observation> {
     let session = loaded.state.sessions.get(sid);
-    let max = settings.hook.transcript_read_max;
-    // Transcript reads share one budget (SessionEnd hooks share 1.5 s in Claude Code).
-    let deadline = std::time::Instant::now()
-        + Duration::from_millis(if matches!(p.canonical, Canonical::SessionEnd { .. }) {
-            500
-        } else {
-            300
-        });
+    let plan = projections::observe::plan(p, session);
+    let deadline = std::time::Instant::now() + Duration::from_millis(plan.budget_ms);
     let mut out = Vec::new();
-    match &p.canonical {
-        // Copilot CLI's session file (its sessionEnd names none: the session's own): usage per
-        // model call, the context and the compactions. A subagent's agentStop names its
-        // parent's file. A compaction ends after its preCompact, while the turn goes on: until
-        // the file shows it, prompts and tool results read the file too (to restore after it).
-        _ if p.host == Host::Copilot => {
-            let at = p.agent_id.is_none()
-                && match p.canonical {
-                    Canonical::Stop { .. }
-                    | Canonical::PreCompact { .. }
-                    | Canonical::SessionEnd { .. } => true,
-                    Canonical::Prompt { .. } | Canonical::ToolPost { .. } => {
-                        session.is_some_and(|s| s.awaits_compaction())
-                    }
-                    _ => false,
-                };
-            let path = p
-                .transcript_path
-                .as_deref()
-                .or(session.and_then(|s| s.transcript_path.as_deref()));
-            if let Some(path) = path.filter(|_| at) {
-                out.extend(ingest::copilot_session_events(
-                    session,
-                    path,
-                    max * 4,
-                    deadline,
-                ));
+    for r in &plan.reads {
+        let max = settings.hook.transcript_read_max * r.scale as usize;
+        let path = r.path.as_str();
+        out.extend(match r.format {
+            SessionFileFormat::ClaudeTranscript => {
+                ingest::transcript_events(session, path, r.agent.as_deref(), max, deadline)
             }
-        }
-        // Gemini CLI's session file: usage, context and the compressions that happened. Its
-        // PreCompress fires before every model request; AfterTool too, so a compression (written
-        // before the request that follows it) is found at the next tool's end.
-        Canonical::Stop { .. }
-        | Canonical::PreCompact { .. }
-        | Canonical::SessionEnd { .. }
-        | Canonical::ToolPost { .. }
-            if p.host == Host::Gemini =>
-        {
-            if let Some(path) = p.transcript_path.as_deref() {
-                out.extend(ingest::gemini_chat_events(session, path, max * 4, deadline));
+            SessionFileFormat::CodexRollout => {
+                ingest::codex_rollout_events(session, path, r.model.as_deref(), max, deadline)
             }
-        }
-        // Qwen Code's session file (its transcript): usage per response of the main agent and
-        // the context. A subagent's requests are not written there (its SubagentStop names the
-        // parent's file: nothing to read for it).
-        _ if p.host == Host::Qwen => {
-            let at = p.agent_id.is_none()
-                && matches!(
-                    p.canonical,
-                    Canonical::Stop { .. }
-                        | Canonical::PreCompact { .. }
-                        | Canonical::SessionEnd { .. }
-                );
-            if let Some(path) = p.transcript_path.as_deref().filter(|_| at) {
-                out.extend(ingest::qwen_chat_events(session, path, max * 4, deadline));
+            SessionFileFormat::GeminiChat => {
+                ingest::gemini_chat_events(session, path, max, deadline)
             }
-        }
-        // Codex CLI's rollout: usage per request and the context (a subagent's own events name
-        // its own rollout; its usage is not the session's context).
-        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. }
-            if p.host == Host::Codex && p.agent_id.is_none() =>
-        {
-            if let Some(path) = p.transcript_path.as_deref() {
-                let model = session
-                    .and_then(|s| s.model.as_deref())
-                    .or(p.model.as_deref());
-                out.extend(ingest::codex_rollout_events(
-                    session,
-                    path,
-                    model,
-                    max * 4,
-                    deadline,
-                ));
+            SessionFileFormat::CopilotEvents => {
+                ingest::copilot_session_events(session, path, max, deadline)
             }
-        }
-        Canonical::Stop { .. } | Canonical::PreCompact { .. } | Canonical::SessionEnd { .. } => {
-            let max = if matches!(p.canonical, Canonical::SessionEnd { .. }) {
-                max * 4
-            } else {
-                max
-            };
-            if let Some(path) = p.transcript_path.as_deref() {
-                // A subagent's own Stop still names the main transcript.
-                out.extend(ingest::transcript_events(
-                    session, path, None, max, deadline,
-                ));
-            }
-            // Subagent transcripts lag their SubagentStop: catch up on what they wrote since.
-            for (path, agent) in session
-                .map(|s| &s.subagent_transcripts)
-                .into_iter()
-                .flatten()
-            {
-                out.extend(ingest::transcript_events(
-                    session,
-                    path,
-                    Some(agent),
-                    max,
-                    deadline,
-                ));
-            }
-        }
-        Canonical::SubagentStop {
-            agent_id,
-            transcript,
-            ..
-        } => {
-            if let Some(path) = transcript.as_deref() {
-                out.extend(ingest::transcript_events(
-                    session,
-                    path,
-                    Some(agent_id),
-                    max,
-                    deadline,
-                ));
-            }
-        }
-        _ => {}
+            SessionFileFormat::QwenChat => ingest::qwen_chat_events(session, path, max, deadline),
+        });
     }
     if let Some(g) = git {
         out.push(Observation::of(
@@ -526,6 +427,8 @@ struct Reply {
     drained: Vec<spool::SpoolEntry>,
     /// The invocation's place in the log, once committed with its answer.
     cause: Option<journal::Seq>,
+    /// The checkpoint was stale: a rebuild starts once the lock is let go.
+    rebuild: bool,
 }
 
 /// The part under the journal's lock: drain, append, fold, observe, decide, commit.
@@ -609,9 +512,9 @@ fn answer(
             tx.push(e);
         }
         j.commit(tx)?;
-        crate::maintenance::spawn_rebuild(dir);
         return Ok(Some(Reply {
             drained,
+            rebuild: true,
             ..Reply::default()
         }));
     }
@@ -687,6 +590,7 @@ fn answer(
         release_after,
         drained,
         cause: Some(env.seq),
+        rebuild: false,
     }))
 }
 

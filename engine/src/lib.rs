@@ -9,11 +9,14 @@
 
 #![warn(missing_docs)]
 
+pub mod codex_trust;
+pub mod doctor;
 pub mod hook;
 pub mod ingest;
 pub mod loop_tasks;
 pub mod maintenance;
 pub mod mirror;
+pub mod registration;
 pub mod settings;
 pub mod state;
 pub mod trace;

@@ -43,11 +43,30 @@ pub fn due_after_light(light: &journal::Light, drain_lag: u64) -> bool {
     light.sled_lag() >= drain_lag || light.needs_seal() || !light.complete()
 }
 
+static INLINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process do the drainer's and the checkpoint rebuild's work itself, after the
+/// answer, instead of starting a detached `hookjournal`: for a program embedding the engine
+/// (its executable is not hookjournal) and the engine's own tests.
+pub fn work_inline() {
+    INLINE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn inline() -> bool {
+    INLINE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// What a hook does when drain work is due: start a detached drainer — or, with
-/// `HOOKJOURNAL_DRAINER=inline` (for tests that need seals at exact places), drain in this
-/// process after the answer; `off` leaves it to the next command.
+/// `HOOKJOURNAL_DRAINER=inline` (for tests that need seals at exact places) or `work_inline`,
+/// drain in this process after the answer; `off` leaves it to the next command.
 pub fn after_hook(dir: &Path, segment_events: u64) {
-    match std::env::var("HOOKJOURNAL_DRAINER").as_deref() {
+    let mode = std::env::var("HOOKJOURNAL_DRAINER");
+    match mode.as_deref() {
+        _ if inline() => {
+            if let Err(e) = drain(dir, segment_events) {
+                eprintln!("hookjournal: draining after the answer: {e:#}");
+            }
+        }
         Ok("inline") => {
             if let Err(e) = drain(dir, segment_events) {
                 eprintln!("hookjournal: draining after the answer: {e:#}");
@@ -64,14 +83,29 @@ pub fn after_hook(dir: &Path, segment_events: u64) {
 }
 
 /// Starts a detached `recover --checkpoint-only` (a hook found the checkpoint stale), at most
-/// one at a time: the hook itself never waits for a rebuild.
+/// one at a time: the hook itself never waits for a rebuild (`work_inline`: rebuilds here).
 pub fn spawn_rebuild(dir: &Path) {
+    if inline() {
+        if let Err(e) = rebuild_checkpoint(dir) {
+            eprintln!("hookjournal: rebuilding the checkpoint: {e:#}");
+        }
+        return;
+    }
     spawn(
         dir,
         &dir.join(journal::checkpoint::DIR).join(REBUILDING),
         Duration::from_secs(120),
         &["recover", "--checkpoint-only"],
     );
+}
+
+/// Rebuilds the checkpoint from the log (`recover --checkpoint-only`): marked stale, then opened
+/// by a writer, which rebuilds a stale checkpoint before anything else.
+pub fn rebuild_checkpoint(dir: &Path) -> Result<()> {
+    journal::checkpoint::mark_stale(dir, "rebuild requested by recover")?;
+    drop(crate::state::open_and_drain(dir, false)?);
+    let _ = std::fs::remove_file(dir.join(journal::checkpoint::DIR).join(REBUILDING));
+    Ok(())
 }
 
 /// Starts `hookjournal --journal DIR ARGS` detached (its own process group, stdio closed),

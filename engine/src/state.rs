@@ -368,6 +368,7 @@ fn readonly_view(dir: &Path) -> Result<View> {
     Ok(View {
         snap,
         state: full.state,
+        backlog: Vec::new(),
         spooled,
     })
 }
@@ -495,7 +496,10 @@ pub struct View {
     pub snap: ReadSnapshot,
     /// The checkpoint at the snapshot's head, with the spool's backlog folded in.
     pub state: State,
-    /// Spooled events not yet in the log (so not in `snap`): the next writer ingests them.
+    /// Spooled events not yet in the log (so not in `snap`), in arrival order, as the
+    /// envelopes they would become: the next writer ingests them; readers fold them.
+    pub backlog: Vec<Envelope>,
+    /// How many events wait in the spool (`backlog.len()`, or those this user cannot read).
     pub spooled: usize,
 }
 
@@ -514,6 +518,7 @@ pub fn open_view(dir: &Path) -> Result<View> {
         snap,
         state,
         spooled: waiting.len(),
+        backlog: waiting,
     })
 }
 
@@ -526,6 +531,7 @@ pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
             return Ok(View {
                 snap,
                 state: State::default(),
+                backlog: Vec::new(),
                 spooled: 0,
             });
         }
@@ -544,11 +550,12 @@ pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
             )
         })?;
     }
-    let spooled = backlog(&j, j.head_seq())?.len();
+    let waiting = backlog(&j, j.head_seq())?;
     Ok(View {
         snap,
         state,
-        spooled,
+        spooled: waiting.len(),
+        backlog: waiting,
     })
 }
 
@@ -689,13 +696,18 @@ pub fn open_error(dir: &Path, e: journal::Error) -> anyhow::Error {
 }
 
 impl View {
-    /// The full fold (cost, notifications), using the checkpoint's rewinds.
+    /// The full fold (cost, notifications), using the checkpoint's rewinds, with the spool's
+    /// backlog folded after the log.
     pub fn full(&self, progress: impl FnMut(u64)) -> Result<Full> {
-        full_replay(
+        let mut full = full_replay(
             &self.snap,
             Rewinds::from_list(&self.state.global.rewinds),
             progress,
-        )
+        )?;
+        for env in &self.backlog {
+            full.apply(env);
+        }
+        Ok(full)
     }
 }
 

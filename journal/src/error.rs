@@ -1,5 +1,5 @@
+use crate::damage::DamagePlace;
 use crate::envelope::{Envelope, Hash, Seq};
-use crate::verify::DamagePlace;
 use std::path::PathBuf;
 
 /// The journal's `Result`: `Error` unless said otherwise.

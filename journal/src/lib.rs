@@ -9,6 +9,7 @@
 
 mod archive;
 pub mod checkpoint;
+mod damage;
 mod envelope;
 mod error;
 pub mod files;

@@ -1180,6 +1180,28 @@ pub fn collect_rewind(rewinds: &mut Rewinds, env: &Envelope) {
     }
 }
 
+/// Compares a checkpoint with a full replay: the partitions that differ, by key (`verify`,
+/// `import`).
+pub fn partition_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
+    let a: std::collections::BTreeMap<_, _> = checkpoint.partitions().into_iter().collect();
+    let b: std::collections::BTreeMap<_, _> = replayed.partitions().into_iter().collect();
+    let mut out = Vec::new();
+    for (k, v) in &b {
+        if a.get(k) != Some(v) {
+            out.push(String::from_utf8_lossy(k).into_owned());
+        }
+    }
+    for k in a.keys() {
+        if !b.contains_key(k) {
+            out.push(format!(
+                "{} (not in the replay)",
+                String::from_utf8_lossy(k)
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -238,6 +238,56 @@ pub struct CompactionFacts {
     pub before_can_cancel: bool,
 }
 
+/// The format of the file a host keeps per session (what `engine::ingest` reads it with).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionFileFormat {
+    /// Claude Code's transcript JSONL (also read for hosts that name a transcript of that shape).
+    ClaudeTranscript,
+    /// Codex CLI's rollout JSONL.
+    CodexRollout,
+    /// Gemini CLI's chat file.
+    GeminiChat,
+    /// Copilot CLI's `session-state/<id>/events.jsonl`.
+    CopilotEvents,
+    /// Qwen Code's `projects/<cwd>/chats/<session>.jsonl`.
+    QwenChat,
+}
+
+/// The file a host keeps per session (usage per model call, the context, compactions), and when
+/// the hook reads it: data the pure plan (`observe::plan`) turns into reads the engine executes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionFileFacts {
+    /// Its format.
+    pub format: SessionFileFormat,
+    /// The events at which the hook reads it (the payload's `transcript_path`).
+    pub read_at: &'static [EventKind],
+    /// Events at which it is read too while a compaction the host announced is not in the file
+    /// yet (Copilot CLI compacts while the turn goes on; the restore follows what the file shows).
+    pub read_while_compacting: &'static [EventKind],
+    /// Whether a subagent's own events skip it (their payload names the parent's file, whose
+    /// usage is the parent's, or a file whose usage is not the session's context).
+    pub main_agent_only: bool,
+    /// Whether the session's recorded path stands in when the payload names none (Copilot CLI's
+    /// sessionEnd names none).
+    pub path_from_session: bool,
+    /// Bytes read at once, as a multiple of `hook.transcript_read_max` (at SessionEnd: 4).
+    pub read_scale: u64,
+    /// Whether subagents keep transcripts of their own: read at SubagentStop (the path it names)
+    /// and caught up at the session's reads (they lag their SubagentStop).
+    pub subagent_files: bool,
+}
+
+/// Claude Code's transcript, read at Stop, PreCompact and SessionEnd; subagents' at SubagentStop.
+pub const CLAUDE_TRANSCRIPT: SessionFileFacts = SessionFileFacts {
+    format: SessionFileFormat::ClaudeTranscript,
+    read_at: &[K::Stop, K::PreCompact, K::SessionEnd],
+    read_while_compacting: &[],
+    main_agent_only: false,
+    path_from_session: false,
+    read_scale: 1,
+    subagent_files: true,
+};
+
 /// What the host wants before project hooks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trust {
@@ -412,6 +462,8 @@ pub struct HostFacts {
     pub payload: PayloadFields,
     /// How a compaction shows.
     pub compaction: CompactionFacts,
+    /// The file it keeps per session, and when the hook reads it.
+    pub session_file: SessionFileFacts,
     /// What it wants before project hooks run.
     pub trust: Trust,
     /// How `install` registers the handler; `None`: not installed by hookjournal.
@@ -676,6 +728,7 @@ pub const CLAUDE: HostFacts = HostFacts {
         counted_from_session_file: false,
         before_can_cancel: false,
     },
+    session_file: CLAUDE_TRANSCRIPT,
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".claude",
@@ -723,6 +776,17 @@ pub const CODEX: HostFacts = HostFacts {
         before_fires_without_compaction: false,
         counted_from_session_file: false,
         before_can_cancel: true,
+    },
+    session_file: SessionFileFacts {
+        // Usage per request and the context; a subagent's own events name its own rollout,
+        // whose usage is not the session's context.
+        format: SessionFileFormat::CodexRollout,
+        read_at: &[K::Stop, K::PreCompact, K::SessionEnd],
+        read_while_compacting: &[],
+        main_agent_only: true,
+        path_from_session: false,
+        read_scale: 4,
+        subagent_files: true,
     },
     trust: Trust::TrustedHooks,
     install: Some(InstallFacts {
@@ -773,6 +837,18 @@ pub const GEMINI: HostFacts = HostFacts {
         counted_from_session_file: true,
         before_can_cancel: false,
     },
+    session_file: SessionFileFacts {
+        // Usage, context and the compressions that happened. PreCompress fires before every
+        // model request, AfterTool too: a compression (written before the request that follows
+        // it) is found at the next tool's end.
+        format: SessionFileFormat::GeminiChat,
+        read_at: &[K::Stop, K::PreCompact, K::SessionEnd, K::ToolPost],
+        read_while_compacting: &[],
+        main_agent_only: false,
+        path_from_session: false,
+        read_scale: 4,
+        subagent_files: true,
+    },
     trust: Trust::TrustedFolder,
     install: Some(InstallFacts {
         config_dir: ".gemini",
@@ -820,6 +896,7 @@ pub const CURSOR: HostFacts = HostFacts {
         counted_from_session_file: false,
         before_can_cancel: false,
     },
+    session_file: CLAUDE_TRANSCRIPT,
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".cursor",
@@ -879,6 +956,19 @@ pub const COPILOT: HostFacts = HostFacts {
         before_fires_without_compaction: false,
         counted_from_session_file: true,
         before_can_cancel: false,
+    },
+    session_file: SessionFileFacts {
+        // Usage per model call, the context and the compactions (its sessionEnd names no file:
+        // the session's own). A subagent's agentStop names its parent's file. A compaction ends
+        // after its preCompact while the turn goes on: until the file shows it, prompts and tool
+        // results read the file too (to restore after it).
+        format: SessionFileFormat::CopilotEvents,
+        read_at: &[K::Stop, K::PreCompact, K::SessionEnd],
+        read_while_compacting: &[K::Prompt, K::ToolPost],
+        main_agent_only: true,
+        path_from_session: true,
+        read_scale: 4,
+        subagent_files: false,
     },
     trust: Trust::TrustedFolder,
     install: Some(InstallFacts {
@@ -972,6 +1062,18 @@ pub const QWEN: HostFacts = HostFacts {
         counted_from_session_file: false,
         before_can_cancel: false,
     },
+    // Usage per response of the main agent and the context (a subagent's requests are not
+    // written there; its SubagentStop names the parent's file). The turn's last response is
+    // written behind the Stop hook: `follow-session` reads it once it is there.
+    session_file: SessionFileFacts {
+        format: SessionFileFormat::QwenChat,
+        read_at: &[K::Stop, K::PreCompact, K::SessionEnd],
+        read_while_compacting: &[],
+        main_agent_only: true,
+        path_from_session: false,
+        read_scale: 4,
+        subagent_files: false,
+    },
     // Folder trust is off by default: project hooks load in any folder. Where a user turned it
     // on (`security.folderTrust.enabled`), an untrusted folder's hooks are skipped silently.
     trust: Trust::None,
@@ -1042,6 +1144,7 @@ pub const OPENCLAW: HostFacts = HostFacts {
         counted_from_session_file: false,
         before_can_cancel: false,
     },
+    session_file: CLAUDE_TRANSCRIPT,
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".openclaw",
@@ -1116,6 +1219,9 @@ pub const OPENCODE: HostFacts = HostFacts {
         counted_from_session_file: false,
         before_can_cancel: false,
     },
+    // No file is read: its usage arrives with its completed assistant messages, and its session
+    // database is never read (the shim names no transcript).
+    session_file: CLAUDE_TRANSCRIPT,
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".opencode",
@@ -1169,6 +1275,7 @@ pub const GENERIC: HostFacts = HostFacts {
         counted_from_session_file: false,
         before_can_cancel: false,
     },
+    session_file: CLAUDE_TRANSCRIPT,
     trust: Trust::Unverified,
     install: None,
 };

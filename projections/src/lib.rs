@@ -13,6 +13,7 @@ pub mod fold;
 pub mod gemini_chat;
 pub mod host;
 pub mod index;
+pub mod observe;
 pub mod openclaw;
 pub mod opencode;
 pub mod policy;

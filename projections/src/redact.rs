@@ -788,6 +788,22 @@ fn boundary_after(b: &[u8], end: usize) -> bool {
     b.get(end).is_none_or(|c| !c.is_ascii_alphanumeric())
 }
 
+/// Masks secrets in every string of a JSON value, counting them (`export --redact`, `ship`).
+pub fn redact_json(v: &mut serde_json::Value, count: &mut usize) {
+    match v {
+        serde_json::Value::String(s) => {
+            let (masked, n) = redact(s);
+            if n > 0 {
+                *count += n;
+                *s = masked.into_owned();
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| redact_json(x, count)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| redact_json(x, count)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,8 +32,19 @@ pub fn user_config_home(journal: &Path) -> PathBuf {
         .join(".xdg-config")
 }
 
+/// `$PATH` without the directories that hold a `hookjournal`: `install` prefers the one on PATH
+/// when it is the same program, so a tester's own installed copy would change what it writes.
+pub fn test_path() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("hookjournal").exists())
+        .collect();
+    std::env::join_paths(dirs).unwrap_or_default()
+}
+
 pub fn cmd(journal: &Path) -> Command {
     let mut c = Command::new(BIN);
+    c.env("PATH", test_path());
     c.arg("--journal").arg(journal);
     c.env("XDG_CONFIG_HOME", user_config_home(journal));
     c.env_remove("RALPH_AGENT_ID")
@@ -213,7 +224,7 @@ pub fn play_session(env: &[(&str, &str)]) -> Played {
 /// A fresh user's world, for whole-output tests: an empty `$HOME` and an empty project
 /// directory under one temp root, a process environment cleared of everything but `PATH`, and
 /// output normalised so it can be compared as a whole (as jj's `TestEnvironment` does): the temp
-/// root reads `$TEST_ENV`, the binary `$BIN`, recorded times `[TIME]` / `[MINUTE]` / `[CLOCK]` /
+/// root reads `$TEST_ENV`, the binary `$BIN` (its build directory `$TARGET_DIR`), recorded times `[TIME]` / `[MINUTE]` / `[CLOCK]` /
 /// `[US]`, and any literal registered with `redact`. Recorded times come from the real clock (the
 /// hook's `recorded_at`); "now" for relative times is pinned with `set_env("HOOKJOURNAL_NOW", …)`.
 pub struct TestEnvironment {
@@ -290,7 +301,7 @@ impl TestEnvironment {
     pub fn command(&self, cwd: &Path) -> Command {
         let mut c = Command::new(BIN);
         c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", test_path())
             .env("HOME", &self.home)
             .env("NO_COLOR", "1")
             .env("HOOKJOURNAL_DRAINER", "inline")
@@ -324,7 +335,7 @@ impl TestEnvironment {
         c.arg("-c")
             .arg(command)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", test_path())
             .env("HOME", &self.home)
             .env("NO_COLOR", "1")
             .env("HOOKJOURNAL_DRAINER", "inline")
@@ -359,6 +370,10 @@ impl TestEnvironment {
             s = s.replace(lit.as_str(), ph);
         }
         s = s.replace(BIN, "$BIN");
+        // The build directory the binary is in (`install` names it): `<target>/debug/hookjournal`.
+        if let Some(target) = Path::new(BIN).parent().and_then(Path::parent) {
+            s = s.replace(target.to_str().unwrap(), "$TARGET_DIR");
+        }
         let root = self.root.path();
         if let Ok(canonical) = root.canonicalize() {
             s = s.replace(canonical.to_str().unwrap(), "$TEST_ENV");

@@ -2,7 +2,8 @@
 
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
-use crate::output::{self, Align, Table};
+use crate::output;
+use crate::render::cost::{render, render_reconciliation, By};
 use engine::state::Partial;
 use projections::fold::{CostRecord, Partition};
 use projections::index;
@@ -10,21 +11,6 @@ use projections::report::{self, CostBy, CostRow, Reconciled, SessionFacts};
 use std::collections::{BTreeMap, BTreeSet};
 
 use std::process::ExitCode;
-
-/// How `cost` groups its rows.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum By {
-    /// One row per session
-    Session,
-    /// One row per day (UTC)
-    Day,
-    /// One row per month (UTC)
-    Month,
-    /// One row per model
-    Model,
-    /// One row per machine (locally: this one; with --source: every machine that shipped).
-    Machine,
-}
 
 /// `cost` flags.
 #[derive(clap::Args, Debug)]
@@ -150,95 +136,6 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     print!("{}", render(&rows, &total, args.by));
     print!("{}", render_reconciliation(&rec, &rec_total));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Transcript cost beside the host's own, per session and in total, with the difference named.
-/// Nothing when no host reported a cost.
-pub fn render_reconciliation(rows: &[Reconciled], total: &Reconciled) -> String {
-    if total.host_usd.is_none() {
-        return String::new();
-    }
-    let mut t = Table::new(&[
-        ("SESSION", Align::Left),
-        ("TRANSCRIPTS", Align::Right),
-        ("HOST REPORTED", Align::Right),
-        ("DIFFERENCE", Align::Right),
-        ("WHY", Align::Left),
-    ]);
-    let cells = |r: &Reconciled, key: String| {
-        vec![
-            key,
-            output::usd(r.transcript_usd),
-            r.host_usd.map(output::usd).unwrap_or_else(|| "-".into()),
-            r.difference_usd
-                .map(|d| {
-                    format!(
-                        "{}{}",
-                        if d >= 0.0 { "+" } else { "-" },
-                        output::usd(d.abs())
-                    )
-                })
-                .unwrap_or_else(|| "-".into()),
-            r.explanation.join("; "),
-        ]
-    };
-    for r in rows {
-        t.row(cells(r, projections::short_id(&r.session).to_string()));
-    }
-    t.footer(cells(total, "total".into()));
-    format!(
-        "\n{}\n{}",
-        output::bold("transcripts vs what the host reported (Claude Code's statusline cost)"),
-        t.render()
-    )
-}
-
-/// The cost table with its total row.
-pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
-    if rows.is_empty() {
-        return "no usage recorded yet (usage is read from transcripts at Stop, SubagentStop, PreCompact and SessionEnd)\n".into();
-    }
-    let key = match by {
-        By::Session => "SESSION",
-        By::Day => "DAY",
-        By::Month => "MONTH",
-        By::Model => "MODEL",
-        By::Machine => "MACHINE",
-    };
-    let mut t = Table::new(&[
-        (key, Align::Left),
-        ("INPUT", Align::Right),
-        ("OUTPUT", Align::Right),
-        ("CACHE WRITE", Align::Right),
-        ("CACHE READ", Align::Right),
-        ("TOTAL TOKENS", Align::Right),
-        ("COST", Align::Right),
-    ]);
-    let cells = |r: &CostRow, key: String| {
-        let mut usd = output::usd(r.usd);
-        if r.unpriced_responses > 0 {
-            usd.push_str(&format!(" (+{} unpriced)", r.unpriced_responses));
-        }
-        vec![
-            key,
-            output::tokens(r.input_tokens),
-            output::tokens(r.output_tokens),
-            output::tokens(r.cache_write_tokens),
-            output::tokens(r.cache_read_tokens),
-            output::tokens(r.total_tokens),
-            usd,
-        ]
-    };
-    for r in rows {
-        let k = if matches!(by, By::Session) {
-            projections::short_id(&r.key).to_string()
-        } else {
-            r.key.clone()
-        };
-        t.row(cells(r, k));
-    }
-    t.footer(cells(total, "total".into()));
-    t.render()
 }
 
 /// Locally, `--by machine` is one row: this machine (as `ship` names it), holding the total.

@@ -25,12 +25,15 @@ pub struct Args {
 
 const STEPS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../tests/fixtures/claude-session/session.steps.jsonl"
+    "/demo/session.steps.jsonl"
 ));
-const MAIN: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl"));
+const MAIN: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/demo/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl"
+));
 const SUB: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../tests/fixtures/claude-session/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl"
+    "/demo/transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d/subagents/agent-a41536363f6724ba0.jsonl"
 ));
 const MAIN_REL: &str =
     "transcripts/projects/-home-dev-acme-api/db5b5fab-8f4d-3e27-dda1-494c73cf256d.jsonl";
@@ -131,17 +134,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let answers = print_restore(&view)?;
     section("notifications (hookjournal notifications)");
     let items: Vec<_> = full.notifications().collect();
-    print!("{}", crate::commands::notifications::render(&items));
+    print!("{}", crate::render::notifications::render(&items));
     print_excerpt(answers);
     // The HTML report, beside the journal (the temporary one goes with it; --keep keeps both).
-    let html = crate::commands::report::build(
-        &dir,
-        &settings,
-        None,
-        crate::dates::Range::new(None, None)?,
-    )?;
+    let html =
+        crate::render::report::build(&dir, &settings, None, crate::dates::Range::new(None, None)?)?;
     let file = dir.join("report.html");
-    crate::commands::report::write(&file, &html)?;
+    crate::render::report::write(&file, &html)?;
     section(&format!(
         "HTML report (hookjournal report --html): {}",
         file.display()
@@ -178,7 +177,7 @@ fn print_views(
         .iter()
         .map(|s| report::session_row(s, &pricing, &settings.policy))
         .collect();
-    print!("{}", crate::commands::sessions::render(&rows));
+    print!("{}", crate::render::sessions::render(&rows));
 
     let s = sessions.first().context("the sample has a session")?;
     section(&format!(
@@ -187,11 +186,11 @@ fn print_views(
     ));
     print!(
         "{}",
-        crate::commands::show::render(s, &pricing, &settings.policy)
+        crate::render::show::render(s, &pricing, &settings.policy)
     );
 
     section("task board (hookjournal tasks)");
-    print!("{}", crate::commands::tasks::render(&st.all_tasks()));
+    print!("{}", crate::render::tasks::render(&st.all_tasks()));
 
     section("cost (hookjournal cost --by session)");
     let cost = full.cost();
@@ -200,7 +199,7 @@ fn print_views(
         report::cost_rows(&items, &cost.reported, CostBy::Session, None, None, None);
     print!(
         "{}",
-        crate::commands::cost::render(&crows, &total, crate::commands::cost::By::Session)
+        crate::render::cost::render(&crows, &total, crate::render::cost::By::Session)
     );
     Ok(())
 }
@@ -256,7 +255,7 @@ fn print_excerpt(excerpt: Vec<(journal::Envelope, u64, String)>) {
             "{:>5}  {}  {}",
             h.seq,
             bold(&h.kind.label()),
-            output::escape(&crate::commands::replay::summary(&h))
+            output::escape(&crate::render::replay::summary(&h))
         );
         let first = text.lines().next().unwrap_or("");
         println!(

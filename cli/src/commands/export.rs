@@ -59,26 +59,14 @@ pub struct Args {
     pub skip_damaged: bool,
 }
 
-/// Masks secrets in every string of a JSON value, counting them.
-pub fn redact_value(v: &mut serde_json::Value, count: &mut usize) {
-    match v {
-        serde_json::Value::String(s) => {
-            let (masked, n) = projections::redact::redact(s);
-            if n > 0 {
-                *count += n;
-                *s = masked.into_owned();
-            }
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| redact_value(x, count)),
-        serde_json::Value::Object(o) => o.values_mut().for_each(|x| redact_value(x, count)),
-        _ => {}
-    }
-}
-
 /// Writes the report, one JSON object a line.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let view = cmd.view()?;
-    crate::output::say_spooled(view.spooled);
+    // The reports read from the log event by event do not hold spooled events; the others fold
+    // them in (`View::full`, the checkpoint with the backlog).
+    if matches!(args.report, Report::Events | Report::SessionLog) {
+        crate::output::say_spooled(view.spooled);
+    }
     let filter = Filter {
         range: Range::new(args.since.as_deref(), args.until.as_deref())?,
         session: match &args.session {
@@ -115,7 +103,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         })?;
         for mut v in rows {
             if args.redact {
-                redact_value(&mut v, &mut masked);
+                projections::redact::redact_json(&mut v, &mut masked);
             }
             write_row(&mut out.sink, &v)?;
             lines += 1;
@@ -125,7 +113,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         let mut lines = 0u64;
         report_rows(args.report, &view, &filter, cmd.settings(), &mut |mut v| {
             if args.redact {
-                redact_value(&mut v, &mut masked);
+                projections::redact::redact_json(&mut v, &mut masked);
             }
             write_row(&mut out.sink, &v)?;
             lines += 1;

@@ -22,6 +22,10 @@ pub struct Args {
     /// when neither the payload nor the hook's environment tells.
     #[arg(long, default_value = "auto")]
     pub host: String,
+    /// Run by the Claude Code plugin: when a settings file registers hookjournal too, it defers
+    /// to that registration (answers nothing, records nothing) and says so at SessionStart.
+    #[arg(long)]
+    pub plugin: bool,
     /// The event, for payloads that name none (Copilot CLI's camelCase hooks).
     #[arg(long)]
     pub event: Option<String>,
@@ -30,6 +34,7 @@ pub struct Args {
 struct Flags {
     journal: Option<PathBuf>,
     host: Option<String>,
+    plugin: bool,
     event: Option<String>,
     last_arg: Option<String>,
 }
@@ -38,6 +43,7 @@ fn parse_flags(argv: &[OsString]) -> Flags {
     let mut f = Flags {
         journal: None,
         host: None,
+        plugin: false,
         event: None,
         last_arg: None,
     };
@@ -59,6 +65,8 @@ fn parse_flags(argv: &[OsString]) -> Flags {
         } else if a == "--host" {
             f.host = args.get(i + 1).cloned();
             i += 1;
+        } else if a == "--plugin" {
+            f.plugin = true;
         } else if let Some(v) = a.strip_prefix("--event=") {
             f.event = Some(v.to_string());
         } else if a == "--event" {
@@ -136,6 +144,28 @@ fn read_stdin(cap: usize) -> (Vec<u8>, Option<journal::Truncation>) {
     (kept, truncated)
 }
 
+/// The plugin's hook beside a settings file that registers hookjournal as well: the settings'
+/// handler journals every event, so this one does nothing — and says so, once a session, at
+/// SessionStart (a `systemMessage` the user sees).
+fn defer_to_settings() -> bool {
+    let project = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from);
+    let files = engine::registration::claude_settings_files(project.as_deref());
+    let Some(file) = engine::registration::hooks_registered_in(&files) else {
+        return false;
+    };
+    let (payload, _) = read_stdin(1 << 20);
+    let start = serde_json::from_slice::<serde_json::Value>(&payload)
+        .is_ok_and(|v| v["hook_event_name"] == "SessionStart");
+    if start {
+        let msg = format!(
+            "hookjournal: {} registers hookjournal and so does its Claude Code plugin; the plugin stays idle so that no event is journaled twice (`hookjournal uninstall` keeps only the plugin)",
+            file.display()
+        );
+        println!("{}", serde_json::json!({ "systemMessage": msg }));
+    }
+    true
+}
+
 fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
@@ -143,6 +173,9 @@ fn now_us() -> i64 {
 fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let _trace = Trace::start();
     let flags = parse_flags(argv);
+    if flags.plugin && defer_to_settings() {
+        return Ok(());
+    }
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
     if let Some(why) = crate::locate::refusal(&dir) {
         eprintln!("hookjournal: {why}");

@@ -474,7 +474,7 @@ mod tests {
             let rewinds = state::collect_rewinds(&snap).unwrap();
             let full = state::full_replay(&snap, rewinds, |_| {}).unwrap();
             assert_eq!(
-                crate::commands::verify::projection_diff(&cp, &full.state),
+                projections::fold::partition_diff(&cp, &full.state),
                 Vec::<String>::new(),
                 "{name}"
             );

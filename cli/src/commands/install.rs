@@ -10,13 +10,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-mod codex_trust;
 mod copilot_trust;
 mod doc;
 mod openclaw;
 mod opencode;
+pub mod program;
 
 use self::doc::{prop, string_value, Doc};
+use engine::codex_trust;
+use engine::registration::{is_hookjournal_command, split_program};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
 use projections::host::HookFileFormat;
 
@@ -165,10 +167,21 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
         return Ok(local_scope_usage_error(facts));
     };
+    if t.host == Host::Claude {
+        let files = engine::registration::claude_settings_files(Some(&project));
+        if let Some((file, plugin)) = engine::registration::plugin_enabled_in(&files) {
+            println!(
+                "Claude Code's {plugin} plugin is enabled in {}: it already runs the hook for every event, so nothing is registered here (every event would be journaled twice). To register in settings instead: `claude plugin uninstall {plugin}`, then `hookjournal install` again.",
+                file.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     // An explicit --journal goes into the command, or the hook would look for the journal elsewhere.
     let explicit_journal = cmd.journal_arg().map(|j| absolute(&cwd, j));
-    let exe = std::env::current_exe().context("finding the running hookjournal binary")?;
-    let command = hook_command(&exe, facts.name, explicit_journal.as_deref())?;
+    let program = program::for_this_binary()?;
+    let exe = &program.path;
+    let command = hook_command(exe, facts.name, explicit_journal.as_deref())?;
 
     let before = read_settings(&path)?;
     let before_text = before.as_ref().map(|doc| doc.text().to_string());
@@ -187,7 +200,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
             );
             return Ok(ExitCode::from(2));
         }
-        let base = statusline_base(&exe, explicit_journal.as_deref())?;
+        let base = statusline_base(exe, explicit_journal.as_deref())?;
         statusline = Some(
             install_statusline(&mut doc, &base, args.statusline_record_only)
                 .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?,
@@ -213,7 +226,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         journal_dir: journal_dir.as_deref(),
     };
     if t.dry_run {
-        change.show_dry_run();
+        change.show_dry_run(&program.notes);
         return Ok(ExitCode::SUCCESS);
     }
     let journal_note = match &journal_dir {
@@ -234,6 +247,9 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         ""
     };
     println!("Command: {command}{event_arg}");
+    for note in &program.notes {
+        println!("Note: {note}");
+    }
     if let Some(line) = &statusline {
         println!("Status line: {line}");
     }
@@ -428,7 +444,7 @@ struct Change<'a> {
 
 impl Change<'_> {
     /// `--dry-run`: the diff, and what would be created; nothing written.
-    fn show_dry_run(&self) {
+    fn show_dry_run(&self, notes: &[String]) {
         print!("{}", unified_diff(self.path, self.before, self.after));
         if self.before == Some(self.after) {
             println!(
@@ -438,6 +454,9 @@ impl Change<'_> {
         }
         if let Some(dir) = self.journal_dir.filter(|d| !d.exists()) {
             println!("Would create the journal {}.", dir.display());
+        }
+        for note in notes {
+            println!("Note: {note}");
         }
         println!("Dry run: nothing written.");
     }
@@ -691,50 +710,6 @@ fn shell_quote(p: &Path) -> anyhow::Result<String> {
         )
     })?;
     Ok(quote_str(s))
-}
-
-/// True for a command that runs a binary named `hookjournal` with the `hook` subcommand, wherever the
-/// binary lives: re-installing after moving it replaces the old entries instead of adding new ones.
-fn is_hookjournal_command(cmd: &str) -> bool {
-    let Some((program, rest)) = split_program(cmd.trim_start()) else {
-        return false;
-    };
-    let named_ours = Path::new(&program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n == BINARY_NAME || n == "hookjournal.exe");
-    let rest = rest.trim_start();
-    named_ours
-        && rest
-            .strip_prefix("hook")
-            .is_some_and(|after| after.is_empty() || after.starts_with(char::is_whitespace))
-}
-
-/// Splits a shell command into its first word (unquoted) and the rest.
-fn split_program(cmd: &str) -> Option<(String, &str)> {
-    let mut chars = cmd.char_indices();
-    let (_, first) = chars.next()?;
-    let mut word = String::new();
-    match first {
-        '"' => {
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => word.push(chars.next()?.1),
-                    '"' => return Some((word, &cmd[i + 1..])),
-                    _ => word.push(c),
-                }
-            }
-            None
-        }
-        '\'' => {
-            let end = cmd[1..].find('\'')? + 1;
-            Some((cmd[1..end].to_string(), &cmd[end + 1..]))
-        }
-        _ => {
-            let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
-            Some((cmd[..end].to_string(), &cmd[end..]))
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 //! One module per command, each a thin layer over the journal and projections crates.
 
+pub mod completions;
 pub mod context;
 pub mod cost;
 pub mod demo;
+pub mod doctor;
 pub mod drain;
 pub mod export;
 pub mod follow;
 pub mod hook;
 pub mod import;
 pub mod install;
+pub mod man;
 pub mod notifications;
 pub mod recover;
 pub mod replay;
@@ -46,9 +49,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(source) = source.filter(|_| explicit || team_view) {
         let url = crate::ship::team::resolve(&source, cmd.journal_arg())?;
         return match cli.command {
-            Command::Sessions(a) => crate::ship::team::sessions(&url, a),
-            Command::Cost(a) => crate::ship::team::cost(&url, a),
-            Command::Tasks(a) => crate::ship::team::tasks(&url, a),
+            Command::Sessions(a) => crate::ship::team::sessions(&url, a.json),
+            Command::Cost(a) => {
+                crate::ship::team::cost(&url, a.by, a.since.as_deref(), a.until.as_deref(), a.json)
+            }
+            Command::Tasks(a) => crate::ship::team::tasks(
+                &url,
+                matches!(a.cmd, None | Some(tasks::Cmd::List)),
+                a.status.as_deref(),
+                a.agent.as_deref(),
+                a.json,
+            ),
             _ => anyhow::bail!("--source works with `sessions`, `cost` and `tasks` only"),
         };
     }
@@ -72,9 +83,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recover(a) => recover::run(&cmd, a),
         Command::Ship(a) => ship::run(&cmd, a),
         Command::Demo(a) => demo::run(&cmd, a),
+        Command::Doctor(a) => doctor::run(&cmd, a),
         Command::Report(a) => report::run(&cmd, a),
         Command::Watch(a) => watch::run(&cmd, a),
         Command::Drain(a) => drain::run(&cmd, a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
         Command::FollowSession(a) => follow::run(&cmd, a),
         Command::Statusline(_) => {
             unreachable!("the statusline is dispatched before argument parsing")

@@ -1,7 +1,8 @@
 //! `notifications`: the notification log.
 
 use crate::cli_util::CommandHelper;
-use crate::output::{self, Align, Table};
+use crate::output;
+use crate::render::notifications::render;
 use engine::state::Partial;
 
 use std::process::ExitCode;
@@ -66,28 +67,4 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     }
     print!("{}", render(items));
     Ok(ExitCode::SUCCESS)
-}
-
-/// The notification log as a table.
-pub fn render(items: &[&projections::fold::NotificationEntry]) -> String {
-    if items.is_empty() {
-        return "no notifications\n".into();
-    }
-    let mut t = Table::new(&[
-        ("TIME", Align::Left),
-        ("SESSION", Align::Left),
-        ("TYPE", Align::Left),
-        ("TITLE", Align::Left),
-        ("MESSAGE", Align::Left),
-    ]);
-    for n in items {
-        t.row(vec![
-            output::timestamp(n.at_us)[..19].replace('T', " "),
-            projections::short_id(n.session.as_deref().unwrap_or("-")).to_string(),
-            n.kind.clone(),
-            n.title.clone().unwrap_or_default(),
-            n.message.clone(),
-        ]);
-    }
-    t.render()
 }

@@ -31,7 +31,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         anyhow::bail!("no journal at {} (nothing to recover)", dir.display());
     }
     if args.checkpoint_only {
-        let res = rebuild_checkpoint(dir);
+        let res = engine::maintenance::rebuild_checkpoint(dir);
         let _ = std::fs::remove_file(dir.join("state").join(REBUILDING));
         res?;
         println!("checkpoint rebuilt from the log");
@@ -62,7 +62,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     // kept as bytes, then the checkpoint rebuilt from the whole log.
     drop(cmd.open_write()?);
     let damaged = journal_damaged_spool(dir)?;
-    rebuild_checkpoint(dir)?;
+    engine::maintenance::rebuild_checkpoint(dir)?;
     let j = cmd.open_write()?;
     let head = j.head_seq();
     drop(j);
@@ -138,14 +138,6 @@ fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
     }
     println!("sealed segments are the only copy of their events: restore a damaged one from a backup or an export (`hookjournal export --report events --skip-damaged` saves every readable event now; see the cookbook to merge it with an older export)");
     Ok(ExitCode::from(3))
-}
-
-/// Marks the checkpoint stale and opens the journal, which rebuilds a stale checkpoint from the
-/// log (a kill at any point leaves it marked, so the next reader finishes the job).
-fn rebuild_checkpoint(dir: &Path) -> Result<()> {
-    journal::checkpoint::mark_stale(dir, "rebuild requested by recover")?;
-    drop(state::open_and_drain(dir, false)?);
-    Ok(())
 }
 
 /// Journals every spool file that fails its checksum as a `Malformed` event holding its bytes.

@@ -4,10 +4,10 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
+use crate::render::replay::{clip, summary};
 use anyhow::Result;
 use engine::state;
-use journal::{Envelope, Kind};
-use projections::derived::{self, ResponseEmitted};
+use journal::Envelope;
 use projections::fold::{CostRecord, Full};
 use projections::replay::Replayer;
 use serde_json::{json, Value};
@@ -36,82 +36,6 @@ pub struct Args {
     /// Print one JSON object per event (JSONL) for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
-}
-
-fn clip(s: &str) -> String {
-    if s.chars().count() > 160 {
-        format!("{}…", s.chars().take(160).collect::<String>())
-    } else {
-        s.to_string()
-    }
-}
-
-/// A one-line summary of what an event says.
-pub fn summary(e: &Envelope) -> String {
-    match &e.kind {
-        Kind::Hook { name } => {
-            let v: Value = serde_json::from_slice(&e.payload).unwrap_or(Value::Null);
-            let tool = v.get("tool_name").and_then(Value::as_str);
-            let detail = match name.as_str() {
-                "UserPromptSubmit" => v
-                    .get("prompt")
-                    .and_then(Value::as_str)
-                    .map(|p| format!("\"{}\"", clip(p))),
-                "SessionStart" => v.get("source").and_then(Value::as_str).map(str::to_string),
-                "SessionEnd" => v.get("reason").and_then(Value::as_str).map(str::to_string),
-                "PreCompact" | "PostCompact" => {
-                    v.get("trigger").and_then(Value::as_str).map(str::to_string)
-                }
-                "Notification" => v.get("message").and_then(Value::as_str).map(clip),
-                _ => tool.map(|t| {
-                    let input = v.get("tool_input");
-                    let arg = input
-                        .and_then(|i| {
-                            ["file_path", "command", "pattern", "subject", "taskId"]
-                                .iter()
-                                .find_map(|k| i.get(*k).and_then(|x| x.as_str()))
-                        })
-                        .map(clip)
-                        .unwrap_or_default();
-                    let status = input
-                        .and_then(|i| i.get("status"))
-                        .and_then(Value::as_str)
-                        .map(|s| format!(" → {s}"))
-                        .unwrap_or_default();
-                    format!("{t} {arg}{status}")
-                }),
-            };
-            detail.unwrap_or_default()
-        }
-        Kind::Malformed { reason } => format!("{reason} ({} bytes)", e.payload.len()),
-        Kind::UsageObserved { .. } => derived::parse::<derived::UsageObserved>(&e.payload)
-            .map(|u| {
-                format!(
-                    "{} in={} out={} cache_w={} cache_r={}",
-                    u.record.model,
-                    u.record.usage.input_tokens,
-                    u.record.usage.output_tokens,
-                    u.record.usage.cache_write(),
-                    u.record.usage.cache_read
-                )
-            })
-            .unwrap_or_default(),
-        Kind::ContextObserved { .. } => derived::parse::<derived::ContextObserved>(&e.payload)
-            .map(|c| {
-                format!(
-                    "context {} tokens",
-                    c.tokens.map(|t| t.to_string()).unwrap_or("-".into())
-                )
-            })
-            .unwrap_or_default(),
-        Kind::ResponseEmitted { .. } => derived::parse::<ResponseEmitted>(&e.payload)
-            .map(|r| clip(&r.output))
-            .unwrap_or_default(),
-        Kind::Rewound { session, to_seq } => {
-            format!("session {} to seq {to_seq}", projections::short_id(session))
-        }
-        _ => clip(&String::from_utf8_lossy(&e.payload)),
-    }
 }
 
 const QUIET: &[&str] = &[
@@ -340,6 +264,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use journal::Kind;
 
     /// One value of every kind; the match is exhaustive, so a new `Kind` variant stops this
     /// test from compiling until it is listed here (and, through the assertion, in `KINDS`).

@@ -2,7 +2,8 @@
 //! command that would change nothing records nothing and says so).
 
 use crate::cli_util::CommandHelper;
-use crate::output::{self, escape, Align, Table};
+use crate::output::{self, escape};
+use crate::render::tasks::{render, task_json};
 use anyhow::{bail, Result};
 use engine::state::{self, Loaded};
 use engine::writer::{WriteError, Writer};
@@ -473,42 +474,6 @@ fn apply(
         label,
         task: after.expect("changed"),
     })
-}
-
-/// A task as JSON, with its display ref.
-pub fn task_json(t: &Task) -> serde_json::Value {
-    let mut v = serde_json::to_value(t).unwrap_or_default();
-    v["ref"] = t.task_ref().display().into();
-    v["session_id"] = t.session.clone().into();
-    v
-}
-
-/// The task board as a table.
-pub fn render(tasks: &[&Task]) -> String {
-    if tasks.is_empty() {
-        return "no tasks\n".into();
-    }
-    let mut t = Table::new(&[
-        ("ID", Align::Left),
-        ("STATUS", Align::Left),
-        ("OWNER", Align::Left),
-        ("RETRIES", Align::Right),
-        ("SUBJECT", Align::Left),
-    ]);
-    for task in tasks {
-        let mut subject = task.subject.clone();
-        if let Some(r) = &task.fail_reason {
-            subject.push_str(&format!(" (failed: {r})"));
-        }
-        t.row(vec![
-            task.task_ref().display(),
-            task.status.as_str().into(),
-            task.owner.clone().unwrap_or_else(|| "-".into()),
-            task.retry_count.to_string(),
-            subject,
-        ]);
-    }
-    t.render()
 }
 
 /// `tasks [list]`: the board, filtered by status and agent.

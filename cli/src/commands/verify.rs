@@ -18,27 +18,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Compares the checkpoint with a full replay; returns the partitions that differ.
-pub fn projection_diff(checkpoint: &State, replayed: &State) -> Vec<String> {
-    let a: std::collections::BTreeMap<_, _> = checkpoint.partitions().into_iter().collect();
-    let b: std::collections::BTreeMap<_, _> = replayed.partitions().into_iter().collect();
-    let mut out = Vec::new();
-    for (k, v) in &b {
-        if a.get(k) != Some(v) {
-            out.push(String::from_utf8_lossy(k).into_owned());
-        }
-    }
-    for k in a.keys() {
-        if !b.contains_key(k) {
-            out.push(format!(
-                "{} (not in the replay)",
-                String::from_utf8_lossy(k)
-            ));
-        }
-    }
-    out
-}
-
 /// The hot cache's partitions (when it is current at the snapshot's head) that differ from a
 /// full replay: a hook would answer from them.
 fn hot_cache_diff(
@@ -101,15 +80,22 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-struct Outcome {
-    report: journal::VerifyReport,
-    damage: Vec<journal::Damage>,
-    projections_ok: Option<bool>,
+/// What `verify` found (a data value: `doctor` summarises it too).
+pub struct Outcome {
+    /// The journal as it was on disk.
+    pub report: journal::VerifyReport,
+    /// Every problem: the report's, then the projections'.
+    pub damage: Vec<journal::Damage>,
+    /// Whether the checkpoint matched a full replay (`None`: not checked, read-only here).
+    pub projections_ok: Option<bool>,
+    /// Whether the journal has a store (a log and a checkpoint) yet: until a writer ingests
+    /// them, the hooks' fast path keeps every event in the spool.
+    pub store: bool,
 }
 
 /// The journal as it is on disk (nothing repaired, nothing drained first), then — when the log
 /// is sound — the checkpoint against a full replay.
-fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
+pub fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     let bar = crate::output::progress(0, "verify");
     let report = match journal::verify(dir, Duration::from_secs(10), |n| bar.set_position(n)) {
         Ok(r) => r,
@@ -119,8 +105,10 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     bar.finish_and_clear();
     let mut damage = report.damage.clone();
     let mut projections_ok = None;
-    if report.ok() {
-        // Only a sound log is worth replaying (opening ingests what the hooks spooled).
+    // A reader never writes: no store is created, and spooled events stay for the next writer.
+    let store = std::fs::symlink_metadata(dir.join("CURRENT")).is_ok();
+    if report.ok() && store {
+        // Only a sound log is worth replaying.
         match state::open_read(dir) {
             Ok(j) => {
                 let snap = j.read_snapshot()?;
@@ -129,7 +117,7 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
                 let rewinds = state::collect_rewinds(&snap)?;
                 let full = state::full_replay(&snap, rewinds, |_| {})?;
                 let mut diff: Vec<String> = match checkpoint {
-                    Ok(cp) => projection_diff(&cp, &full.state)
+                    Ok(cp) => projections::fold::partition_diff(&cp, &full.state)
                         .into_iter()
                         .map(|p| format!("partition {p} differs from a full replay"))
                         .collect(),
@@ -154,6 +142,7 @@ fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
         report,
         damage,
         projections_ok,
+        store,
     })
 }
 
@@ -162,12 +151,14 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
         report,
         damage,
         projections_ok,
+        store,
     } = o;
     let ok = damage.is_empty();
+    let (events, head_hash) = (report.events, report.head_hash);
     if args.json {
         crate::output::print_json(&serde_json::json!({
-            "ok": ok, "events": report.events, "segments": report.segments,
-            "head_hash": hex(&report.head_hash), "projections_match_replay": projections_ok,
+            "ok": ok, "events": events, "segments": report.segments, "spooled": report.spooled,
+            "head_hash": hex(&head_hash), "projections_match_replay": projections_ok,
             "damage": damage.iter().map(|d| serde_json::json!({
                 "seq": d.seq, "place": d.place.to_string(), "what": d.what,
             })).collect::<Vec<_>>(),
@@ -176,15 +167,23 @@ fn print(args: &Args, o: Outcome) -> ExitCode {
     } else if ok {
         let checked = match projections_ok {
             Some(true) => "projections match a full replay",
+            _ if !store => "no checkpoint yet (every event waits in the spool)",
             _ => "projections not checked (the journal is read-only here)",
         };
         println!(
-            "{}: {} events in {} sealed segments + active store; chain head {}; {checked}",
+            "{}: {} event{} in {} sealed segments + active store; chain head {}; {checked}",
             crate::output::tint("valid"),
-            crate::output::tokens(report.events),
+            crate::output::tokens(events),
+            if events == 1 { "" } else { "s" },
             report.segments,
-            &hex(&report.head_hash)[..16]
+            &hex(&head_hash)[..16]
         );
+        if report.spooled > 0 {
+            println!(
+                "  {} in the spool (put there by the hooks' fast path or a busy lock): each read whole; the next hook or `hookjournal drain` ingests them",
+                crate::output::count(report.spooled as u64, "event")
+            );
+        }
         for n in &report.notes {
             println!("  note: {}", crate::output::escape(n));
         }

@@ -163,12 +163,12 @@ pub fn frame(
     let tasks = st.all_tasks();
     let open: Vec<_> = tasks.iter().filter(|t| t.status.is_open()).collect();
     o.push_str(&format!(
-        "\n{} sessions ({active} live) · {} · burn {}/h · {} open tasks · {} events · {spooled} waiting in the spool\n",
-        sessions.len(),
+        "\n{} ({active} live) · {} · burn {}/h · {} · {} · {spooled} waiting in the spool\n",
+        output::count(sessions.len() as u64, "session"),
         output::usd(total),
         output::usd(burn),
-        open.len(),
-        st.global.last_seq,
+        output::count(open.len() as u64, "open task"),
+        output::count(st.global.last_seq, "event"),
     ));
     if !open.is_empty() {
         o.push_str(&format!("\n{}\n", output::bold("open tasks")));

@@ -149,7 +149,7 @@ pub fn shipped_payload(e: &Envelope, redact: bool) -> (Vec<u8>, usize) {
 /// Masks secrets in every string of a JSON value; returns how many.
 pub fn redact_json(v: &mut serde_json::Value) -> usize {
     let mut n = 0;
-    crate::commands::export::redact_value(v, &mut n);
+    projections::redact::redact_json(v, &mut n);
     n
 }
 

@@ -2,8 +2,9 @@
 //! that `ship --postgres` fills and print through the same renderers as the local commands.
 
 use super::mask_url;
-use crate::commands::{cost, sessions, tasks};
 use crate::output;
+use crate::render::cost::By;
+use crate::render::{cost, sessions, tasks};
 use anyhow::{bail, Context, Result};
 use postgres::Client;
 use projections::report::CostRow;
@@ -57,7 +58,8 @@ fn open(url: &str) -> Result<Client> {
     Ok(c)
 }
 
-pub fn sessions(url: &str, args: sessions::Args) -> Result<ExitCode> {
+/// The team's sessions table (`--json`: the rows).
+pub fn sessions(url: &str, json: bool) -> Result<ExitCode> {
     let mut c = open(url)?;
     let rows = c
         .query(
@@ -75,7 +77,7 @@ pub fn sessions(url: &str, args: sessions::Args) -> Result<ExitCode> {
             v
         })
         .collect();
-    if args.json {
+    if json {
         output::print_json(&serde_json::Value::Array(rows));
     } else {
         // Rows written by this or an older hookjournal: fields it lacks read as zero or empty.
@@ -126,7 +128,7 @@ impl Rec {
 /// `projections::report::cost_rows`) applied to the stored records and their stored USD.
 fn cost_rows(
     recs: &[Rec],
-    by: cost::By,
+    by: By,
     since: Option<&str>,
     until: Option<&str>,
 ) -> (Vec<CostRow>, CostRow) {
@@ -141,11 +143,11 @@ fn cost_rows(
             continue;
         }
         let key = match by {
-            cost::By::Session => r.session.clone(),
-            cost::By::Day => day.to_string(),
-            cost::By::Month => day.get(..7).unwrap_or("unknown").to_string(),
-            cost::By::Model => r.model.clone(),
-            cost::By::Machine => r.machine.clone(),
+            By::Session => r.session.clone(),
+            By::Day => day.to_string(),
+            By::Month => day.get(..7).unwrap_or("unknown").to_string(),
+            By::Model => r.model.clone(),
+            By::Machine => r.machine.clone(),
         };
         let row = rows.entry(key.clone()).or_insert_with(|| CostRow {
             key,
@@ -156,7 +158,7 @@ fn cost_rows(
     }
     // Sessions that reported their own cost in payloads count where the local view counts
     // them: by session, when the session has no transcript usage in the range.
-    if matches!(by, cost::By::Session) {
+    if matches!(by, By::Session) {
         for r in recs.iter().filter(|r| r.source == "reported") {
             if rows.contains_key(&r.session) {
                 continue;
@@ -182,14 +184,21 @@ fn cost_rows(
         }
     }
     let mut rows: Vec<CostRow> = rows.into_values().collect();
-    if matches!(by, cost::By::Session | cost::By::Model | cost::By::Machine) {
+    if matches!(by, By::Session | By::Model | By::Machine) {
         projections::report::costliest_first(&mut rows);
     }
     (rows, total)
 }
 
-pub fn cost(url: &str, args: cost::Args) -> Result<ExitCode> {
-    let range = crate::dates::Range::new(args.since.as_deref(), args.until.as_deref())?;
+/// The team's cost table, grouped `by`, between `since` and `until`.
+pub fn cost(
+    url: &str,
+    by: By,
+    since: Option<&str>,
+    until: Option<&str>,
+    json: bool,
+) -> Result<ExitCode> {
+    let range = crate::dates::Range::new(since, until)?;
     let (since, until) = range.days();
     let mut c = open(url)?;
     let recs: Vec<Rec> = c
@@ -216,24 +225,30 @@ pub fn cost(url: &str, args: cost::Args) -> Result<ExitCode> {
             usd: r.get(10),
         })
         .collect();
-    let (rows, total) = cost_rows(&recs, args.by, since.as_deref(), until.as_deref());
-    if args.json {
+    let (rows, total) = cost_rows(&recs, by, since.as_deref(), until.as_deref());
+    if json {
         output::print_json(&serde_json::json!({
-            "by": format!("{:?}", args.by).to_lowercase(), "rows": rows, "total": total
+            "by": format!("{by:?}").to_lowercase(), "rows": rows, "total": total
         }));
     } else {
-        print!("{}", cost::render(&rows, &total, args.by));
+        print!("{}", cost::render(&rows, &total, by));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn tasks(url: &str, args: tasks::Args) -> Result<ExitCode> {
-    if !matches!(args.cmd, None | Some(tasks::Cmd::List)) {
+/// The team's task board, filtered by `status` and `agent` (`listing`: the command lists,
+/// rather than changes a task).
+pub fn tasks(
+    url: &str,
+    listing: bool,
+    status: Option<&str>,
+    agent: Option<&str>,
+    json: bool,
+) -> Result<ExitCode> {
+    if !listing {
         bail!("with --source, `tasks` only lists: changes go to a local journal");
     }
-    let status = args
-        .status
-        .as_deref()
+    let status = status
         .map(|s| {
             TaskStatus::parse(s).ok_or_else(|| {
                 anyhow::anyhow!(
@@ -258,9 +273,9 @@ pub fn tasks(url: &str, args: tasks::Args) -> Result<ExitCode> {
     let kept: Vec<&(Task, String, String)> = all
         .iter()
         .filter(|(t, _, _)| status.is_none_or(|s| t.status == s))
-        .filter(|(t, _, _)| args.agent.is_none() || t.owner == args.agent)
+        .filter(|(t, _, _)| agent.is_none() || t.owner.as_deref() == agent)
         .collect();
-    if args.json {
+    if json {
         let v: Vec<serde_json::Value> = kept
             .iter()
             .map(|(t, machine, id)| {

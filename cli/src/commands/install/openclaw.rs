@@ -95,7 +95,8 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         })
         .map(|j| super::absolute(&cwd, &j))
         .unwrap_or_else(|| project.join(crate::locate::DIR_NAME));
-    let exe = std::env::current_exe().context("finding the running hookjournal binary")?;
+    let program = super::program::for_this_binary()?;
+    let exe = &program.path;
     let p = paths()?;
 
     let before = read_config(&p.config)?;
@@ -114,7 +115,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         .collect();
     files.push((
         p.plugin_dir.join(SETTINGS_FILE),
-        shim_settings(&exe, &journal),
+        shim_settings(exe, &journal),
     ));
     if dry_run {
         print!(
@@ -163,6 +164,9 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         exe.display(),
         journal.display()
     );
+    for note in &program.notes {
+        println!("Note: {note}");
+    }
     println!("Journal: {}", journal.display());
     if let Some(note) = journal_note {
         println!("Note: {note}");

@@ -84,7 +84,9 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         (None, Scope::User) => None,
         (None, _) => Some(project.join(crate::locate::DIR_NAME)),
     };
-    let exe = std::env::current_exe().context("finding the running hookjournal binary")?;
+    // A path that lasts (the same program on PATH is preferred), with a note where it will not.
+    let program = super::program::for_this_binary()?;
+    let exe = &program.path;
     let path = plugin_path(scope, &project)?;
     let before = match fs::read_to_string(&path) {
         Ok(t) => Some(t),
@@ -97,7 +99,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
             path.display()
         );
     }
-    let after = shim(&exe, journal.as_deref());
+    let after = shim(exe, journal.as_deref());
     if scope != Scope::User {
         print!("{}", project_line(&project, marker, &cwd));
     }
@@ -105,6 +107,9 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         print!("{}", unified_diff(&path, before.as_deref(), &after));
         if let Some(j) = journal.as_deref().filter(|j| !j.exists()) {
             println!("Would create the journal {}.", j.display());
+        }
+        for note in &program.notes {
+            println!("Note: {note}");
         }
         println!("Dry run: nothing written.");
         return Ok(ExitCode::SUCCESS);
@@ -135,7 +140,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
             println!("Journal: .hookjournal/ in each project, created by its first event.");
         }
     }
-    if let Some(note) = journal_note {
+    for note in program.notes.iter().chain(&journal_note) {
         println!("Note: {note}");
     }
     let next = OPENCODE.install.as_ref().map_or("", |i| i.next_step);

@@ -1,0 +1,721 @@
+//! `doctor`'s checks, as data: for each host in the host table, what its settings register of
+//! hookjournal against what the table wants, whether the registered program exists, runs and is
+//! this version, and whether the host will run it (trust); then the journal: its size, each
+//! host's last event, the spool, a stuck drainer and a `verify` of the chain. Each problem comes
+//! with the command that fixes it. Nothing here writes.
+
+use crate::codex_trust;
+use crate::registration::{self, Settings};
+use projections::host::{self, Host, HostFacts, Scope, Trust};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How a check came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// As it should be.
+    Ok,
+    /// Worth knowing, nothing to fix (a host not set up here).
+    Info,
+    /// Something to fix: `fix` says how.
+    Problem,
+}
+
+/// One line of the report.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// Ok, info or problem.
+    pub level: Level,
+    /// What it is about: a host's product name, `journal`, `spool`, …
+    pub topic: String,
+    /// What was found, one line.
+    pub text: String,
+    /// The command (or step) that fixes a problem.
+    pub fix: Option<String>,
+}
+
+fn ok(topic: &str, text: String) -> Finding {
+    Finding {
+        level: Level::Ok,
+        topic: topic.into(),
+        text,
+        fix: None,
+    }
+}
+
+fn info(topic: &str, text: String) -> Finding {
+    Finding {
+        level: Level::Info,
+        topic: topic.into(),
+        text,
+        fix: None,
+    }
+}
+
+fn problem(topic: &str, text: String, fix: String) -> Finding {
+    Finding {
+        level: Level::Problem,
+        topic: topic.into(),
+        text,
+        fix: Some(fix),
+    }
+}
+
+/// Where to look: a project's settings, or (`project: None`) the user's.
+pub struct Where<'a> {
+    /// The project, or `None` for the user's settings (`doctor --user`).
+    pub project: Option<&'a Path>,
+    /// The running binary's `--version` line (`hookjournal 0.1.0`).
+    pub version: &'a str,
+}
+
+/// The hosts `install` registers with, in the table's order.
+const INSTALLED: [Host; 3] = [Host::Claude, Host::Codex, Host::Gemini];
+
+/// Every host's registration, as `install` would make it.
+pub fn hosts(w: &Where) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut any = false;
+    for h in INSTALLED {
+        any |= host(w, &h, &mut out);
+    }
+    any |= openclaw(w, &mut out);
+    if !any {
+        let (what, fix) = match w.project {
+            Some(p) => (
+                format!("hookjournal is registered for no agent in {}", p.display()),
+                "hookjournal install".to_string(),
+            ),
+            None => (
+                "hookjournal is registered for no agent in your user settings".to_string(),
+                "hookjournal install --scope user".to_string(),
+            ),
+        };
+        out.push(problem("hosts", what, fix));
+    }
+    out
+}
+
+/// The `--scope` flag `install` takes for a settings file of `scope`.
+fn scope_flag(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Project => "",
+        Scope::Local => " --scope local",
+        Scope::User => " --scope user",
+    }
+}
+
+fn install_cmd(h: &Host, scope: Scope) -> String {
+    let host = if *h == Host::Claude {
+        String::new()
+    } else {
+        format!(" --host {}", h.as_str())
+    };
+    format!("hookjournal install{host}{}", scope_flag(scope))
+}
+
+/// The user's config directory of a host (`$CODEX_HOME`, else `~/.codex`).
+fn user_dir(facts: &HostFacts) -> Option<PathBuf> {
+    let install = facts.install.as_ref()?;
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    install
+        .config_dir_env
+        .and_then(env)
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(install.config_dir)))
+}
+
+/// One host: returns whether hookjournal is registered there at all.
+fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
+    let facts = h.facts();
+    let Some(install) = facts.install.as_ref() else {
+        return false;
+    };
+    let topic = facts.product;
+    let user = user_dir(facts);
+    let scopes: &[Scope] = match w.project {
+        Some(_) => &[Scope::Project, Scope::Local],
+        None => &[Scope::User],
+    };
+    let project = w.project.unwrap_or(Path::new("."));
+    let mut files: Vec<(Scope, PathBuf, Settings)> = Vec::new();
+    for &scope in scopes {
+        let Some(path) = install.settings_path(scope, project, user.as_deref()) else {
+            continue;
+        };
+        match Settings::read(&path) {
+            Ok(Some(s)) => files.push((scope, path, s)),
+            Ok(None) => {}
+            Err(e) => out.push(problem(
+                topic,
+                e,
+                format!("correct the file, then `{}`", install_cmd(h, scope)),
+            )),
+        }
+    }
+    let plugin = (*h == Host::Claude)
+        .then(|| registration::plugin_enabled_in(&registration::claude_settings_files(w.project)))
+        .flatten();
+    let registering: Vec<&(Scope, PathBuf, Settings)> =
+        files.iter().filter(|(_, _, s)| s.registers()).collect();
+    if let Some((file, name)) = &plugin {
+        out.push(ok(
+            topic,
+            format!(
+                "the {name} plugin is enabled in {}: it registers every event",
+                file.display()
+            ),
+        ));
+        if let Some((scope, path, _)) = registering.first() {
+            out.push(problem(
+                topic,
+                format!(
+                    "{} registers hookjournal as well: every event would be journaled twice",
+                    path.display()
+                ),
+                format!("hookjournal uninstall{}", scope_flag(*scope)),
+            ));
+        }
+    }
+    if registering.is_empty() {
+        if plugin.is_none() {
+            let shown = files
+                .first()
+                .map(|(_, p, _)| format!("{} does not register hookjournal", p.display()))
+                .unwrap_or_else(|| "no settings file".into());
+            let scope = if w.project.is_some() {
+                Scope::Project
+            } else {
+                Scope::User
+            };
+            out.push(info(
+                topic,
+                format!("not set up ({shown}; `{}` does it)", install_cmd(h, scope)),
+            ));
+        }
+        return plugin.is_some();
+    }
+    if registering.len() > 1 {
+        out.push(problem(
+            topic,
+            format!(
+                "both {} and {} register hookjournal: every event is journaled twice",
+                registering[0].1.display(),
+                registering[1].1.display()
+            ),
+            format!("hookjournal uninstall{}", scope_flag(registering[1].0)),
+        ));
+    }
+    for (scope, path, s) in &registering {
+        registered_events(h, *scope, path, s, out);
+        programs(w, h, *scope, s, out);
+        trust(w, h, path, s, out);
+    }
+    true
+}
+
+/// The events registered against the table's: missing, stale, a timeout that differs.
+fn registered_events(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mut Vec<Finding>) {
+    let facts = h.facts();
+    let topic = facts.product;
+    let scale = facts.install.as_ref().map_or(1, |i| i.timeout_scale);
+    let want: BTreeMap<&str, u64> = facts
+        .registered()
+        .map(|(e, r)| (e.name, r.timeout_s * scale))
+        .collect();
+    let missing: Vec<&str> = want
+        .keys()
+        .filter(|e| !s.handlers.contains_key(**e))
+        .copied()
+        .collect();
+    let stale: Vec<&str> = s
+        .handlers
+        .keys()
+        .filter(|e| !want.contains_key(e.as_str()))
+        .map(String::as_str)
+        .collect();
+    let timeouts: Vec<&str> = s
+        .handlers
+        .iter()
+        .filter(|(e, hs)| {
+            want.get(e.as_str())
+                .is_some_and(|t| hs.iter().any(|x| x.timeout != Some(*t)))
+        })
+        .map(|(e, _)| e.as_str())
+        .collect();
+    let fix = install_cmd(h, scope);
+    let shown = path.display();
+    let list = |v: &[&str]| v.join(", ");
+    if missing.is_empty() && stale.is_empty() && timeouts.is_empty() {
+        out.push(ok(
+            topic,
+            format!(
+                "{shown} registers hookjournal for all {} events",
+                want.len()
+            ),
+        ));
+    }
+    if !missing.is_empty() {
+        out.push(problem(
+            topic,
+            format!(
+                "{shown} does not register {} of the {} events ({})",
+                missing.len(),
+                want.len(),
+                list(&missing)
+            ),
+            fix.clone(),
+        ));
+    }
+    if !stale.is_empty() {
+        out.push(problem(
+            topic,
+            format!(
+                "{shown} registers hookjournal for events it no longer wants ({})",
+                list(&stale)
+            ),
+            fix.clone(),
+        ));
+    }
+    if !timeouts.is_empty() {
+        out.push(problem(
+            topic,
+            format!(
+                "{shown} gives hookjournal other timeouts than it wants ({})",
+                list(&timeouts)
+            ),
+            fix,
+        ));
+    }
+}
+
+/// Each program the handlers run: it exists, is executable and is this version.
+fn programs(w: &Where, h: &Host, scope: Scope, s: &Settings, out: &mut Vec<Finding>) {
+    let topic = h.facts().product;
+    let mut seen: Vec<&str> = s
+        .handlers
+        .values()
+        .flatten()
+        .map(|x| x.program.as_str())
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    for program in seen {
+        out.push(program_finding(
+            topic,
+            program,
+            w.version,
+            install_cmd(h, scope),
+        ));
+    }
+}
+
+/// Whether `program` exists, runs and says `version`.
+fn program_finding(topic: &str, program: &str, version: &str, fix: String) -> Finding {
+    use std::os::unix::fs::PermissionsExt;
+    let path = Path::new(program);
+    if !path.is_absolute() {
+        return ok(
+            topic,
+            format!("the hook runs `{program}`, found on the host's PATH"),
+        );
+    }
+    match std::fs::metadata(path) {
+        Err(_) => problem(
+            topic,
+            format!("the hook runs {program}, which does not exist: every hook fails"),
+            fix,
+        ),
+        Ok(m) if !m.is_file() || m.permissions().mode() & 0o111 == 0 => problem(
+            topic,
+            format!("the hook runs {program}, which is not an executable file: every hook fails"),
+            fix,
+        ),
+        Ok(_) => match registration::version_of(path) {
+            Some(v) if v == version => ok(topic, format!("the hook runs {program} ({v})")),
+            Some(v) => problem(
+                topic,
+                format!("the hook runs {program}, which is {v}, not {version} (this one)"),
+                fix,
+            ),
+            None => problem(
+                topic,
+                format!("the hook runs {program}, which does not answer --version"),
+                fix,
+            ),
+        },
+    }
+}
+
+/// Whether the host will run the hooks: Codex's hook and project trust, Gemini's folder trust.
+fn trust(w: &Where, h: &Host, path: &Path, s: &Settings, out: &mut Vec<Finding>) {
+    let facts = h.facts();
+    let topic = facts.product;
+    match facts.trust {
+        Trust::TrustedHooks => {
+            let config = user_dir(facts).map(|d| d.join("config.toml"));
+            let toml: toml::Value = config
+                .as_ref()
+                .and_then(|c| std::fs::read_to_string(c).ok())
+                .and_then(|t| toml::from_str(&t).ok())
+                .unwrap_or(toml::Value::Table(Default::default()));
+            let shown = config
+                .as_ref()
+                .map_or("config.toml".into(), |c| c.display().to_string());
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let key_path = path.to_string_lossy();
+            let trusted =
+                codex_trust::handlers(&key_path, &text, registration::is_hookjournal_command)
+                    .unwrap_or_default();
+            let untrusted = trusted
+                .iter()
+                .filter(|t| {
+                    toml.get("hooks")
+                        .and_then(|x| x.get("state"))
+                        .and_then(|x| x.get(&t.key))
+                        .and_then(|x| x.get("trusted_hash"))
+                        .and_then(|x| x.as_str())
+                        != Some(t.hash.as_str())
+                })
+                .count();
+            if untrusted == 0 {
+                out.push(ok(
+                    topic,
+                    format!("its {} hooks are trusted in {shown}", trusted.len()),
+                ));
+            } else {
+                let scope = if w.project.is_some() {
+                    Scope::Project
+                } else {
+                    Scope::User
+                };
+                out.push(problem(
+                    topic,
+                    format!(
+                        "{untrusted} of its {} hooks are not trusted in {shown}: Codex skips them silently",
+                        trusted.len()
+                    ),
+                    install_cmd(h, scope),
+                ));
+            }
+            if let Some(p) = w.project {
+                let level = toml
+                    .get("projects")
+                    .and_then(|x| x.get(p.to_string_lossy().as_ref()))
+                    .and_then(|x| x.get("trust_level"))
+                    .and_then(|x| x.as_str());
+                if level == Some("trusted") {
+                    out.push(ok(topic, format!("the project is trusted in {shown}")));
+                } else {
+                    out.push(problem(
+                        topic,
+                        format!(
+                            "the project is not trusted in {shown}: Codex loads none of its hooks"
+                        ),
+                        format!("start `codex` in {} and trust the project", p.display()),
+                    ));
+                }
+            }
+        }
+        Trust::TrustedFolder => {
+            if let Some(p) = w.project {
+                let file = user_dir(facts).map(|d| d.join("trustedFolders.json"));
+                let shown = file
+                    .as_ref()
+                    .map_or("trustedFolders.json".into(), |f| f.display().to_string());
+                if gemini_trusts(file.as_deref(), p) {
+                    out.push(ok(topic, format!("the folder is trusted in {shown}")));
+                } else {
+                    out.push(problem(
+                        topic,
+                        format!(
+                            "the folder is not trusted in {shown}: Gemini CLI runs no project hook"
+                        ),
+                        format!(
+                            "start `gemini` in {} and trust the folder (or /permissions)",
+                            p.display()
+                        ),
+                    ));
+                }
+            }
+            let disabled = s
+                .value
+                .get("hooksConfig")
+                .and_then(|c| c.get("enabled"))
+                .and_then(|e| e.as_bool())
+                == Some(false);
+            if disabled {
+                out.push(problem(
+                    topic,
+                    format!(
+                        "{} sets hooksConfig.enabled to false: no hook runs",
+                        path.display()
+                    ),
+                    format!("set hooksConfig.enabled to true in {}", path.display()),
+                ));
+            }
+        }
+        Trust::None | Trust::Unverified => {}
+    }
+}
+
+/// Gemini CLI's `trustedFolders.json`: `TRUST_FOLDER` trusts a folder and what is under it,
+/// `TRUST_PARENT` its parent and what is under that; `DO_NOT_TRUST` nothing.
+fn gemini_trusts(file: Option<&Path>, project: &Path) -> bool {
+    let Some(v) = file
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|t| Settings::parse(&t).ok())
+        .map(|s| s.value)
+    else {
+        return false;
+    };
+    v.as_object().into_iter().flatten().any(|(k, level)| {
+        let k = Path::new(k);
+        match level.as_str() {
+            Some("TRUST_FOLDER") => project.starts_with(k),
+            Some("TRUST_PARENT") => k.parent().is_some_and(|p| project.starts_with(p)),
+            _ => false,
+        }
+    })
+}
+
+/// OpenClaw's shim plugin (user-wide): its settings name the program; the plugin must be enabled.
+fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
+    let facts = &host::OPENCLAW;
+    let topic = facts.product;
+    let Some(state) = user_dir(facts) else {
+        return false;
+    };
+    let shim = state.join("extensions/hookjournal/hookjournal.json");
+    let Some(settings) = std::fs::read_to_string(&shim)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    else {
+        return false;
+    };
+    let config = std::env::var_os("OPENCLAW_CONFIG_PATH")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| state.join("openclaw.json"));
+    let enabled = Settings::read(&config).ok().flatten().is_some_and(|s| {
+        s.value
+            .pointer("/plugins/entries/hookjournal/enabled")
+            .and_then(|e| e.as_bool())
+            != Some(false)
+            && s.value.pointer("/plugins/entries/hookjournal").is_some()
+    });
+    let fix = "hookjournal install --host openclaw".to_string();
+    if enabled {
+        out.push(ok(
+            topic,
+            format!("the hookjournal plugin is enabled in {}", config.display()),
+        ));
+    } else {
+        out.push(problem(
+            topic,
+            format!(
+                "the hookjournal plugin is not enabled in {}",
+                config.display()
+            ),
+            fix.clone(),
+        ));
+    }
+    if let Some(program) = settings.get("command").and_then(|c| c.as_str()) {
+        out.push(program_finding(topic, program, w.version, fix));
+    }
+    true
+}
+
+/// The journal at `dir`: size, each host's last event (relative to `now_us` by `ago`), the
+/// spool, a stuck drainer, the chain.
+pub fn journal(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let report = match journal::verify(dir, Duration::from_secs(10), |_| {}) {
+        Ok(r) => r,
+        Err(journal::Error::NotFound(_)) => {
+            out.push(problem(
+                "journal",
+                format!("no journal at {}", dir.display()),
+                "hookjournal install (it creates the journal), or run from the project".into(),
+            ));
+            return out;
+        }
+        Err(e) => {
+            out.push(problem(
+                "journal",
+                format!("{} does not open: {e}", dir.display()),
+                "hookjournal verify, then hookjournal recover".into(),
+            ));
+            return out;
+        }
+    };
+    out.push(ok(
+        "journal",
+        format!(
+            "{}: {} event{}, {:.1} MiB",
+            dir.display(),
+            report.events,
+            if report.events == 1 { "" } else { "s" },
+            dir_bytes(dir) as f64 / (1 << 20) as f64
+        ),
+    ));
+    // Each host's last event, from the sessions index (no session partition is read).
+    let mut last: BTreeMap<String, i64> = BTreeMap::new();
+    if let Ok(mut p) = crate::state::Partial::open(dir) {
+        if p.load_index().is_ok() {
+            for (_, s) in p.state.summaries_by_start() {
+                let at = last.entry(s.host.clone()).or_insert(s.last_at_us);
+                *at = (*at).max(s.last_at_us);
+            }
+        }
+    }
+    if last.is_empty() {
+        out.push(info("last event", "none yet".into()));
+    }
+    for (h, at) in &last {
+        let product = Host::from_name(h).facts().product;
+        let product = if product.is_empty() {
+            h.as_str()
+        } else {
+            product
+        };
+        out.push(ok("last event", format!("{product}: {}", ago(*at))));
+    }
+    // The spool: events a hook could not append; the next writer ingests them.
+    let spooled = journal::spool::list(dir).unwrap_or_default();
+    let oldest = spooled
+        .iter()
+        .filter_map(|e| std::fs::metadata(&e.path).and_then(|m| m.modified()).ok())
+        .min()
+        .and_then(|t| t.elapsed().ok());
+    match oldest {
+        None => out.push(ok("spool", "empty".into())),
+        Some(age) if age < Duration::from_secs(300) => out.push(ok(
+            "spool",
+            format!(
+                "{} event(s) waiting, to be ingested by the next writer",
+                spooled.len()
+            ),
+        )),
+        Some(age) => out.push(problem(
+            "spool",
+            format!(
+                "{} event(s) waiting, the oldest for {} min: nothing has ingested them",
+                spooled.len(),
+                age.as_secs() / 60
+            ),
+            "hookjournal drain".into(),
+        )),
+    }
+    out.push(drainer(dir));
+    out.extend(incidents(dir, ago));
+    if report.damage.is_empty() {
+        out.push(ok(
+            "verify",
+            format!(
+                "chain valid: {} event{} in {} sealed segment{} + the active store",
+                report.events,
+                if report.events == 1 { "" } else { "s" },
+                report.segments,
+                if report.segments == 1 { "" } else { "s" }
+            ),
+        ));
+    } else {
+        let first = &report.damage[0];
+        out.push(problem(
+            "verify",
+            format!(
+                "{} problem(s), first: {}: {}",
+                report.damage.len(),
+                first.place,
+                first.what
+            ),
+            "hookjournal recover (then hookjournal verify)".into(),
+        ));
+    }
+    out
+}
+
+/// Events a hook acknowledged but could not make durable (`journal::incidents`): each may be
+/// missing, said with its time and reason; `verify` tells whether it survived.
+fn incidents(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
+    let all = journal::incidents::read(dir);
+    let missing: Vec<_> = all
+        .iter()
+        .filter(|i| i.severity == journal::incidents::Severity::MayBeMissing)
+        .collect();
+    if missing.is_empty() {
+        return vec![ok("incidents", "no event may be missing".into())];
+    }
+    missing
+        .iter()
+        .rev()
+        .take(5)
+        .map(|i| {
+            problem(
+                "incidents",
+                format!(
+                    "{}: an event may be missing: {}",
+                    ago(i.at_ms * 1000),
+                    projections::text::one_line(&i.text)
+                ),
+                "hookjournal verify (it tells whether it survived; hookjournal status lists every incident)".into(),
+            )
+        })
+        .collect()
+}
+
+/// A drainer a hook started holds `drain.running` while it runs (a few seconds at most): one
+/// older than a minute is stuck, or died without removing it (then no other is started for 30 s
+/// after each hook, and sled lags the log).
+fn drainer(dir: &Path) -> Finding {
+    let marker = dir.join(crate::maintenance::DRAINING);
+    let age = std::fs::symlink_metadata(&marker)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok());
+    match age {
+        Some(age) if age > Duration::from_secs(60) => {
+            let pid = std::fs::read_to_string(&marker).unwrap_or_default();
+            let pid = pid.trim();
+            let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
+            let (what, fix) = if alive {
+                (
+                    format!(
+                        "process {pid} has been draining for {} s: stuck",
+                        age.as_secs()
+                    ),
+                    format!("kill {pid}; hookjournal drain"),
+                )
+            } else {
+                (
+                    format!(
+                        "a drainer started {} s ago died without finishing",
+                        age.as_secs()
+                    ),
+                    "hookjournal drain".to_string(),
+                )
+            };
+            problem("drainer", what, fix)
+        }
+        Some(_) => ok("drainer", "running".into()),
+        None => ok("drainer", "none running, none stuck".into()),
+    }
+}
+
+/// The bytes of every file under `dir`.
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}

@@ -1,0 +1,246 @@
+//! What a host's settings file registers of hookjournal, read back: which events run a
+//! `hookjournal hook` command, with which timeout, and which program. `install` recognises its own
+//! entries with [`is_hookjournal_command`]; `doctor` compares what it reads with the host table;
+//! the Claude Code plugin check looks at `enabledPlugins`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The binary's name, by which its entries are recognised wherever it lives.
+pub const BINARY_NAME: &str = "hookjournal";
+
+/// The plugin's name in Claude Code (`hookjournal@<marketplace>` in `enabledPlugins`).
+pub const PLUGIN_NAME: &str = "hookjournal";
+
+/// True for a command that runs a binary named `hookjournal` with the `hook` subcommand, wherever
+/// the binary lives: re-installing after moving it replaces the old entries instead of adding new
+/// ones.
+pub fn is_hookjournal_command(cmd: &str) -> bool {
+    hook_program(cmd).is_some()
+}
+
+/// The program of a `hookjournal hook …` command (unquoted), `None` for any other command.
+pub fn hook_program(cmd: &str) -> Option<String> {
+    let (program, rest) = split_program(cmd.trim_start())?;
+    let named_ours = Path::new(&program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == BINARY_NAME || n == "hookjournal.exe");
+    let rest = rest.trim_start();
+    let hook = rest
+        .strip_prefix("hook")
+        .is_some_and(|after| after.is_empty() || after.starts_with(char::is_whitespace));
+    (named_ours && hook).then_some(program)
+}
+
+/// Splits a shell command into its first word (unquoted) and the rest.
+pub fn split_program(cmd: &str) -> Option<(String, &str)> {
+    let mut chars = cmd.char_indices();
+    let (_, first) = chars.next()?;
+    let mut word = String::new();
+    match first {
+        '"' => {
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => word.push(chars.next()?.1),
+                    '"' => return Some((word, &cmd[i + 1..])),
+                    _ => word.push(c),
+                }
+            }
+            None
+        }
+        '\'' => {
+            let end = cmd[1..].find('\'')? + 1;
+            Some((cmd[1..end].to_string(), &cmd[end + 1..]))
+        }
+        _ => {
+            let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
+            Some((cmd[..end].to_string(), &cmd[end..]))
+        }
+    }
+}
+
+/// One hookjournal handler found in a settings file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Handler {
+    /// The command as written.
+    pub command: String,
+    /// Its program (unquoted).
+    pub program: String,
+    /// The `timeout` as written (the host's unit).
+    pub timeout: Option<u64>,
+    /// The group's `matcher`.
+    pub matcher: Option<String>,
+}
+
+/// A settings file as far as hookjournal is concerned.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    /// hookjournal's handlers by event name.
+    pub handlers: BTreeMap<String, Vec<Handler>>,
+    /// The whole document (JSON with comments read as JSON).
+    pub value: serde_json::Value,
+}
+
+impl Settings {
+    /// Reads `path`: `Ok(None)` when it does not exist, `Err` (one line) when it does not parse.
+    pub fn read(path: &Path) -> Result<Option<Settings>, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        Settings::parse(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: not valid JSON ({e})", path.display()))
+    }
+
+    /// Reads settings text (comments and trailing commas allowed).
+    pub fn parse(text: &str) -> Result<Settings, String> {
+        let value: Option<serde_json::Value> =
+            jsonc_parser::parse_to_serde_value(text, &Default::default())
+                .map_err(|e| e.to_string())?;
+        let value = value.unwrap_or(serde_json::Value::Null);
+        let mut handlers: BTreeMap<String, Vec<Handler>> = BTreeMap::new();
+        let events = value.get("hooks").and_then(|h| h.as_object());
+        for (event, groups) in events.into_iter().flatten() {
+            for group in groups.as_array().into_iter().flatten() {
+                let matcher = group.get("matcher").and_then(|m| m.as_str());
+                for h in group
+                    .get("hooks")
+                    .and_then(|h| h.as_array())
+                    .into_iter()
+                    .flatten()
+                {
+                    let Some(command) = h.get("command").and_then(|c| c.as_str()) else {
+                        continue;
+                    };
+                    let Some(program) = hook_program(command) else {
+                        continue;
+                    };
+                    handlers.entry(event.clone()).or_default().push(Handler {
+                        command: command.to_string(),
+                        program,
+                        timeout: h.get("timeout").and_then(|t| t.as_u64()),
+                        matcher: matcher.map(str::to_string),
+                    });
+                }
+            }
+        }
+        Ok(Settings { handlers, value })
+    }
+
+    /// The `hookjournal@<marketplace>` plugin this Claude Code settings file enables, if any.
+    pub fn enabled_plugin(&self) -> Option<String> {
+        self.value
+            .get("enabledPlugins")
+            .and_then(|p| p.as_object())?
+            .iter()
+            .find(|(k, v)| {
+                k.split_once('@')
+                    .is_some_and(|(name, _)| name == PLUGIN_NAME)
+                    && v.as_bool() == Some(true)
+            })
+            .map(|(k, _)| k.clone())
+    }
+
+    /// Whether any hookjournal handler is registered.
+    pub fn registers(&self) -> bool {
+        !self.handlers.is_empty()
+    }
+}
+
+/// Claude Code's settings files that can register hooks or enable plugins for a project: the
+/// project's shared and local files, then the user's (`$CLAUDE_CONFIG_DIR`, else `~/.claude`).
+pub fn claude_settings_files(project: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(p) = project {
+        out.push(p.join(".claude/settings.json"));
+        out.push(p.join(".claude/settings.local.json"));
+    }
+    if let Some(dir) = claude_user_dir() {
+        out.push(dir.join("settings.json"));
+    }
+    out
+}
+
+/// Claude Code's user directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn claude_user_dir() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    env("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".claude")))
+}
+
+/// The first of `files` that enables the hookjournal plugin, with the plugin's full name.
+pub fn plugin_enabled_in(files: &[PathBuf]) -> Option<(PathBuf, String)> {
+    files.iter().find_map(|f| {
+        let s = Settings::read(f).ok()??;
+        s.enabled_plugin().map(|p| (f.clone(), p))
+    })
+}
+
+/// The first of `files` that registers a hookjournal hook.
+pub fn hooks_registered_in(files: &[PathBuf]) -> Option<PathBuf> {
+    files.iter().find_map(|f| {
+        let s = Settings::read(f).ok()??;
+        s.registers().then(|| f.clone())
+    })
+}
+
+/// What `path --version` prints (first line), given two seconds; `None` when it does not run.
+pub fn version_of(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    let mut out = String::new();
+    child.stdout.take()?.read_to_string(&mut out).ok()?;
+    out.lines().next().map(|l| l.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_handlers_with_comments_and_the_plugin() {
+        let s = Settings::parse(
+            r#"// mine
+            {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say hi"},
+                {"type": "command", "command": "\"/a b/hookjournal\" hook --host claude", "timeout": 10}]}],
+              "PreToolUse": [{"matcher": "*", "hooks": [{"command": "hookjournal hook"}]}]},
+             "enabledPlugins": {"other@x": true, "hookjournal@hookjournal": true},}"#,
+        )
+        .unwrap();
+        assert_eq!(s.handlers.len(), 2);
+        assert_eq!(s.handlers["Stop"][0].program, "/a b/hookjournal");
+        assert_eq!(s.handlers["Stop"][0].timeout, Some(10));
+        assert_eq!(s.handlers["PreToolUse"][0].matcher.as_deref(), Some("*"));
+        assert_eq!(
+            s.enabled_plugin().as_deref(),
+            Some("hookjournal@hookjournal")
+        );
+        assert!(Settings::parse("{").is_err());
+        assert!(!Settings::parse("").unwrap().registers());
+    }
+}

@@ -1,0 +1,245 @@
+//! The engine in-process, given/when/then: a journal directory, invocations handled by
+//! `engine::hook::handle` and reads by `engine::state` — the spool backlog, a light writer's
+//! cache miss, a stale checkpoint and concurrent writers. No binary runs: the drainer's and the
+//! rebuild's work is done in this process (`maintenance::work_inline`).
+
+use engine::hook::{handle, Invocation};
+use engine::settings::Settings;
+use engine::state::{self, CacheMiss};
+use engine::writer::{write, Held, Writer};
+use journal::{Kind, NewEvent};
+use projections::host::Host;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/events/claude")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `payload` with its session id and a marker set (a JSON object).
+fn payload(name: &str, session: &str, marker: &str) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_slice(&fixture(name)).unwrap();
+    v["session_id"] = session.into();
+    v["engine_test_marker"] = marker.into();
+    serde_json::to_vec(&v).unwrap()
+}
+
+/// An invocation as the CLI's hook builds it from a Claude Code payload.
+fn invocation(bytes: &[u8]) -> Invocation {
+    let parsed = projections::event::parse(&Host::Claude, bytes).expect("a Claude Code payload");
+    Invocation {
+        ev: NewEvent {
+            recorded_at_us: 1_764_000_000_000_000,
+            host: "claude".into(),
+            kind: Kind::Hook {
+                name: parsed.name.clone(),
+            },
+            session_id: parsed.session_id.clone(),
+            agent_id: None,
+            payload: bytes.to_vec(),
+            truncated: None,
+            spooled: false,
+        },
+        parsed: Some(parsed),
+        agent_id: None,
+        host: "claude".into(),
+    }
+}
+
+/// Handles one invocation as the hook process does; returns its answer.
+fn hook(dir: &Path, bytes: &[u8]) -> Option<String> {
+    engine::maintenance::work_inline();
+    let settings = Settings::default();
+    let inv = invocation(bytes);
+    let handled = handle(dir, &settings, &inv, &|| "a panic".into());
+    let out = handled.stdout.clone();
+    handled.after_answer(dir, &settings, &inv);
+    out
+}
+
+fn journal_dir() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join(".hookjournal");
+    (t, dir)
+}
+
+fn spooled(dir: &Path) -> usize {
+    journal::spool::list(dir).map(|l| l.len()).unwrap_or(0)
+}
+
+/// The markers of every hook event in the log, in order.
+fn logged_markers(dir: &Path) -> Vec<String> {
+    let j = state::open_read(dir).unwrap();
+    let snap = j.read_snapshot().unwrap();
+    drop(j);
+    let mut out = Vec::new();
+    snap.for_each(|e| {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&e.payload) {
+            if let Some(m) = v["engine_test_marker"].as_str() {
+                out.push(m.to_string());
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+/// Given hooks whose events are only recorded (they went to the spool), when a command reads
+/// the journal, then it sees them (folded in memory) and the spool is left as it was; only a
+/// writer (the drainer) ingests them, in order.
+#[test]
+fn readers_fold_the_spool_backlog_and_only_writers_ingest_it() {
+    let (_t, dir) = journal_dir();
+    assert_eq!(
+        hook(&dir, &payload("PreToolUse-Bash.json", "s1", "a")),
+        None
+    );
+    assert_eq!(
+        hook(&dir, &payload("PreToolUse-Bash.json", "s1", "b")),
+        None
+    );
+    assert_eq!(spooled(&dir), 2);
+
+    let view = state::open_view(&dir).unwrap();
+    assert_eq!((view.spooled, view.snap.head_seq), (2, 0));
+    assert_eq!(view.state.sessions["s1"].hook_events, 2);
+    assert_eq!(spooled(&dir), 2, "a reader ingested the spool");
+
+    engine::maintenance::drain(&dir, 1000).unwrap();
+    assert_eq!(spooled(&dir), 0);
+    assert_eq!(logged_markers(&dir), ["a", "b"]);
+    let view = state::open_view(&dir).unwrap();
+    assert_eq!((view.spooled, view.snap.head_seq), (0, 2));
+    assert_eq!(view.state.sessions["s1"].hook_events, 2);
+}
+
+/// Given a light writer whose work needs a partition the hot cache lacks, when it reports the
+/// cache miss, then nothing it did is committed and the same work runs again on the store,
+/// under the same lock.
+#[test]
+fn a_cache_miss_drops_the_light_attempt_and_does_the_work_on_the_store() {
+    let (_t, dir) = journal_dir();
+    hook(&dir, &payload("SessionStart-startup.json", "s1", "start"));
+    assert_eq!(logged_markers(&dir), ["start"]);
+
+    let mut attempts = Vec::new();
+    let opts = state::cli_open_options(&dir, false);
+    let (mut held, ()) = write(&dir, &opts, true, |w: &mut dyn Writer| {
+        let full = w.full().is_some();
+        attempts.push(full);
+        let mut tx = w.begin();
+        tx.push(
+            invocation(&payload(
+                "PreToolUse-Bash.json",
+                "s1",
+                if full { "full" } else { "light" },
+            ))
+            .ev,
+        );
+        if !full {
+            return Err(anyhow::Error::new(CacheMiss));
+        }
+        w.commit(tx)?;
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    held.finish().unwrap();
+    assert!(matches!(held, Held::Full(_)));
+    drop(held);
+    assert_eq!(attempts, [false, true]);
+    assert_eq!(logged_markers(&dir), ["start", "full"]);
+}
+
+/// Given a checkpoint marked stale, when a hook that would be answered comes (the session
+/// restarting after a compaction), then it is journaled but answered with nothing (no answer
+/// from state that cannot be trusted), and the checkpoint is rebuilt from the log: afterwards it
+/// equals a full replay and the next compaction's restart is answered again.
+#[test]
+fn a_stale_checkpoint_answers_nothing_and_is_rebuilt_from_the_log() {
+    let (_t, dir) = journal_dir();
+    hook(&dir, &payload("SessionStart-startup.json", "s1", "start"));
+    hook(&dir, &payload("UserPromptSubmit.json", "s1", "prompt"));
+    hook(&dir, &payload("PreCompact-auto.json", "s1", "compact"));
+    journal::checkpoint::mark_stale(&dir, "a test").unwrap();
+
+    assert_eq!(
+        hook(&dir, &payload("SessionStart-compact.json", "s1", "resume")),
+        None
+    );
+    // The hook started the rebuild (here: did it) once it let go of the lock.
+    assert_eq!(journal::checkpoint::stale_reason(&dir), None);
+    assert_eq!(
+        logged_markers(&dir),
+        ["start", "prompt", "compact", "resume"]
+    );
+
+    let j = state::open_read(&dir).unwrap();
+    let snap = j.read_snapshot().unwrap();
+    let checkpoint = state::checkpoint_whole(&j).unwrap();
+    drop(j);
+    let rewinds = state::collect_rewinds(&snap).unwrap();
+    let replayed = state::full_replay(&snap, rewinds, |_| {}).unwrap();
+    assert_eq!(
+        projections::fold::partition_diff(&checkpoint, &replayed.state),
+        Vec::<String>::new()
+    );
+    hook(
+        &dir,
+        &payload("PreCompact-auto.json", "s1", "compact again"),
+    );
+    let restored = hook(
+        &dir,
+        &payload("SessionStart-compact.json", "s1", "resume again"),
+    );
+    assert!(
+        restored
+            .as_deref()
+            .is_some_and(|a| a.contains("additionalContext")),
+        "{restored:?}"
+    );
+}
+
+/// Given four writers handling hooks at once (record-only ones spooled, answering ones under the
+/// lock), when they are done and the spool is drained, then every invocation is in the log
+/// exactly once, in each writer's order, and the chain verifies.
+#[test]
+fn concurrent_writers_lose_and_duplicate_nothing() {
+    let (_t, dir) = journal_dir();
+    hook(&dir, &payload("SessionStart-startup.json", "s0", "start"));
+    let names = [
+        "PreToolUse-Bash.json",
+        "UserPromptSubmit.json",
+        "PostToolUse-Write.json",
+    ];
+    std::thread::scope(|s| {
+        for w in 0..4 {
+            let dir = &dir;
+            s.spawn(move || {
+                for i in 0..15 {
+                    let marker = format!("w{w}-{i:02}");
+                    hook(
+                        dir,
+                        &payload(names[i % names.len()], &format!("s{w}"), &marker),
+                    );
+                }
+            });
+        }
+    });
+    engine::maintenance::drain(&dir, 1000).unwrap();
+    assert_eq!(spooled(&dir), 0);
+    let logged = logged_markers(&dir);
+    assert_eq!(logged.len(), 61, "{logged:?}");
+    for w in 0..4 {
+        let mine: Vec<&String> = logged
+            .iter()
+            .filter(|m| m.starts_with(&format!("w{w}-")))
+            .collect();
+        let want: Vec<String> = (0..15).map(|i| format!("w{w}-{i:02}")).collect();
+        assert_eq!(mine, want.iter().collect::<Vec<_>>(), "writer {w}");
+    }
+    let report = journal::verify(&dir, std::time::Duration::from_secs(10), |_| {}).unwrap();
+    assert!(report.ok(), "{:?}", report.damage);
+}

@@ -1,0 +1,186 @@
+//! `hookjournal doctor`, whole outputs: a healthy project, then one project per problem kind —
+//! each problem one line naming the command that fixes it, exit 1 — and `--json`, `--user`.
+
+mod common;
+use common::{assert_expected, replace_pattern, CommandOutput, TestEnvironment};
+use std::fs;
+
+/// A project (a git checkout) with hookjournal installed for Claude Code and one event journaled.
+fn installed() -> TestEnvironment {
+    let env = TestEnvironment::new();
+    fs::create_dir_all(env.project.join(".git")).unwrap();
+    let out = env.run(&["install"]);
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    let session_start =
+        br#"{"hook_event_name":"SessionStart","session_id":"s1","source":"startup","cwd":"/p"}"#;
+    let hook = env.run_shell(
+        &registered_command(&env),
+        &env.project.clone(),
+        &[("CLAUDE_PROJECT_DIR", env.project.to_str().unwrap())],
+        session_start,
+    );
+    assert_eq!(hook.code, Some(0), "{}", hook.render());
+    env
+}
+
+/// The command `install` registered for SessionStart.
+fn registered_command(env: &TestEnvironment) -> String {
+    let v = settings(env);
+    v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn settings(env: &TestEnvironment) -> serde_json::Value {
+    let text = fs::read_to_string(env.project.join(".claude/settings.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn write_settings(env: &TestEnvironment, v: &serde_json::Value) {
+    fs::write(
+        env.project.join(".claude/settings.json"),
+        serde_json::to_string_pretty(v).unwrap(),
+    )
+    .unwrap();
+}
+
+/// `doctor ARGS`, with what differs between runs replaced: the journal's size and how long ago
+/// its last event was.
+fn doctor(env: &TestEnvironment, args: &[&str]) -> String {
+    let mut all = vec!["doctor"];
+    all.extend_from_slice(args);
+    let out: CommandOutput = env.run(&all);
+    let text = out.render();
+    let text = replace_pattern(&text, "d.d MiB", "[SIZE] MiB");
+    replace_pattern(&text, "(ds ago)", "(just now)")
+}
+
+#[test]
+fn a_healthy_project_says_so_and_exits_0() {
+    let env = installed();
+    let out = doctor(&env, &[]);
+    assert_expected("doctor/healthy.txt", &out);
+    assert!(out.ends_with("healthy\n"), "{out}");
+}
+
+#[test]
+fn nothing_installed_names_install() {
+    let env = TestEnvironment::new();
+    fs::create_dir_all(env.project.join(".git")).unwrap();
+    assert_expected("doctor/nothing-installed.txt", &doctor(&env, &[]));
+}
+
+#[test]
+fn a_missing_and_a_stale_event_and_a_changed_timeout_are_named() {
+    let env = installed();
+    let mut v = settings(&env);
+    let hooks = v["hooks"].as_object_mut().unwrap();
+    hooks.remove("PostCompact");
+    hooks.remove("SessionEnd");
+    let stop = hooks["Stop"].clone();
+    hooks.insert("OldEvent".into(), stop);
+    v["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 600.into();
+    write_settings(&env, &v);
+    assert_expected("doctor/events.txt", &doctor(&env, &[]));
+}
+
+#[test]
+fn a_registered_program_that_is_gone_or_another_version_is_named() {
+    let env = installed();
+    let text = fs::read_to_string(env.project.join(".claude/settings.json")).unwrap();
+    let gone = text.replace(common::BIN, "/nonexistent/bin/hookjournal");
+    fs::write(env.project.join(".claude/settings.json"), &gone).unwrap();
+    let first = doctor(&env, &[]);
+
+    let old = env.root().join("old/hookjournal");
+    fs::create_dir_all(old.parent().unwrap()).unwrap();
+    fs::write(&old, "#!/bin/sh\necho 'hookjournal 0.0.9'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&old, fs::Permissions::from_mode(0o755)).unwrap();
+    let older = text.replace(common::BIN, old.to_str().unwrap());
+    fs::write(env.project.join(".claude/settings.json"), older).unwrap();
+    let second = doctor(&env, &[]);
+    assert_expected(
+        "doctor/program.txt",
+        &format!("{first}---- another version ----\n{second}"),
+    );
+}
+
+#[test]
+fn a_drainer_that_died_marked_running_is_named() {
+    let env = installed();
+    let journal = env.project.join(".hookjournal");
+    fs::write(journal.join("drain.running"), "999999999").unwrap();
+    let touched = std::process::Command::new("touch")
+        .args(["-d", "2 hours ago"])
+        .arg(journal.join("drain.running"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let out = doctor(&env, &[]);
+    let out = replace_pattern(&out, "started dddd s ago", "started [N] s ago");
+    assert_expected("doctor/drainer.txt", &out);
+}
+
+#[test]
+fn an_event_a_hook_could_not_make_durable_is_named_with_its_time_and_reason() {
+    let env = installed();
+    // What a hook writes when its final sync fails (journal::incidents), at a fixed time.
+    fs::write(
+        env.project.join(".hookjournal/incidents"),
+        "1763000000000 may-be-missing a PostToolUse event of session s1 was written but syncing it failed (No space left on device (os error 28))\n\
+         1763000001000 repaired the write-ahead log's mirror was rewritten from the log\n",
+    )
+    .unwrap();
+    let out = doctor(&env, &[]);
+    let out = replace_pattern(&out, "(dddd days ago)", "(N days ago)");
+    assert_expected("doctor/incident.txt", &out);
+}
+
+#[test]
+fn the_plugin_and_the_settings_both_registering_is_named() {
+    let env = installed();
+    fs::create_dir_all(env.home.join(".claude")).unwrap();
+    fs::write(
+        env.home.join(".claude/settings.json"),
+        r#"{"enabledPlugins": {"hookjournal@hookjournal": true}}"#,
+    )
+    .unwrap();
+    assert_expected("doctor/plugin-and-settings.txt", &doctor(&env, &[]));
+}
+
+#[test]
+fn codex_untrusted_hooks_and_project_and_gemini_untrusted_folder_are_named() {
+    let env = installed();
+    for host in ["codex", "gemini"] {
+        let out = env.run(&["install", "--host", host]);
+        assert_eq!(out.code, Some(0), "{}", out.render());
+    }
+    // Codex: install trusted the hooks, not the project; a changed config forgets the hooks.
+    let config = env.home.join(".codex/config.toml");
+    let first = doctor(&env, &[]);
+    fs::write(&config, "").unwrap();
+    let second = doctor(&env, &[]);
+    assert_expected(
+        "doctor/trust.txt",
+        &format!("{first}---- Codex's config.toml emptied ----\n{second}"),
+    );
+}
+
+#[test]
+fn json_output_and_user_scope() {
+    let env = installed();
+    let out = env.run(&["doctor", "--json"]);
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["healthy"], true);
+    assert_eq!(v["problems"], 0);
+    assert!(v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["level"] != "problem"));
+    let user = doctor(&env, &["--user"]);
+    assert_expected("doctor/user.txt", &user);
+}
