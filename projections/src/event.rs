@@ -555,9 +555,9 @@ struct Shape<'a> {
 
 impl Shape<'_> {
     /// A host only one host's payloads show: OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's
-    /// own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript (SessionStart
-    /// and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone says nothing:
-    /// Claude Code sends one too.
+    /// own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript
+    /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
+    /// says nothing: Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
         if host::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
