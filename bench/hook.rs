@@ -8,8 +8,9 @@
 //! Journals are built in-process through the journal and projections crates (the same append and
 //! fold the hook does, in big batches), then the real binary is timed against them.
 
-use journal::{Journal, Kind, NewEvent, OpenOptions};
+use journal::{Journal, NewEvent, OpenOptions};
 use projections::fold::Full;
+use projections::Kind;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -84,7 +85,7 @@ fn build_with_tasks(
             tx.push(NewEvent {
                 recorded_at_us: base_us + i as i64 * 1000,
                 host: "claude".into(),
-                kind: Kind::Hook { name },
+                kind: Kind::Hook { name }.into(),
                 session_id: Some(session),
                 agent_id: None,
                 payload,
@@ -119,7 +120,7 @@ fn build_with_tasks(
                 tx.push(NewEvent {
                     recorded_at_us: base_us + (n + t) as i64 * 1000,
                     host: "cli".into(),
-                    kind: Kind::TaskCommand,
+                    kind: Kind::TaskCommand.into(),
                     session_id: None,
                     agent_id: None,
                     payload: serde_json::to_vec(&op).unwrap(),

@@ -139,6 +139,18 @@ fn an_event_a_hook_could_not_make_durable_is_named_with_its_time_and_reason() {
 }
 
 #[test]
+fn a_project_setting_ignored_until_trusted_is_named_with_the_command() {
+    let env = installed();
+    // A cloned repository's config: a program to run and a file to append to.
+    fs::write(
+        env.project.join(".hookjournal/config.toml"),
+        "[policy]\ntask_command = \"./x\"\n[mirror]\nsession_log = \"../out.jsonl\"\n",
+    )
+    .unwrap();
+    assert_expected("doctor/untrusted-config.txt", &doctor(&env, &[]));
+}
+
+#[test]
 fn the_plugin_and_the_settings_both_registering_is_named() {
     let env = installed();
     fs::create_dir_all(env.home.join(".claude")).unwrap();

@@ -621,9 +621,10 @@ fn a_hook_that_finds_a_large_spool_backlog_stops_draining_at_its_budget() {
             let ev = journal::NewEvent {
                 recorded_at_us: i as i64,
                 host: "claude".into(),
-                kind: journal::Kind::Hook {
+                kind: projections::Kind::Hook {
                     name: "PreToolUse".into(),
-                },
+                }
+                .into(),
                 session_id: Some("b".into()),
                 agent_id: None,
                 payload: payload("b", 1, i + 1).into_bytes(),

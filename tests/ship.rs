@@ -11,9 +11,10 @@ mod common;
 use common::harness::{missing, Ran, Skip};
 
 use common::{cmd, run, run_json};
-use journal::{Kind, NewEvent};
+use journal::NewEvent;
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{any_value::Value, KeyValue};
+use projections::Kind;
 use prost::Message;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -316,7 +317,7 @@ fn spool_hooks(dir: &Path, session: &str, n: usize, start_us: i64) {
         let ev = NewEvent {
             recorded_at_us: start_us + i as i64 * 1_000_000,
             host: "claude".into(),
-            kind: Kind::Hook { name: name.into() },
+            kind: Kind::Hook { name: name.into() }.into(),
             session_id: Some(session.into()),
             agent_id: None,
             payload: serde_json::to_vec(&payload).unwrap(),

@@ -638,6 +638,57 @@ pub fn journal(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
     out
 }
 
+/// The configuration: files that do not load, and settings a project file sets that are
+/// ignored until the user trusts the file (they run programs, stop agents or write outside the
+/// journal).
+pub fn config(loaded: &crate::settings::Loaded) -> Vec<Finding> {
+    let mut out: Vec<Finding> = loaded
+        .problems
+        .iter()
+        .map(|p| {
+            problem(
+                "config",
+                projections::text::one_line(p),
+                "fix the file (hookjournal status shows what applies)".into(),
+            )
+        })
+        .collect();
+    if let Some(why) = &loaded.ignored_because {
+        let keys: Vec<&str> = loaded.ignored.iter().map(|i| i.guarded.key).collect();
+        out.push(problem(
+            "config",
+            format!(
+                "{} ignores {} ({why}): {}",
+                loaded.project.display(),
+                if keys.len() == 1 {
+                    "1 setting".to_string()
+                } else {
+                    format!("{} settings", keys.len())
+                },
+                keys.join(", ")
+            ),
+            "review the file, then hookjournal trust".into(),
+        ));
+    }
+    if out.is_empty() {
+        let trusted = if loaded.trusted.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; trusted: {}",
+                loaded
+                    .trusted
+                    .iter()
+                    .map(|i| i.guarded.key)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        out.push(ok("config", format!("every setting applies{trusted}")));
+    }
+    out
+}
+
 /// Events a hook acknowledged but could not make durable (`journal::incidents`): each may be
 /// missing, said with its time and reason; `verify` tells whether it survived.
 fn incidents(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {

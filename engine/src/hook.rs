@@ -6,11 +6,12 @@ use crate::settings::Settings;
 use crate::state::{Loaded, Source};
 use crate::trace::mark;
 use crate::writer::{write, Held, WriteError, Writer};
-use journal::{spool, Kind, NewEvent, OpenOptions};
+use journal::{spool, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{Canonical, HookEvent};
 use projections::host::SessionFileFormat;
 use projections::policy;
+use projections::{Kind, KindOf};
 use std::path::Path;
 use std::time::Duration;
 
@@ -178,7 +179,7 @@ pub struct Invocation {
 
 /// An event as an incident names it: "a PostToolUse event of session S".
 fn described(ev: &NewEvent) -> String {
-    let name = match &ev.kind {
+    let name = match &ev.kind() {
         Kind::Hook { name } => name.clone(),
         other => other.label(),
     };
@@ -223,7 +224,7 @@ fn read_outside(inv: &Invocation, settings: &Settings) -> Outside {
     let external = external.as_ref().map(|r| NewEvent {
         recorded_at_us: now_us(),
         host: inv.host.clone(),
-        kind: Kind::ExternalRelease,
+        kind: Kind::ExternalRelease.into(),
         session_id: inv.ev.session_id.clone(),
         agent_id: inv.ev.agent_id.clone(),
         payload: derived::body(r),
@@ -311,7 +312,7 @@ fn release_found_compaction(
     let ev = NewEvent {
         recorded_at_us: now_us(),
         host: inv.host.clone(),
-        kind: Kind::ExternalRelease,
+        kind: Kind::ExternalRelease.into(),
         session_id: inv.ev.session_id.clone(),
         agent_id: inv.ev.agent_id.clone(),
         payload: derived::body(&r),

@@ -1,10 +1,11 @@
 //! Reading the outside world at ingestion, so projections never have to: transcript usage (read
 //! incrementally from the offset the journal recorded), and the git branch.
 
-use journal::{Kind, NewEvent, Seq};
+use journal::{NewEvent, Seq};
 use projections::derived::{self, ContextObserved, GitObserved, UsageObserved};
 use projections::session::SessionState;
 use projections::transcript;
+use projections::Kind;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -613,7 +614,7 @@ pub fn event(
     NewEvent {
         recorded_at_us: now_us,
         host: host.to_string(),
-        kind,
+        kind: kind.into(),
         session_id: session.map(str::to_string),
         agent_id: agent.map(str::to_string),
         payload: body,

@@ -5,16 +5,17 @@
 //! `export --report session-log|notifications` rebuilds them whole from the journal.
 
 use crate::settings::MirrorSettings;
-use journal::{Envelope, Kind};
+use journal::Envelope;
 use projections::derived::{self, SessionMetrics};
 use projections::fold::NotificationEntry;
+use projections::{Kind, KindOf};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One line of the session log (a Stop or SessionEnd's metrics), as `export --report session-log`.
 pub fn session_log_row(e: &Envelope) -> Option<Value> {
-    if !matches!(e.kind, Kind::SessionMetrics { .. }) {
+    if !matches!(e.kind(), Kind::SessionMetrics { .. }) {
         return None;
     }
     let m: SessionMetrics = derived::parse(&e.payload)?;

@@ -7,6 +7,7 @@ use journal::{spool, Envelope, Journal, Light, ReadSnapshot, Seq};
 use projections::config::PolicyConfig;
 use projections::fold::{self, Full, Partition, Rewinds, State};
 use projections::replay::{self, Log};
+use projections::{Kind, KindOf};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -259,7 +260,7 @@ impl Loaded {
         j: &dyn Source,
         tx: &mut journal::Tx,
         cause: &Envelope,
-        kind: journal::Kind,
+        kind: projections::Kind,
         body: Vec<u8>,
     ) -> Result<()> {
         tx.push(crate::ingest::event(
@@ -774,7 +775,7 @@ pub fn drain(
         tx.push(ev);
         let env = tx.events().last().expect("just pushed").clone();
         loaded.fold(j, &env)?;
-        let parsed = matches!(env.kind, journal::Kind::Hook { .. })
+        let parsed = matches!(env.kind(), Kind::Hook { .. })
             .then(|| projections::event::from_envelope(&env))
             .flatten();
         if let (None, Some(ev)) = (&loaded.stale, parsed) {
@@ -798,12 +799,12 @@ fn spooled_decision(
     env: &Envelope,
     ev: &projections::event::HookEvent,
     policy: &PolicyConfig,
-) -> Vec<(journal::Kind, Vec<u8>)> {
+) -> Vec<(projections::Kind, Vec<u8>)> {
     let d = projections::policy::decide_spooled(state, env, ev, policy);
     let mut out: Vec<_> = d.events.iter().map(|e| e.kind_and_body(env.seq)).collect();
     if d.answer.is_some() || d.stderr.is_some() {
         out.push((
-            journal::Kind::ResponseEmitted { cause: env.seq },
+            Kind::ResponseEmitted { cause: env.seq },
             projections::derived::body(&projections::derived::ResponseEmitted {
                 output: d.output_text(),
                 stderr: d.stderr.clone(),

@@ -7,8 +7,9 @@ use engine::hook::{handle, Invocation};
 use engine::settings::Settings;
 use engine::state::{self, CacheMiss};
 use engine::writer::{write, Held, Writer};
-use journal::{Kind, NewEvent};
+use journal::NewEvent;
 use projections::host::Host;
+use projections::Kind;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -35,7 +36,8 @@ fn invocation(bytes: &[u8]) -> Invocation {
             host: "claude".into(),
             kind: Kind::Hook {
                 name: parsed.name.clone(),
-            },
+            }
+            .into(),
             session_id: parsed.session_id.clone(),
             agent_id: None,
             payload: bytes.to_vec(),

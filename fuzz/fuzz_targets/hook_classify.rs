@@ -4,7 +4,7 @@
 //! under its lock (`projections::scenario`), a few events in a row: the input is split at
 //! `\n\x00` into the payloads of one session's invocations.
 #![no_main]
-use journal::Kind;
+use projections::{Kind, KindOf};
 use libfuzzer_sys::fuzz_target;
 use projections::host::Host;
 use projections::scenario::Scenario;
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         let (args, env) = hosts[i % hosts.len()];
         let (ev, parsed) = hookjournal_cli::fuzz::classify_hook(args, payload, env);
         assert_eq!(ev.payload, payload, "the payload is recorded verbatim");
-        match &ev.kind {
+        match &ev.kind() {
             Kind::Hook { name } => assert!(parsed.as_ref().is_some_and(|p| &p.name == name)),
             Kind::Malformed { reason } => {
                 assert!(parsed.is_none());
@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(text) = std::str::from_utf8(payload) {
             let (ev, _) = hookjournal_cli::fuzz::classify_hook(&["hook", text], b"", &[]);
             assert!(matches!(
-                ev.kind,
+                ev.kind(),
                 Kind::Hook { .. } | Kind::Malformed { .. }
             ));
         }

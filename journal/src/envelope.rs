@@ -1,5 +1,6 @@
 //! The event envelope and its place in the hash chain.
 
+use crate::kind::WireKind;
 use serde::{Deserialize, Serialize};
 
 /// An event's position in the log: 1 for the first event, then one more for each.
@@ -8,123 +9,6 @@ pub type Seq = u64;
 pub type Hash = [u8; 32];
 /// The `prev` of the first event (and the head hash of an empty journal).
 pub const ZERO_HASH: Hash = [0; 32];
-
-/// What an event is. `Hook` and `Malformed` come from outside; the others are written by the tool
-/// itself in the same atomic batch as the event that caused them (`cause`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Kind {
-    /// A hook invocation whose input is a JSON object with a string `hook_event_name`.
-    Hook {
-        /// The event name as the host sent it, e.g. `PreToolUse`.
-        name: String,
-    },
-    /// An invocation whose input is not a hook event (its bytes are kept).
-    Malformed {
-        /// Why it is not, e.g. `no hook_event_name`.
-        reason: String,
-    },
-    /// One API response's token usage, new or grown, read from a transcript for the `cause`
-    /// event (0 for `import --transcripts`).
-    UsageObserved {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// How far a transcript read for the `cause` event reached, and how full the context was.
-    ContextObserved {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// The session's totals after the transcript reads made for the `cause` event.
-    SessionMetrics {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// Exactly what the hook printed for the `cause` event, and the policy it decided under.
-    ResponseEmitted {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// A task reminder the policy found due at the `cause` event.
-    ReminderIssued {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// A loop agent's in-progress task, failed and released for retry at the `cause` event.
-    TaskReleased {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// `hookjournal rewind`: projections ignore the session's events after `to_seq` up to here.
-    Rewound {
-        /// The session rewound.
-        session: String,
-        /// The last event whose effect is kept.
-        to_seq: Seq,
-    },
-    /// A change to the task store made from the CLI (`hookjournal tasks`).
-    TaskCommand,
-    /// The branch of the session's working directory, read for the `cause` event.
-    GitObserved {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// The session's restore text just before the compaction the `cause` event announced.
-    Checkpoint {
-        /// The event that led to it.
-        cause: Seq,
-    },
-    /// The host's own figures (Claude Code's statusline: cost, context), recorded when they change.
-    HostReported,
-    /// What an outside program did on the journal's behalf (a loop's own task program releasing
-    /// an agent's tasks). Recorded by the process that ran it, with or without the lock.
-    ExternalRelease,
-}
-
-impl Kind {
-    /// A short label, e.g. `Hook:PreToolUse`, `UsageObserved`.
-    pub fn label(&self) -> String {
-        match self {
-            Kind::Hook { name } => format!("Hook:{name}"),
-            Kind::Malformed { .. } => "Malformed".into(),
-            other => other.name().into(),
-        }
-    }
-
-    /// The variant name alone.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Kind::Hook { .. } => "Hook",
-            Kind::Malformed { .. } => "Malformed",
-            Kind::UsageObserved { .. } => "UsageObserved",
-            Kind::ContextObserved { .. } => "ContextObserved",
-            Kind::SessionMetrics { .. } => "SessionMetrics",
-            Kind::ResponseEmitted { .. } => "ResponseEmitted",
-            Kind::ReminderIssued { .. } => "ReminderIssued",
-            Kind::TaskReleased { .. } => "TaskReleased",
-            Kind::Rewound { .. } => "Rewound",
-            Kind::TaskCommand => "TaskCommand",
-            Kind::GitObserved { .. } => "GitObserved",
-            Kind::Checkpoint { .. } => "Checkpoint",
-            Kind::HostReported => "HostReported",
-            Kind::ExternalRelease => "ExternalRelease",
-        }
-    }
-
-    /// The event this one was derived from, for the kinds the tool derives.
-    pub fn cause(&self) -> Option<Seq> {
-        match self {
-            Kind::UsageObserved { cause }
-            | Kind::ContextObserved { cause }
-            | Kind::SessionMetrics { cause }
-            | Kind::ResponseEmitted { cause }
-            | Kind::ReminderIssued { cause }
-            | Kind::TaskReleased { cause }
-            | Kind::GitObserved { cause }
-            | Kind::Checkpoint { cause } => Some(*cause),
-            _ => None,
-        }
-    }
-}
 
 /// A payload over the cap keeps its first bytes; this records what the whole was.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,7 +27,7 @@ pub struct NewEvent {
     /// The agent host, e.g. `claude`; `cli` for events written by commands.
     pub host: String,
     /// What the event is.
-    pub kind: Kind,
+    pub kind: WireKind,
     /// The agent session it belongs to, if any.
     pub session_id: Option<String>,
     /// The looping agent's id (from the loop's environment), if any.
@@ -180,7 +64,7 @@ pub struct Envelope {
     /// The agent host, e.g. `claude`; `cli` for events written by commands.
     pub host: String,
     /// What the event is.
-    pub kind: Kind,
+    pub kind: WireKind,
     /// The agent session it belongs to, if any.
     pub session_id: Option<String>,
     /// The looping agent's id (from the loop's environment), if any.
@@ -202,7 +86,7 @@ struct Header<'a> {
     seq: Seq,
     recorded_at_us: i64,
     host: &'a str,
-    kind: &'a Kind,
+    kind: &'a WireKind,
     session_id: &'a Option<String>,
     agent_id: &'a Option<String>,
     truncated: &'a Option<Truncation>,
@@ -321,8 +205,9 @@ mod tests {
         NewEvent {
             recorded_at_us: 1,
             host: "claude".into(),
-            kind: Kind::Hook {
-                name: "Stop".into(),
+            kind: WireKind {
+                tag: 0,
+                body: crate::kind::Body::Text("Stop".into()),
             },
             session_id: Some("s".into()),
             agent_id: None,

@@ -254,7 +254,7 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Journal, Kind, OpenOptions};
+    use crate::{Body, Journal, OpenOptions, WireKind};
     use std::time::Duration;
 
     /// A journal with sealed segments, an archive, a log, spooled files and a hot cache.
@@ -270,8 +270,9 @@ mod tests {
         let ev = |i: usize, session: &str| NewEvent {
             recorded_at_us: i as i64,
             host: "claude".into(),
-            kind: Kind::Hook {
-                name: "PreToolUse".into(),
+            kind: WireKind {
+                tag: 0,
+                body: Body::Text("PreToolUse".into()),
             },
             session_id: Some(session.into()),
             agent_id: None,

@@ -3,7 +3,8 @@
 //! The log is split into immutable *sealed segments* (flat files, one per few thousand events) and
 //! a small *active* sled store that takes new appends and holds the projection checkpoint. Keeping
 //! the active store small is what makes the hook's open cost independent of the journal's size.
-//! This crate knows nothing about agents: payloads are bytes, kinds are labels.
+//! This crate knows nothing about agents: payloads are bytes, a kind is a tag
+//! fixed in the data and a small body (`kind`); what a tag means is the projections' business.
 
 #![warn(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod files;
 pub mod fuzz;
 pub mod hot;
 pub mod incidents;
+pub mod kind;
 mod lock;
 mod segment;
 pub mod spool;
@@ -25,9 +27,10 @@ mod store;
 mod verify;
 mod wal;
 
-pub use envelope::{hex, unhex, Envelope, Hash, Kind, NewEvent, Seq, Truncation, ZERO_HASH};
+pub use envelope::{hex, unhex, Envelope, Hash, NewEvent, Seq, Truncation, ZERO_HASH};
 pub use error::{ChainBreak, Error, Result};
 pub use files::{write_atomic, Durability};
+pub use kind::{Body, Tag, WireKind};
 pub use segment::SegmentInfo;
 pub use store::{
     ensure_dir, journal_size, Journal, Light, OpenOptions, Opened, ReadSnapshot, Recovered, Status,

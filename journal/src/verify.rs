@@ -623,7 +623,8 @@ fn check_checkpoint(dir: &Path, report: &mut VerifyReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::envelope::{Kind, NewEvent};
+    use crate::envelope::NewEvent;
+    use crate::kind::{Body, WireKind};
     use crate::segment;
     use crate::store::{Journal, OpenOptions};
     use std::time::Duration;
@@ -632,8 +633,9 @@ mod tests {
         NewEvent {
             recorded_at_us: i as i64,
             host: "claude".into(),
-            kind: Kind::Hook {
-                name: "PreToolUse".into(),
+            kind: WireKind {
+                tag: 0,
+                body: Body::Text("PreToolUse".into()),
             },
             session_id: Some(format!("s{}", i % 3)),
             agent_id: None,
@@ -935,7 +937,8 @@ mod sealed_reads {
 
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use crate::envelope::{Kind, NewEvent};
+    use crate::envelope::NewEvent;
+    use crate::kind::{Body, WireKind};
     use crate::store::{Journal, OpenOptions};
     use std::path::Path;
 
@@ -956,8 +959,9 @@ pub(crate) mod tests_support {
         NewEvent {
             recorded_at_us: i as i64,
             host: "claude".into(),
-            kind: Kind::Hook {
-                name: "Stop".into(),
+            kind: WireKind {
+                tag: 0,
+                body: Body::Text("Stop".into()),
             },
             session_id: None,
             agent_id: None,

@@ -809,7 +809,8 @@ pub(crate) fn rewrite(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::envelope::{Kind, NewEvent, ZERO_HASH};
+    use crate::envelope::{NewEvent, ZERO_HASH};
+    use crate::kind::{Body, WireKind};
 
     fn chain(n: u64) -> Vec<Envelope> {
         let mut prev = ZERO_HASH;
@@ -819,8 +820,9 @@ mod tests {
                     NewEvent {
                         recorded_at_us: i as i64,
                         host: "claude".into(),
-                        kind: Kind::Hook {
-                            name: "Stop".into(),
+                        kind: WireKind {
+                            tag: 0,
+                            body: Body::Text("Stop".into()),
                         },
                         session_id: Some("s".into()),
                         agent_id: None,

@@ -1,51 +1,80 @@
-//! The variant order of `Kind` is part of every stored hash (bincode writes the variant index):
-//! inserting a variant anywhere but the end would break every existing chain. This pins it.
+//! The bytes a kind is stored as are part of every stored hash. Through 0.1 a kind was a Rust
+//! enum, written by bincode as its variant index and fields; `Legacy` below is that enum, copied
+//! as it was and never to be edited. Every tag it wrote must encode, byte for byte, as it did.
 
-use journal::Kind;
+use journal::kind::{frozen_shape, Body, FROZEN};
+use journal::WireKind;
+use serde::{Deserialize, Serialize};
+
+/// `journal::Kind` as 0.1 declared it (docs dropped). The declaration order was the tag.
+#[derive(Serialize, Deserialize)]
+enum Legacy {
+    Hook { name: String },
+    Malformed { reason: String },
+    UsageObserved { cause: u64 },
+    ContextObserved { cause: u64 },
+    SessionMetrics { cause: u64 },
+    ResponseEmitted { cause: u64 },
+    ReminderIssued { cause: u64 },
+    TaskReleased { cause: u64 },
+    Rewound { session: String, to_seq: u64 },
+    TaskCommand,
+    GitObserved { cause: u64 },
+    Checkpoint { cause: u64 },
+    HostReported,
+    ExternalRelease,
+}
+
+fn bytes<T: Serialize>(v: &T) -> Vec<u8> {
+    bincode::serde::encode_to_vec(v, bincode::config::standard()).unwrap()
+}
 
 #[test]
-fn kind_variant_indices_never_move() {
-    let all = [
-        (Kind::Hook { name: "x".into() }, 0u8),
-        (Kind::Malformed { reason: "x".into() }, 1),
-        (Kind::UsageObserved { cause: 1 }, 2),
-        (Kind::ContextObserved { cause: 1 }, 3),
-        (Kind::SessionMetrics { cause: 1 }, 4),
-        (Kind::ResponseEmitted { cause: 1 }, 5),
-        (Kind::ReminderIssued { cause: 1 }, 6),
-        (Kind::TaskReleased { cause: 1 }, 7),
+fn every_tag_0_1_wrote_encodes_as_0_1_wrote_it() {
+    let text = "PreToolUse ✓".to_string();
+    let seq = 1_234_567u64;
+    let pairs = [
         (
-            Kind::Rewound {
-                session: "s".into(),
-                to_seq: 1,
+            Legacy::Hook { name: text.clone() },
+            0,
+            Body::Text(text.clone()),
+        ),
+        (
+            Legacy::Malformed {
+                reason: text.clone(),
+            },
+            1,
+            Body::Text(text.clone()),
+        ),
+        (Legacy::UsageObserved { cause: seq }, 2, Body::Seq(seq)),
+        (Legacy::ContextObserved { cause: seq }, 3, Body::Seq(seq)),
+        (Legacy::SessionMetrics { cause: seq }, 4, Body::Seq(seq)),
+        (Legacy::ResponseEmitted { cause: seq }, 5, Body::Seq(seq)),
+        (Legacy::ReminderIssued { cause: seq }, 6, Body::Seq(seq)),
+        (Legacy::TaskReleased { cause: seq }, 7, Body::Seq(seq)),
+        (
+            Legacy::Rewound {
+                session: text.clone(),
+                to_seq: seq,
             },
             8,
+            Body::TextSeq(text.clone(), seq),
         ),
-        (Kind::TaskCommand, 9),
-        (Kind::GitObserved { cause: 1 }, 10),
-        (Kind::Checkpoint { cause: 1 }, 11),
-        (Kind::HostReported, 12),
-        (Kind::ExternalRelease, 13),
+        (Legacy::TaskCommand, 9, Body::Empty),
+        (Legacy::GitObserved { cause: seq }, 10, Body::Seq(seq)),
+        (Legacy::Checkpoint { cause: seq }, 11, Body::Seq(seq)),
+        (Legacy::HostReported, 12, Body::Empty),
+        (Legacy::ExternalRelease, 13, Body::Empty),
     ];
-    for (kind, index) in &all {
-        let bytes = bincode::serde::encode_to_vec(kind, bincode::config::standard()).unwrap();
-        assert_eq!(bytes[0], *index, "{} moved", kind.name());
-        // Every variant is listed here: a new one must be added (at the end).
-        match kind {
-            Kind::Hook { .. }
-            | Kind::Malformed { .. }
-            | Kind::UsageObserved { .. }
-            | Kind::ContextObserved { .. }
-            | Kind::SessionMetrics { .. }
-            | Kind::ResponseEmitted { .. }
-            | Kind::ReminderIssued { .. }
-            | Kind::TaskReleased { .. }
-            | Kind::Rewound { .. }
-            | Kind::TaskCommand
-            | Kind::GitObserved { .. }
-            | Kind::Checkpoint { .. }
-            | Kind::HostReported
-            | Kind::ExternalRelease => {}
-        }
+    assert_eq!(pairs.len(), FROZEN.len());
+    for (legacy, tag, body) in pairs {
+        let old = bytes(&legacy);
+        let wire = WireKind { tag, body };
+        assert_eq!(bytes(&wire), old, "tag {tag} encodes differently from 0.1");
+        let (back, _): (WireKind, usize) =
+            bincode::serde::decode_from_slice(&old, bincode::config::standard()).unwrap();
+        assert_eq!(back, wire, "tag {tag} reads back differently");
+        assert_eq!(frozen_shape(tag), Some(wire.body.shape()));
     }
+    assert_eq!(frozen_shape(FROZEN.len() as u32), None);
 }

@@ -5,6 +5,7 @@
 //! environment and `--host`, in that order (`detect_host_with`).
 
 use crate::host::{self, CallerEnv, Host, HostEvent, HostFacts, ImpliedTool};
+use crate::kind::{Kind, KindOf};
 use journal::Envelope;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -799,8 +800,9 @@ fn resumed(raw: &Raw) -> Option<Resumed> {
 /// Parses the payload of a stored hook event, as sent by the host its envelope names, with the
 /// event name recorded for it (a Copilot CLI payload names none).
 pub fn from_envelope(env: &Envelope) -> Option<HookEvent> {
-    let name = match &env.kind {
-        journal::Kind::Hook { name } => Some(name.as_str()),
+    let kind = env.kind();
+    let name = match &kind {
+        Kind::Hook { name } => Some(name.as_str()),
         _ => None,
     };
     parse_named(&Host::from_name(&env.host), &env.payload, name)

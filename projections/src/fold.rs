@@ -9,10 +9,11 @@ use crate::cost_totals::CostTotals;
 use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
 use crate::index::{IndexShard, SessionSummary};
+use crate::kind::{Kind, KindOf};
 use crate::session::SessionState;
 use crate::tasks::{NewTask, Origin, Task, TaskList, TaskStatus};
 use crate::transcript::Usage;
-use journal::{Envelope, Kind, Seq};
+use journal::{Envelope, Seq};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,7 +86,7 @@ impl Rewinds {
         let Some(s) = &env.session_id else {
             return false;
         };
-        if matches!(env.kind, Kind::Rewound { .. }) {
+        if matches!(env.kind(), Kind::Rewound { .. }) {
             return false;
         }
         self.ranges
@@ -237,7 +238,7 @@ fn hex_shard(n: &[u8]) -> Option<u8> {
 /// a checkpoint built that way equals a full replay.
 pub fn partitions_for(env: &Envelope) -> Vec<Partition> {
     let mut out = vec![Partition::Global];
-    if matches!(env.kind, Kind::TaskCommand | Kind::TaskReleased { .. }) {
+    if matches!(env.kind(), Kind::TaskCommand | Kind::TaskReleased { .. }) {
         out.push(Partition::Tasks);
         out.push(Partition::TasksDone);
     }
@@ -310,7 +311,7 @@ impl State {
     /// The session ids an event touches (its own, or a task command's target).
     pub fn sessions_touched(env: &Envelope) -> Vec<String> {
         let mut out: Vec<String> = env.session_id.iter().cloned().collect();
-        match &env.kind {
+        match &env.kind() {
             Kind::TaskCommand => {
                 if let Some(c) = derived::parse::<TaskCommand>(&env.payload) {
                     out.extend(c.task.session);
@@ -360,7 +361,7 @@ impl State {
             return;
         };
         let totals = self.totals.entry(t).or_default();
-        match &env.kind {
+        match &env.kind() {
             Kind::UsageObserved { .. } => {
                 let Some(n) = CostShard::shard_of(env) else {
                     return;
@@ -415,7 +416,7 @@ impl State {
         if let Some(a) = &env.agent_id {
             self.saw_agent(a, env.recorded_at_us);
         }
-        match &env.kind {
+        match &env.kind() {
             Kind::Hook { .. } => {
                 let Some(ev) = event::from_envelope(env) else {
                     return;
@@ -523,7 +524,7 @@ impl State {
     /// its parent's messages, ids and all. Like ccusage, each API request counts once, where it
     /// was first seen.
     fn counted_by_another(&self, env: &Envelope, sid: &str) -> Option<(String, String)> {
-        if !matches!(env.kind, Kind::UsageObserved { .. }) {
+        if !matches!(env.kind(), Kind::UsageObserved { .. }) {
             return None;
         }
         let u = derived::usage(&env.payload)?;
@@ -926,7 +927,7 @@ pub struct CostShard {
 impl CostShard {
     /// The shard a usage reading changes, by its response's dedup key; `None` for other events.
     pub fn shard_of(env: &Envelope) -> Option<u8> {
-        if !matches!(env.kind, Kind::UsageObserved { .. }) {
+        if !matches!(env.kind(), Kind::UsageObserved { .. }) {
             return None;
         }
         let u = derived::usage(&env.payload)?;
@@ -937,7 +938,7 @@ impl CostShard {
     /// Folds a usage reading: `Some((replaced, counted))` when it changed what is counted (a new
     /// response, or a larger reading of one counted, which replaces it like ccusage's).
     pub fn apply(&mut self, env: &Envelope) -> Option<(Option<CostRecord>, CostRecord)> {
-        if !matches!(env.kind, Kind::UsageObserved { .. }) {
+        if !matches!(env.kind(), Kind::UsageObserved { .. }) {
             return None;
         }
         let u = derived::usage(&env.payload)?;
@@ -974,7 +975,7 @@ impl CostTotals {
     /// usage, metrics and host readings; `None` for events the totals ignore (and for metrics
     /// or host readings without a session).
     pub fn shard_of(env: &Envelope) -> Option<u8> {
-        match &env.kind {
+        match &env.kind() {
             Kind::UsageObserved { .. } => Some(crate::index::shard_of(
                 env.session_id.as_deref().unwrap_or_default(),
             )),
@@ -987,7 +988,7 @@ impl CostTotals {
 
     /// Folds a session's metrics or host reading (other kinds are ignored).
     pub fn apply_reported(&mut self, env: &Envelope) {
-        match &env.kind {
+        match &env.kind() {
             Kind::SessionMetrics { .. } => {
                 if let (Some(s), Some(m)) = (
                     &env.session_id,
@@ -1035,7 +1036,7 @@ pub struct NotificationEntry {
 impl NotificationEntry {
     /// The notification a hook event carries, if it is one.
     pub fn from_event(env: &Envelope) -> Option<NotificationEntry> {
-        if !NotificationLog::is_notification(&env.kind) {
+        if !NotificationLog::is_notification(&env.kind()) {
             return None;
         }
         NotificationEntry::from_hook(env, &event::from_envelope(env)?)
@@ -1044,7 +1045,7 @@ impl NotificationEntry {
     /// The notification a parsed hook event carries, if it is one (a `Notification` hook event
     /// whose payload reads as one).
     pub fn from_hook(env: &Envelope, ev: &event::HookEvent) -> Option<NotificationEntry> {
-        if !NotificationLog::is_notification(&env.kind) {
+        if !NotificationLog::is_notification(&env.kind()) {
             return None;
         }
         let Canonical::Notification {
@@ -1077,7 +1078,7 @@ impl NotificationLog {
     /// The chunks an event can change: a notification's own, and for a rewind every chunk its
     /// hidden range (after `to_seq`, before the rewind) covers.
     pub fn chunks_changed_by(env: &Envelope) -> Vec<u64> {
-        match &env.kind {
+        match &env.kind() {
             k if NotificationLog::is_notification(k) => vec![notification_chunk(env.seq)],
             Kind::Rewound { to_seq, .. } if to_seq.saturating_add(1) < env.seq => {
                 (notification_chunk(to_seq + 1)..=notification_chunk(env.seq - 1)).collect()
@@ -1162,7 +1163,7 @@ impl Full {
             // A rewind changes what the agent did, not what was measured: usage and context
             // readings (and the transcript positions they carry) stay, like the cost summary.
             if matches!(
-                env.kind,
+                env.kind(),
                 Kind::UsageObserved { .. } | Kind::ContextObserved { .. } | Kind::HostReported
             ) {
                 self.state.apply_reading(env);
@@ -1175,7 +1176,7 @@ impl Full {
 
 /// Pass one of a full replay: the rewinds, so pass two can skip what they hide.
 pub fn collect_rewind(rewinds: &mut Rewinds, env: &Envelope) {
-    if let Kind::Rewound { session, to_seq } = &env.kind {
+    if let Kind::Rewound { session, to_seq } = &env.kind() {
         rewinds.add(session, *to_seq, env.seq);
     }
 }
@@ -1214,7 +1215,8 @@ mod tests {
             kind: Kind::Rewound {
                 session: "s".into(),
                 to_seq,
-            },
+            }
+            .into(),
             session_id: Some("s".into()),
             agent_id: None,
             payload: b"{}".to_vec(),

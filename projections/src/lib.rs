@@ -13,6 +13,7 @@ pub mod fold;
 pub mod gemini_chat;
 pub mod host;
 pub mod index;
+pub mod kind;
 pub mod observe;
 pub mod openclaw;
 pub mod opencode;
@@ -31,6 +32,8 @@ pub mod text;
 pub mod timeline;
 pub mod transcript;
 pub mod views;
+
+pub use kind::{Kind, KindOf, KINDS};
 
 /// The first 8 characters of an id, for tables and task references.
 pub fn short_id(id: &str) -> &str {

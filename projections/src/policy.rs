@@ -688,9 +688,9 @@ fn compaction_answer(ev: &HookEvent, text: String) -> Option<Answer> {
 
 impl DecisionEvent {
     /// The journal event recording this decision, caused by the hook event at `cause`.
-    pub fn kind_and_body(&self, cause: journal::Seq) -> (journal::Kind, Vec<u8>) {
+    pub fn kind_and_body(&self, cause: journal::Seq) -> (crate::kind::Kind, Vec<u8>) {
         use crate::derived::body;
-        use journal::Kind;
+        use crate::kind::Kind;
         match self {
             DecisionEvent::ReminderIssued(r) => (Kind::ReminderIssued { cause }, body(r)),
             DecisionEvent::TaskReleased(r) => (Kind::TaskReleased { cause }, body(r)),

@@ -9,8 +9,9 @@ use crate::config::PolicyConfig;
 use crate::derived::{self, ResponseEmitted};
 use crate::event;
 use crate::fold::{self, Full, Rewinds};
+use crate::kind::{Kind, KindOf};
 use crate::policy;
-use journal::{Envelope, Kind, Seq};
+use journal::{Envelope, Seq};
 
 /// The log a replay reads, in seq order.
 pub trait Log {
@@ -130,7 +131,7 @@ impl<'a, L: Log + ?Sized> Replayer<'a, L> {
     /// Folds one event. A rewind refolds the log up to it with the rewinds known so far.
     fn apply(&mut self, env: &Envelope, on_event: &mut OnEvent) -> Result<(), L::Error> {
         let before = self.full.clone();
-        if let Kind::Rewound { session, to_seq } = &env.kind {
+        if let Kind::Rewound { session, to_seq } = &env.kind() {
             self.seen_rewinds.push((session.clone(), *to_seq, env.seq));
             let mut rebuilt = Full::with_rewinds(Rewinds::from_list(&self.seen_rewinds));
             self.log.each_in(1, env.seq, &mut |e| rebuilt.apply(&e))?;
@@ -146,14 +147,14 @@ impl<'a, L: Log + ?Sized> Replayer<'a, L> {
     /// recomputing the answer from that state) its decision events.
     fn group(&mut self, g: Group, on_event: &mut OnEvent) -> Result<(), L::Error> {
         let hook = &g.events[0];
-        let parsed = match &hook.kind {
+        let parsed = match &hook.kind() {
             Kind::Hook { .. } if !self.full.rewinds.hides(hook) => event::from_envelope(hook),
             _ => None,
         };
         let split = g
             .events
             .iter()
-            .position(|e| is_decision(&e.kind))
+            .position(|e| is_decision(&e.kind()))
             .unwrap_or(g.events.len());
         for e in &g.events[..split] {
             self.apply(e, on_event)?;
@@ -178,7 +179,7 @@ impl<'a, L: Log + ?Sized> Replayer<'a, L> {
     ) {
         let recorded_resp = decisions
             .iter()
-            .find(|e| matches!(e.kind, Kind::ResponseEmitted { .. }))
+            .find(|e| matches!(e.kind(), Kind::ResponseEmitted { .. }))
             .and_then(|e| derived::parse::<ResponseEmitted>(&e.payload));
         if let Some(r) = &recorded_resp {
             self.last_policy = Some(r.policy.clone());
@@ -207,8 +208,8 @@ impl<'a, L: Log + ?Sized> Replayer<'a, L> {
         }
         let recorded: Vec<(Kind, Vec<u8>)> = decisions
             .iter()
-            .filter(|e| !matches!(e.kind, Kind::ResponseEmitted { .. }))
-            .map(|e| (e.kind.clone(), e.payload.clone()))
+            .filter(|e| !matches!(e.kind(), Kind::ResponseEmitted { .. }))
+            .map(|e| (e.kind().clone(), e.payload.clone()))
             .collect();
         let recomputed: Vec<(Kind, Vec<u8>)> =
             d.events.iter().map(|x| x.kind_and_body(hook.seq)).collect();
@@ -242,7 +243,7 @@ impl<'a, L: Log + ?Sized> Replayer<'a, L> {
         log.each(&mut |e| {
             let belongs = current
                 .as_ref()
-                .is_some_and(|g| e.kind.cause() == Some(g.events[0].seq));
+                .is_some_and(|g| e.kind().cause() == Some(g.events[0].seq));
             if belongs {
                 current.as_mut().expect("checked").events.push(e);
                 return;
@@ -322,12 +323,12 @@ mod tests {
             .log
             .iter_mut()
             .rev()
-            .find(|e| matches!(e.kind, Kind::ResponseEmitted { .. }))
+            .find(|e| matches!(e.kind(), Kind::ResponseEmitted { .. }))
             .unwrap();
         let mut r: ResponseEmitted = derived::parse(&blocked.payload).unwrap();
         r.output = r#"{"decision":"block","reason":"something else"}"#.into();
         blocked.payload = derived::body(&r);
-        let cause = blocked.kind.cause().unwrap();
+        let cause = blocked.kind().cause().unwrap();
         let mut rep = Replayer::new(s.log.as_slice(), Some(&s.cfg));
         rep.run(|_, _, _| {}).unwrap();
         assert_eq!(rep.differences.len(), 1, "{:?}", rep.differences);

@@ -18,9 +18,10 @@ use crate::derived::{self, ContextObserved, ResponseEmitted, TaskCommand, TaskOp
 use crate::event::{self, HookEvent};
 use crate::fold::State;
 use crate::host::Host;
+use crate::kind::{Kind, KindOf};
 use crate::policy::{self, Answer, Decision, DecisionEvent};
 use crate::tasks::TaskRef;
-use journal::{Envelope, Kind, Seq, ZERO_HASH};
+use journal::{Envelope, Seq, ZERO_HASH};
 
 /// A journal in memory: the state, the log, a clock and the settings in force.
 #[derive(Clone, Debug)]
@@ -85,7 +86,7 @@ impl Scenario {
             seq: self.next_seq(),
             recorded_at_us: self.now_us,
             host: self.host.to_string(),
-            kind,
+            kind: kind.into(),
             session_id: session,
             agent_id: self.agent.clone(),
             payload,
@@ -231,7 +232,7 @@ impl Scenario {
             .log
             .iter()
             .rev()
-            .find(|e| matches!(e.kind, Kind::Hook { .. }))
+            .find(|e| matches!(e.kind(), Kind::Hook { .. }))
             .map(|e| e.seq)
             .unwrap_or(0);
         let body = derived::body(&ContextObserved {

@@ -3,11 +3,12 @@
 
 use crate::derived::{self, ContextObserved};
 use crate::event::{Canonical, HookEvent};
+use crate::kind::{Kind, KindOf};
 use crate::policy::Answer;
 use crate::tasks::{NewTask, Origin, TaskList, TaskStatus};
 use crate::transcript::Usage;
 use crate::views::estimated_tokens;
-use journal::{Envelope, Kind, Seq};
+use journal::{Envelope, Seq};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1110,7 +1111,7 @@ impl SessionState {
     /// Folds a derived event of this session.
     pub fn apply_derived(&mut self, env: &Envelope) {
         self.touch(env);
-        match &env.kind {
+        match &env.kind() {
             Kind::UsageObserved { .. } => {
                 let Some(u) = derived::usage(&env.payload) else {
                     return;
@@ -1141,7 +1142,7 @@ impl SessionState {
                     .cloned()
                     .collect();
                 for id in new {
-                    let cause = env.kind.cause().unwrap_or(env.seq);
+                    let cause = env.kind().cause().unwrap_or(env.seq);
                     if self.awaits_compaction() {
                         // The compaction its pre-compaction event announced (and counted).
                         self.compaction_confirmed_at = cause;
@@ -1155,7 +1156,7 @@ impl SessionState {
                     }
                 }
                 // The reading taken at the compaction itself shows the context before it.
-                let before_compaction = env.kind.cause() == Some(self.pressure.compacted_at);
+                let before_compaction = env.kind().cause() == Some(self.pressure.compacted_at);
                 if let (Some(tokens), false) = (c.tokens, before_compaction) {
                     self.pressure.injected = 0;
                     self.pressure.tokens = tokens;

@@ -5,9 +5,10 @@
 use crate::config::PolicyConfig;
 use crate::derived::{self, ContextObserved, HostReported, ResponseEmitted};
 use crate::event::{self, Canonical};
+use crate::kind::{Kind, KindOf};
 use crate::policy::Answer;
 use crate::views;
-use journal::{Envelope, Kind, Seq};
+use journal::{Envelope, Seq};
 use std::collections::BTreeMap;
 
 /// Items kept per session (the most recent ones).
@@ -177,7 +178,7 @@ impl Timelines {
         let Some(sid) = env.session_id.clone() else {
             return;
         };
-        match &env.kind {
+        match &env.kind() {
             Kind::Hook { name } => self.hook(env, &sid, name, keep),
             Kind::ContextObserved { .. } => {
                 let Some(c) = derived::parse::<ContextObserved>(&env.payload) else {

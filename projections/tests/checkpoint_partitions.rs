@@ -2,11 +2,12 @@
 //! given a log, what the checkpoint holds is exactly what a full replay builds — rewinds
 //! included — and only the events that change them load them.
 
-use journal::{Envelope, Kind};
+use journal::Envelope;
 use projections::derived::TaskOp;
 use projections::fold::{self, Partition, State};
 use projections::replay;
 use projections::scenario::Scenario;
+use projections::{Kind, KindOf};
 
 fn hook(session: &str, fields: &str) -> String {
     format!(r#"{{"session_id":"{session}","cwd":"/p",{fields}}}"#)
@@ -88,7 +89,7 @@ fn only_the_events_that_change_them_load_the_cost_and_the_notifications() {
             .filter(|p| matches!(p, Partition::Notifications(_)))
             .collect()
     };
-    let kinds: Vec<&str> = s.log.iter().map(|e| e.kind.name()).collect();
+    let kinds: Vec<&str> = s.log.iter().map(|e| e.kind().name()).collect();
     assert_eq!(kinds[2], Kind::UsageObserved { cause: 0 }.name());
     assert!(!cost(0) && chunks(0).is_empty(), "an ordinary hook");
     assert_eq!(chunks(1), [Partition::Notifications(0)]);
@@ -125,7 +126,8 @@ fn a_rewind_loads_every_notification_chunk_its_range_covers_and_no_other() {
         kind: Kind::Rewound {
             session: "s".into(),
             to_seq,
-        },
+        }
+        .into(),
         session_id: Some("s".into()),
         agent_id: None,
         payload: b"{}".to_vec(),

@@ -6,6 +6,7 @@ use projections::derived::TaskOp;
 use projections::pricing::PricingTable;
 use projections::report::{self, CostBy};
 use projections::scenario::Scenario;
+use projections::{Kind, KindOf};
 
 fn payload(name: &str) -> String {
     let path = format!(
@@ -142,12 +143,7 @@ fn served_calls_belong_to_their_caller_make_no_session_of_their_own_and_are_neve
     let answered: Vec<&journal::Envelope> = s
         .log
         .iter()
-        .filter(|e| {
-            !matches!(
-                e.kind,
-                journal::Kind::Hook { .. } | journal::Kind::TaskCommand
-            )
-        })
+        .filter(|e| !matches!(e.kind(), Kind::Hook { .. } | Kind::TaskCommand))
         .collect();
     assert!(answered.is_empty(), "no reminder, no answer: {answered:?}");
     assert_eq!(caller.served.files_edited, ["/home/dev/proj/out.txt"]);

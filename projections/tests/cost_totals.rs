@@ -2,10 +2,11 @@
 //! every response; whatever the readings (repeated, larger, re-read by a fork, across every
 //! long-context threshold, unpriced), the rows say what the responses one by one say.
 
-use journal::{Envelope, Kind, NewEvent, Seq, ZERO_HASH};
+use journal::{Envelope, NewEvent, Seq, ZERO_HASH};
 use projections::fold::{Full, State};
 use projections::pricing::PricingTable;
 use projections::report::{self, CostBy, CostRow, SessionFacts};
+use projections::Kind;
 use proptest::prelude::*;
 
 /// Models with a long-context tier at each band bound, one without, and one unpriced.
@@ -82,7 +83,7 @@ fn events(readings: &[Reading]) -> Vec<Envelope> {
         let ev = NewEvent {
             recorded_at_us: 1_000 * i as i64,
             host: "claude".into(),
-            kind: Kind::UsageObserved { cause: 0 },
+            kind: Kind::UsageObserved { cause: 0 }.into(),
             session_id: Some(format!("s{}", r.session)),
             agent_id: None,
             payload: body.into_bytes(),

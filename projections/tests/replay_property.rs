@@ -2,11 +2,12 @@
 //! incrementally (loading only the partitions each event touches, as the hook does) equals a full
 //! replay from seq 1, byte for byte — with rewinds, spooled events, unknown events, derived events.
 
-use journal::{Envelope, Kind, NewEvent, Seq, ZERO_HASH};
+use journal::{Envelope, NewEvent, Seq, ZERO_HASH};
 use projections::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use projections::fold::{self, Partition, State};
 use projections::replay;
 use projections::tasks::TaskRef;
+use projections::{Kind, KindOf};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -203,7 +204,7 @@ fn build(steps: &[(Step, bool)]) -> Vec<Envelope> {
         let ev = NewEvent {
             recorded_at_us: 1_000 * i as i64,
             host: "claude".into(),
-            kind,
+            kind: kind.into(),
             session_id: session,
             agent_id: None,
             payload,
@@ -246,7 +247,7 @@ fn incremental(events: &[Envelope]) -> BTreeMap<Vec<u8>, Vec<u8>> {
                 None => store.remove(k),
             };
         }
-        if matches!(e.kind, Kind::Rewound { .. }) {
+        if matches!(e.kind(), Kind::Rewound { .. }) {
             let folded = |k: &Vec<u8>| {
                 matches!(
                     Partition::from_key(k),

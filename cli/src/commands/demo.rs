@@ -7,10 +7,10 @@ use crate::output::{self, bold};
 use engine::settings::Settings;
 
 use anyhow::{Context, Result};
-use journal::Kind;
 use projections::derived::{self, ResponseEmitted};
 use projections::event::Canonical;
 use projections::report::{self, CostBy};
+use projections::{Kind, KindOf};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -210,7 +210,7 @@ fn print_restore(view: &engine::state::View) -> Result<Vec<(journal::Envelope, u
     // Each answer and the hook event that caused it.
     let mut answers = Vec::new();
     view.snap.for_each(|e| {
-        if let Kind::ResponseEmitted { cause } = e.kind {
+        if let Kind::ResponseEmitted { cause } = e.kind() {
             if let Some(r) = derived::parse::<ResponseEmitted>(&e.payload) {
                 answers.push((cause, e.seq, r.output));
             }
@@ -254,7 +254,7 @@ fn print_excerpt(excerpt: Vec<(journal::Envelope, u64, String)>) {
         println!(
             "{:>5}  {}  {}",
             h.seq,
-            bold(&h.kind.label()),
+            bold(&h.kind().label()),
             output::escape(&crate::render::replay::summary(&h))
         );
         let first = text.lines().next().unwrap_or("");

@@ -34,6 +34,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let now = crate::clock::now_us();
     let ago = |at: i64| format!("{} ({})", timestamp(at), relative(at, now));
     let mut findings = doctor::hosts(&w);
+    findings.extend(doctor::config(cmd.config()));
     findings.extend(doctor::journal(cmd.dir(), &ago));
     let problems = findings
         .iter()

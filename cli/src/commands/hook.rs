@@ -7,9 +7,10 @@
 use engine::hook::Invocation;
 use engine::settings::Settings;
 use engine::trace::{mark, Trace};
-use journal::{Kind, NewEvent};
+use journal::NewEvent;
 use projections::event::{self, HookEvent};
 use projections::host::{CallerEnv, Host};
+use projections::Kind;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -284,7 +285,7 @@ fn classify(
     let ev = NewEvent {
         recorded_at_us,
         host: host.to_string(),
-        kind,
+        kind: kind.into(),
         session_id,
         agent_id: agent_id.clone(),
         payload,

@@ -7,7 +7,8 @@ use crate::eventjson;
 use anyhow::{bail, Context, Result};
 use engine::ingest;
 use engine::state::{self, Loaded};
-use journal::{Envelope, Journal, Kind, OpenOptions};
+use journal::{Envelope, Journal, OpenOptions};
+use projections::Kind;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -547,7 +548,7 @@ mod tests {
                 tx.push(NewEvent {
                     recorded_at_us: 1_700_000_000_000_000 + i as i64,
                     host: "claude".into(),
-                    kind: kind(*k, name, i as u64),
+                    kind: kind(*k, name, i as u64).into(),
                     session_id: session.clone(),
                     agent_id: (k % 3 == 0).then(|| "agent-7".to_string()),
                     payload,

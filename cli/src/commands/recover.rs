@@ -7,7 +7,8 @@
 use crate::cli_util::CommandHelper;
 use anyhow::{Context, Result};
 use engine::state;
-use journal::{spool, Kind, NewEvent};
+use journal::{spool, NewEvent};
+use projections::Kind;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -156,7 +157,8 @@ fn journal_damaged_spool(dir: &Path) -> Result<usize> {
             host: "unknown".into(),
             kind: Kind::Malformed {
                 reason: format!("damaged spool file: {e}"),
-            },
+            }
+            .into(),
             session_id: None,
             agent_id: None,
             payload: bytes,

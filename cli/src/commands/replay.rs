@@ -10,6 +10,7 @@ use engine::state;
 use journal::Envelope;
 use projections::fold::{CostRecord, Full};
 use projections::replay::Replayer;
+use projections::{Kind, KindOf, KINDS};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -147,33 +148,16 @@ fn short_value(v: &Value) -> String {
     clip(&s)
 }
 
-/// Every event kind `--kind` can name (`Hook:<event>` names one hook event).
-const KINDS: &[&str] = &[
-    "Hook",
-    "Malformed",
-    "UsageObserved",
-    "ContextObserved",
-    "SessionMetrics",
-    "ResponseEmitted",
-    "ReminderIssued",
-    "TaskReleased",
-    "Rewound",
-    "TaskCommand",
-    "GitObserved",
-    "Checkpoint",
-    "HostReported",
-    "ExternalRelease",
-];
-
 /// A typo in `--kind` must not pass for "no events match".
 fn check_kind(k: &str) -> std::result::Result<(), String> {
     let hook_event = k.strip_prefix("Hook:").is_some_and(|n| !n.is_empty());
-    if hook_event || KINDS.contains(&k) {
+    if hook_event || Kind::named(k).is_some() {
         return Ok(());
     }
+    let names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
     Err(format!(
         "--kind {k:?} is not an event kind; valid: {}, or Hook:<event> (e.g. Hook:Stop)",
-        KINDS.join(", ")
+        names.join(", ")
     ))
 }
 
@@ -208,9 +192,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         if e.seq < from || e.seq > to || session.as_ref().is_some_and(|s| e.session_id.as_ref() != Some(s)) {
             return;
         }
+        let ek = e.kind();
         if let Some(k) = &kind {
-            let label = e.kind.label();
-            if !(label == *k || e.kind.name() == k) {
+            let label = ek.label();
+            if !(label == *k || ek.name() == k) {
                 return;
             }
         }
@@ -219,17 +204,17 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         let ch = changes(e, before, after);
         if json {
             let v = json!({
-                "seq": e.seq, "recorded_at": output::timestamp(e.recorded_at_us), "kind": e.kind.label(), "session_id": e.session_id,
-                "cause": e.kind.cause(), "summary": summary(e), "hidden_by_rewind": hidden,
+                "seq": e.seq, "recorded_at": output::timestamp(e.recorded_at_us), "kind": ek.label(), "session_id": e.session_id,
+                "cause": ek.cause(), "summary": summary(e), "hidden_by_rewind": hidden,
                 "changes": ch.iter().map(|(f, a, b)| json!({"field": f, "before": a, "after": b})).collect::<Vec<_>>(),
             });
             println!("{}", output::json_safe(v.to_string()));
         } else {
             let t = &output::timestamp(e.recorded_at_us)[11..19];
             let sid = e.session_id.as_deref().map(projections::short_id).unwrap_or("-");
-            let cause = e.kind.cause().map(|c| format!(" ←{c}")).unwrap_or_default();
+            let cause = ek.cause().map(|c| format!(" ←{c}")).unwrap_or_default();
             let h = if hidden { " (rewound)" } else { "" };
-            println!("{:>7}  {t}  {:<8}  {}{cause}{h}  {}", e.seq, escape(sid), output::bold(&escape(&e.kind.label())), escape(&summary(e)));
+            println!("{:>7}  {t}  {:<8}  {}{cause}{h}  {}", e.seq, escape(sid), output::bold(&escape(&ek.label())), escape(&summary(e)));
             for (f, a, b) in ch.iter().take(12) {
                 println!("{:>9}↳ {}: {} → {}", "", escape(f), escape(&short_value(a)), escape(&short_value(b)));
             }
@@ -264,59 +249,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use journal::Kind;
-
-    /// One value of every kind; the match is exhaustive, so a new `Kind` variant stops this
-    /// test from compiling until it is listed here (and, through the assertion, in `KINDS`).
-    fn every_kind() -> Vec<Kind> {
-        let all = vec![
-            Kind::Hook {
-                name: "Stop".into(),
-            },
-            Kind::Malformed {
-                reason: String::new(),
-            },
-            Kind::UsageObserved { cause: 1 },
-            Kind::ContextObserved { cause: 1 },
-            Kind::SessionMetrics { cause: 1 },
-            Kind::ResponseEmitted { cause: 1 },
-            Kind::ReminderIssued { cause: 1 },
-            Kind::TaskReleased { cause: 1 },
-            Kind::Rewound {
-                session: String::new(),
-                to_seq: 1,
-            },
-            Kind::TaskCommand,
-            Kind::GitObserved { cause: 1 },
-            Kind::Checkpoint { cause: 1 },
-            Kind::HostReported,
-            Kind::ExternalRelease,
-        ];
-        for k in &all {
-            match k {
-                Kind::Hook { .. }
-                | Kind::Malformed { .. }
-                | Kind::UsageObserved { .. }
-                | Kind::ContextObserved { .. }
-                | Kind::SessionMetrics { .. }
-                | Kind::ResponseEmitted { .. }
-                | Kind::ReminderIssued { .. }
-                | Kind::TaskReleased { .. }
-                | Kind::Rewound { .. }
-                | Kind::TaskCommand
-                | Kind::GitObserved { .. }
-                | Kind::Checkpoint { .. }
-                | Kind::HostReported
-                | Kind::ExternalRelease => {}
-            }
-        }
-        all
-    }
 
     #[test]
     fn kinds_lists_every_event_kind() {
-        let names: Vec<&str> = every_kind().iter().map(Kind::name).collect();
-        assert_eq!(names, KINDS);
+        // `--kind` takes exactly the vocabulary's names.
+        for k in KINDS {
+            assert!(check_kind(k.name).is_ok(), "{}", k.name);
+        }
         assert!(check_kind("Hook:PreToolUse").is_ok());
         assert!(check_kind("Hook:").is_err());
         assert!(check_kind("Bogus").is_err());

@@ -5,7 +5,8 @@
 use crate::cli_util::CommandHelper;
 use anyhow::{bail, Result};
 use engine::state;
-use journal::{Journal, Kind};
+use journal::Journal;
+use projections::{Kind, KindOf};
 
 use std::process::ExitCode;
 
@@ -46,7 +47,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         if e.session_id.as_deref() != Some(id.as_str()) {
             return Ok(());
         }
-        if let Kind::Rewound { to_seq, .. } = &e.kind {
+        if let Kind::Rewound { to_seq, .. } = &e.kind() {
             mine.push(format!("--to {to_seq} (recorded as seq {})", e.seq));
         } else if !before.hides(&e) {
             last_counted = e.seq;

@@ -19,7 +19,7 @@ pub struct Args {
 /// Prints the journal's size, sessions, last event and chain state.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
-    // Counted before opening: reading the journal ingests the spool.
+    // Events waiting in the spool (readers never ingest them).
     let waiting = journal::spool::list(dir).map(|l| l.len()).unwrap_or(0);
     let (st, sessions) = match state::open_read(dir) {
         Ok(j) => {

@@ -9,11 +9,12 @@
 //! partitions and lets go.
 
 use engine::settings::Settings;
-use journal::{spool, Journal, Kind, NewEvent, OpenOptions};
+use journal::{spool, Journal, NewEvent, OpenOptions};
 use projections::derived::{self, HostReported};
 use projections::fold::{self, State};
 use projections::session::SessionState;
 use projections::statusline::{self, Facts, Input};
+use projections::Kind;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -223,7 +224,7 @@ fn record_if_changed(dir: &Path, last_path: &Path, session: &str, input: &Input)
     let ev = NewEvent {
         recorded_at_us: chrono::Utc::now().timestamp_micros(),
         host: "claude".into(),
-        kind: Kind::HostReported,
+        kind: Kind::HostReported.into(),
         session_id: Some(session.to_string()),
         agent_id: None,
         payload: body.clone(),

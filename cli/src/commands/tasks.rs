@@ -7,10 +7,11 @@ use crate::render::tasks::{render, task_json};
 use anyhow::{bail, Result};
 use engine::state::{self, Loaded};
 use engine::writer::{WriteError, Writer};
-use journal::{Journal, Kind};
+use journal::Journal;
 use projections::derived::{self, TaskCommand, TaskOp};
 use projections::fold::State;
 use projections::tasks::{Task, TaskRef, TaskStatus};
+use projections::Kind;
 
 use std::process::ExitCode;
 

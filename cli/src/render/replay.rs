@@ -1,7 +1,8 @@
 //! One event as `replay` and `demo` name it.
 
-use journal::{Envelope, Kind};
+use journal::Envelope;
 use projections::derived::{self, ResponseEmitted};
+use projections::{Kind, KindOf};
 use serde_json::Value;
 
 pub fn clip(s: &str) -> String {
@@ -14,7 +15,7 @@ pub fn clip(s: &str) -> String {
 
 /// A one-line summary of what an event says.
 pub fn summary(e: &Envelope) -> String {
-    match &e.kind {
+    match &e.kind() {
         Kind::Hook { name } => {
             let v: Value = serde_json::from_slice(&e.payload).unwrap_or(Value::Null);
             let tool = v.get("tool_name").and_then(Value::as_str);

@@ -8,7 +8,7 @@
 
 use super::mask_url;
 use anyhow::{anyhow, bail, Context, Result};
-use journal::{hex, unhex, Envelope, Hash, Kind, Seq, ZERO_HASH};
+use journal::{hex, unhex, Envelope, Hash, Seq, ZERO_HASH};
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsServiceRequest, ExportLogsServiceResponse,
 };
@@ -18,6 +18,7 @@ use opentelemetry_proto::tonic::common::v1::{
 use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs, SeverityNumber};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use projections::derived;
+use projections::{Kind, KindOf};
 use prost::Message;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -252,7 +253,7 @@ pub fn record(
         Ok(text) => Value::StringValue(text),
         Err(b) => Value::BytesValue(b.into_bytes()),
     };
-    let malformed = matches!(e.kind, Kind::Malformed { .. });
+    let malformed = matches!(e.kind(), Kind::Malformed { .. });
     let rec = LogRecord {
         time_unix_nano: (e.recorded_at_us.max(0) as u64) * 1000,
         observed_time_unix_nano: observed,
@@ -272,7 +273,7 @@ pub fn record(
 
 /// `hookjournal.<kind in snake case>`.
 fn event_name(e: &Envelope) -> String {
-    format!("hookjournal.{}", snake(e.kind.name()))
+    format!("hookjournal.{}", snake(e.kind().name()))
 }
 
 /// The attributes every record has: the envelope's identity, kind, cause and flags.
@@ -281,7 +282,7 @@ fn envelope_attrs(e: &Envelope, t: &Target) -> Vec<KeyValue> {
         kv("event.name", s(event_name(e))),
         kv("hookjournal.journal_id", s(t.journal_id)),
         kv("hookjournal.seq", Value::IntValue(e.seq as i64)),
-        kv("hookjournal.kind", s(e.kind.label())),
+        kv("hookjournal.kind", s(e.kind().label())),
         kv("hookjournal.host", s(e.host.clone())),
         kv("hookjournal.hash", s(hex(&e.hash))),
     ];
@@ -291,7 +292,7 @@ fn envelope_attrs(e: &Envelope, t: &Target) -> Vec<KeyValue> {
     if let Some(agent) = &e.agent_id {
         a.push(kv("gen_ai.agent.id", s(agent.clone())));
     }
-    match &e.kind {
+    match &e.kind() {
         Kind::Hook { name } => a.push(kv("hookjournal.hook_event_name", s(name.clone()))),
         Kind::Malformed { reason } => a.push(kv("hookjournal.reason", s(reason.clone()))),
         Kind::Rewound { session, to_seq } => {
@@ -303,7 +304,7 @@ fn envelope_attrs(e: &Envelope, t: &Target) -> Vec<KeyValue> {
         }
         _ => {}
     }
-    if let Some(c) = e.kind.cause() {
+    if let Some(c) = e.kind().cause() {
         a.push(kv("hookjournal.cause", Value::IntValue(c as i64)));
     }
     if e.spooled {
@@ -357,7 +358,7 @@ fn usage_attrs(
 
 /// The usage attributes of a usage reading or a session's metrics.
 fn kind_attrs(a: &mut Vec<KeyValue>, e: &Envelope, pricing: &projections::pricing::PricingTable) {
-    match &e.kind {
+    match &e.kind() {
         Kind::UsageObserved { .. } => {
             if let Some(u) = derived::parse::<derived::UsageObserved>(&e.payload) {
                 let r = &u.record;

@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use engine::state;
 use journal::{Envelope, Seq};
 use projections::fold::{Full, Rewinds};
+use projections::{Kind, KindOf};
 use std::borrow::Cow;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -575,10 +576,11 @@ fn copy_events(tx: &mut Transaction, t: &Target, events: &[&Envelope]) -> Result
         masked += n;
         let json = payload_json(&payload);
         let bytes: Option<&[u8]> = if json.is_none() { Some(&payload) } else { None };
-        let (hook, reason, cause, rewind) = match &e.kind {
-            journal::Kind::Hook { name } => (Some(clean(name)), None, None, None),
-            journal::Kind::Malformed { reason } => (None, Some(clean(reason)), None, None),
-            journal::Kind::Rewound { session, to_seq } => {
+        let kind = e.kind();
+        let (hook, reason, cause, rewind) = match &kind {
+            Kind::Hook { name } => (Some(clean(name)), None, None, None),
+            Kind::Malformed { reason } => (None, Some(clean(reason)), None, None),
+            Kind::Rewound { session, to_seq } => {
                 (None, None, None, Some((clean(session), *to_seq as i64)))
             }
             k => (None, None, k.cause().map(|c| c as i64), None),
@@ -599,7 +601,7 @@ fn copy_events(tx: &mut Transaction, t: &Target, events: &[&Envelope]) -> Result
             &time_of_us(e.recorded_at_us),
             &e.recorded_at_us,
             &host.as_ref(),
-            &e.kind.name(),
+            &kind.name(),
             &hook.as_deref(),
             &reason.as_deref(),
             &cause,

@@ -1,7 +1,7 @@
 //! Tests of the store: opening, commits, seals, recovery.
 
 use super::*;
-use crate::envelope::Kind;
+use crate::kind::{Body, WireKind};
 use crate::verify::tests_support::{append, stop};
 
 fn open(dir: &Path) -> Journal {
@@ -50,7 +50,10 @@ fn a_creation_killed_before_current_was_written_starts_clean() {
     let ev = NewEvent {
         recorded_at_us: 1,
         host: "claude".into(),
-        kind: crate::Kind::TaskCommand,
+        kind: WireKind {
+            tag: 9,
+            body: Body::Empty,
+        },
         session_id: None,
         agent_id: None,
         payload: b"{}".to_vec(),
@@ -98,7 +101,10 @@ fn an_import_that_does_not_continue_the_chain_is_a_typed_break() {
     late.push(NewEvent {
         recorded_at_us: 5,
         host: "claude".into(),
-        kind: Kind::TaskCommand,
+        kind: WireKind {
+            tag: 9,
+            body: Body::Empty,
+        },
         session_id: None,
         agent_id: None,
         payload: b"{}".to_vec(),
@@ -261,8 +267,9 @@ fn a_store_that_lost_its_tail_is_healed_from_the_log_and_the_events_marked_unfol
     tx.push(NewEvent {
         recorded_at_us: 4,
         host: "claude".into(),
-        kind: Kind::Hook {
-            name: "Stop".into(),
+        kind: WireKind {
+            tag: 0,
+            body: Body::Text("Stop".into()),
         },
         session_id: None,
         agent_id: None,
