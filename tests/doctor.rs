@@ -151,6 +151,30 @@ fn a_project_setting_ignored_until_trusted_is_named_with_the_command() {
 }
 
 #[test]
+fn copilot_cli_registration_and_folder_trust_are_checked() {
+    let env = TestEnvironment::new();
+    fs::create_dir_all(env.project.join(".git")).unwrap();
+    let out = env.run(&["install", "--host", "copilot"]);
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    let untrusted = doctor(&env, &[]);
+    // Trusted as Copilot records it (a comment on top, the folder's parent).
+    fs::create_dir_all(env.home.join(".copilot")).unwrap();
+    fs::write(
+        env.home.join(".copilot/config.json"),
+        format!(
+            "// managed by Copilot\n{{\"trustedFolders\": [{:?}]}}\n",
+            env.project.parent().unwrap().display().to_string()
+        ),
+    )
+    .unwrap();
+    let trusted = doctor(&env, &[]);
+    assert_expected(
+        "doctor/copilot.txt",
+        &format!("{untrusted}---- trusted ----\n{trusted}"),
+    );
+}
+
+#[test]
 fn the_plugin_and_the_settings_both_registering_is_named() {
     let env = installed();
     fs::create_dir_all(env.home.join(".claude")).unwrap();

@@ -72,7 +72,13 @@ pub struct Where<'a> {
 }
 
 /// The hosts `install` registers with, in the table's order.
-const INSTALLED: [Host; 3] = [Host::Claude, Host::Codex, Host::Gemini];
+const INSTALLED: [Host; 5] = [
+    Host::Claude,
+    Host::Codex,
+    Host::Gemini,
+    Host::Copilot,
+    Host::Cursor,
+];
 
 /// Every host's registration, as `install` would make it.
 pub fn hosts(w: &Where) -> Vec<Finding> {
@@ -124,7 +130,7 @@ fn user_dir(facts: &HostFacts) -> Option<PathBuf> {
         .config_dir_env
         .and_then(env)
         .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|h| Path::new(&h).join(install.config_dir)))
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(install.user_config_dir)))
 }
 
 /// One host: returns whether hookjournal is registered there at all.
@@ -349,116 +355,173 @@ fn program_finding(topic: &str, program: &str, version: &str, fix: String) -> Fi
     }
 }
 
-/// Whether the host will run the hooks: Codex's hook and project trust, Gemini's folder trust.
+/// Whether the host will run the hooks: Codex's hook and project trust, Copilot's and
+/// Gemini's folder trust.
 fn trust(w: &Where, h: &Host, path: &Path, s: &Settings, out: &mut Vec<Finding>) {
     let facts = h.facts();
-    let topic = facts.product;
     match facts.trust {
-        Trust::TrustedHooks => {
-            let config = user_dir(facts).map(|d| d.join("config.toml"));
-            let toml: toml::Value = config
-                .as_ref()
-                .and_then(|c| std::fs::read_to_string(c).ok())
-                .and_then(|t| toml::from_str(&t).ok())
-                .unwrap_or(toml::Value::Table(Default::default()));
-            let shown = config
-                .as_ref()
-                .map_or("config.toml".into(), |c| c.display().to_string());
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            let key_path = path.to_string_lossy();
-            let trusted =
-                codex_trust::handlers(&key_path, &text, registration::is_hookjournal_command)
-                    .unwrap_or_default();
-            let untrusted = trusted
-                .iter()
-                .filter(|t| {
-                    toml.get("hooks")
-                        .and_then(|x| x.get("state"))
-                        .and_then(|x| x.get(&t.key))
-                        .and_then(|x| x.get("trusted_hash"))
-                        .and_then(|x| x.as_str())
-                        != Some(t.hash.as_str())
-                })
-                .count();
-            if untrusted == 0 {
-                out.push(ok(
-                    topic,
-                    format!("its {} hooks are trusted in {shown}", trusted.len()),
-                ));
-            } else {
-                let scope = if w.project.is_some() {
-                    Scope::Project
-                } else {
-                    Scope::User
-                };
-                out.push(problem(
-                    topic,
-                    format!(
-                        "{untrusted} of its {} hooks are not trusted in {shown}: Codex skips them silently",
-                        trusted.len()
-                    ),
-                    install_cmd(h, scope),
-                ));
-            }
-            if let Some(p) = w.project {
-                let level = toml
-                    .get("projects")
-                    .and_then(|x| x.get(p.to_string_lossy().as_ref()))
-                    .and_then(|x| x.get("trust_level"))
-                    .and_then(|x| x.as_str());
-                if level == Some("trusted") {
-                    out.push(ok(topic, format!("the project is trusted in {shown}")));
-                } else {
-                    out.push(problem(
-                        topic,
-                        format!(
-                            "the project is not trusted in {shown}: Codex loads none of its hooks"
-                        ),
-                        format!("start `codex` in {} and trust the project", p.display()),
-                    ));
-                }
-            }
-        }
-        Trust::TrustedFolder => {
-            if let Some(p) = w.project {
-                let file = user_dir(facts).map(|d| d.join("trustedFolders.json"));
-                let shown = file
-                    .as_ref()
-                    .map_or("trustedFolders.json".into(), |f| f.display().to_string());
-                if gemini_trusts(file.as_deref(), p) {
-                    out.push(ok(topic, format!("the folder is trusted in {shown}")));
-                } else {
-                    out.push(problem(
-                        topic,
-                        format!(
-                            "the folder is not trusted in {shown}: Gemini CLI runs no project hook"
-                        ),
-                        format!(
-                            "start `gemini` in {} and trust the folder (or /permissions)",
-                            p.display()
-                        ),
-                    ));
-                }
-            }
-            let disabled = s
-                .value
-                .get("hooksConfig")
-                .and_then(|c| c.get("enabled"))
-                .and_then(|e| e.as_bool())
-                == Some(false);
-            if disabled {
-                out.push(problem(
-                    topic,
-                    format!(
-                        "{} sets hooksConfig.enabled to false: no hook runs",
-                        path.display()
-                    ),
-                    format!("set hooksConfig.enabled to true in {}", path.display()),
-                ));
-            }
-        }
+        Trust::TrustedHooks => codex_trust(w, h, path, out),
+        Trust::TrustedFolder if *h == Host::Copilot => copilot_folder_trust(w, facts, out),
+        Trust::TrustedFolder => gemini_folder_trust(w, facts, path, s, out),
         Trust::None | Trust::Unverified => {}
     }
+}
+
+/// Codex CLI: each hook trusted by its hash in `config.toml`, and the project trusted.
+fn codex_trust(w: &Where, h: &Host, path: &Path, out: &mut Vec<Finding>) {
+    let facts = h.facts();
+    let topic = facts.product;
+    let config = user_dir(facts).map(|d| d.join("config.toml"));
+    let toml: toml::Value = config
+        .as_ref()
+        .and_then(|c| std::fs::read_to_string(c).ok())
+        .and_then(|t| toml::from_str(&t).ok())
+        .unwrap_or(toml::Value::Table(Default::default()));
+    let shown = config
+        .as_ref()
+        .map_or("config.toml".into(), |c| c.display().to_string());
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let key_path = path.to_string_lossy();
+    let trusted = codex_trust::handlers(&key_path, &text, registration::is_hookjournal_command)
+        .unwrap_or_default();
+    let untrusted = trusted
+        .iter()
+        .filter(|t| {
+            toml.get("hooks")
+                .and_then(|x| x.get("state"))
+                .and_then(|x| x.get(&t.key))
+                .and_then(|x| x.get("trusted_hash"))
+                .and_then(|x| x.as_str())
+                != Some(t.hash.as_str())
+        })
+        .count();
+    if untrusted == 0 {
+        out.push(ok(
+            topic,
+            format!("its {} hooks are trusted in {shown}", trusted.len()),
+        ));
+    } else {
+        let scope = if w.project.is_some() {
+            Scope::Project
+        } else {
+            Scope::User
+        };
+        out.push(problem(
+            topic,
+            format!(
+                "{untrusted} of its {} hooks are not trusted in {shown}: Codex skips them silently",
+                trusted.len()
+            ),
+            install_cmd(h, scope),
+        ));
+    }
+    if let Some(p) = w.project {
+        let level = toml
+            .get("projects")
+            .and_then(|x| x.get(p.to_string_lossy().as_ref()))
+            .and_then(|x| x.get("trust_level"))
+            .and_then(|x| x.as_str());
+        if level == Some("trusted") {
+            out.push(ok(topic, format!("the project is trusted in {shown}")));
+        } else {
+            out.push(problem(
+                topic,
+                format!("the project is not trusted in {shown}: Codex loads none of its hooks"),
+                format!("start `codex` in {} and trust the project", p.display()),
+            ));
+        }
+    }
+}
+
+/// Copilot CLI: the folder under an entry of `trustedFolders` in `config.json`.
+fn copilot_folder_trust(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) {
+    let topic = facts.product;
+    if let Some(p) = w.project {
+        let file = user_dir(facts).map(|d| d.join("config.json"));
+        let shown = file
+            .as_ref()
+            .map_or("config.json".into(), |f| f.display().to_string());
+        if copilot_trusts(file.as_deref(), p) {
+            out.push(ok(topic, format!("the folder is trusted in {shown}")));
+        } else {
+            out.push(problem(
+                topic,
+                format!(
+                    "the folder is not trusted in {shown}: Copilot CLI skips its hooks silently"
+                ),
+                format!(
+                    "start `copilot` in {} and trust the folder (or --trust-folder)",
+                    p.display()
+                ),
+            ));
+        }
+    }
+}
+
+/// Gemini CLI: the folder trusted in `trustedFolders.json`, and hooks not disabled.
+fn gemini_folder_trust(
+    w: &Where,
+    facts: &HostFacts,
+    path: &Path,
+    s: &Settings,
+    out: &mut Vec<Finding>,
+) {
+    let topic = facts.product;
+    if let Some(p) = w.project {
+        let file = user_dir(facts).map(|d| d.join("trustedFolders.json"));
+        let shown = file
+            .as_ref()
+            .map_or("trustedFolders.json".into(), |f| f.display().to_string());
+        if gemini_trusts(file.as_deref(), p) {
+            out.push(ok(topic, format!("the folder is trusted in {shown}")));
+        } else {
+            out.push(problem(
+                topic,
+                format!("the folder is not trusted in {shown}: Gemini CLI runs no project hook"),
+                format!(
+                    "start `gemini` in {} and trust the folder (or /permissions)",
+                    p.display()
+                ),
+            ));
+        }
+    }
+    let disabled = s
+        .value
+        .get("hooksConfig")
+        .and_then(|c| c.get("enabled"))
+        .and_then(|e| e.as_bool())
+        == Some(false);
+    if disabled {
+        out.push(problem(
+            topic,
+            format!(
+                "{} sets hooksConfig.enabled to false: no hook runs",
+                path.display()
+            ),
+            format!("set hooksConfig.enabled to true in {}", path.display()),
+        ));
+    }
+}
+
+/// Copilot CLI's `config.json` (`trustedFolders`): an entry trusts the folder and every folder
+/// below it.
+fn copilot_trusts(file: Option<&Path>, project: &Path) -> bool {
+    let Some(v) = file
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|t| Settings::parse(&t).ok())
+        .map(|s| s.value)
+    else {
+        return false;
+    };
+    v.get("trustedFolders")
+        .and_then(|f| f.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str())
+        .any(|entry| {
+            let entry = Path::new(entry.trim_end_matches('/'));
+            entry.is_absolute() && project.starts_with(entry)
+        })
 }
 
 /// Gemini CLI's `trustedFolders.json`: `TRUST_FOLDER` trusts a folder and what is under it,
@@ -561,54 +624,8 @@ pub fn journal(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
             dir_bytes(dir) as f64 / (1 << 20) as f64
         ),
     ));
-    // Each host's last event, from the sessions index (no session partition is read).
-    let mut last: BTreeMap<String, i64> = BTreeMap::new();
-    if let Ok(mut p) = crate::state::Partial::open(dir) {
-        if p.load_index().is_ok() {
-            for (_, s) in p.state.summaries_by_start() {
-                let at = last.entry(s.host.clone()).or_insert(s.last_at_us);
-                *at = (*at).max(s.last_at_us);
-            }
-        }
-    }
-    if last.is_empty() {
-        out.push(info("last event", "none yet".into()));
-    }
-    for (h, at) in &last {
-        let product = Host::from_name(h).facts().product;
-        let product = if product.is_empty() {
-            h.as_str()
-        } else {
-            product
-        };
-        out.push(ok("last event", format!("{product}: {}", ago(*at))));
-    }
-    // The spool: events a hook could not append; the next writer ingests them.
-    let spooled = journal::spool::list(dir).unwrap_or_default();
-    let oldest = spooled
-        .iter()
-        .filter_map(|e| std::fs::metadata(&e.path).and_then(|m| m.modified()).ok())
-        .min()
-        .and_then(|t| t.elapsed().ok());
-    match oldest {
-        None => out.push(ok("spool", "empty".into())),
-        Some(age) if age < Duration::from_secs(300) => out.push(ok(
-            "spool",
-            format!(
-                "{} event(s) waiting, to be ingested by the next writer",
-                spooled.len()
-            ),
-        )),
-        Some(age) => out.push(problem(
-            "spool",
-            format!(
-                "{} event(s) waiting, the oldest for {} min: nothing has ingested them",
-                spooled.len(),
-                age.as_secs() / 60
-            ),
-            "hookjournal drain".into(),
-        )),
-    }
+    out.extend(last_events(dir, ago));
+    out.push(spool_finding(dir));
     out.push(drainer(dir));
     out.extend(incidents(dir, ago));
     if report.damage.is_empty() {
@@ -687,6 +704,62 @@ pub fn config(loaded: &crate::settings::Loaded) -> Vec<Finding> {
         out.push(ok("config", format!("every setting applies{trusted}")));
     }
     out
+}
+
+/// Each host's last event, from the sessions index (no session partition is read).
+fn last_events(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut last: BTreeMap<String, i64> = BTreeMap::new();
+    if let Ok(mut p) = crate::state::Partial::open(dir) {
+        if p.load_index().is_ok() {
+            for (_, s) in p.state.summaries_by_start() {
+                let at = last.entry(s.host.clone()).or_insert(s.last_at_us);
+                *at = (*at).max(s.last_at_us);
+            }
+        }
+    }
+    if last.is_empty() {
+        out.push(info("last event", "none yet".into()));
+    }
+    for (h, at) in &last {
+        let product = Host::from_name(h).facts().product;
+        let product = if product.is_empty() {
+            h.as_str()
+        } else {
+            product
+        };
+        out.push(ok("last event", format!("{product}: {}", ago(*at))));
+    }
+    out
+}
+
+/// The spool: events a hook could not append; the next writer ingests them.
+fn spool_finding(dir: &Path) -> Finding {
+    let spooled = journal::spool::list(dir).unwrap_or_default();
+    let oldest = spooled
+        .iter()
+        .filter_map(|e| std::fs::metadata(&e.path).and_then(|m| m.modified()).ok())
+        .min()
+        .and_then(|t| t.elapsed().ok());
+    match oldest {
+        None => ok("spool", "empty".into()),
+        Some(age) if age < Duration::from_secs(300) => ok(
+            "spool",
+            format!(
+                "{} event(s) waiting, to be ingested by the next writer",
+                spooled.len()
+            ),
+        ),
+        Some(age) => problem(
+            "spool",
+            format!(
+                "{} event(s) waiting, the oldest for {} min: nothing has ingested them",
+                spooled.len(),
+                age.as_secs() / 60
+            ),
+            "hookjournal drain".into(),
+        ),
+    }
 }
 
 /// Events a hook acknowledged but could not make durable (`journal::incidents`): each may be

@@ -106,6 +106,23 @@ impl Settings {
         let events = value.get("hooks").and_then(|h| h.as_object());
         for (event, groups) in events.into_iter().flatten() {
             for group in groups.as_array().into_iter().flatten() {
+                // Copilot CLI's and Cursor's files list handlers directly (`bash` or `command`,
+                // `timeoutSec` or `timeout`), not in groups.
+                let flat = group.get("bash").or_else(|| group.get("command"));
+                if let Some(command) = flat.and_then(|c| c.as_str()) {
+                    if let Some(program) = hook_program(command) {
+                        handlers.entry(event.clone()).or_default().push(Handler {
+                            command: command.to_string(),
+                            program,
+                            timeout: group
+                                .get("timeoutSec")
+                                .or_else(|| group.get("timeout"))
+                                .and_then(|t| t.as_u64()),
+                            matcher: None,
+                        });
+                    }
+                    continue;
+                }
                 let matcher = group.get("matcher").and_then(|m| m.as_str());
                 for h in group
                     .get("hooks")

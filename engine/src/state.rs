@@ -150,7 +150,7 @@ impl Loaded {
         if self.stale.is_none() {
             let _ = journal::checkpoint::mark_stale(j.dir(), why);
             self.warnings.push(format!(
-                "{why}; events are still recorded, and the checkpoint is rebuilt by the next read command (or `hookjournal recover`)"
+                "{why}; events are still recorded, and the checkpoint is rebuilt by the next writer (`hookjournal drain`, or `hookjournal recover`)"
             ));
             self.stale = Some(why.to_string());
         }

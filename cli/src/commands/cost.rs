@@ -109,33 +109,43 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         until.as_deref(),
     );
     if args.json {
-        // Written straight from the rows: 18,798 sessions' reconciliation is 5 MB of JSON.
-        #[derive(serde::Serialize)]
-        struct Json<'a> {
-            by: String,
-            reconciliation: Reconciliation<'a>,
-            rows: &'a [CostRow],
-            total: &'a CostRow,
-        }
-        #[derive(serde::Serialize)]
-        struct Reconciliation<'a> {
-            sessions: &'a [Reconciled],
-            total: &'a Reconciled,
-        }
-        output::print_json(&Json {
-            by: format!("{:?}", args.by).to_lowercase(),
-            reconciliation: Reconciliation {
-                sessions: &rec,
-                total: &rec_total,
-            },
-            rows: &rows,
-            total: &total,
-        });
+        print_json(args.by, &rows, &total, &rec, &rec_total);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", render(&rows, &total, args.by));
     print!("{}", render_reconciliation(&rec, &rec_total));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cost --json`, written straight from the rows (18,798 sessions' reconciliation is 5 MB).
+fn print_json(
+    by: By,
+    rows: &[CostRow],
+    total: &CostRow,
+    rec: &[Reconciled],
+    rec_total: &Reconciled,
+) {
+    #[derive(serde::Serialize)]
+    struct Json<'a> {
+        by: String,
+        reconciliation: Reconciliation<'a>,
+        rows: &'a [CostRow],
+        total: &'a CostRow,
+    }
+    #[derive(serde::Serialize)]
+    struct Reconciliation<'a> {
+        sessions: &'a [Reconciled],
+        total: &'a Reconciled,
+    }
+    output::print_json(&Json {
+        by: format!("{by:?}").to_lowercase(),
+        reconciliation: Reconciliation {
+            sessions: rec,
+            total: rec_total,
+        },
+        rows,
+        total,
+    });
 }
 
 /// Locally, `--by machine` is one row: this machine (as `ship` names it), holding the total.
