@@ -368,6 +368,62 @@ fn copilot_latency(dir: &Path, rounds: usize) -> Latency {
     stats(all)
 }
 
+/// Qwen Code 0.24.4's payloads of one tool turn (tests/fixtures/real-hosts), the empty-prompt
+/// UserPromptSubmit after its tool batch included, as install registers them: (event, payload
+/// template with `__SID__`). Its Stop is left out: it starts the detached session-file follower.
+fn qwen_templates() -> Vec<(String, String)> {
+    let dir = fixtures().join("real-hosts/qwen-0.24.4");
+    [
+        "SessionStart-startup",
+        "UserPromptSubmit",
+        "PreToolUse-run_shell_command",
+        "PostToolUse-run_shell_command",
+        "PostToolBatch",
+        "UserPromptSubmit-empty",
+        "PreToolUse-read_file",
+        "PostToolUse-read_file",
+    ]
+    .iter()
+    .map(|stem| {
+        let text = std::fs::read_to_string(dir.join(format!("project.{stem}.json"))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let sid = v["session_id"].as_str().unwrap().to_string();
+        let event = stem.split('-').next().unwrap().to_string();
+        let payload = text
+            .replace(&sid, "__SID__")
+            .replace("/home/dev/.qwen", "/nonexistent/bench");
+        (event, payload)
+    })
+    .collect()
+}
+
+/// Qwen Code's turn (`qwen_templates`) played `rounds` times, each in a new session, as Qwen runs
+/// the hook: `--host qwen`, with its hook environment.
+fn qwen_latency(dir: &Path, rounds: usize) -> Latency {
+    let mut all = Vec::new();
+    for r in 0..rounds {
+        let sid = format!("qwen-{r}");
+        for (_, t) in qwen_templates() {
+            let p = t.replace("__SID__", &sid);
+            let t0 = Instant::now();
+            let mut child = Command::new(bin())
+                .args(["--journal".as_ref(), dir.as_os_str()])
+                .args(["hook", "--host", "qwen"])
+                .env("QWEN_CODE_CLI", "/nonexistent/bench/cli-entry.js")
+                .env("QWEN_PROJECT_DIR", "/nonexistent/bench")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
+            assert!(child.wait().unwrap().success());
+            all.push(t0.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    stats(all)
+}
+
 /// `n` answering hooks (UserPromptSubmit) started at once, each in its own session: how many
 /// were spooled unanswered (a spooled hook says so on stderr), and the slowest.
 fn burst(dir: &Path, n: usize) -> (usize, f64) {
@@ -746,6 +802,13 @@ fn main() {
         ));
         json.insert(format!("hook_copilot_p50_ms_{n}"), copilot.p50.into());
         json.insert(format!("hook_copilot_p99_ms_{n}"), copilot.p99.into());
+        let qwen = qwen_latency(&dir, rounds * 4);
+        rows.push(format!(
+            "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({} samples: a Qwen Code tool turn, its environment)",
+            "", "Qwen Code", qwen.p50, qwen.p99, qwen.max, rounds * 4 * qwen_templates().len()
+        ));
+        json.insert(format!("hook_qwen_p50_ms_{n}"), qwen.p50.into());
+        json.insert(format!("hook_qwen_p99_ms_{n}"), qwen.p99.into());
         let (spooled, burst_ms) = burst(&dir, 64);
         rows.push(format!(
             "{:>16} 64-way burst of answering hooks | {spooled} spooled unanswered, all done in {burst_ms:.0} ms",

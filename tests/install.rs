@@ -48,6 +48,7 @@ impl TestEnv {
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("COPILOT_HOME")
             .env_remove("HOOKJOURNAL_DIR")
+            .env_remove("XDG_CONFIG_HOME")
             .output()
             .unwrap()
     }
@@ -1283,4 +1284,197 @@ fn openclaw_install_journals_where_hookjournal_dir_says() {
         settings["journal"],
         env.project(".hookjournal").to_str().unwrap()
     );
+}
+
+/// The user's own Qwen Code settings: comments, a model setting and a hook of their own.
+const QWEN_SETTINGS: &str = r#"{
+  // mine
+  "model": { "name": "qwen3-coder-plus" },
+  "hooks": {
+    "Stop": [
+      { "hooks": [ { "type": "command", "command": "say done", "timeout": 5 } ] }
+    ]
+  }
+}
+"#;
+
+/// Qwen Code from install to uninstall, compared as whole outputs: the change install makes to
+/// the user's `.qwen/settings.json`, Qwen Code 0.24.4's real payloads (one tool turn, with the
+/// empty-prompt UserPromptSubmit after its tool batch) through the very command install
+/// registered with the hook environment Qwen gives it, what the journal shows (usage from its
+/// session file), and uninstall giving the file's bytes back; then the user scope.
+#[test]
+fn qwen_from_install_to_uninstall() {
+    let mut env = common::TestEnvironment::new();
+    env.redact("37eb0d32-8f93-463b-82f6-f980ef3566d9", "[QWEN-SESSION]");
+    let project = env.project.clone();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    let settings = project.join(".qwen/settings.json");
+    write(&settings, QWEN_SETTINGS);
+    let mut t = String::new();
+    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
+        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+    };
+    let out = env.run(&["install", "--host", "qwen", "--dry-run"]);
+    step(&mut t, "hookjournal install --host qwen --dry-run", &out);
+    let out = env.run(&["install", "--host", "qwen"]);
+    step(&mut t, "hookjournal install --host qwen", &out);
+    let out = env.run(&["tasks", "add", "Migrate the billing tables"]);
+    step(
+        &mut t,
+        "hookjournal tasks add \"Migrate the billing tables\"",
+        &out,
+    );
+    // The user's comment kept, the rest read as JSON.
+    let text = fs::read_to_string(&settings).unwrap();
+    assert!(text.starts_with("{\n  // mine\n"), "{text}");
+    let registered: Value = serde_json::from_str(&text.replacen("  // mine\n", "", 1)).unwrap();
+    let home = env.home.to_str().unwrap().to_string();
+    let dir = common::fixtures().join("real-hosts/qwen-0.24.4");
+    let fixture = |stem: &str| {
+        fs::read_to_string(dir.join(format!("{stem}.json")))
+            .unwrap()
+            .replace("/home/dev/acme-api", project.to_str().unwrap())
+            .replace("/home/dev", &home)
+    };
+    // Qwen's session file of a tool turn, where the payloads' transcript_path says.
+    let transcript: Value = serde_json::from_str(&fixture("project.Stop")).unwrap();
+    let transcript = Path::new(transcript["transcript_path"].as_str().unwrap());
+    fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    fs::copy(dir.join("chats/tool-run.jsonl"), transcript).unwrap();
+    // What Qwen Code 0.24.4 sets for every hook process (project.*.env), `CLAUDE_PROJECT_DIR`
+    // and `GEMINI_PROJECT_DIR` included.
+    let cli = "/opt/qwen/node_modules/@qwen-code/qwen-code/cli-entry.js";
+    let p = project.to_str().unwrap();
+    let hook_env = [
+        ("QWEN_CODE_CLI", cli),
+        ("QWEN_PROJECT_DIR", p),
+        (
+            "QWEN_CODE_SESSION_ID",
+            "37eb0d32-8f93-463b-82f6-f980ef3566d9",
+        ),
+        ("CLAUDE_PROJECT_DIR", p),
+        ("GEMINI_PROJECT_DIR", p),
+    ];
+    for (event, stem) in [
+        ("SessionStart", "project.SessionStart-startup"),
+        ("UserPromptSubmit", "project.UserPromptSubmit"),
+        ("PreToolUse", "project.PreToolUse-run_shell_command"),
+        ("PostToolUse", "project.PostToolUse-run_shell_command"),
+        ("PostToolBatch", "project.PostToolBatch"),
+        ("UserPromptSubmit", "project.UserPromptSubmit-empty"),
+        ("Stop", "project.Stop"),
+    ] {
+        let group = registered["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["hooks"][0]["command"].as_str().unwrap().contains(BIN))
+            .unwrap();
+        let command = group["hooks"][0]["command"].as_str().unwrap();
+        let out = env.run_shell(command, &project, &hook_env, fixture(stem).as_bytes());
+        step(
+            &mut t,
+            &format!("({stem}) {}", env.normalize(command)),
+            &out,
+        );
+    }
+    let out = env.run(&["show", "37eb0d32"]);
+    step(&mut t, "hookjournal show 37eb0d32", &out);
+    let out = env.run(&["uninstall", "--host", "qwen"]);
+    step(&mut t, "hookjournal uninstall --host qwen", &out);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), QWEN_SETTINGS);
+
+    let out = env.run(&["install", "--host", "qwen", "--scope", "user"]);
+    step(&mut t, "hookjournal install --host qwen --scope user", &out);
+    let user = env.home.join(".qwen/settings.json");
+    let installed = read_json(&user);
+    assert_eq!(
+        installed["hooks"].as_object().unwrap().len(),
+        21,
+        "{installed}"
+    );
+    let out = env.run(&["uninstall", "--host", "qwen", "--scope", "user"]);
+    step(
+        &mut t,
+        "hookjournal uninstall --host qwen --scope user",
+        &out,
+    );
+    let out = env.run(&["install", "--host", "qwen", "--scope", "local"]);
+    step(
+        &mut t,
+        "hookjournal install --host qwen --scope local",
+        &out,
+    );
+    common::assert_expected("install-qwen.txt", &t);
+}
+
+/// OpenCode: install writes its shim plugin (this binary, the project's journal, every hook and
+/// event the host table forwards), a second install changes nothing, a file of the user's at that
+/// path is never overwritten nor removed, uninstall removes the shim and leaves the user's other
+/// plugins; the user scope is `~/.config/opencode/plugins/`.
+#[test]
+fn opencode_install_writes_its_shim_and_uninstall_removes_only_it() {
+    let env = TestEnv::new();
+    let shim = env.project(".opencode/plugins/hookjournal.js");
+    let out = env.ok(&["install", "--host", "opencode", "--dry-run"]);
+    assert!(out.contains("+// hookjournal's OpenCode shim"), "{out}");
+    assert!(!shim.exists());
+    let out = env.ok(&["install", "--host", "opencode"]);
+    assert!(
+        out.contains("Wrote the hookjournal plugin (15 OpenCode hooks and events)"),
+        "{out}"
+    );
+    let text = fs::read_to_string(&shim).unwrap();
+    let settings = text
+        .lines()
+        .find_map(|l| l.strip_prefix("const SETTINGS = "))
+        .unwrap()
+        .trim_end_matches(';');
+    let settings: Value = serde_json::from_str(settings).unwrap();
+    assert_eq!(settings["command"], BIN);
+    let journal = env.project(".hookjournal");
+    assert_eq!(settings["journal"], journal.to_str().unwrap());
+    assert!(journal.is_dir());
+    let names: Vec<&str> = settings["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    let table: Vec<&str> = projections::host::OPENCODE
+        .registered()
+        .map(|(e, _)| e.name)
+        .collect();
+    assert_eq!(names, table);
+    env.ok(&["install", "--host", "opencode"]);
+    assert_eq!(fs::read_to_string(&shim).unwrap(), text);
+    // The user's own plugin beside it stays; uninstall removes only the shim.
+    let mine = env.project(".opencode/plugins/mine.js");
+    write(&mine, "export const Mine = async () => ({});\n");
+    let out = env.ok(&["uninstall", "--host", "opencode"]);
+    assert!(out.contains("Removed the plugin"), "{out}");
+    assert!(!shim.exists() && mine.exists());
+    let out = env.ok(&["uninstall", "--host", "opencode"]);
+    assert!(out.contains("not installed"), "{out}");
+    // A file of the user's named like the shim is neither overwritten nor removed.
+    write(&shim, "export const Other = async () => ({});\n");
+    assert!(!env.run(&["install", "--host", "opencode"]).status.success());
+    assert!(!env
+        .run(&["uninstall", "--host", "opencode"])
+        .status
+        .success());
+    assert_eq!(
+        fs::read_to_string(&shim).unwrap(),
+        "export const Other = async () => ({});\n"
+    );
+    // The user scope: every project's own journal, found from where OpenCode runs.
+    let out = env.ok(&["install", "--host", "opencode", "--scope", "user"]);
+    let user = env.home(".config/opencode/plugins/hookjournal.js");
+    assert!(out.contains(user.to_str().unwrap()), "{out}");
+    assert!(!fs::read_to_string(&user).unwrap().contains("\"journal\""));
+    env.ok(&["uninstall", "--host", "opencode", "--scope", "user"]);
+    assert!(!user.exists());
+    let out = env.run(&["install", "--host", "opencode", "--scope", "local"]);
+    assert_eq!(out.status.code(), Some(2));
 }

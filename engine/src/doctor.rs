@@ -72,12 +72,13 @@ pub struct Where<'a> {
 }
 
 /// The hosts `install` registers with, in the table's order.
-const INSTALLED: [Host; 5] = [
+const INSTALLED: [Host; 6] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
     Host::Copilot,
     Host::Cursor,
+    Host::Qwen,
 ];
 
 /// Every host's registration, as `install` would make it.

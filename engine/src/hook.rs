@@ -379,6 +379,7 @@ fn observe(
             SessionFileFormat::CopilotEvents => {
                 ingest::copilot_session_events(session, path, max, deadline)
             }
+            SessionFileFormat::QwenChat => ingest::qwen_chat_events(session, path, max, deadline),
         });
     }
     if let Some(g) = git {

@@ -404,22 +404,57 @@ pub fn copilot_session_events(
     .observations(session)
 }
 
-/// After a Copilot CLI sessionEnd (the main agent's) was recorded as event `cause`: Copilot
-/// writes its session file's last lines only after this hook returns, so a detached
-/// `hookjournal follow-session` reads them once they are there (see `commands::follow`). It is
-/// started and not waited for; nothing for any other host or event, nor where hooks start no
-/// detached work (`HOOKJOURNAL_DRAINER=inline` or `off`, as in the tests).
+/// New usage and the context from Qwen Code's session file (`qwen_chat`), read from the offset
+/// the journal recorded; a response counted already is left out. Qwen's compactions are told by
+/// its PreCompact hook, not read here.
+pub fn qwen_chat_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    let Some(New {
+        bytes,
+        start,
+        offset,
+    }) = read_since(session, path, max, deadline)
+    else {
+        return Vec::new();
+    };
+    let scan = projections::qwen_chat::scan(&bytes);
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model),
+        compressions: Vec::new(),
+        window: scan.window,
+    }
+    .observations(session)
+}
+
+/// After a hook event whose host writes its session file behind its hooks was recorded as event
+/// `cause`, a detached `hookjournal follow-session` reads the file's last lines once they are there
+/// (see `commands::follow`): Copilot CLI's after its sessionEnd (the main agent's), and Qwen Code's
+/// after its Stop (the turn's last response is written a moment after the Stop hook starts,
+/// measured on 0.24.4). It is started and not waited for; nothing for any other host or event,
+/// nor where hooks start no detached work (`HOOKJOURNAL_DRAINER=inline` or `off`, as in the
+/// tests).
 pub fn follow_session_file(dir: &Path, p: &projections::event::HookEvent, cause: Seq) {
+    use projections::event::Canonical;
+    use projections::host::Host;
     if std::env::var("HOOKJOURNAL_DRAINER").is_ok_and(|v| v == "inline" || v == "off") {
         return;
     }
-    let copilot_end = p.host == projections::host::Host::Copilot
-        && matches!(
-            p.canonical,
-            projections::event::Canonical::SessionEnd { .. }
-        )
-        && p.agent_id.is_none();
-    let Some(session) = p.session_id.as_deref().filter(|_| copilot_end) else {
+    let behind = p.agent_id.is_none()
+        && match p.host {
+            Host::Copilot => matches!(p.canonical, Canonical::SessionEnd { .. }),
+            Host::Qwen => matches!(p.canonical, Canonical::Stop { .. }),
+            _ => false,
+        };
+    let Some(session) = p.session_id.as_deref().filter(|_| behind) else {
         return;
     };
     let Ok(exe) = std::env::current_exe() else {

@@ -298,6 +298,9 @@ pub struct HostUsage {
     pub cache_write: u64,
     /// The context-token budget (the window the host allows), when it says.
     pub context_budget: Option<u64>,
+    /// `run_id` names one model call the host reports more than once (OpenCode's assistant
+    /// message): counted once, the largest reading wins.
+    pub once_per_run: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -552,16 +555,22 @@ struct Shape<'a> {
 }
 
 impl Shape<'_> {
-    /// A host only one host's payloads show: OpenClaw's and Gemini CLI's own event names,
-    /// Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript (SessionStart and
-    /// SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone says nothing:
-    /// Claude Code sends one too.
+    /// A host only one host's payloads show: OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's
+    /// own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript
+    /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
+    /// says nothing: Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
         if host::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
         }
+        if host::OPENCODE.owns(name) {
+            return Some(Host::OpenCode);
+        }
         if host::GEMINI.owns(name) {
             return Some(Host::Gemini);
+        }
+        if host::QWEN.owns(name) {
+            return Some(Host::Qwen);
         }
         if self.cursor_version.is_some() {
             return Some(Host::Cursor);
@@ -651,6 +660,9 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
     if *host == Host::OpenClaw {
         return crate::openclaw::parse(bytes);
     }
+    if *host == Host::OpenCode {
+        return crate::opencode::parse(bytes);
+    }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)
         .or_else(|| s(raw.hook_name))
@@ -662,7 +674,14 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
                 .map(str::to_string)
         })?;
     let facts = host.facts();
-    let canonical = canonical(facts.meaning(&name), &raw);
+    let mut canonical = canonical(facts.meaning(&name), &raw);
+    // Qwen Code's UserPromptSubmit after each tool batch (`prompt:""`) is the turn going on.
+    if facts.empty_prompt_continues_turn
+        && matches!(canonical, Canonical::Prompt { .. })
+        && s(raw.prompt).is_some_and(|p| p.is_empty())
+    {
+        canonical = Canonical::Other;
+    }
     // After a model switch (PostModelSwitch's `to_model`) the session runs the new model.
     let model = s(raw.model).or_else(|| {
         (name == "PostModelSwitch")

@@ -26,8 +26,9 @@ pub enum Host {
     Cursor,
     /// OpenClaw (its plugin shim forwards each plugin hook, see `OPENCLAW`).
     OpenClaw,
-    /// Qwen Code (recognised by its environment and read with Claude Code's names; not installed
-    /// by hookjournal yet).
+    /// OpenCode (its plugin shim forwards its plugin hooks and bus events, see `OPENCODE`).
+    OpenCode,
+    /// Qwen Code.
     Qwen,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
@@ -36,7 +37,7 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 7] = [
+pub const KNOWN: [Host; 8] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -44,6 +45,7 @@ pub const KNOWN: [Host; 7] = [
     Host::Cursor,
     Host::OpenClaw,
     Host::Qwen,
+    Host::OpenCode,
 ];
 
 impl Host {
@@ -57,6 +59,7 @@ impl Host {
             Host::Cursor => "cursor",
             Host::OpenClaw => "openclaw",
             Host::Qwen => "qwen",
+            Host::OpenCode => "opencode",
             Host::Other(name) => name,
         }
     }
@@ -80,6 +83,7 @@ impl Host {
             Host::Cursor => &CURSOR,
             Host::OpenClaw => &OPENCLAW,
             Host::Qwen => &QWEN,
+            Host::OpenCode => &OPENCODE,
             Host::Other(_) => &GENERIC,
         }
     }
@@ -245,6 +249,8 @@ pub enum SessionFileFormat {
     GeminiChat,
     /// Copilot CLI's `session-state/<id>/events.jsonl`.
     CopilotEvents,
+    /// Qwen Code's `projects/<cwd>/chats/<session>.jsonl`.
+    QwenChat,
 }
 
 /// The file a host keeps per session (usage per model call, the context, compactions), and when
@@ -445,6 +451,10 @@ pub struct HostFacts {
     pub answers: &'static [(EventKind, AnswerShape)],
     /// How it reads context.
     pub context: ContextForm,
+    /// Whether a prompt event with an empty prompt is the host going on with the turn, not the
+    /// user (Qwen Code fires UserPromptSubmit with `prompt:""` after every tool batch): it is
+    /// recorded and never answered, and no prompt of the session.
+    pub empty_prompt_continues_turn: bool,
     /// What shows in a hook's environment that this host runs it (checked before `--host`, see
     /// `event::detect_host`); `None`: nothing reliable.
     pub caller: Option<CallerEvidence>,
@@ -702,6 +712,7 @@ pub const CLAUDE: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -748,6 +759,7 @@ pub const CODEX: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -809,6 +821,7 @@ pub const GEMINI: HostFacts = HostFacts {
         (K::Stop, AnswerShape::StopAgent),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -864,6 +877,7 @@ pub const CURSOR: HostFacts = HostFacts {
     events: CURSOR_EVENTS,
     answers: &[],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: Some(CallerEvidence {
         env: &["CURSOR_VERSION"],
         measured: "Cursor's hooks documentation (every hook process gets CURSOR_VERSION); not measured here",
@@ -917,6 +931,7 @@ pub const COPILOT: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Flat,
+    empty_prompt_continues_turn: false,
     caller: Some(CallerEvidence {
         env: &["COPILOT_CLI", "COPILOT_PROJECT_DIR"],
         measured: "Copilot CLI 1.0.102 sets COPILOT_CLI=1 and COPILOT_PROJECT_DIR for every hook \
@@ -971,27 +986,64 @@ pub const COPILOT: HostFacts = HostFacts {
     }),
 };
 
-/// Qwen Code (0.24.4 measured; `../shared/fixtures/real-hosts/qwen-0.24.4`): Claude Code's event
-/// names and snake_case fields plus Gemini's top-level `timestamp`; it reads Claude's nested
-/// context at SessionStart (into the system prompt), UserPromptSubmit and PostToolUse, and a
-/// blocked Stop. Recognised by its hooks' environment, so a Qwen payload is never taken for
-/// Gemini's; installing for it is not supported yet.
+/// Qwen Code's events: the 22 names of 0.24.4's `HookEventName` (it skips any other name as
+/// invalid), Claude Code's where they are Claude's, in its settings' shape, timeouts in seconds.
+/// Never `MessageDisplay`: it fires again and again while a reply streams (its bundle: "called
+/// repeatedly as the assistant's reply streams"). SessionEnd fires only at `/clear` headless;
+/// PermissionRequest and PermissionDenied never in `-p` (a headless agent is not offered the
+/// tools that ask); TodoCreated and TodoCompleted fire twice per todo (`phase` validation, then
+/// postWrite).
+const QWEN_EVENTS: &[HostEvent] = &[
+    ev("SessionStart", K::SessionStart, 30),
+    ev("SessionEnd", K::SessionEnd, 10),
+    ev("UserPromptSubmit", K::Prompt, 30),
+    ev("UserPromptExpansion", K::Other, 10),
+    tool("PreToolUse", K::ToolPre),
+    tool("PostToolUse", K::ToolPost),
+    tool("PostToolUseFailure", K::ToolFailure),
+    ev("PostToolBatch", K::Other, 10),
+    tool("PermissionRequest", K::Other),
+    ev("PermissionDenied", K::Other, 10),
+    ev("Notification", K::Notification, 10),
+    ev("Stop", K::Stop, 10),
+    ev("StopFailure", K::StopFailure, 10),
+    ev("SubagentStart", K::SubagentStart, 10),
+    ev("SubagentStop", K::SubagentStop, 10),
+    ev("PreCompact", K::PreCompact, 30),
+    ev("PostCompact", K::PostCompact, 10),
+    ev("SessionDelete", K::Other, 10),
+    ev("TodoCreated", K::Other, 10),
+    ev("TodoCompleted", K::Other, 10),
+    ev("InstructionsLoaded", K::Other, 10),
+    seen("MessageDisplay", K::Other),
+];
+
+/// Qwen Code (0.24.4 measured; `tests/fixtures/real-hosts/qwen-0.24.4/FACTS.md`): Claude Code's
+/// event names and snake_case fields plus Gemini's top-level `timestamp`, hooks in
+/// `.qwen/settings.json`. It reads Claude's nested context only (the flat one is ignored): at
+/// SessionStart into the system prompt, with a prompt, after a tool, and at PreCompact into the
+/// compression prompt ("Additional Instructions"); a blocked Stop goes on with the reason as the
+/// prompt. It ignores `continue:false` (at PreCompact and after a tool alike, measured), so a loop
+/// agent's task is released at a compaction but the agent is not stopped. Recognised by its hooks' environment, so a Qwen payload is never taken for Gemini's.
 pub const QWEN: HostFacts = HostFacts {
     name: "qwen",
     product: "Qwen Code",
-    events: CLAUDE_EVENTS,
+    events: QWEN_EVENTS,
     answers: &[
         CONTEXT[0],
         CONTEXT[1],
         CONTEXT[2],
+        (K::PreCompact, AnswerShape::Context),
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: true,
     caller: Some(CallerEvidence {
         env: &["QWEN_CODE_CLI", "QWEN_PROJECT_DIR"],
         measured:
             "Qwen Code 0.24.4 sets QWEN_CODE_CLI and QWEN_PROJECT_DIR for every hook process; \
-                   the programs its shell tool runs get QWEN_CODE_CLI without QWEN_PROJECT_DIR",
+                   the programs its shell tool runs get QWEN_CODE_CLI (and QWEN_CODE_SESSION_ID) \
+                   without QWEN_PROJECT_DIR",
     }),
     payload: PayloadFields {
         session_id: "session_id",
@@ -999,19 +1051,45 @@ pub const QWEN: HostFacts = HostFacts {
         transcript_path: Some("transcript_path"),
         cwd: &["cwd"],
     },
-    // Its SessionStart(compact) answer is not used (0.24.4 keeps the startup one): no restart
-    // takes the restore yet.
+    // PreCompact fires only for a compression that runs (manual `/compress` or auto), then
+    // PostCompact and SessionStart `compact`: its answer replaces the startup one in the system
+    // prompt from the second request after the compression on (measured: tests/qwen_code.rs).
     compaction: CompactionFacts {
         before: Some("PreCompact"),
         after: Some("PostCompact"),
-        restart_source: None,
+        restart_source: Some("compact"),
         before_fires_without_compaction: false,
         counted_from_session_file: false,
         before_can_cancel: false,
     },
-    session_file: CLAUDE_TRANSCRIPT,
-    trust: Trust::Unverified,
-    install: None,
+    // Usage per response of the main agent and the context (a subagent's requests are not
+    // written there; its SubagentStop names the parent's file). The turn's last response is
+    // written behind the Stop hook: `follow-session` reads it once it is there.
+    session_file: SessionFileFacts {
+        format: SessionFileFormat::QwenChat,
+        read_at: &[K::Stop, K::PreCompact, K::SessionEnd],
+        read_while_compacting: &[],
+        main_agent_only: true,
+        path_from_session: false,
+        read_scale: 4,
+        subagent_files: false,
+    },
+    // Folder trust is off by default: project hooks load in any folder. Where a user turned it
+    // on (`security.folderTrust.enabled`), an untrusted folder's hooks are skipped silently.
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".qwen",
+        user_config_dir: ".qwen",
+        config_dir_env: None,
+        project_file: "settings.json",
+        local_file: None,
+        user_file: "settings.json",
+        timeout_scale: 1,
+        named_handlers: false,
+        format: HookFileFormat::Grouped,
+        next_step: "start Qwen Code here (it reads .qwen/settings.json of the folder it starts \
+                    in, not of the repository's root); check with `hookjournal status`.",
+    }),
 };
 
 /// OpenClaw's plugin hooks, as its shim plugin forwards them (`{"hook_event_name", "host_time",
@@ -1050,6 +1128,7 @@ pub const OPENCLAW: HostFacts = HostFacts {
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "ctx.sessionId",
@@ -1082,6 +1161,83 @@ pub const OPENCLAW: HostFacts = HostFacts {
     }),
 };
 
+/// OpenCode's plugin hooks and bus events, as its shim plugin forwards them
+/// (`{"hook_event_name", "host_time", "directory", "input", "output"}` for a hook, `"event"` for
+/// a bus event; see `opencode`). Not the chatty ones: `message.part.*` (every streamed delta and
+/// part state), `session.status`/`updated`/`diff`, `chat.params`/`headers`, `tool.definition`,
+/// the `experimental.chat.*` transforms (every request, the title request included);
+/// `message.updated` only for a completed assistant message (its tokens and cost). Timeouts are
+/// the shim's per-call budgets (a hung hookjournal is killed, and OpenCode goes on).
+const OPENCODE_EVENTS: &[HostEvent] = &[
+    ev("session.created", K::SessionStart, 10),
+    ev("chat.message", K::Prompt, 30),
+    ev("command.execute.before", K::Other, 10),
+    ev("tool.execute.before", K::ToolPre, 10),
+    ev("tool.execute.after", K::ToolPost, 10),
+    ev("message.updated", K::Other, 10),
+    ev("todo.updated", K::Other, 10),
+    ev("permission.asked", K::Other, 10),
+    ev("permission.replied", K::Other, 10),
+    ev("command.executed", K::Other, 10),
+    ev("experimental.session.compacting", K::PreCompact, 30),
+    ev("session.compacted", K::PostCompact, 10),
+    ev("session.idle", K::Stop, 10),
+    ev("session.error", K::StopFailure, 10),
+    ev("session.deleted", K::SessionEnd, 10),
+];
+
+/// OpenCode (1.18.33 measured; `tests/fixtures/real-hosts/opencode-1.18.33/FACTS.md`): in-process
+/// plugins, no shell hooks, so `install` writes a shim plugin that forwards each hook to
+/// `hookjournal hook --host opencode` and applies the answer by mutating the hook's `output`:
+/// context appended to the prompt's last text part (`chat.message`), to the tool's output
+/// (`tool.execute.after`), and to the compaction prompt (`experimental.session.compacting`'s
+/// `context`). Its bus events only observe: a session start's text (startup tasks, a restore)
+/// rides on the next prompt, nothing can block its idle, and nothing stops a loop agent.
+pub const OPENCODE: HostFacts = HostFacts {
+    name: "opencode",
+    product: "OpenCode",
+    events: OPENCODE_EVENTS,
+    answers: &[
+        (K::Prompt, AnswerShape::Context),
+        (K::ToolPost, AnswerShape::Context),
+        (K::PreCompact, AnswerShape::Context),
+    ],
+    context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
+    caller: None,
+    payload: PayloadFields {
+        session_id: "input.sessionID",
+        agent_id: None,
+        transcript_path: None,
+        cwd: &["directory"],
+    },
+    compaction: CompactionFacts {
+        before: Some("experimental.session.compacting"),
+        after: Some("session.compacted"),
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: false,
+        before_can_cancel: false,
+    },
+    // No file is read: its usage arrives with its completed assistant messages, and its session
+    // database is never read (the shim names no transcript).
+    session_file: CLAUDE_TRANSCRIPT,
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".opencode",
+        user_config_dir: ".config/opencode",
+        config_dir_env: None,
+        project_file: "plugins/hookjournal.js",
+        local_file: None,
+        user_file: "plugins/hookjournal.js",
+        timeout_scale: 1000,
+        named_handlers: false,
+        format: HookFileFormat::Grouped,
+        next_step: "start OpenCode here (`opencode`, or `opencode run …`; it loads plugins at its \
+                    start); check with `hookjournal status`.",
+    }),
+};
+
 /// Whether this host restores at the next prompt instead of at SessionStart (it takes context
 /// with a prompt, not when a session starts).
 pub fn restores_at_prompt(host: &Host) -> bool {
@@ -1103,6 +1259,7 @@ pub const GENERIC: HostFacts = HostFacts {
         (K::PreCompact, AnswerShape::StopAgent),
     ],
     context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
     caller: None,
     payload: PayloadFields {
         session_id: "session_id",
@@ -1146,7 +1303,7 @@ mod tests {
     #[test]
     fn every_event_name_is_listed_once_per_host() {
         for f in [
-            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN,
+            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
@@ -1183,7 +1340,17 @@ mod tests {
             x.settings_path(Scope::Project, p, None),
             Some(PathBuf::from("/p/.codex/hooks.json"))
         );
-        assert!(QWEN.install.is_none() && QWEN.registered().next().is_none());
+        let q = QWEN.install.unwrap();
+        assert_eq!(
+            q.settings_path(Scope::Project, p, None),
+            Some(PathBuf::from("/p/.qwen/settings.json"))
+        );
+        assert_eq!(
+            q.settings_path(Scope::User, p, Some(Path::new("/h/.qwen"))),
+            Some(PathBuf::from("/h/.qwen/settings.json"))
+        );
+        assert_eq!(q.settings_path(Scope::Local, p, None), None);
+        assert_eq!(QWEN.registered().count(), 21);
         let g = COPILOT.install.unwrap();
         assert_eq!(
             g.settings_path(Scope::Project, p, None),

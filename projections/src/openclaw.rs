@@ -169,6 +169,7 @@ fn usage(event: &Map<String, Value>, ctx: &Map<String, Value>) -> Option<HostUsa
         cache_read: num(&u, "cacheRead").unwrap_or(0),
         cache_write: num(&u, "cacheWrite").unwrap_or(0),
         context_budget: num(event, "contextTokenBudget").or_else(|| num(ctx, "contextTokenBudget")),
+        once_per_run: false,
     })
 }
 

@@ -5,7 +5,7 @@ use crate::config::PolicyConfig;
 use crate::derived::{Checkpoint, ReminderIssued, TaskReleased};
 use crate::event::{Canonical, EventKind, HookEvent};
 use crate::fold::State;
-use crate::host::{AnswerShape, ContextForm, Host};
+use crate::host::{AnswerShape, ContextForm};
 use crate::session::SessionState;
 use crate::tasks::{TaskRef, TaskStatus};
 use crate::views::{self, Purpose, Tier};
@@ -562,7 +562,7 @@ fn at_pre_compact(
         text: views::restore_text(st, s, cfg, Purpose::Compact { trigger }),
     }));
     if let Some(text) = views::compaction_guidance(st, s, cfg, trigger) {
-        d.answer = compaction_answer(&ev.host, text);
+        d.answer = compaction_answer(ev, text);
     }
 }
 
@@ -674,10 +674,16 @@ fn released_text(released: &[TaskReleased]) -> Option<String> {
 /// Claude Code appends a PreCompact hook's stdout, trimmed, to the summary request as
 /// "Additional Instructions" (manual and auto compaction alike). It forwards JSON as raw text and
 /// rejects `hookSpecificOutput` for this event, so the answer here is plain text, printed as it is
-/// (see `Answer`'s `Display`).
-fn compaction_answer(host: &Host, text: String) -> Option<Answer> {
-    host.answers(EventKind::PreCompact, AnswerShape::CompactionText)
-        .then_some(Answer::CompactionText(text))
+/// (see `Answer`'s `Display`). Qwen Code reads the nested `additionalContext` there instead, and
+/// appends it to its compression prompt the same way (measured on 0.24.4).
+fn compaction_answer(ev: &HookEvent, text: String) -> Option<Answer> {
+    if ev
+        .host
+        .answers(EventKind::PreCompact, AnswerShape::CompactionText)
+    {
+        return Some(Answer::CompactionText(text));
+    }
+    context_answer(ev, text)
 }
 
 impl DecisionEvent {

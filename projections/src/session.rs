@@ -370,7 +370,13 @@ fn file_of(
         .or_else(|| {
             str_at(
                 input,
-                &["file_path", "notebook_path", "path", "absolute_path"],
+                &[
+                    "file_path",
+                    "notebook_path",
+                    "path",
+                    "absolute_path",
+                    "filePath",
+                ],
             )
         })?;
     Some((edit, absolute(path, cwd)))
@@ -630,7 +636,17 @@ impl SessionState {
             cache_read: u.cache_read,
         };
         let model = model.unwrap_or_default().to_string();
-        let key = format!("{}:{seq}", u.run_id.as_deref().unwrap_or("run"));
+        let run = u.run_id.as_deref().unwrap_or("run");
+        let key = if u.once_per_run {
+            run.to_string()
+        } else {
+            format!("{run}:{seq}")
+        };
+        if let Some((_, old)) = self.usage_by_key.get(&key) {
+            if !crate::transcript::larger(&usage, old) {
+                return;
+            }
+        }
         self.usage_by_key.insert(key, (model.clone(), usage));
         if !model.is_empty() {
             self.model = Some(model.clone());

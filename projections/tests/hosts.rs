@@ -31,7 +31,27 @@ fn documented(h: &Host) -> [bool; 4] {
         // Context with a prompt only (see `documented_context`); its Stop is a finalize
         // revision; nothing stops it at a compaction.
         Host::OpenClaw => [true, false, true, false],
+        // Context with a prompt and after a tool (see `documented_context`); its bus events only
+        // observe: no block, no stop.
+        Host::OpenCode => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
+    }
+}
+
+/// Whether docs/hooks.md says the host takes context at its compaction (Qwen Code appends it to
+/// its compression prompt, as Claude Code does plain text).
+fn documented_compaction_context(h: &Host) -> bool {
+    matches!(h, Host::Qwen | Host::OpenCode)
+}
+
+/// What the summariser gets at a compaction on this host, as the docs say.
+fn documented_compaction_answer(h: &Host) -> Option<AnswerShape> {
+    if documented(h)[1] {
+        Some(AnswerShape::CompactionText)
+    } else if documented_compaction_context(h) {
+        Some(AnswerShape::Context)
+    } else {
+        None
     }
 }
 
@@ -40,6 +60,7 @@ fn documented(h: &Host) -> [bool; 4] {
 fn documented_context(h: &Host, kind: EventKind) -> bool {
     match h {
         Host::OpenClaw => kind == EventKind::Prompt,
+        Host::OpenCode => kind != EventKind::SessionStart,
         _ => documented(h)[0],
     }
 }
@@ -55,12 +76,19 @@ fn name(h: &Host, kind: EventKind) -> &'static str {
 }
 
 /// A payload of session `S` as host `h` sends event `kind`, plus `fields` (OpenClaw's shim nests
-/// the host's `event` and `ctx`; the fields go into `event`).
+/// the host's `event` and `ctx`; the fields go into `event`; OpenCode's, into `input`).
 fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     let sep = if fields.is_empty() { "" } else { "," };
     if *h == Host::OpenClaw {
         return format!(
             r#"{{"hook_event_name":"{}","event":{{{fields}}},"ctx":{{"sessionId":"{S}","sessionKey":"agent:main:k"}}}}"#,
+            name(h, kind)
+        );
+    }
+    // OpenCode's shim sends the hook's `input` (and `output`); the fields go into `input`.
+    if *h == Host::OpenCode {
+        return format!(
+            r#"{{"hook_event_name":"{}","directory":"/proj","input":{{"sessionID":"{S}"{sep}{fields}}}}}"#,
             name(h, kind)
         );
     }
@@ -135,6 +163,11 @@ fn the_table_says_what_the_docs_say() {
         }
         let compaction = (EventKind::PreCompact, AnswerShape::CompactionText);
         assert_eq!(h.answers(compaction.0, compaction.1), text, "{h}");
+        assert_eq!(
+            h.answers(EventKind::PreCompact, AnswerShape::Context),
+            documented_compaction_context(&h),
+            "{h}"
+        );
         assert_eq!(
             h.answers(EventKind::Stop, AnswerShape::BlockStop),
             block,
@@ -214,16 +247,25 @@ fn the_summariser_gets_text_only_where_the_host_takes_it() {
     for h in hosts() {
         let t = Scenario::default()
             .host(h.clone())
+            // The agent's name (OpenCode's `agent`): its role's priorities are what to keep.
             .given_hook(&payload(
                 &h,
                 EventKind::SessionStart,
-                r#""agent_name":"dev-1""#,
+                if h == Host::OpenCode {
+                    r#""agent":"dev-1""#
+                } else {
+                    r#""agent_name":"dev-1""#
+                },
             ))
             .compressed_if_needed(&h)
             .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"manual""#))
             .then_event_kinds(&["Checkpoint"]);
-        let expected = documented(&h)[1].then_some(AnswerShape::CompactionText);
-        check(&t, &h, EventKind::PreCompact, expected);
+        check(
+            &t,
+            &h,
+            EventKind::PreCompact,
+            documented_compaction_answer(&h),
+        );
     }
 }
 
@@ -257,7 +299,10 @@ fn a_loop_agent_is_stopped_at_compaction_where_the_host_takes_it_and_released_ev
             .compressed_if_needed(&h)
             .when_hook(&payload(&h, EventKind::PreCompact, r#""trigger":"auto""#))
             .then_event_kinds(&["Checkpoint", "TaskReleased"]);
-        let expected = documented(&h)[3].then_some(AnswerShape::StopAgent);
+        // Where the host takes no stop, the summariser still gets what to keep (the task).
+        let expected = documented(&h)[3]
+            .then_some(AnswerShape::StopAgent)
+            .or_else(|| documented_compaction_answer(&h));
         check(&t, &h, EventKind::PreCompact, expected);
     }
 }
@@ -301,7 +346,10 @@ fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
 #[test]
 fn each_hosts_payload_fields_hold_what_the_table_says() {
     // OpenClaw's shim nests the host's `event` and `ctx` (see tests/openclaw.rs).
-    for h in KNOWN.into_iter().filter(|h| *h != Host::OpenClaw) {
+    for h in KNOWN
+        .into_iter()
+        .filter(|h| !matches!(h, Host::OpenClaw | Host::OpenCode))
+    {
         let f = h.facts().payload;
         let mut fields = vec![format!(r#""{}":"sid-1""#, f.session_id)];
         if let Some(a) = f.agent_id {
@@ -345,12 +393,16 @@ fn registrations(cell: &str) -> Vec<(String, u64, bool)> {
             let matcher = group.contains("matcher `*`");
             out.extend(pending.drain(..).map(|n| (n, timeout, matcher)));
         } else if c.is_ascii_alphabetic() {
-            // `PreToolUse`, OpenClaw's `before_tool_call`, Copilot's and Cursor's `preToolUse`
-            // (between the names there is no prose; the files' shapes follow the last group).
+            // `PreToolUse`, OpenClaw's `before_tool_call`, Copilot's and Cursor's `preToolUse`,
+            // OpenCode's `tool.execute.after` (between the names there is no prose; the files'
+            // shapes follow the last group).
             let mut word = c.to_string();
-            while let Some(n) = chars.next_if(|c| c.is_ascii_alphanumeric() || *c == '_') {
+            while let Some(n) =
+                chars.next_if(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+            {
                 word.push(n);
             }
+            let word = word.trim_end_matches('.').to_string();
             pending.push(word);
         }
     }

@@ -1,14 +1,17 @@
-//! `hookjournal follow-session` (hidden): Copilot CLI writes its session file behind its hooks,
-//! and a run's last model calls only after its sessionEnd hook returned (the file ends with
-//! `session.shutdown`, measured on 1.0.102: in a short `copilot -p` run no hook sees the file at
-//! all). Started detached by the hook at a Copilot sessionEnd, this waits for that line (at most
-//! `WAIT`), then reads the rest of the file into the journal as the hook would have: usage,
-//! context and compactions, caused by that sessionEnd, deduplicated against the session.
+//! `hookjournal follow-session` (hidden): some hosts write their session file behind their hooks.
+//! Copilot CLI writes a run's last model calls only after its sessionEnd hook returned (the file
+//! ends with `session.shutdown`, measured on 1.0.102: in a short `copilot -p` run no hook sees the
+//! file at all); Qwen Code writes a turn's last response a moment after its Stop hook started
+//! (measured on 0.24.4). Started detached by the hook at such an event, this waits for the line
+//! that ends what the event promised (at most `WAIT`), then reads the rest of the file into the
+//! journal as the hook would have: usage, context and compactions, caused by that event,
+//! deduplicated against the session.
 
 use crate::cli_util::CommandHelper;
 use anyhow::{Context, Result};
 use engine::ingest;
 use engine::state::{self as state_io, Loaded};
+use projections::host::Host;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,20 +23,28 @@ pub struct Args {
     /// The session whose host file to follow.
     #[arg(long)]
     pub session: String,
-    /// The hook event the readings are caused by (the session's sessionEnd).
+    /// The hook event the readings are caused by (Copilot's sessionEnd, Qwen's Stop).
     #[arg(long)]
     pub cause: u64,
 }
 
-/// How long Copilot may take to write its last lines after the sessionEnd hook.
-const WAIT: Duration = Duration::from_secs(30);
+/// How long the host may take to write its last lines after the hook: Copilot's shutdown comes
+/// once its run ends; Qwen's last response within a second (its Stop read may have found it
+/// already: then nothing comes, and the wait is short).
+fn wait(host: &Host) -> Duration {
+    match host {
+        Host::Qwen => Duration::from_secs(5),
+        _ => Duration::from_secs(30),
+    }
+}
 
 /// Waits for the session file to be complete, then records what it holds past the session's
 /// recorded offset.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
-    // Where the file is and how far the hooks read it (the lock is let go before the wait).
-    let (path, offset) = {
+    // Where the file is, whose it is and how far the hooks read it (the lock is let go before
+    // the wait).
+    let (path, offset, host) = {
         let j = state_io::open_and_drain(dir, false)?;
         let mut loaded = Loaded::lean(&j)?;
         loaded.session(&j, &args.session)?;
@@ -44,23 +55,29 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         };
         let offset = ingest::recorded_offset(Some(s), &path);
-        (path, offset)
+        (path, offset, Host::from_name(&s.host))
+    };
+    // What ends the file's part of the event: Copilot's `session.shutdown`, Qwen's next response
+    // (the turn's last, with its usage).
+    let needle: &[u8] = match host {
+        Host::Copilot => b"\"session.shutdown\"",
+        Host::Qwen => b"\"usageMetadata\"",
+        _ => return Ok(ExitCode::SUCCESS),
     };
     if !Path::new(&path).is_file() {
         return Ok(ExitCode::SUCCESS);
     }
-    wait_for_shutdown(Path::new(&path), offset, WAIT);
+    wait_for(Path::new(&path), offset, needle, wait(&host));
     let mut j = state_io::open_and_drain(dir, false)?;
     let mut loaded = Loaded::lean(&j)?;
     loaded.session(&j, &args.session)?;
     let deadline = Instant::now() + Duration::from_secs(10);
     let max = cmd.settings().hook.transcript_read_max * 4;
-    let observed = ingest::copilot_session_events(
-        loaded.state.sessions.get(&args.session),
-        &path,
-        max,
-        deadline,
-    );
+    let session = loaded.state.sessions.get(&args.session);
+    let observed = match host {
+        Host::Qwen => ingest::qwen_chat_events(session, &path, max, deadline),
+        _ => ingest::copilot_session_events(session, &path, max, deadline),
+    };
     if observed.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
@@ -70,7 +87,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         let (kind, body) = o.remember();
         tx.push(ingest::event(
             now,
-            projections::host::COPILOT.name,
+            host.as_str(),
             Some(&args.session),
             None,
             kind(args.cause),
@@ -85,20 +102,21 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Polls the file until it holds a `session.shutdown` line past `from` (what the hooks read:
-/// a resumed session's file holds the last run's too), or `wait` passes.
-fn wait_for_shutdown(path: &Path, from: u64, wait: Duration) {
+/// Polls the file until it holds `needle` in a complete line past `from` (what the hooks read: a
+/// resumed session's file holds the last run's too), or `wait` passes.
+fn wait_for(path: &Path, from: u64, needle: &[u8], wait: Duration) {
     let start = Instant::now();
     while start.elapsed() < wait {
-        if shutdown_after(path, from) {
+        if written_after(path, from, needle) {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
 
-/// Whether the file holds `"session.shutdown"` past `from` (its last 256 KiB are looked at).
-fn shutdown_after(path: &Path, from: u64) -> bool {
+/// Whether the file holds `needle` in a complete line past `from` (its last 256 KiB are looked
+/// at).
+fn written_after(path: &Path, from: u64, needle: &[u8]) -> bool {
     let Ok(mut f) = std::fs::File::open(path) else {
         return false;
     };
@@ -111,6 +129,9 @@ fn shutdown_after(path: &Path, from: u64) -> bool {
     if f.take(len - start).read_to_end(&mut tail).is_err() {
         return false;
     }
-    let needle = b"\"session.shutdown\"";
-    tail.windows(needle.len()).any(|w| w == needle)
+    let complete = tail
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(&[][..], |end| &tail[..end]);
+    complete.windows(needle.len()).any(|w| w == needle)
 }

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 mod copilot_trust;
 mod doc;
 mod openclaw;
+mod opencode;
 pub mod program;
 
 use self::doc::{prop, string_value, Doc};
@@ -84,6 +85,11 @@ pub enum Host {
     Cursor,
     /// OpenClaw (a plugin shim in its extensions, enabled in its openclaw.json)
     Openclaw,
+    /// Qwen Code (.qwen/settings.json, or ~/.qwen/settings.json with --scope user)
+    Qwen,
+    /// OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope
+    /// user)
+    Opencode,
 }
 
 impl Host {
@@ -96,6 +102,8 @@ impl Host {
             Host::Copilot => projections::host::Host::Copilot,
             Host::Cursor => projections::host::Host::Cursor,
             Host::Openclaw => projections::host::Host::OpenClaw,
+            Host::Qwen => projections::host::Host::Qwen,
+            Host::Opencode => projections::host::Host::OpenCode,
         }
     }
 }
@@ -145,6 +153,13 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     let t = args.target;
     if t.host == Host::Openclaw && !args.statusline {
         return openclaw::install(cmd, t.scope, t.dry_run);
+    }
+    if t.host == Host::Opencode {
+        if args.statusline {
+            eprintln!("hookjournal: --statusline is Claude Code's status line; OpenCode has none");
+            return Ok(ExitCode::from(2));
+        }
+        return opencode::install(cmd, t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -475,6 +490,9 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     let t = args.target;
     if t.host == Host::Openclaw {
         return openclaw::uninstall(t.scope, t.dry_run);
+    }
+    if t.host == Host::Opencode {
+        return opencode::uninstall(t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;

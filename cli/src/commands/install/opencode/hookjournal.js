@@ -1,0 +1,119 @@
+// hookjournal's OpenCode shim, written by `hookjournal install --host opencode` (no dependencies).
+// OpenCode loads every .js file of .opencode/plugins/ (and ~/.config/opencode/plugins/) into its
+// own process. Each hook and bus event named in SETTINGS is forwarded to `hookjournal hook --host
+// opencode` as {"hook_event_name", "host_time", "directory", "input", "output"} (a hook) or
+// {"hook_event_name", "host_time", "directory", "event"} (a bus event, named by its type) on
+// stdin, through one ordered queue, and the answer hookjournal prints is applied the way the hook
+// takes it: context appended to the prompt, to the tool's output, to the compaction prompt.
+import { spawn } from "node:child_process";
+
+// HOOKJOURNAL-SETTINGS (this line and the next are written by install)
+const SETTINGS = {};
+
+const QUEUE = Symbol.for("hookjournal.opencode.queue");
+globalThis[QUEUE] ??= { tail: Promise.resolve() };
+const TIMEOUT_MS = Object.fromEntries((SETTINGS.hooks ?? []).map((h) => [h.name, h.timeoutMs]));
+
+// Functions, signals and cycles do not serialise.
+function payload(fields) {
+  const seen = new WeakSet();
+  return JSON.stringify(fields, (key, value) => {
+    if (typeof value === "bigint") return value.toString();
+    if (typeof value === "function") return undefined;
+    if (typeof AbortSignal !== "undefined" && value instanceof AbortSignal) return undefined;
+    if (value !== null && typeof value === "object") {
+      if (seen.has(value)) return undefined;
+      seen.add(value);
+    }
+    return value;
+  });
+}
+
+// One hookjournal process; resolves to its answer (a JSON object) or null, never rejects. Killed
+// past its budget: OpenCode goes on without an answer.
+function run(body, directory, timeoutMs) {
+  return new Promise((resolve) => {
+    const args = ["hook", "--host", "opencode"];
+    if (SETTINGS.journal) args.push("--journal", SETTINGS.journal);
+    let out = "";
+    let err = "";
+    let child;
+    try {
+      child = spawn(SETTINGS.command, args, { cwd: directory, stdio: ["pipe", "pipe", "pipe"] });
+    } catch (e) {
+      console.error(`hookjournal: ${e}`);
+      return resolve(null);
+    }
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs ?? 10000);
+    child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      console.error(`hookjournal: ${e}`);
+      resolve(null);
+    });
+    child.on("close", () => {
+      clearTimeout(timer);
+      if (err.trim()) console.error(err.trim());
+      try {
+        const answer = out.trim() ? JSON.parse(out) : null;
+        resolve(answer && typeof answer === "object" ? answer : null);
+      } catch {
+        resolve(null);
+      }
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(body);
+  });
+}
+
+// Enters the queue now (in the order OpenCode called), settles when hookjournal answered.
+function forward(name, directory, fields) {
+  const body = payload({ hook_event_name: name, host_time: new Date().toISOString(), directory, ...fields });
+  const q = globalThis[QUEUE];
+  const answer = q.tail.then(() => run(body, directory, TIMEOUT_MS[name]));
+  q.tail = answer.catch(() => null);
+  return answer;
+}
+
+const context = (a) => a?.hookSpecificOutput?.additionalContext;
+
+// A bus event worth a record: not the streamed deltas and part states; an assistant message only
+// once it is complete (its tokens and cost).
+function wanted(event) {
+  if (!(event?.type in TIMEOUT_MS)) return false;
+  if (event.type !== "message.updated") return true;
+  const info = event.properties?.info;
+  return info?.role === "assistant" && Boolean(info?.time?.completed);
+}
+
+export const HookjournalPlugin = async ({ directory }) => {
+  const send = (name, fields) => forward(name, directory, fields);
+  const hooks = {
+    event: async ({ event }) => {
+      if (wanted(event)) await send(event.type, { event });
+    },
+  };
+  const hook = (name, apply) => {
+    if (!(name in TIMEOUT_MS)) return;
+    hooks[name] = async (input, output) => {
+      const answer = await send(name, { input, output });
+      const text = context(answer);
+      if (text && apply) apply(output, text);
+    };
+  };
+  // The prompt: the last text part, as stored and sent.
+  hook("chat.message", (output, text) => {
+    const last = [...(output.parts ?? [])].reverse().find((p) => p.type === "text");
+    if (last) last.text = `${last.text}\n\n${text}`;
+  });
+  hook("command.execute.before");
+  hook("tool.execute.before");
+  hook("tool.execute.after", (output, text) => {
+    output.output = `${output.output ?? ""}\n\n${text}`;
+  });
+  hook("experimental.session.compacting", (output, text) => {
+    (output.context ??= []).push(text);
+  });
+  return hooks;
+};

@@ -1,0 +1,711 @@
+//! End to end with the real OpenCode (1.18.33, pinned by `.ci/install-opencode.sh`), headless
+//! (`opencode run …`) against a loopback chat-completions server written here (a provider
+//! `@ai-sdk/openai-compatible` in the project's `opencode.json`), with hookjournal's shim plugin
+//! installed by `hookjournal install --host opencode` and a second plugin (in
+//! `~/.config/opencode/plugins/`, which OpenCode calls first) recording every hook call and bus
+//! event the shim forwards.
+//!
+//! Run one, a task seeded: `bash` (its response reports a prompt at the model's limit, so
+//! OpenCode compacts after that step and the turn goes on), `read README.md`, a final text.
+//! Checked: every call the recording plugin saw is journaled once, as host `opencode`, with its
+//! session (none `Malformed`); the seeded task reaches the model with the prompt (OpenCode takes
+//! context only there and after a tool); the compaction is counted once; README.md is a file read;
+//! tokens and USD equal what the server reported for every request OpenCode records as an
+//! assistant message (the agent's and the compaction's; not the title generator's), priced at
+//! GPT-4.1's rates. Run two, `opencode run … --session <id>`: the restore after the compaction
+//! reaches the model with the prompt.
+//!
+//! Running it
+//! ----------
+//!   bash .ci/install-opencode.sh             # once; npm registry only, into the CI cache
+//!   cargo test -p hookjournal --test opencode -- --nocapture
+//! Environment:
+//!   HOOKJOURNAL_OPENCODE_BIN=/path/to/opencode  another OpenCode binary
+//!   HOOKJOURNAL_REQUIRE_OPENCODE=1              fail (instead of report ignored) when it is missing
+//!   HOOKJOURNAL_E2E_KEEP=1                      keep the temp dir (requests.jsonl, journal)
+
+mod common;
+use common::harness::{missing, Ran};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const VERSION: &str = "1.18.33";
+const MODEL: &str = "gpt-4.1";
+/// GPT-4.1, USD per token: input, cached input, output (projections/data/prices.json).
+const PRICE: [f64; 3] = [2.0e-6, 0.5e-6, 8.0e-6];
+const RUN_TIMEOUT: Duration = Duration::from_secs(180);
+const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
+const PROMPT: &str = "HJ-PROMPT: write a marker with the shell, then read README.md.";
+const PROMPT_2: &str = "HJ-PROMPT-2: and now the second turn.";
+/// The restore's first words after a compaction, as any session's restore text has them.
+const RESTORE: &str = "after context compaction, from its event journal";
+
+/// The pinned client, and the npm cache its plugin package install reads.
+struct Client {
+    bin: PathBuf,
+    npm_cache: Option<PathBuf>,
+}
+
+fn client() -> Option<Client> {
+    let cache = common::ci_cache();
+    let bin = std::env::var_os("HOOKJOURNAL_OPENCODE_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            cache.as_ref().map(|c| {
+                c.join(format!(
+                    "opencode-{VERSION}/node_modules/opencode-linux-x64/bin/opencode"
+                ))
+            })
+        })
+        .filter(|b| b.exists())?;
+    Some(Client {
+        bin,
+        npm_cache: cache.map(|c| c.join("opencode-npm-cache")),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model server: chat completions, streamed, scripted by the conversation.
+
+/// One response's usage, as the server reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Usage {
+    prompt: u64,
+    cached: u64,
+    output: u64,
+}
+
+impl Usage {
+    fn usd(&self) -> f64 {
+        (self.prompt - self.cached) as f64 * PRICE[0]
+            + self.cached as f64 * PRICE[1]
+            + self.output as f64 * PRICE[2]
+    }
+}
+
+const NORMAL: Usage = Usage {
+    prompt: 11_000,
+    cached: 4_000,
+    output: 12,
+};
+/// Over OpenCode's auto-compaction point for a 128,000-token model with 16,384 of output.
+const BIG: Usage = Usage {
+    prompt: 127_000,
+    cached: 0,
+    output: 12,
+};
+const SUMMARY: Usage = Usage {
+    prompt: 12_000,
+    cached: 0,
+    output: 20,
+};
+
+/// What the server answered, per request.
+#[derive(Clone, Debug)]
+struct Exchange {
+    request: Value,
+    role: Role,
+    usage: Usage,
+}
+
+/// Who sent a request: OpenCode's title generator, its compaction agent, or the agent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Role {
+    Title,
+    Compaction,
+    Agent,
+}
+
+struct Server {
+    port: u16,
+    exchanges: Arc<Mutex<Vec<Exchange>>>,
+}
+
+impl Server {
+    /// `project`: where the scripted `read_file` looks.
+    fn start(project: PathBuf) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let exchanges = Arc::new(Mutex::new(Vec::new()));
+        let ex = exchanges.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (ex, project) = (ex.clone(), project.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &ex, &project);
+                });
+            }
+        });
+        Server { port, exchanges }
+    }
+
+    fn exchanges(&self) -> Vec<Exchange> {
+        self.exchanges.lock().unwrap().clone()
+    }
+}
+
+fn serve(
+    mut stream: TcpStream,
+    exchanges: &Mutex<Vec<Exchange>>,
+    project: &Path,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(());
+    }
+    let method = line.split_whitespace().next().unwrap_or("").to_string();
+    let mut len = 0;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body)?;
+    if method != "POST" {
+        let models = json!({"object": "list", "data": [{"id": MODEL, "object": "model"}]});
+        return respond(&mut stream, "application/json", &models.to_string());
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let (delta, finish, usage, n) = {
+        let mut all = exchanges.lock().unwrap();
+        let role = role(&request);
+        let (delta, finish, usage) = reply(&request, role, &all, project);
+        all.push(Exchange {
+            request: request.clone(),
+            role,
+            usage,
+        });
+        (delta, finish, usage, all.len())
+    };
+    let u = json!({"prompt_tokens": usage.prompt, "completion_tokens": usage.output,
+        "total_tokens": usage.prompt + usage.output,
+        "prompt_tokens_details": {"cached_tokens": usage.cached}});
+    let chunk = |delta: Value, finish: Value, usage: Option<&Value>| {
+        let mut c = json!({"id": format!("chatcmpl-hj-{n}"), "object": "chat.completion.chunk",
+            "created": 1, "model": MODEL,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        if let Some(u) = usage {
+            c["usage"] = u.clone();
+        }
+        format!("data: {c}\n\n")
+    };
+    let sse = chunk(delta, Value::Null, None)
+        + &chunk(json!({}), json!(finish), Some(&u))
+        + "data: [DONE]\n\n";
+    respond(&mut stream, "text/event-stream", &sse)
+}
+
+fn respond(stream: &mut TcpStream, ctype: &str, body: &str) -> std::io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}
+
+/// OpenCode's side requests by their system prompt: the title generator's and the compaction
+/// agent's ("You are a context summarization agent").
+fn role(request: &Value) -> Role {
+    let system = request["messages"][0].to_string();
+    if system.contains("title generator") {
+        Role::Title
+    } else if system.contains("summarization agent") {
+        Role::Compaction
+    } else {
+        Role::Agent
+    }
+}
+
+/// Side requests get text. The agent, per run: run one calls `bash` (its response reports `BIG`:
+/// OpenCode compacts after that step, and the turn goes on), then `read README.md`, then ends;
+/// run two (`PROMPT_2`) answers at once.
+fn reply(
+    request: &Value,
+    role: Role,
+    before: &[Exchange],
+    project: &Path,
+) -> (Value, &'static str, Usage) {
+    let text = |t: &str, u: Usage| (json!({"role": "assistant", "content": t}), "stop", u);
+    match role {
+        Role::Title => return text("HJ-MOCK-SIDE: a title", NORMAL),
+        Role::Compaction => {
+            return text(
+                "HJ-MOCK-SUMMARY: a marker was written with the shell; README.md is next.",
+                SUMMARY,
+            )
+        }
+        Role::Agent => {}
+    }
+    if request.to_string().contains("HJ-PROMPT-2") {
+        return text("HJ-MOCK-FINAL: the second turn is done.", NORMAL);
+    }
+    let agent_calls = before.iter().filter(|e| e.role == Role::Agent).count();
+    let usage = if agent_calls == 0 { BIG } else { NORMAL };
+    let (name, args) = match agent_calls {
+        0 => (
+            "bash",
+            json!({"command": "echo hj-shell-ran > marker.txt", "description": "write a marker"}),
+        ),
+        1 => ("read", json!({"filePath": project.join("README.md")})),
+        _ => return text("HJ-MOCK-FINAL: all done.", usage),
+    };
+    let call = json!({"index": 0, "id": format!("call_hj_{agent_calls}"), "type": "function",
+        "function": {"name": name, "arguments": args.to_string()}});
+    (
+        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        "tool_calls",
+        usage,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The harness.
+
+struct Env {
+    tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    calls: PathBuf,
+    server: Server,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let project = tmp.path().join("proj");
+        let calls = tmp.path().join("calls");
+        for d in [&home, &project, &calls] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(project.join("README.md"), "# demo project\n").unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .unwrap();
+        assert!(git.success(), "git init");
+        let server = Server::start(project.canonicalize().unwrap());
+        let provider = json!({
+            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "HJ mock",
+                "options": {"baseURL": format!("http://127.0.0.1:{}/v1", server.port),
+                    "apiKey": "hj-test-key"},
+                "models": {MODEL: {"name": MODEL, "limit": {"context": 128000, "output": 16384}}}}},
+            "model": format!("mock/{MODEL}"), "small_model": format!("mock/{MODEL}"),
+            "autoupdate": false, "share": "disabled"
+        });
+        fs::write(project.join("opencode.json"), provider.to_string()).unwrap();
+        let plugins = home.join(".config/opencode/plugins");
+        fs::create_dir_all(&plugins).unwrap();
+        fs::write(plugins.join("hj-record.js"), recorder(&calls)).unwrap();
+        Env {
+            tmp,
+            home,
+            project,
+            calls,
+            server,
+        }
+    }
+
+    fn hj(&self, args: &[&str]) -> String {
+        let out = Command::new(common::BIN)
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hookjournal {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.hj(args)).unwrap()
+    }
+
+    /// `opencode run PROMPT` headless, killed (with its process group) past the timeout.
+    fn opencode(&self, client: &Client, prompt: &str, session: Option<&str>) -> String {
+        let mut cmd = Command::new(&client.bin);
+        cmd.args([
+            "run",
+            prompt,
+            "--model",
+            &format!("mock/{MODEL}"),
+            "--format",
+            "json",
+        ]);
+        if let Some(id) = session {
+            cmd.args(["--session", id]);
+        }
+        cmd.current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TERM", "dumb")
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // OpenCode installs its plugin package with npm at a fresh start: from the CI cache.
+        if let Some(c) = &client.npm_cache {
+            cmd.env("npm_config_cache", c);
+        }
+        let start = Instant::now();
+        let mut child = cmd.spawn().expect("spawn opencode");
+        let pgid = child.id();
+        let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let t_out = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = so.read_to_string(&mut s);
+            s
+        });
+        let t_err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = se.read_to_string(&mut s);
+            s
+        });
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if start.elapsed() > RUN_TIMEOUT {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pgid}")])
+                    .status();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stdout = t_out.join().unwrap_or_default();
+        let out = format!(
+            "--- stdout (end) ---\n{}\n--- stderr (end) ---\n{}",
+            tail(&stdout, 800),
+            tail(&t_err.join().unwrap_or_default(), 3000)
+        );
+        eprintln!("opencode ran {:?}", start.elapsed());
+        assert!(
+            status.is_some_and(|s| s.success()) && stdout.contains("HJ-MOCK-FINAL"),
+            "opencode run failed ({status:?}):\n{out}"
+        );
+        out
+    }
+
+    /// Every call the recording plugin saw: (name, session), in call order.
+    fn recorded(&self) -> Vec<(String, String)> {
+        let mut names: Vec<PathBuf> = fs::read_dir(&self.calls)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|p| {
+                let v: Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
+                (
+                    v["name"].as_str().unwrap_or("").to_string(),
+                    v["session"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn events(&self) -> Vec<Value> {
+        // Readers never ingest the spool: a writer does first.
+        self.hj(&["drain"]);
+        common::events_of(&self.hj(&["export", "--report", "events"]))
+    }
+
+    fn keep(self) {
+        if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
+            let requests: String = self
+                .server
+                .exchanges()
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{}\n",
+                        json!({"role": format!("{:?}", e.role), "request": e.request})
+                    )
+                })
+                .collect();
+            fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
+            eprintln!("kept {}", self.tmp.keep().display());
+        }
+    }
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    chars[chars.len().saturating_sub(n)..].iter().collect()
+}
+
+/// A plugin that records every call hookjournal's shim forwards (the same hooks and events, from
+/// the host table; a completed assistant message only), one file per call, named by time, process
+/// and call order.
+fn recorder(calls: &Path) -> String {
+    let names: Vec<&str> = projections::host::OPENCODE
+        .registered()
+        .map(|(e, _)| e.name)
+        .collect();
+    format!(
+        r#"// Records each call hookjournal's shim forwards: {{"name", "session"}}, one file per call.
+import {{ writeFileSync }} from "node:fs";
+const DIR = {dir};
+const NAMES = new Set({names});
+let n = 0;
+const record = (name, session) =>
+  writeFileSync(`${{DIR}}/${{Date.now()}}.${{process.pid}}.${{String(++n).padStart(5, "0")}}.json`,
+    JSON.stringify({{ name, session }}));
+export const HjRecord = async () => {{
+  const hooks = {{
+    event: async ({{ event }}) => {{
+      if (!NAMES.has(event?.type)) return;
+      const p = event.properties ?? {{}};
+      if (event.type === "message.updated" && !(p.info?.role === "assistant" && p.info?.time?.completed)) return;
+      record(event.type, p.sessionID ?? p.info?.sessionID ?? p.info?.id ?? "");
+    }},
+  }};
+  for (const name of NAMES) {{
+    if (name.includes(".") && !name.startsWith("session.") && !name.startsWith("message.") &&
+        !name.startsWith("todo.") && !name.startsWith("permission.") && name !== "command.executed") {{
+      hooks[name] = async (input) => record(name, input?.sessionID ?? "");
+    }}
+  }}
+  return hooks;
+}};
+"#,
+        dir = json!(calls),
+        names = json!(names)
+    )
+}
+
+/// Waits until the recording plugin's directory stops changing.
+fn settle(dir: &Path) {
+    let count = || fs::read_dir(dir).map(|r| r.count()).unwrap_or(0);
+    let (mut last, mut since) = (count(), Instant::now());
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) && since.elapsed() < Duration::from_millis(300) {
+        std::thread::sleep(Duration::from_millis(50));
+        if count() != last {
+            last = count();
+            since = Instant::now();
+        }
+    }
+}
+
+/// Every recorded call is in the journal exactly once, with its session, as host `opencode`, and
+/// nothing is `Malformed`. Returns the calls per name.
+fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, usize> {
+    let recorded = env.recorded();
+    let journal: Vec<(String, String, String, String)> = env
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap_or("").to_string(),
+                e["host"].as_str().unwrap_or("").to_string(),
+                e["name"].as_str().unwrap_or("").to_string(),
+                e["session_id"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let malformed = journal.iter().filter(|j| j.0 == "Malformed").count();
+    if malformed > 0 {
+        failures.push(format!("{malformed} invocations journaled as Malformed"));
+    }
+    let hosts: BTreeMap<&str, usize> = journal.iter().fold(BTreeMap::new(), |mut m, j| {
+        *m.entry(j.1.as_str()).or_insert(0) += 1;
+        m
+    });
+    if hosts.keys().any(|h| *h != "opencode") {
+        failures.push(format!("hosts recorded: {hosts:?}"));
+    }
+    let mut a: Vec<(String, String)> = recorded.clone();
+    let mut b: Vec<(String, String)> = journal.iter().map(|j| (j.2.clone(), j.3.clone())).collect();
+    a.sort();
+    b.sort();
+    if a != b {
+        failures.push(format!(
+            "the recording plugin saw {} calls, the journal holds {}: {:?} vs {:?}",
+            a.len(),
+            b.len(),
+            recorded,
+            journal.iter().map(|j| &j.2).collect::<Vec<_>>()
+        ));
+    }
+    let mut counts = BTreeMap::new();
+    for (name, _) in &recorded {
+        *counts.entry(name.clone()).or_insert(0) += 1;
+    }
+    eprintln!(
+        "calls seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
+        recorded.len(),
+        journal.len()
+    );
+    counts
+}
+
+/// Tokens and USD of the session equal what the server reported for the requests OpenCode keeps
+/// as assistant messages (the agent's and the compaction's; its title generator's are none).
+fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
+    let served: Vec<Usage> = env
+        .server
+        .exchanges()
+        .iter()
+        .filter(|e| e.role != Role::Title)
+        .map(|e| e.usage)
+        .collect();
+    let sum = |f: fn(&Usage) -> u64| served.iter().map(f).sum::<u64>();
+    let want = (
+        sum(|u| u.prompt - u.cached),
+        sum(|u| u.output),
+        sum(|u| u.cached),
+    );
+    let show = env.json(&["show", sid, "--json"]);
+    let got = (
+        show["input_tokens"].as_u64().unwrap_or(0),
+        show["output_tokens"].as_u64().unwrap_or(0),
+        show["cache_read_tokens"].as_u64().unwrap_or(0),
+    );
+    let usd: f64 = served.iter().map(Usage::usd).sum();
+    let shown = show["usd"].as_f64().unwrap_or(0.0);
+    eprintln!(
+        "tokens {got:?} (uncached in, out, cache read) ${shown:.6}; served {want:?} ${usd:.6} \
+         over {} requests",
+        served.len()
+    );
+    if got != want || (shown - usd).abs() > 1e-9 {
+        failures.push(format!("tokens {got:?} ${shown} vs served {want:?} ${usd}"));
+    }
+    if show["model"] != MODEL {
+        failures.push(format!("model {}", show["model"]));
+    }
+    show
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test.
+
+fn real_opencode_session_is_journaled_restored_and_costed() -> Ran {
+    let Some(client) = client() else {
+        return missing(
+            "HOOKJOURNAL_REQUIRE_OPENCODE",
+            format!(
+                "OpenCode {VERSION} is not installed (bash .ci/install-opencode.sh installs it)"
+            ),
+        );
+    };
+    let env = Env::new();
+    let said = env.hj(&["install", "--host", "opencode"]);
+    eprintln!("{said}");
+    env.hj(&["tasks", "add", SEED_TASK]);
+
+    // Run one: a tool turn with an auto-compaction in it.
+    let out = env.opencode(&client, PROMPT, None);
+    settle(&env.calls);
+    let mut failures = Vec::new();
+    let counts = check_journaled(&env, &mut failures);
+    for name in [
+        "session.created",
+        "chat.message",
+        "tool.execute.before",
+        "tool.execute.after",
+        "message.updated",
+        "experimental.session.compacting",
+        "session.compacted",
+        "session.idle",
+    ] {
+        if !counts.contains_key(name) {
+            failures.push(format!("{name} never came: {counts:?}"));
+        }
+    }
+    let exchanges = env.server.exchanges();
+    let first = exchanges.iter().find(|e| e.role == Role::Agent);
+    if !first.is_some_and(|e| e.request.to_string().contains("HJ-SEED-TASK")) {
+        failures.push("the seeded task did not reach the first agent request".into());
+    }
+    let sid = env
+        .events()
+        .iter()
+        .find(|e| e["name"] == "chat.message")
+        .and_then(|e| e["session_id"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no chat.message journaled\n{out}"));
+    let show = check_usage(&env, &sid, &mut failures);
+    if show["compactions"] != 1 {
+        failures.push(format!(
+            "{} compactions counted, the server saw {}",
+            show["compactions"],
+            exchanges
+                .iter()
+                .filter(|e| e.role == Role::Compaction)
+                .count()
+        ));
+    }
+    let readme = env.project.canonicalize().unwrap().join("README.md");
+    if !show["files_read"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|p| p == readme.to_str().unwrap()))
+    {
+        failures.push(format!("files read {}", show["files_read"]));
+    }
+    if !show["last_prompts"][0]
+        .as_str()
+        .is_some_and(|p| p.contains(PROMPT))
+    {
+        failures.push(format!("prompts {}", show["last_prompts"]));
+    }
+
+    // Run two: the restore after the compaction goes with the next prompt.
+    let before = exchanges.len();
+    let out2 = env.opencode(&client, PROMPT_2, Some(&sid));
+    settle(&env.calls);
+    check_journaled(&env, &mut failures);
+    let exchanges = env.server.exchanges();
+    let restored = exchanges[before..]
+        .iter()
+        .any(|e| e.role == Role::Agent && e.request.to_string().contains(RESTORE));
+    eprintln!("the restore after the compaction reached run two's request: {restored}");
+    if !restored {
+        failures.push("the restore after the compaction did not reach the model".into());
+    }
+    check_usage(&env, &sid, &mut failures);
+    if !failures.is_empty() {
+        failures.push(out);
+        failures.push(out2);
+    }
+    env.keep();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+harness_main!(real_opencode_session_is_journaled_restored_and_costed);
