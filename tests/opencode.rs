@@ -29,8 +29,7 @@ use common::harness::{missing, Ran};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -132,16 +131,23 @@ struct Server {
 impl Server {
     /// `project`: where the scripted `read_file` looks.
     fn start(project: PathBuf) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let exchanges = Arc::new(Mutex::new(Vec::new()));
         let ex = exchanges.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (ex, project) = (ex.clone(), project.clone());
-                std::thread::spawn(move || {
-                    let _ = serve(stream, &ex, &project);
-                });
+        let port = common::chat_server::start(MODEL, move |request| {
+            let mut all = ex.lock().unwrap();
+            let role = role(&request.body);
+            let (delta, finish, usage) = reply(&request.body, role, &all, &project);
+            all.push(Exchange {
+                request: request.body.clone(),
+                role,
+                usage,
+            });
+            common::chat_server::Answer {
+                delta,
+                finish,
+                prompt_tokens: usage.prompt,
+                cached_tokens: usage.cached,
+                output_tokens: usage.output,
             }
         });
         Server { port, exchanges }
@@ -150,74 +156,6 @@ impl Server {
     fn exchanges(&self) -> Vec<Exchange> {
         self.exchanges.lock().unwrap().clone()
     }
-}
-
-fn serve(
-    mut stream: TcpStream,
-    exchanges: &Mutex<Vec<Exchange>>,
-    project: &Path,
-) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    if reader.read_line(&mut line)? == 0 {
-        return Ok(());
-    }
-    let method = line.split_whitespace().next().unwrap_or("").to_string();
-    let mut len = 0;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body)?;
-    if method != "POST" {
-        let models = json!({"object": "list", "data": [{"id": MODEL, "object": "model"}]});
-        return respond(&mut stream, "application/json", &models.to_string());
-    }
-    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let (delta, finish, usage, n) = {
-        let mut all = exchanges.lock().unwrap();
-        let role = role(&request);
-        let (delta, finish, usage) = reply(&request, role, &all, project);
-        all.push(Exchange {
-            request: request.clone(),
-            role,
-            usage,
-        });
-        (delta, finish, usage, all.len())
-    };
-    let u = json!({"prompt_tokens": usage.prompt, "completion_tokens": usage.output,
-        "total_tokens": usage.prompt + usage.output,
-        "prompt_tokens_details": {"cached_tokens": usage.cached}});
-    let chunk = |delta: Value, finish: Value, usage: Option<&Value>| {
-        let mut c = json!({"id": format!("chatcmpl-hj-{n}"), "object": "chat.completion.chunk",
-            "created": 1, "model": MODEL,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-        if let Some(u) = usage {
-            c["usage"] = u.clone();
-        }
-        format!("data: {c}\n\n")
-    };
-    let sse = chunk(delta, Value::Null, None)
-        + &chunk(json!({}), json!(finish), Some(&u))
-        + "data: [DONE]\n\n";
-    respond(&mut stream, "text/event-stream", &sse)
-}
-
-fn respond(stream: &mut TcpStream, ctype: &str, body: &str) -> std::io::Result<()> {
-    write!(
-        stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    stream.flush()
 }
 
 /// OpenCode's side requests by their system prompt: the title generator's and the compaction
