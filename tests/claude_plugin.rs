@@ -77,6 +77,8 @@ fn run_launcher(home: &Path, stdin: &str) -> std::process::Output {
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("HOME", home)
+        // The journal goes where the hook runs: never into the source tree.
+        .current_dir(home)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
