@@ -9,7 +9,6 @@ use crate::writer::{write, Held, WriteError, Writer};
 use journal::{spool, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
 use projections::event::{Canonical, HookEvent};
-use projections::host::SessionFileFormat;
 use projections::policy;
 use projections::{Kind, KindOf};
 use std::path::Path;
@@ -364,23 +363,15 @@ fn observe(
     let deadline = std::time::Instant::now() + Duration::from_millis(plan.budget_ms);
     let mut out = Vec::new();
     for r in &plan.reads {
-        let max = settings.hook.transcript_read_max * r.scale as usize;
-        let path = r.path.as_str();
-        out.extend(match r.format {
-            SessionFileFormat::ClaudeTranscript => {
-                ingest::transcript_events(session, path, r.agent.as_deref(), max, deadline)
-            }
-            SessionFileFormat::CodexRollout => {
-                ingest::codex_rollout_events(session, path, r.model.as_deref(), max, deadline)
-            }
-            SessionFileFormat::GeminiChat => {
-                ingest::gemini_chat_events(session, path, max, deadline)
-            }
-            SessionFileFormat::CopilotEvents => {
-                ingest::copilot_session_events(session, path, max, deadline)
-            }
-            SessionFileFormat::QwenChat => ingest::qwen_chat_events(session, path, max, deadline),
-        });
+        out.extend(ingest::session_file_events(
+            r.format,
+            session,
+            &r.path,
+            r.agent.as_deref(),
+            r.model.as_deref(),
+            settings.hook.transcript_read_max * r.scale as usize,
+            deadline,
+        ));
     }
     if let Some(g) = git {
         out.push(Observation::of(

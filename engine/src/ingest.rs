@@ -3,6 +3,7 @@
 
 use journal::{NewEvent, Seq};
 use projections::derived::{self, ContextObserved, GitObserved, UsageObserved};
+use projections::host::SessionFileFormat;
 use projections::session::SessionState;
 use projections::transcript;
 use projections::Kind;
@@ -299,16 +300,23 @@ impl FileReading {
     }
 }
 
-/// New usage and context from Codex CLI's rollout file (`codex_rollout`), read from the offset
-/// the journal recorded; a request counted already is left out. `model`: the session's, for a
-/// chunk that starts after the rollout's turn context.
-pub fn codex_rollout_events(
+/// New usage, the context and compactions from a host's session file of `format`, read from the
+/// offset the journal recorded and deduplicated against the session's state: a request, a
+/// response or a compaction counted already is left out. `agent`: the subagent whose own
+/// transcript it is (Claude Code's shape); `model`: the session's, for a Codex rollout chunk
+/// that starts after the rollout's turn context.
+pub fn session_file_events(
+    format: SessionFileFormat,
     session: Option<&SessionState>,
     path: &str,
+    agent: Option<&str>,
     model: Option<&str>,
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
+    if format == SessionFileFormat::ClaudeTranscript {
+        return transcript_events(session, path, agent, max, deadline);
+    }
     let Some(New {
         bytes,
         start,
@@ -317,122 +325,76 @@ pub fn codex_rollout_events(
     else {
         return Vec::new();
     };
-    let scan = projections::codex_rollout::scan(&bytes, model);
-    // A request's key is the running total it brought its rollout to: two rollouts can reach
-    // the same total (the same first request in two sessions), so the rollout (its file name,
-    // which holds the thread id) completes the key, as ccusage counts each file on its own.
-    let rollout = std::path::Path::new(path)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(path);
-    let mut records = scan.records;
-    for r in &mut records {
-        r.request_id = rollout.to_string();
-    }
-    FileReading {
-        path: path.to_string(),
-        end: start + scan.consumed as u64,
-        offset,
-        records,
-        tokens: scan.context.as_ref().map(|c| c.tokens),
-        model: scan.context.map(|c| c.model).or(scan.model),
-        compressions: Vec::new(),
-        window: None,
-    }
-    .observations(session)
-}
-
-/// New usage, context and compressions from Gemini CLI's session file (`gemini_chat`), read from
-/// the offset the journal recorded, deduplicated against the session's state: a response counted
-/// already (largest usage wins) and a compression counted already are left out.
-pub fn gemini_chat_events(
-    session: Option<&SessionState>,
-    path: &str,
-    max: usize,
-    deadline: Instant,
-) -> Vec<Observation> {
-    let Some(New {
-        bytes,
-        start,
-        offset,
-    }) = read_since(session, path, max, deadline)
-    else {
-        return Vec::new();
+    let reading =
+        |consumed: usize, records, context: Option<(u64, String)>, compressions, window| {
+            FileReading {
+                path: path.to_string(),
+                end: start + consumed as u64,
+                offset,
+                records,
+                tokens: context.as_ref().map(|c| c.0),
+                model: context.map(|c| c.1),
+                compressions,
+                window,
+            }
+        };
+    let reading = match format {
+        SessionFileFormat::CodexRollout => {
+            let scan = projections::codex_rollout::scan(&bytes, model);
+            // A request's key is the running total it brought its rollout to: two rollouts can
+            // reach the same total (the same first request in two sessions), so the rollout
+            // (its file name, which holds the thread id) completes the key, as ccusage counts
+            // each file on its own.
+            let rollout = Path::new(path)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or(path);
+            let mut records = scan.records;
+            for r in &mut records {
+                r.request_id = rollout.to_string();
+            }
+            let context = scan.context.map(|c| (c.tokens, c.model));
+            let mut r = reading(scan.consumed, records, context, Vec::new(), None);
+            r.model = r.model.or(scan.model);
+            r
+        }
+        SessionFileFormat::GeminiChat => {
+            let scan = projections::gemini_chat::scan(&bytes);
+            let context = scan.context.map(|c| (c.tokens, c.model));
+            reading(
+                scan.consumed,
+                scan.records,
+                context,
+                scan.compressions,
+                None,
+            )
+        }
+        SessionFileFormat::CopilotEvents => {
+            let scan = projections::copilot_session::scan(&bytes);
+            let context = scan.context.map(|c| (c.tokens, c.model));
+            reading(
+                scan.consumed,
+                scan.records,
+                context,
+                scan.compactions,
+                scan.window,
+            )
+        }
+        // Qwen's compactions are told by its PreCompact hook, not read here.
+        SessionFileFormat::QwenChat => {
+            let scan = projections::qwen_chat::scan(&bytes);
+            let context = scan.context.map(|c| (c.tokens, c.model));
+            reading(
+                scan.consumed,
+                scan.records,
+                context,
+                Vec::new(),
+                scan.window,
+            )
+        }
+        SessionFileFormat::ClaudeTranscript => unreachable!("read above"),
     };
-    let scan = projections::gemini_chat::scan(&bytes);
-    FileReading {
-        path: path.to_string(),
-        end: start + scan.consumed as u64,
-        offset,
-        records: scan.records,
-        tokens: scan.context.as_ref().map(|c| c.tokens),
-        model: scan.context.map(|c| c.model),
-        compressions: scan.compressions,
-        window: None,
-    }
-    .observations(session)
-}
-
-/// New usage, the context and the compactions from Copilot CLI's session file
-/// (`copilot_session`), read from the offset the journal recorded; a call or a compaction
-/// counted already is left out.
-pub fn copilot_session_events(
-    session: Option<&SessionState>,
-    path: &str,
-    max: usize,
-    deadline: Instant,
-) -> Vec<Observation> {
-    let Some(New {
-        bytes,
-        start,
-        offset,
-    }) = read_since(session, path, max, deadline)
-    else {
-        return Vec::new();
-    };
-    let scan = projections::copilot_session::scan(&bytes);
-    FileReading {
-        path: path.to_string(),
-        end: start + scan.consumed as u64,
-        offset,
-        records: scan.records,
-        tokens: scan.context.as_ref().map(|c| c.tokens),
-        model: scan.context.map(|c| c.model),
-        compressions: scan.compactions,
-        window: scan.window,
-    }
-    .observations(session)
-}
-
-/// New usage and the context from Qwen Code's session file (`qwen_chat`), read from the offset
-/// the journal recorded; a response counted already is left out. Qwen's compactions are told by
-/// its PreCompact hook, not read here.
-pub fn qwen_chat_events(
-    session: Option<&SessionState>,
-    path: &str,
-    max: usize,
-    deadline: Instant,
-) -> Vec<Observation> {
-    let Some(New {
-        bytes,
-        start,
-        offset,
-    }) = read_since(session, path, max, deadline)
-    else {
-        return Vec::new();
-    };
-    let scan = projections::qwen_chat::scan(&bytes);
-    FileReading {
-        path: path.to_string(),
-        end: start + scan.consumed as u64,
-        offset,
-        records: scan.records,
-        tokens: scan.context.as_ref().map(|c| c.tokens),
-        model: scan.context.map(|c| c.model),
-        compressions: Vec::new(),
-        window: scan.window,
-    }
-    .observations(session)
+    reading.observations(session)
 }
 
 /// After a hook event whose host writes its session file behind its hooks was recorded as event

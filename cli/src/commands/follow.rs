@@ -74,10 +74,16 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let max = cmd.settings().hook.transcript_read_max * 4;
     let session = loaded.state.sessions.get(&args.session);
-    let observed = match host {
-        Host::Qwen => ingest::qwen_chat_events(session, &path, max, deadline),
-        _ => ingest::copilot_session_events(session, &path, max, deadline),
-    };
+    // The host's session file, as the host table names its format.
+    let observed = ingest::session_file_events(
+        host.facts().session_file.format,
+        session,
+        &path,
+        None,
+        None,
+        max,
+        deadline,
+    );
     if observed.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
