@@ -180,7 +180,7 @@ fn reply(
     before: &[Exchange],
     project: &Path,
 ) -> (Value, &'static str, Usage) {
-    let text = |t: &str, u: Usage| (json!({"role": "assistant", "content": t}), "stop", u);
+    let text = |t: &str, u: Usage| (common::chat_server::text(t), "stop", u);
     match role {
         Role::Title => return text("HJ-MOCK-SIDE: a title", NORMAL),
         Role::Compaction => {
@@ -204,10 +204,8 @@ fn reply(
         1 => ("read", json!({"filePath": project.join("README.md")})),
         _ => return text("HJ-MOCK-FINAL: all done.", usage),
     };
-    let call = json!({"index": 0, "id": format!("call_hj_{agent_calls}"), "type": "function",
-        "function": {"name": name, "arguments": args.to_string()}});
     (
-        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        common::chat_server::tool_call(agent_calls, name, &args),
         "tool_calls",
         usage,
     )
@@ -464,19 +462,29 @@ fn settle(dir: &Path) {
 /// nothing is `Malformed`. Returns the calls per name.
 fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, usize> {
     let recorded = env.recorded();
-    let journal: Vec<(String, String, String, String)> = env
-        .events()
-        .into_iter()
-        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
-        .map(|e| {
-            (
-                e["kind"].as_str().unwrap_or("").to_string(),
-                e["host"].as_str().unwrap_or("").to_string(),
-                e["name"].as_str().unwrap_or("").to_string(),
-                e["session_id"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    // The shim's hook for OpenCode's last bus event (`session.idle`) can still be running when
+    // the client has exited: read until the journal holds as many invocations as were recorded
+    // (bounded; an extra one still fails the comparison below).
+    let start = Instant::now();
+    let journal = loop {
+        let journal: Vec<(String, String, String, String)> = env
+            .events()
+            .into_iter()
+            .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+            .map(|e| {
+                (
+                    e["kind"].as_str().unwrap_or("").to_string(),
+                    e["host"].as_str().unwrap_or("").to_string(),
+                    e["name"].as_str().unwrap_or("").to_string(),
+                    e["session_id"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        if journal.len() >= recorded.len() || start.elapsed() > Duration::from_secs(30) {
+            break journal;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
     let malformed = journal.iter().filter(|j| j.0 == "Malformed").count();
     if malformed > 0 {
         failures.push(format!("{malformed} invocations journaled as Malformed"));

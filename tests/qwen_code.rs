@@ -208,14 +208,12 @@ fn reply(
             json!({"command": format!("echo hj-more-{n}"), "description": "echo"}),
         ),
         _ => {
-            let text = "HJ-MOCK-FINAL: all done.";
-            return (json!({"role": "assistant", "content": text}), "stop", usage);
+            let text = common::chat_server::text("HJ-MOCK-FINAL: all done.");
+            return (text, "stop", usage);
         }
     };
-    let call = json!({"index": 0, "id": format!("call_hj_{agent_calls}"), "type": "function",
-        "function": {"name": name, "arguments": args.to_string()}});
     (
-        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        common::chat_server::tool_call(agent_calls, name, &args),
         "tool_calls",
         usage,
     )

@@ -122,3 +122,15 @@ fn respond(stream: &mut TcpStream, ctype: &str, body: &str) -> std::io::Result<(
     )?;
     stream.flush()
 }
+
+/// The delta of an assistant message calling tool `name` with `args` (call number `n`).
+pub fn tool_call(n: usize, name: &str, args: &Value) -> Value {
+    let call = json!({"index": 0, "id": format!("call_hj_{n}"), "type": "function",
+        "function": {"name": name, "arguments": args.to_string()}});
+    json!({"role": "assistant", "content": null, "tool_calls": [call]})
+}
+
+/// The delta of an assistant message saying `text`.
+pub fn text(text: &str) -> Value {
+    json!({"role": "assistant", "content": text})
+}
