@@ -487,8 +487,11 @@ fn answer(
     // session the log last saw that key with.
     let mut ev = ev;
     if ev.session_id.is_none() {
-        ev.session_id =
-            projections::openclaw::resolve_session(&loaded.state.global, &ev.host, &ev.payload);
+        ev.session_id = projections::openclaw::resolve_session(
+            &loaded.state.global.session_keys,
+            &ev.host,
+            &ev.payload,
+        );
     }
     tx.push(ev);
     let env = tx.events().last().expect("just pushed").clone();

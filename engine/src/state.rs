@@ -769,8 +769,11 @@ pub fn drain(
             }
         };
         if ev.session_id.is_none() {
-            ev.session_id =
-                projections::openclaw::resolve_session(&loaded.state.global, &ev.host, &ev.payload);
+            ev.session_id = projections::openclaw::resolve_session(
+                &loaded.state.global.session_keys,
+                &ev.host,
+                &ev.payload,
+            );
         }
         tx.push(ev);
         let env = tx.events().last().expect("just pushed").clone();

@@ -27,6 +27,7 @@ mod store;
 mod verify;
 mod wal;
 
+pub use damage::{Damage, DamagePlace};
 pub use envelope::{hex, unhex, Envelope, Hash, NewEvent, Seq, Truncation, ZERO_HASH};
 pub use error::{ChainBreak, Error, Result};
 pub use files::{write_atomic, Durability};
@@ -36,7 +37,7 @@ pub use store::{
     ensure_dir, journal_size, Journal, Light, OpenOptions, Opened, ReadSnapshot, Recovered, Status,
     Tx, DEFAULT_SEGMENT_EVENTS,
 };
-pub use verify::{verify, Damage, DamagePlace, VerifyReport};
+pub use verify::{verify, VerifyReport};
 
 /// The mode of every directory the journal creates: the journal holds prompts and tool output,
 /// so only its owner reads it.

@@ -15,13 +15,27 @@
 //! and the caller prices the responses one by one instead.
 
 use crate::derived::SessionMetrics;
-use crate::fold::CostRecord;
 use crate::index::{band_cost, band_of};
 use crate::pricing::{ModelPrice, PricingTable};
 use crate::reported::HostFigures;
 use crate::transcript::Usage;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+
+/// One response's usage, as the cost summary keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostRecord {
+    /// Its session.
+    pub session: String,
+    /// The subagent whose transcript it came from.
+    pub agent_id: Option<String>,
+    /// The model.
+    pub model: String,
+    /// When it was written.
+    pub timestamp: String,
+    /// The usage (the largest reading).
+    pub usage: Usage,
+}
 
 /// What a row sums over.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

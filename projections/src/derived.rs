@@ -1,7 +1,7 @@
 //! Bodies of the events hookjournal writes itself (JSON payloads of derived kinds). Whatever the
 //! outside world said (transcripts, git, the environment) arrives here, so folds never read it.
 
-use crate::event::PayloadMetrics;
+use crate::hook_event::PayloadMetrics;
 use crate::transcript::{Usage, UsageRecord};
 use serde::{Deserialize, Serialize};
 

@@ -5,6 +5,9 @@
 //! loads only what it touches and a read command only what it answers from. `Full` is the state
 //! a full replay builds: every partition, with rewound ranges skipped.
 
+pub use crate::codec::decode;
+use crate::codec::encode;
+pub use crate::cost_totals::CostRecord;
 use crate::cost_totals::CostTotals;
 use crate::derived::{self, TaskCommand, TaskOp, TaskReleased};
 use crate::event::{self, Canonical};
@@ -12,7 +15,6 @@ use crate::index::{IndexShard, SessionSummary};
 use crate::kind::{Kind, KindOf};
 use crate::session::SessionState;
 use crate::tasks::{NewTask, Origin, Task, TaskList, TaskStatus};
-use crate::transcript::Usage;
 use journal::{Envelope, Seq};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -289,17 +291,6 @@ impl PartialEq for Changed {
     fn eq(&self, _: &Changed) -> bool {
         true
     }
-}
-
-fn encode<T: Serialize>(v: &T) -> Vec<u8> {
-    bincode::serde::encode_to_vec(v, bincode::config::standard()).expect("state encodes")
-}
-
-/// Decodes a checkpoint partition; `None` when the bytes do not decode.
-pub fn decode<T: for<'de> Deserialize<'de>>(b: &[u8]) -> Option<T> {
-    bincode::serde::decode_from_slice(b, bincode::config::standard())
-        .ok()
-        .map(|(v, _)| v)
 }
 
 /// The global record, when its bytes decode and are of this layout.
@@ -879,21 +870,6 @@ fn start_task(list: &mut TaskList, sess: Option<&str>, id: &str, c: &TaskCommand
     if c.agent.is_some() {
         list.set_owner(id, c.agent.as_deref(), o);
     }
-}
-
-/// One response's usage, as the cost summary keeps it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CostRecord {
-    /// Its session.
-    pub session: String,
-    /// The subagent whose transcript it came from.
-    pub agent_id: Option<String>,
-    /// The model.
-    pub model: String,
-    /// When it was written.
-    pub timestamp: String,
-    /// The usage (the largest reading).
-    pub usage: Usage,
 }
 
 /// The whole cost summary, as full-log reports read it: every deduplicated response, plus the

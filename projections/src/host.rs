@@ -6,7 +6,7 @@
 //! (`policy::decide`) and the docs' tests; a host is stored in envelopes by its name
 //! (`Host::as_str`), so the storage format knows nothing of this type.
 
-use crate::event::EventKind;
+use crate::event_kind::EventKind;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;

@@ -63,7 +63,7 @@ pub fn shard_of(session_id: &str) -> u8 {
 
 /// How many summaries an encoded shard holds, read from its length prefix alone.
 pub fn shard_len(bytes: &[u8]) -> Option<usize> {
-    let n: u64 = crate::fold::decode(bytes)?;
+    let n: u64 = crate::codec::decode(bytes)?;
     usize::try_from(n).ok()
 }
 
@@ -216,8 +216,8 @@ impl SessionSummary {
     }
 
     /// (tier, used fraction) under `cfg`, as `views::pressure` computes it for the session.
-    pub fn pressure(&self, cfg: &PolicyConfig) -> (crate::views::Tier, f64) {
-        crate::views::pressure_of(&self.pressure, self.model.as_deref(), cfg, 0)
+    pub fn pressure(&self, cfg: &PolicyConfig) -> (crate::pressure::Tier, f64) {
+        crate::pressure::pressure_of(&self.pressure, self.model.as_deref(), cfg, 0)
     }
 }
 
@@ -249,7 +249,7 @@ impl TaskLines {
         if self.0.is_empty() {
             return Vec::new();
         }
-        crate::fold::decode(&self.0).unwrap_or_default()
+        crate::codec::decode(&self.0).unwrap_or_default()
     }
 }
 

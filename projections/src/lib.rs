@@ -3,14 +3,18 @@
 //! No files, no clock, no environment, no processes: same events in, same state out.
 #![warn(missing_docs)]
 
+pub mod answer;
+pub mod codec;
 pub mod codex_rollout;
 pub mod config;
 pub mod copilot_session;
 pub mod cost_totals;
 pub mod derived;
 pub mod event;
+pub mod event_kind;
 pub mod fold;
 pub mod gemini_chat;
+pub mod hook_event;
 pub mod host;
 pub mod index;
 pub mod kind;
@@ -18,6 +22,7 @@ pub mod observe;
 pub mod openclaw;
 pub mod opencode;
 pub mod policy;
+pub mod pressure;
 pub mod pricing;
 pub mod qwen_chat;
 pub mod redact;

@@ -8,11 +8,12 @@
 //! (`fold::Global::session_keys`), and ingestion stores the id in the envelope
 //! (`resolve_session`).
 
-use crate::event::{Canonical, EventKind, HookEvent, HostUsage, PayloadMetrics};
-use crate::fold::Global;
+use crate::event_kind::EventKind;
+use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics};
 use crate::host::{Host, OPENCLAW};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 #[derive(Deserialize, Default)]
 struct Raw {
@@ -174,9 +175,13 @@ fn usage(event: &Map<String, Value>, ctx: &Map<String, Value>) -> Option<HostUsa
 }
 
 /// The session an OpenClaw event that names none belongs to: the last session its `sessionKey`
-/// was seen with in the log. `None` for other hosts, events that name their session, and keys
-/// never seen with a session.
-pub fn resolve_session(global: &Global, host: &str, payload: &[u8]) -> Option<String> {
+/// was seen with in the log (`session_keys`: `fold::Global::session_keys`). `None` for other
+/// hosts, events that name their session, and keys never seen with a session.
+pub fn resolve_session(
+    session_keys: &BTreeMap<String, String>,
+    host: &str,
+    payload: &[u8],
+) -> Option<String> {
     if host != OPENCLAW.name {
         return None;
     }
@@ -184,5 +189,5 @@ pub fn resolve_session(global: &Global, host: &str, payload: &[u8]) -> Option<St
     if ev.session_id.is_some() {
         return None;
     }
-    global.session_keys.get(ev.session_key.as_deref()?).cloned()
+    session_keys.get(ev.session_key.as_deref()?).cloned()
 }

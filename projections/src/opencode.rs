@@ -9,7 +9,8 @@
 //! `tokens{input, output, reasoning, cache{read, write}}` and `modelID`; OpenCode sends the same
 //! message more than once, so it is counted once by its id (the largest reading wins).
 
-use crate::event::{Canonical, EventKind, HookEvent, HostUsage, PayloadMetrics};
+use crate::event_kind::EventKind;
+use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics};
 use crate::host::{Host, OPENCODE};
 use serde::Deserialize;
 use serde_json::{Map, Value};

@@ -1,17 +1,25 @@
 //! Per-session projections: the execution snapshot, reminder state and context pressure, plus the
 //! session's own tasks and the transcript reading positions (all folded from events).
 
+use crate::answer::Answer;
 use crate::derived::{self, ContextObserved};
 use crate::event::{Canonical, HookEvent};
 use crate::kind::{Kind, KindOf};
-use crate::policy::Answer;
 use crate::tasks::{NewTask, Origin, TaskList, TaskStatus};
 use crate::transcript::Usage;
-use crate::views::estimated_tokens;
 use journal::{Envelope, Seq};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// How the restore's first line names a restore after a compaction (also how the fold recognises
+/// that one was given, in the answer it records).
+pub const AFTER_COMPACTION: &str = "after context compaction";
+
+/// Tokens a text adds to the context, estimated (about four characters a token).
+pub fn estimated_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
 
 /// Last prompts kept per session.
 pub const MAX_PROMPTS: usize = 5;
@@ -1201,11 +1209,7 @@ impl SessionState {
                     }
                     let injected = answer.as_ref().and_then(Answer::injected_text);
                     // Only a line that starts so: a recorded value can never start a line.
-                    let header = format!(
-                        "{} {}",
-                        self.restore_label(),
-                        crate::views::AFTER_COMPACTION
-                    );
+                    let header = format!("{} {}", self.restore_label(), AFTER_COMPACTION);
                     if injected.is_some_and(|t| t.lines().any(|l| l.starts_with(&header))) {
                         self.restored_at = env.seq;
                     }

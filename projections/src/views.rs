@@ -8,7 +8,10 @@
 
 use crate::config::{PolicyConfig, RereadFrom, RoleConfig};
 use crate::fold::State;
+use crate::pressure::{pressure_of, window_of};
+pub use crate::pressure::{window_for, Tier};
 use crate::session::SessionState;
+pub use crate::session::{estimated_tokens, AFTER_COMPACTION};
 use crate::tasks::{Task, TaskStatus};
 use crate::text::{field, ident, quoted};
 
@@ -27,54 +30,10 @@ fn paths<'a>(files: impl Iterator<Item = &'a String>) -> String {
         .join(", ")
 }
 
-/// Context pressure: how full the window is, by the configured fractions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Tier {
-    /// Below the warning fraction.
-    Ok,
-    /// At the warning fraction.
-    Warning,
-    /// At the critical fraction.
-    Critical,
-    /// At the emergency fraction.
-    Emergency,
-}
-
-impl Tier {
-    /// Its name (`ok`, `warning`, `critical`, `emergency`).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Tier::Ok => "ok",
-            Tier::Warning => "warning",
-            Tier::Critical => "critical",
-            Tier::Emergency => "emergency",
-        }
-    }
-}
-
-/// The context window of a model: 1M for 1M-context variants, else the configured default.
-pub fn window_for(model: Option<&str>, cfg: &PolicyConfig) -> u64 {
-    match model {
-        Some(m) if m.contains("[1m]") || m.contains("-1m") || m.ends_with("1m") => 1_000_000,
-        _ => cfg.context_window,
-    }
-}
-
 /// A session's context window: the one its host reported (OpenClaw's `contextTokenBudget`), else
 /// its model's.
 pub fn session_window(s: &SessionState, cfg: &PolicyConfig) -> u64 {
     window_of(&s.pressure, s.model.as_deref(), cfg)
-}
-
-fn window_of(p: &crate::session::Pressure, model: Option<&str>, cfg: &PolicyConfig) -> u64 {
-    p.window
-        .filter(|w| *w > 0)
-        .unwrap_or_else(|| window_for(p.model.as_deref().or(model), cfg))
-}
-
-/// Tokens a text adds to the context, estimated (about four characters a token).
-pub fn estimated_tokens(text: &str) -> u64 {
-    (text.chars().count() as u64).div_ceil(4)
 }
 
 /// (tier, used fraction) of a session: its last reading plus what hookjournal injected since.
@@ -90,28 +49,6 @@ pub fn context_tokens(s: &SessionState) -> u64 {
 /// `pressure` as it will be once `extra` more tokens are injected (a reminder in the same answer).
 pub fn pressure_with(s: &SessionState, cfg: &PolicyConfig, extra: u64) -> (Tier, f64) {
     pressure_of(&s.pressure, s.model.as_deref(), cfg, extra)
-}
-
-/// `pressure_with` from a session's context readings and last model alone (the sessions index
-/// keeps only those).
-pub fn pressure_of(
-    p: &crate::session::Pressure,
-    model: Option<&str>,
-    cfg: &PolicyConfig,
-    extra: u64,
-) -> (Tier, f64) {
-    let window = window_of(p, model, cfg);
-    let used = (p.tokens + p.injected + extra) as f64 / window as f64;
-    let tier = if used >= cfg.emergency {
-        Tier::Emergency
-    } else if used >= cfg.critical {
-        Tier::Critical
-    } else if used >= cfg.warning {
-        Tier::Warning
-    } else {
-        Tier::Ok
-    };
-    (tier, used)
 }
 
 /// The role config matching an agent name or type: the configured name map first
@@ -333,10 +270,6 @@ pub fn restore_text(st: &State, s: &SessionState, cfg: &PolicyConfig, purpose: P
     restore_surroundings(&mut b, s);
     b.finish()
 }
-
-/// How the restore's first line names a restore after a compaction (also how the fold recognises
-/// that one was given, in the answer it records).
-pub const AFTER_COMPACTION: &str = "after context compaction";
 
 /// The first line: whose state this is, and why it is given.
 fn restore_header(b: &mut Budgeted, s: &SessionState, purpose: Purpose) {
