@@ -513,30 +513,7 @@ fn answer(
             ..Reply::default()
         }));
     }
-    if let Some(p) = parsed {
-        if matches!(p.canonical, Canonical::SessionStart { .. }) {
-            if let Some(prev) = p
-                .cwd
-                .as_ref()
-                .and_then(|c| loaded.state.global.last_ended.get(c))
-                .cloned()
-            {
-                loaded.session(&*j, &prev)?;
-            }
-        }
-    }
-    loaded.state.apply(&env);
-    // A prompt that carries the restore after a reset reads the session it continues.
-    if let Some(prev) = env
-        .session_id
-        .as_ref()
-        .and_then(|sid| loaded.state.sessions.get(sid))
-        .filter(|s| s.prompt_carries.as_deref() == Some("clear"))
-        .and_then(|s| s.continues.clone())
-        .filter(|_| parsed.is_some_and(|p| projections::host::restores_at_prompt(&p.host)))
-    {
-        loaded.session(&*j, &prev)?;
-    }
+    apply_invocation(&*j, &mut loaded, &env, parsed)?;
 
     let (output, stderr) = match parsed {
         Some(p) => observe_and_decide(&*j, &mut loaded, &mut tx, &env, p, settings, git)?,
@@ -546,19 +523,10 @@ fn answer(
     // A loop agent's compaction that only the session file showed (Gemini CLI fires PreCompress
     // before every request; Copilot CLI's ends after preCompact): the task program runs after
     // the answer, outside the lock.
-    let release_after = match (parsed, &inv.agent_id, &env.session_id) {
-        (Some(p), Some(_), Some(sid))
-            if external.is_none()
-                && p.host.facts().compaction.counted_from_session_file
-                && loaded
-                    .state
-                    .sessions
-                    .get(sid)
-                    .is_some_and(|s| s.compression_seen_at == env.seq) =>
-        {
-            Some(policy::CONTEXT_LIMIT)
-        }
-        _ => None,
+    let release_after = if external.is_none() {
+        compaction_found_under_lock(parsed, inv, &env, &loaded)
+    } else {
+        None
     };
     // What the loop's task program did: its own group, after the answer's events.
     if let Some(e) = external {
@@ -587,6 +555,62 @@ fn answer(
         cause: Some(env.seq),
         rebuild: false,
     }))
+}
+
+/// The invocation folded into the loaded state, with the sessions it continues loaded: at a
+/// session start, the one last ended in the same directory; at a prompt that carries the restore
+/// after a reset, the session it continues.
+fn apply_invocation(
+    j: &dyn Source,
+    loaded: &mut Loaded,
+    env: &journal::Envelope,
+    parsed: Option<&HookEvent>,
+) -> anyhow::Result<()> {
+    if let Some(p) = parsed {
+        if matches!(p.canonical, Canonical::SessionStart { .. }) {
+            if let Some(prev) = p
+                .cwd
+                .as_ref()
+                .and_then(|c| loaded.state.global.last_ended.get(c))
+                .cloned()
+            {
+                loaded.session(j, &prev)?;
+            }
+        }
+    }
+    loaded.state.apply(env);
+    if let Some(prev) = env
+        .session_id
+        .as_ref()
+        .and_then(|sid| loaded.state.sessions.get(sid))
+        .filter(|s| s.prompt_carries.as_deref() == Some("clear"))
+        .and_then(|s| s.continues.clone())
+        .filter(|_| parsed.is_some_and(|p| projections::host::restores_at_prompt(&p.host)))
+    {
+        loaded.session(j, &prev)?;
+    }
+    Ok(())
+}
+
+/// Why a loop agent's tasks are released after the answer: a compaction this invocation found
+/// in its host's session file (the host counts compactions from it), for an invocation with the
+/// agent-id variable set.
+fn compaction_found_under_lock(
+    parsed: Option<&HookEvent>,
+    inv: &Invocation,
+    env: &journal::Envelope,
+    loaded: &Loaded,
+) -> Option<&'static str> {
+    let p = parsed?;
+    inv.agent_id.as_ref()?;
+    let sid = env.session_id.as_ref()?;
+    let found = p.host.facts().compaction.counted_from_session_file
+        && loaded
+            .state
+            .sessions
+            .get(sid)
+            .is_some_and(|s| s.compression_seen_at == env.seq);
+    found.then_some(policy::CONTEXT_LIMIT)
 }
 
 /// Ingests the spooled backlog in chunks, each committed before the next, within the hook's

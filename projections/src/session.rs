@@ -1116,6 +1116,66 @@ impl SessionState {
         self.usage_copied.insert(key);
     }
 
+    /// A context reading from the host's session file: compactions it shows (counted, or
+    /// confirming the one announced), and the context's size, model and window.
+    fn context_observed(&mut self, env: &Envelope, c: ContextObserved) {
+        self.transcript_offsets.insert(c.path, c.offset);
+        let new: Vec<String> = c
+            .compressions
+            .iter()
+            .filter(|id| !self.compressions_seen.contains(id))
+            .cloned()
+            .collect();
+        for id in new {
+            let cause = env.kind().cause().unwrap_or(env.seq);
+            if self.awaits_compaction() {
+                // The compaction its pre-compaction event announced (and counted).
+                self.compaction_confirmed_at = cause;
+            } else {
+                self.compressed(env.seq);
+                self.compression_seen_at = cause;
+            }
+            self.compressions_seen.push(id);
+            if self.compressions_seen.len() > 50 {
+                self.compressions_seen.remove(0);
+            }
+        }
+        // The reading taken at the compaction itself shows the context before it.
+        let before_compaction = env.kind().cause() == Some(self.pressure.compacted_at);
+        if let (Some(tokens), false) = (c.tokens, before_compaction) {
+            self.pressure.injected = 0;
+            self.pressure.tokens = tokens;
+            self.pressure.seq = env.seq;
+            if c.window.is_some() {
+                self.pressure.window = c.window;
+            }
+            if c.model.is_some() {
+                self.pressure.model = c.model.clone();
+                self.model = c.model;
+            }
+        }
+    }
+
+    /// An answer the hook gave (its recorded output): a blocked Stop or a stopped agent, the
+    /// restore after a compaction, and the tokens it injected.
+    fn answered(&mut self, seq: Seq, output: &str) {
+        let answer = Answer::from_recorded(output);
+        // A blocked Stop marks the emergency crossing as handled.
+        if matches!(answer, Some(Answer::BlockStop { .. })) {
+            self.pressure.emergency_blocked = true;
+        }
+        if matches!(answer, Some(Answer::StopAgent)) {
+            self.stop_answered_at = seq;
+        }
+        let injected = answer.as_ref().and_then(Answer::injected_text);
+        // Only a line that starts so: a recorded value can never start a line.
+        let header = format!("{} {}", self.restore_label(), AFTER_COMPACTION);
+        if injected.is_some_and(|t| t.lines().any(|l| l.starts_with(&header))) {
+            self.restored_at = seq;
+        }
+        self.pressure.injected += injected.map(estimated_tokens).unwrap_or(0);
+    }
+
     /// Folds a derived event of this session.
     pub fn apply_derived(&mut self, env: &Envelope) {
         self.touch(env);
@@ -1139,43 +1199,8 @@ impl SessionState {
                 }
             }
             Kind::ContextObserved { .. } => {
-                let Some(c) = derived::parse::<ContextObserved>(&env.payload) else {
-                    return;
-                };
-                self.transcript_offsets.insert(c.path, c.offset);
-                let new: Vec<String> = c
-                    .compressions
-                    .iter()
-                    .filter(|id| !self.compressions_seen.contains(id))
-                    .cloned()
-                    .collect();
-                for id in new {
-                    let cause = env.kind().cause().unwrap_or(env.seq);
-                    if self.awaits_compaction() {
-                        // The compaction its pre-compaction event announced (and counted).
-                        self.compaction_confirmed_at = cause;
-                    } else {
-                        self.compressed(env.seq);
-                        self.compression_seen_at = cause;
-                    }
-                    self.compressions_seen.push(id);
-                    if self.compressions_seen.len() > 50 {
-                        self.compressions_seen.remove(0);
-                    }
-                }
-                // The reading taken at the compaction itself shows the context before it.
-                let before_compaction = env.kind().cause() == Some(self.pressure.compacted_at);
-                if let (Some(tokens), false) = (c.tokens, before_compaction) {
-                    self.pressure.injected = 0;
-                    self.pressure.tokens = tokens;
-                    self.pressure.seq = env.seq;
-                    if c.window.is_some() {
-                        self.pressure.window = c.window;
-                    }
-                    if c.model.is_some() {
-                        self.pressure.model = c.model.clone();
-                        self.model = c.model;
-                    }
+                if let Some(c) = derived::parse::<ContextObserved>(&env.payload) {
+                    self.context_observed(env, c);
                 }
             }
             Kind::GitObserved { .. } => {
@@ -1199,21 +1224,7 @@ impl SessionState {
             }
             Kind::ResponseEmitted { .. } => {
                 if let Some(r) = derived::parse::<derived::ResponseEmitted>(&env.payload) {
-                    let answer = Answer::from_recorded(&r.output);
-                    // A blocked Stop marks the emergency crossing as handled.
-                    if matches!(answer, Some(Answer::BlockStop { .. })) {
-                        self.pressure.emergency_blocked = true;
-                    }
-                    if matches!(answer, Some(Answer::StopAgent)) {
-                        self.stop_answered_at = env.seq;
-                    }
-                    let injected = answer.as_ref().and_then(Answer::injected_text);
-                    // Only a line that starts so: a recorded value can never start a line.
-                    let header = format!("{} {}", self.restore_label(), AFTER_COMPACTION);
-                    if injected.is_some_and(|t| t.lines().any(|l| l.starts_with(&header))) {
-                        self.restored_at = env.seq;
-                    }
-                    self.pressure.injected += injected.map(estimated_tokens).unwrap_or(0);
+                    self.answered(env.seq, &r.output);
                 }
             }
             _ => {}

@@ -240,35 +240,9 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
     // files ahead; this one dedups and folds them in order; one commits each full batch (writes
     // its segment and store) while this one folds the next.
     std::thread::scope(|scope| -> Result<()> {
-        let (jobs, jobs_rx) = std::sync::mpsc::sync_channel::<(String, u64, Option<String>)>(AHEAD);
-        let (reads_tx, reads) =
-            std::sync::mpsc::sync_channel::<Option<ingest::TranscriptRead>>(AHEAD);
-        scope.spawn(move || {
-            for (path, offset, agent) in jobs_rx {
-                let read = ingest::read_transcript(
-                    &path,
-                    offset,
-                    agent.as_deref(),
-                    usize::MAX >> 1,
-                    deadline,
-                );
-                if reads_tx.send(read).is_err() {
-                    return;
-                }
-            }
-        });
-        let (commits, commits_rx) = std::sync::mpsc::sync_channel::<journal::Tx>(0);
-        let (acks_tx, acks) = std::sync::mpsc::sync_channel::<()>(1);
+        let (jobs, reads) = spawn_reader(scope, deadline);
         let shared = &shared;
-        let writer = scope.spawn(move || -> Result<()> {
-            for tx in commits_rx {
-                shared.journal().commit_as_segment(tx)?;
-                if acks_tx.send(()).is_err() {
-                    break;
-                }
-            }
-            Ok(())
-        });
+        let (commits, acks, writer) = spawn_writer(scope, shared);
         let mut in_flight = false;
         let mut fold_all = || -> Result<()> {
             let mut queued = 0;
@@ -288,24 +262,10 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
                 bar.inc(1);
                 loaded.session(shared, session)?;
                 let Some(read) = read else { continue };
-                let obs = ingest::transcript_observations(loaded.state.sessions.get(session), read);
-                for o in obs {
-                    let (kind, body) = o.remember();
-                    // Backfilled events have no hook invocation as their cause: cause 0.
-                    let kind = kind(0);
-                    usage_events += matches!(kind, Kind::UsageObserved { .. }) as usize;
-                    in_batch += 1;
-                    // Hashed by the writer, which knows the head the batch continues.
-                    tx.push_unhashed(ingest::event(
-                        now,
-                        "claude",
-                        Some(session),
-                        None,
-                        kind,
-                        body,
-                    ));
-                    loaded.fold(shared, tx.events().last().expect("pushed"))?;
-                }
+                let (pushed, usage) =
+                    push_observations(&mut loaded, shared, &mut tx, session, read, now)?;
+                in_batch += pushed;
+                usage_events += usage;
                 // Streamed: a full batch of events is committed (a file's events are never
                 // split: its session's offsets stay consistent), its envelopes let go.
                 if in_batch >= batch {
@@ -341,7 +301,108 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
             .map_err(|_| anyhow::anyhow!("the import's writer thread stopped unexpectedly"))??;
         folded
     })?;
-    let j = shared.into_journal();
+    finish_import(shared.into_journal(), &mut loaded, tx, stale)?;
+    bar.finish_and_clear();
+    eprintln!(
+        "hookjournal: imported {usage_events} responses' usage from {} transcripts",
+        files.len()
+    );
+    // Freeing what the fold built takes a while and answers nothing.
+    std::thread::spawn(move || drop(loaded));
+    Ok(())
+}
+
+/// What an import's reader thread is asked for: a transcript, the offset to read it from, its
+/// subagent.
+type ReadJob = (String, u64, Option<String>);
+
+/// The thread that reads and scans the transcripts, up to `AHEAD` files ahead of the fold.
+fn spawn_reader<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    deadline: std::time::Instant,
+) -> (
+    std::sync::mpsc::SyncSender<ReadJob>,
+    std::sync::mpsc::Receiver<Option<ingest::TranscriptRead>>,
+) {
+    let (jobs, jobs_rx) = std::sync::mpsc::sync_channel::<ReadJob>(AHEAD);
+    let (reads_tx, reads) = std::sync::mpsc::sync_channel::<Option<ingest::TranscriptRead>>(AHEAD);
+    scope.spawn(move || {
+        for (path, offset, agent) in jobs_rx {
+            let read =
+                ingest::read_transcript(&path, offset, agent.as_deref(), usize::MAX >> 1, deadline);
+            if reads_tx.send(read).is_err() {
+                return;
+            }
+        }
+    });
+    (jobs, reads)
+}
+
+/// The thread that commits each full batch (its segment and store), acknowledging each, while
+/// the fold goes on with the next.
+#[allow(clippy::type_complexity)]
+fn spawn_writer<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    shared: &'scope Shared<'_>,
+) -> (
+    std::sync::mpsc::SyncSender<journal::Tx>,
+    std::sync::mpsc::Receiver<()>,
+    std::thread::ScopedJoinHandle<'scope, Result<()>>,
+) {
+    let (commits, commits_rx) = std::sync::mpsc::sync_channel::<journal::Tx>(0);
+    let (acks_tx, acks) = std::sync::mpsc::sync_channel::<()>(1);
+    let writer = scope.spawn(move || -> Result<()> {
+        for tx in commits_rx {
+            shared.journal().commit_as_segment(tx)?;
+            if acks_tx.send(()).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    });
+    (commits, acks, writer)
+}
+
+/// One transcript's observations, pushed (unhashed: the writer knows the head the batch
+/// continues) and folded. Returns (events pushed, usage events among them).
+fn push_observations(
+    loaded: &mut Loaded,
+    shared: &Shared<'_>,
+    tx: &mut journal::Tx,
+    session: &str,
+    read: ingest::TranscriptRead,
+    now: i64,
+) -> Result<(usize, usize)> {
+    let obs = ingest::transcript_observations(loaded.state.sessions.get(session), read);
+    let (mut pushed, mut usage) = (0, 0);
+    for o in obs {
+        let (kind, body) = o.remember();
+        // Backfilled events have no hook invocation as their cause: cause 0.
+        let kind = kind(0);
+        usage += matches!(kind, Kind::UsageObserved { .. }) as usize;
+        pushed += 1;
+        tx.push_unhashed(ingest::event(
+            now,
+            "claude",
+            Some(session),
+            None,
+            kind,
+            body,
+        ));
+        loaded.fold(shared, tx.events().last().expect("pushed"))?;
+    }
+    Ok((pushed, usage))
+}
+
+/// The import's last batch and the checkpoint: written back (or rebuilt whole when a partition
+/// did not read), the in-progress mark cleared, and the whole import sealed, so readers stream
+/// it from segments (a bulk import is history).
+fn finish_import(
+    j: &mut Journal,
+    loaded: &mut Loaded,
+    mut tx: journal::Tx,
+    stale: bool,
+) -> Result<()> {
     for w in &loaded.warnings {
         eprintln!("hookjournal: {w}");
     }
@@ -356,16 +417,7 @@ fn import_transcripts(j: &mut Journal, folder: &Path, batch: usize) -> Result<()
             journal::checkpoint::clear_stale(j.dir())?;
         }
     }
-    // A bulk import is history: seal it, so readers stream it from segments.
-    j.seal()?;
-    bar.finish_and_clear();
-    eprintln!(
-        "hookjournal: imported {usage_events} responses' usage from {} transcripts",
-        files.len()
-    );
-    // Freeing what the fold built takes a while and answers nothing.
-    std::thread::spawn(move || drop(loaded));
-    Ok(())
+    j.seal().map_err(Into::into)
 }
 
 /// The journal an import's folding thread reads partitions from while its writer thread

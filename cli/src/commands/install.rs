@@ -151,15 +151,17 @@ const BINARY_NAME: &str = "hookjournal";
 /// Registers the hook in a host's settings (and the status line), creating the journal.
 pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
-    if t.host == Host::Openclaw && !args.statusline {
-        return openclaw::install(cmd, t.scope, t.dry_run);
+    if args.statusline && t.host != Host::Claude {
+        eprintln!(
+            "hookjournal: --statusline is Claude Code's status line; {} has none",
+            t.host.table().facts().product
+        );
+        return Ok(ExitCode::from(2));
     }
-    if t.host == Host::Opencode {
-        if args.statusline {
-            eprintln!("hookjournal: --statusline is Claude Code's status line; OpenCode has none");
-            return Ok(ExitCode::from(2));
-        }
-        return opencode::install(cmd, t.scope, t.dry_run);
+    match t.host {
+        Host::Openclaw => return openclaw::install(cmd, t.scope, t.dry_run),
+        Host::Opencode => return opencode::install(cmd, t.scope, t.dry_run),
+        _ => {}
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -168,12 +170,8 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         return Ok(local_scope_usage_error(facts));
     };
     if t.host == Host::Claude {
-        let files = engine::registration::claude_settings_files(Some(&project));
-        if let Some((file, plugin)) = engine::registration::plugin_enabled_in(&files) {
-            println!(
-                "Claude Code's {plugin} plugin is enabled in {}: it already runs the hook for every event, so nothing is registered here (every event would be journaled twice). To register in settings instead: `claude plugin uninstall {plugin}`, then `hookjournal install` again.",
-                file.display()
-            );
+        if let Some(said) = claude_plugin_registers(&project) {
+            println!("{said}");
             return Ok(ExitCode::SUCCESS);
         }
     }
@@ -193,13 +191,6 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         .map_err(|e| anyhow!("{}: {e}; nothing changed", path.display()))?;
     let mut statusline = None;
     if args.statusline {
-        if t.host != Host::Claude {
-            eprintln!(
-                "hookjournal: --statusline is Claude Code's status line; {} has none",
-                facts.product
-            );
-            return Ok(ExitCode::from(2));
-        }
         let base = statusline_base(exe, explicit_journal.as_deref())?;
         statusline = Some(
             install_statusline(&mut doc, &base, args.statusline_record_only)
@@ -234,25 +225,8 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         None => None,
     };
     change.write(facts)?;
-    if facts.host.table().facts().trust == projections::host::Trust::TrustedHooks {
-        trust_codex_hooks(&path, &after, &command, t.scope)?;
-    }
-    if facts.host == Host::Copilot && t.scope == Scope::Project {
-        copilot_trust_note(&project)?;
-    }
-    // Copilot CLI's camelCase payloads name no event: the command names it (`handler_entry`).
-    let event_arg = if facts.events.iter().any(|e| e.reg.event_arg) {
-        " --event EVENT (where the payload names none)"
-    } else {
-        ""
-    };
-    println!("Command: {command}{event_arg}");
-    for note in &program.notes {
-        println!("Note: {note}");
-    }
-    if let Some(line) = &statusline {
-        println!("Status line: {line}");
-    }
+    trust_after_write(facts, t.scope, &path, &after, &command, &project)?;
+    print_command(facts, &command, &program.notes, statusline.as_deref());
     match &journal_dir {
         Some(dir) => println!("Journal: {}", dir.display()),
         None => println!("Journal: .hookjournal/ in each project, created by its first event."),
@@ -266,17 +240,68 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     if let Some(overlap) = claude_settings_overlap(facts, &project, t.scope) {
         println!("Note: {overlap}");
     }
-    // Hosts read project settings where they start: from a subdirectory, that is the project.
-    let next = if project != cwd && t.scope != Scope::User {
+    println!("Next: {}", next_step(facts, t.scope, &project, &cwd));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The command registered, with the notes on the program it runs and the status line.
+fn print_command(facts: &HostFacts, command: &str, notes: &[String], statusline: Option<&str>) {
+    // Copilot CLI's camelCase payloads name no event: the command names it (`handler_entry`).
+    let event_arg = if facts.events.iter().any(|e| e.reg.event_arg) {
+        " --event EVENT (where the payload names none)"
+    } else {
+        ""
+    };
+    println!("Command: {command}{event_arg}");
+    for note in notes {
+        println!("Note: {note}");
+    }
+    if let Some(line) = statusline {
+        println!("Status line: {line}");
+    }
+}
+
+/// What Claude Code's enabled hookjournal plugin means for an install into settings: nothing is
+/// registered (every event would be journaled twice). `None` when no such plugin is enabled.
+fn claude_plugin_registers(project: &Path) -> Option<String> {
+    let files = engine::registration::claude_settings_files(Some(project));
+    let (file, plugin) = engine::registration::plugin_enabled_in(&files)?;
+    Some(format!(
+        "Claude Code's {plugin} plugin is enabled in {}: it already runs the hook for every event, so nothing is registered here (every event would be journaled twice). To register in settings instead: `claude plugin uninstall {plugin}`, then `hookjournal install` again.",
+        file.display()
+    ))
+}
+
+/// The host's next step after an install. Hosts read project settings where they start: from a
+/// subdirectory, that is the project.
+fn next_step(facts: &HostFacts, scope: Scope, project: &Path, cwd: &Path) -> String {
+    if project != cwd && scope != Scope::User {
         facts
             .install
             .next_step
             .replacen(" here", &format!(" in {}", project.display()), 1)
     } else {
         facts.install.next_step.to_string()
-    };
-    println!("Next: {next}");
-    Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// What a host needs after its hooks are written to be run at all: Codex's hooks trusted in its
+/// config, Copilot CLI's folder trust stated.
+fn trust_after_write(
+    facts: &HostFacts,
+    scope: Scope,
+    path: &Path,
+    after: &str,
+    command: &str,
+    project: &Path,
+) -> anyhow::Result<()> {
+    if facts.host.table().facts().trust == projections::host::Trust::TrustedHooks {
+        trust_codex_hooks(path, after, command, scope)?;
+    }
+    if facts.host == Host::Copilot && scope == Scope::Project {
+        copilot_trust_note(project)?;
+    }
+    Ok(())
 }
 
 /// Codex runs a project or user hook only once it is trusted: the hooks just written are trusted

@@ -23,14 +23,7 @@ impl Journal {
         HotCache::new(dir).invalidate()?;
         let mut r = Recovered::default();
         remove_unfinished_rebuilds(dir);
-        // Links and special files someone planted: removed (never their targets), and said.
-        for (path, what) in crate::files::strangers(dir) {
-            let plain = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() || m.is_dir());
-            if !plain && fs::remove_file(&path).is_ok() {
-                r.found.push(format!("removed {}: {what}", path.display()));
-                r.changed = true;
-            }
-        }
+        remove_strangers(dir, &mut r);
         let (sealed_seq, sealed_hash) = sealed_head(dir)?;
         r.sealed = sealed_seq;
         let base = sealed_seq + 1;
@@ -357,4 +350,16 @@ fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Links and special files someone planted in the journal: removed (never their targets), and
+/// said.
+fn remove_strangers(dir: &Path, r: &mut Recovered) {
+    for (path, what) in crate::files::strangers(dir) {
+        let plain = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() || m.is_dir());
+        if !plain && fs::remove_file(&path).is_ok() {
+            r.found.push(format!("removed {}: {what}", path.display()));
+            r.changed = true;
+        }
+    }
 }
