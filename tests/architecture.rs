@@ -1,0 +1,355 @@
+//! The shape of the code, checked: no import circle among the modules of any crate, and no
+//! production function over 100 lines (issue 30). Read from the sources, as a reviewer would:
+//! comments and `#[cfg(test)] mod tests` are left out, a `use crate::{a, b::C}` names `a` and
+//! `b`, and an item the crate root re-exports (`pub use damage::DamagePlace`) is counted as its
+//! module's. `cargo test -p hookjournal --test architecture -- --nocapture` prints the figures.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The crates whose modules must form no circle, by their source directory.
+const CRATES: [&str; 4] = ["journal", "projections", "engine", "cli"];
+/// The longest a production function may be, in lines (signature to closing brace).
+const MAX_FN_LINES: usize = 100;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every `.rs` file under `dir` (a `tests.rs` module file is test code, and left out).
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && p.file_name().is_some_and(|n| n != "tests.rs")
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A file's production code: comment lines dropped, cut where its test module starts.
+fn production(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.starts_with("#[cfg(test)]") || line.starts_with("mod tests") {
+            break;
+        }
+        if !line.trim_start().starts_with("//") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The top-level module a file belongs to (`store/recover.rs` → `store`); `None` for the root.
+fn top_module(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()?
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
+    let name = first.trim_end_matches(".rs").to_string();
+    (!matches!(name.as_str(), "lib" | "main")).then_some(name)
+}
+
+fn ident_at(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first path segment of every item a use tree's `{…}` names (`a, b::{c}, D` → a, b, D).
+fn group_heads(group: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0, 0, Vec::new());
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(ident_at(group[start..i].trim_start()));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(ident_at(group[start..].trim_start()));
+    out.into_iter().filter(|h| !h.is_empty()).collect()
+}
+
+/// The first segment of every `crate::` path in `code`.
+fn crate_refs(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let end = group
+                .char_indices()
+                .find(|&(_, c)| {
+                    depth += match c {
+                        '{' => 1,
+                        '}' => -1,
+                        _ => 0,
+                    };
+                    depth == 0
+                })
+                .map(|(i, _)| i)
+                .unwrap_or(group.len());
+            out.extend(group_heads(&group[..end]));
+        } else {
+            out.push(ident_at(rest));
+        }
+    }
+    out
+}
+
+/// Items the crate root re-exports, by the module they come from.
+fn root_reexports(root: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for stmt in root.split(';') {
+        let Some(path) = stmt.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let path = path
+            .trim_start_matches("crate::")
+            .trim_start_matches("self::");
+        let module = ident_at(path);
+        if !modules.contains(module) {
+            continue;
+        }
+        let names = path[module.len()..]
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|n| !n.is_empty() && *n != "self" && *n != "as");
+        for n in names {
+            out.insert(n.to_string(), module.to_string());
+        }
+    }
+    out
+}
+
+/// The module graph of one crate: top-level module → the modules it names.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let files = sources(src);
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| top_module(src, f)).collect();
+    let root = ["lib.rs", "main.rs"]
+        .iter()
+        .map(|f| src.join(f))
+        .find(|p| p.exists())
+        .map(|p| production(&std::fs::read_to_string(p).unwrap()))
+        .unwrap_or_default();
+    let reexports = root_reexports(&root, &modules);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let Some(from) = top_module(src, f) else {
+            continue;
+        };
+        let code = production(&std::fs::read_to_string(f).unwrap());
+        let edges = graph.entry(from.clone()).or_default();
+        for head in crate_refs(&code) {
+            let to = if modules.contains(head) {
+                Some(head.to_string())
+            } else {
+                reexports.get(head).cloned()
+            };
+            if let Some(to) = to.filter(|t| *t != from) {
+                edges.insert(to);
+            }
+        }
+    }
+    graph
+}
+
+/// The strongly connected components of more than one module (Tarjan).
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct T<'g> {
+        graph: &'g BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'g str, usize>,
+        low: BTreeMap<&'g str, usize>,
+        stack: Vec<&'g str>,
+        on: BTreeSet<&'g str>,
+        out: Vec<Vec<String>>,
+    }
+    impl<'g> T<'g> {
+        fn visit(&mut self, v: &'g str) {
+            let n = self.index.len();
+            self.index.insert(v, n);
+            self.low.insert(v, n);
+            self.stack.push(v);
+            self.on.insert(v);
+            for w in self.graph.get(v).into_iter().flatten() {
+                let w = w.as_str();
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let l = self.low[v].min(self.low[w]);
+                    self.low.insert(v, l);
+                } else if self.on.contains(w) {
+                    let l = self.low[v].min(self.index[w]);
+                    self.low.insert(v, l);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on.remove(w);
+                    comp.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if comp.len() > 1 {
+                    comp.sort();
+                    self.out.push(comp);
+                }
+            }
+        }
+    }
+    let mut t = T {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            t.visit(v);
+        }
+    }
+    t.out
+}
+
+/// (lines, `file:line`, name) of every production function longer than `max` lines.
+fn long_functions(src: &Path, max: usize) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for f in sources(src) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let end = lines
+            .iter()
+            .position(|l| l.starts_with("#[cfg(test)]") || l.starts_with("mod tests"))
+            .unwrap_or(lines.len());
+        for i in 0..end {
+            let Some((indent, name)) = fn_start(lines[i]) else {
+                continue;
+            };
+            // The line that opens its body (a declaration without one ends in `;`, a one-line
+            // function in `}`).
+            let Some(open) = (i..end).find(|&j| {
+                let l = lines[j].trim_end();
+                l.ends_with('{') || l.ends_with(';') || l.ends_with('}')
+            }) else {
+                continue;
+            };
+            if !lines[open].trim_end().ends_with('{') {
+                continue;
+            }
+            let close = (open + 1..end).find(|&k| {
+                let l = lines[k];
+                l.len() > indent && l[..indent].trim().is_empty() && l[indent..].starts_with('}')
+            });
+            let n = close.unwrap_or(end) - i + 1;
+            if n > max {
+                let rel = f
+                    .strip_prefix(workspace())
+                    .unwrap_or(&f)
+                    .display()
+                    .to_string();
+                out.push((n, format!("{rel}:{}", i + 1), name.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// (indentation, name) when `line` starts a function.
+fn fn_start(line: &str) -> Option<(usize, &str)> {
+    let indent = line.len() - line.trim_start().len();
+    let mut rest = line.trim_start();
+    for prefix in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "async ",
+        "const ",
+        "unsafe ",
+    ] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let name = ident_at(rest.strip_prefix("fn ")?);
+    (!name.is_empty()).then_some((indent, name))
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
+    let mut found = Vec::new();
+    for krate in CRATES {
+        let src = workspace().join(krate).join("src");
+        let graph = module_graph(&src);
+        let c = circles(&graph);
+        println!(
+            "{krate}: {} modules, {} in circles {c:?}",
+            graph.len(),
+            c.iter().map(Vec::len).sum::<usize>()
+        );
+        found.extend(c.into_iter().map(|c| format!("{krate}: {}", c.join(" ↔ "))));
+    }
+    assert!(found.is_empty(), "import circles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn no_production_function_is_over_100_lines() {
+    let mut found = Vec::new();
+    for krate in CRATES.iter().chain(&["crashfs"]) {
+        found.extend(long_functions(
+            &workspace().join(krate).join("src"),
+            MAX_FN_LINES,
+        ));
+    }
+    found.sort();
+    let shown: Vec<String> = found
+        .iter()
+        .map(|(n, at, name)| format!("{n} lines: {name} ({at})"))
+        .collect();
+    assert!(found.is_empty(), "{}", shown.join("\n"));
+}
+
+/// The checks themselves: a planted circle and a planted long function are found.
+#[test]
+fn the_checks_find_what_they_look_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::write(
+        src.join("lib.rs"),
+        "mod a;\nmod b;\nmod c;\npub use c::Deep;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("a.rs"), "use crate::{b::X, c};\n").unwrap();
+    std::fs::write(src.join("b.rs"), "// use crate::a;\nuse crate::Deep;\n").unwrap();
+    let long = format!("fn long() {{\n{}}}\n", "    let _ = 1;\n".repeat(99));
+    std::fs::write(
+        src.join("c.rs"),
+        format!("pub struct Deep;\nfn f() {{ crate::a::g(); }}\n{long}"),
+    )
+    .unwrap();
+    let graph = module_graph(src);
+    assert_eq!(circles(&graph), vec![vec!["a", "b", "c"]]);
+    let long: Vec<String> = long_functions(src, 100).into_iter().map(|f| f.2).collect();
+    assert_eq!(long, ["long"]);
+    // A comment names nothing: without `a`'s call, the circle is gone.
+    std::fs::write(src.join("c.rs"), "pub struct Deep;\n// crate::a::g();\n").unwrap();
+    assert!(circles(&module_graph(src)).is_empty());
+}
