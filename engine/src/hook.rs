@@ -578,7 +578,8 @@ fn apply_invocation(
             }
         }
     }
-    loaded.state.apply(env);
+    // Parsed once: the fold reads the invocation as the hook read it.
+    loaded.state.apply_parsed(env, parsed);
     if let Some(prev) = env
         .session_id
         .as_ref()

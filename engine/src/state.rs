@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use journal::hot::Lookup;
 use journal::{spool, Envelope, Journal, Light, ReadSnapshot, Seq};
 use projections::config::PolicyConfig;
+use projections::event::HookEvent;
 use projections::fold::{self, Full, Partition, Rewinds, State};
 use projections::replay::{self, Log};
 use projections::{Kind, KindOf};
@@ -246,9 +247,19 @@ impl Loaded {
 
     /// Loads what `env` touches and folds it in.
     pub fn fold(&mut self, j: &dyn Source, env: &Envelope) -> Result<()> {
+        self.fold_parsed(j, env, None)
+    }
+
+    /// `fold`, given its payload as parsed already (`State::apply_parsed`): parsed once.
+    pub fn fold_parsed(
+        &mut self,
+        j: &dyn Source,
+        env: &Envelope,
+        parsed: Option<&HookEvent>,
+    ) -> Result<()> {
         self.for_event(j, env)?;
         if self.stale.is_none() {
-            self.state.apply(env);
+            self.state.apply_parsed(env, parsed);
         }
         Ok(())
     }
@@ -777,10 +788,10 @@ pub fn drain(
         }
         tx.push(ev);
         let env = tx.events().last().expect("just pushed").clone();
-        loaded.fold(j, &env)?;
         let parsed = matches!(env.kind(), Kind::Hook { .. })
             .then(|| projections::event::from_envelope(&env))
             .flatten();
+        loaded.fold_parsed(j, &env, parsed.as_ref())?;
         if let (None, Some(ev)) = (&loaded.stale, parsed) {
             if projections::policy::reads_tasks(&loaded.state, &env, &ev, policy) {
                 loaded.tasks(j)?;

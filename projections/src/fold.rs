@@ -402,6 +402,13 @@ impl State {
 
     /// Applies one event. Rewound ranges are the caller's to skip (see `Full::apply`).
     pub fn apply(&mut self, env: &Envelope) {
+        self.apply_parsed(env, None);
+    }
+
+    /// `apply`, given what a hook event's payload says when the caller has parsed it already
+    /// (`event::from_envelope(env)`, as the hook has for its own invocation): the payload is
+    /// then not parsed a second time. `None`: parsed here when the event is a hook event.
+    pub fn apply_parsed(&mut self, env: &Envelope, parsed: Option<&event::HookEvent>) {
         self.global.last_seq = env.seq;
         self.apply_cost(env);
         if let Some(a) = &env.agent_id {
@@ -409,13 +416,21 @@ impl State {
         }
         match &env.kind() {
             Kind::Hook { .. } => {
-                let Some(ev) = event::from_envelope(env) else {
-                    return;
+                let owned;
+                let ev = match parsed {
+                    Some(ev) => ev,
+                    None => {
+                        let Some(ev) = event::from_envelope(env) else {
+                            return;
+                        };
+                        owned = ev;
+                        &owned
+                    }
                 };
                 if let (Some(name), None) = (&ev.agent_name, &ev.agent_id) {
                     self.saw_agent(name, env.recorded_at_us);
                 }
-                if let Some(n) = NotificationEntry::from_hook(env, &ev) {
+                if let Some(n) = NotificationEntry::from_hook(env, ev) {
                     self.notifications
                         .entry(notification_chunk(env.seq))
                         .or_default()
@@ -432,7 +447,7 @@ impl State {
                 };
                 let last_cmd = self.global.last_task_command;
                 let s = self.session_mut(&sid);
-                s.apply_hook(env, &ev, last_cmd);
+                s.apply_hook(env, ev, last_cmd);
                 match &ev.canonical {
                     Canonical::SessionEnd { .. } => {
                         if let Some(cwd) = &s.cwd {
