@@ -43,27 +43,30 @@ pub fn test_path() -> std::ffi::OsString {
     std::env::join_paths(dirs).unwrap_or_default()
 }
 
+/// The home a journal's commands run with: beside it, empty unless a test fills it.
+pub fn home_beside(journal: &Path) -> PathBuf {
+    let home = journal
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(".home");
+    let _ = std::fs::create_dir_all(&home);
+    home
+}
+
+/// `hookjournal --journal J` in a cleared environment, as `TestEnvironment::command` runs it:
+/// nothing of the tester's shell (an agent's own variables, a configured journal, a home with
+/// settings, a locale) reaches the binary; HOME and the user config are beside the journal.
 pub fn cmd(journal: &Path) -> Command {
     let mut c = Command::new(BIN);
-    c.env("PATH", test_path());
-    c.arg("--journal").arg(journal);
-    c.env("XDG_CONFIG_HOME", user_config_home(journal));
-    c.env_remove("RALPH_AGENT_ID")
-        .env_remove("HOOKJOURNAL_DIR")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .env_remove("GEMINI_SESSION_ID")
-        // The variables that name the host running a hook (a test run from inside an agent's
-        // shell must not be taken for that agent).
-        .env_remove("COPILOT_CLI")
-        .env_remove("COPILOT_PROJECT_DIR")
-        .env_remove("CURSOR_VERSION")
-        .env_remove("QWEN_CODE_CLI")
-        .env_remove("QWEN_PROJECT_DIR")
-        .env_remove("HOOKJOURNAL_SOURCE")
+    c.env_clear()
+        .env("PATH", test_path())
+        .env("HOME", home_beside(journal))
+        .env("XDG_CONFIG_HOME", user_config_home(journal))
         // Seals where the tests expect them: drain work after the answer, in the hook itself.
         .env("HOOKJOURNAL_DRAINER", "inline")
         .env("NO_COLOR", "1");
+    c.arg("--journal").arg(journal);
     c
 }
 
