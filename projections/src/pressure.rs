@@ -19,6 +19,19 @@ pub enum Tier {
 }
 
 impl Tier {
+    /// The tier of a window `used` this full (a fraction), by the configured fractions.
+    pub fn of(used: f64, cfg: &PolicyConfig) -> Tier {
+        if used >= cfg.emergency {
+            Tier::Emergency
+        } else if used >= cfg.critical {
+            Tier::Critical
+        } else if used >= cfg.warning {
+            Tier::Warning
+        } else {
+            Tier::Ok
+        }
+    }
+
     /// Its name (`ok`, `warning`, `critical`, `emergency`).
     pub fn as_str(&self) -> &'static str {
         match self {
@@ -55,14 +68,5 @@ pub fn pressure_of(
 ) -> (Tier, f64) {
     let window = window_of(p, model, cfg);
     let used = (p.tokens + p.injected + extra) as f64 / window as f64;
-    let tier = if used >= cfg.emergency {
-        Tier::Emergency
-    } else if used >= cfg.critical {
-        Tier::Critical
-    } else if used >= cfg.warning {
-        Tier::Warning
-    } else {
-        Tier::Ok
-    };
-    (tier, used)
+    (Tier::of(used, cfg), used)
 }

@@ -210,16 +210,7 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 fn tier_of(pct: f64, cfg: &PolicyConfig) -> Tier {
-    let used = pct / 100.0;
-    if used >= cfg.emergency {
-        Tier::Emergency
-    } else if used >= cfg.critical {
-        Tier::Critical
-    } else if used >= cfg.warning {
-        Tier::Warning
-    } else {
-        Tier::Ok
-    }
+    Tier::of(pct / 100.0, cfg)
 }
 
 /// A ten-cell bar.
