@@ -36,12 +36,12 @@
 mod common;
 use base64::Engine;
 use common::harness::{missing, Ran, Skip};
+use common::http::{Request, Response};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -133,83 +133,51 @@ fn role(request: &Value) -> &'static str {
     }
 }
 
-fn serve(
-    mut stream: TcpStream,
-    exchanges: &Mutex<Vec<Exchange>>,
-    big: &AtomicBool,
-) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let mut len = 0;
-        loop {
-            let mut h = String::new();
-            reader.read_line(&mut h)?;
-            if h.trim().is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-        }
-        let mut body = vec![0; len];
-        reader.read_exact(&mut body)?;
-        if !line.starts_with("POST") || !line.contains("/responses") {
-            write!(
-                stream,
-                "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
-            )?;
-            continue;
-        }
-        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let n = exchanges.lock().unwrap().len() + 1;
-        let role = role(&request);
-        let message = |text: &str| json!({"type": "message", "role": "assistant", "id": format!("msg_{n}"), "content": [{"type": "output_text", "text": text}]});
-        let (item, usage) = match role {
-            "compact" => (message(SUMMARY_TEXT), SUMMARY),
-            "final" => (message("HJ-MOCK-FINAL: done."), FINAL),
-            _ => (
-                json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"), "name": "exec_command", "arguments": "{\"cmd\": \"echo hj-shell-ran\"}"}),
-                if big.load(Ordering::SeqCst) {
-                    SHELL_BIG
-                } else {
-                    SHELL
-                },
-            ),
-        };
-        exchanges.lock().unwrap().push(Exchange {
-            request,
-            usage,
-            role,
-        });
-        let id = format!("resp_{n}");
-        let events = [
-            json!({"type": "response.created", "response": {"id": id}}),
-            json!({"type": "response.output_item.done", "item": item}),
-            json!({"type": "response.completed", "response": {"id": id, "usage": {
-                "input_tokens": usage.input,
-                "input_tokens_details": {"cached_tokens": usage.cached},
-                "output_tokens": usage.output,
-                "output_tokens_details": {"reasoning_tokens": usage.reasoning},
-                "total_tokens": usage.input + usage.output
-            }}}),
-        ];
-        let sse: String = events
+/// The scripted Responses API: `POST …/responses` answered by the request's role (the shell
+/// call, the final message or the compaction's summary), recorded; anything else is not found.
+fn serve(req: &Request, exchanges: &Mutex<Vec<Exchange>>, big: &AtomicBool) -> Response {
+    if req.method != "POST" || !req.path.contains("/responses") {
+        return Response::new(404, "text/plain", "");
+    }
+    let request: Value = req.json().unwrap_or(Value::Null);
+    let n = exchanges.lock().unwrap().len() + 1;
+    let role = role(&request);
+    let message = |text: &str| json!({"type": "message", "role": "assistant", "id": format!("msg_{n}"), "content": [{"type": "output_text", "text": text}]});
+    let (item, usage) = match role {
+        "compact" => (message(SUMMARY_TEXT), SUMMARY),
+        "final" => (message("HJ-MOCK-FINAL: done."), FINAL),
+        _ => (
+            json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"), "name": "exec_command", "arguments": "{\"cmd\": \"echo hj-shell-ran\"}"}),
+            if big.load(Ordering::SeqCst) {
+                SHELL_BIG
+            } else {
+                SHELL
+            },
+        ),
+    };
+    exchanges.lock().unwrap().push(Exchange {
+        request,
+        usage,
+        role,
+    });
+    let id = format!("resp_{n}");
+    let events = [
+        json!({"type": "response.created", "response": {"id": id}}),
+        json!({"type": "response.output_item.done", "item": item}),
+        json!({"type": "response.completed", "response": {"id": id, "usage": {
+            "input_tokens": usage.input,
+            "input_tokens_details": {"cached_tokens": usage.cached},
+            "output_tokens": usage.output,
+            "output_tokens_details": {"reasoning_tokens": usage.reasoning},
+            "total_tokens": usage.input + usage.output
+        }}}),
+    ];
+    Response::sse(
+        events
             .iter()
             .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-            .collect();
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse}",
-            sse.len()
-        )?;
-        stream.flush()?;
-    }
+            .collect(),
+    )
 }
 
 /// Codex 0.169.0's trust hash of a command hook (what `install` writes for its own).
@@ -257,19 +225,11 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
         );
     };
     let started = Instant::now();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let exchanges = Arc::new(Mutex::new(Vec::new()));
     let big = Arc::new(AtomicBool::new(false));
     let (ex, bg) = (exchanges.clone(), big.clone());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let (ex, bg) = (ex.clone(), bg.clone());
-            std::thread::spawn(move || {
-                let _ = serve(stream, &ex, &bg);
-            });
-        }
-    });
+    let server = common::http::Server::start(move |req| serve(req, &ex, &bg));
+    let port = server.port;
 
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();

@@ -159,13 +159,15 @@ struct Exchange {
 struct Server {
     port: u16,
     exchanges: Arc<Mutex<Vec<Exchange>>>,
+    /// Serving while the test holds it.
+    _http: common::http::Server,
 }
 
 impl Server {
     fn start() -> Server {
         let exchanges = Arc::new(Mutex::new(Vec::new()));
         let ex = exchanges.clone();
-        let port = common::chat_server::start(MODEL, move |request| {
+        let http = common::chat_server::start(MODEL, move |request| {
             let mut all = ex.lock().unwrap();
             let interaction = request
                 .header("x-interaction-type")
@@ -185,7 +187,11 @@ impl Server {
                 output_tokens: usage.output,
             }
         });
-        Server { port, exchanges }
+        Server {
+            port: http.port,
+            exchanges,
+            _http: http,
+        }
     }
 
     fn exchanges(&self) -> Vec<Exchange> {

@@ -31,11 +31,11 @@
 mod common;
 use base64::Engine;
 use common::harness::{missing, Ran};
+use common::http::Response;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -143,76 +143,35 @@ struct Server {
     port: u16,
     exchanges: Arc<Mutex<Vec<Exchange>>>,
     script: Arc<Mutex<Script>>,
+    /// Serving while the test holds it.
+    _http: common::http::Server,
 }
 
 impl Server {
     fn start() -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let exchanges = Arc::new(Mutex::new(Vec::new()));
         let script = Arc::new(Mutex::new(RUN_A));
         let (ex, sc) = (exchanges.clone(), script.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let (ex, sc) = (ex.clone(), sc.clone());
-                std::thread::spawn(move || {
-                    let _ = serve(stream, &ex, &sc);
-                });
+        let http = common::http::Server::start(move |req| {
+            let request = req.json().unwrap_or(Value::Null);
+            let (payload, exchange) = answer(&req.path, request, *sc.lock().unwrap());
+            ex.lock().unwrap().push(exchange);
+            if req.path.contains("alt=sse") {
+                Response::sse(format!("data: {payload}\r\n\r\n"))
+            } else {
+                Response::json(200, &payload)
             }
         });
         Server {
-            port,
+            port: http.port,
             exchanges,
             script,
+            _http: http,
         }
     }
 
     fn take(&self) -> Vec<Exchange> {
         std::mem::take(&mut *self.exchanges.lock().unwrap())
-    }
-}
-
-fn serve(
-    mut stream: TcpStream,
-    exchanges: &Mutex<Vec<Exchange>>,
-    script: &Mutex<Script>,
-) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
-        let mut len = 0;
-        loop {
-            let mut h = String::new();
-            reader.read_line(&mut h)?;
-            if h.trim().is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-        }
-        let mut body = vec![0; len];
-        reader.read_exact(&mut body)?;
-        let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let (payload, exchange) = answer(&path, request, *script.lock().unwrap());
-        exchanges.lock().unwrap().push(exchange);
-        let (ctype, bytes) = if path.contains("alt=sse") {
-            ("text/event-stream", format!("data: {payload}\r\n\r\n"))
-        } else {
-            ("application/json", payload.to_string())
-        };
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\n\r\n{bytes}",
-            bytes.len()
-        )?;
-        stream.flush()?;
     }
 }
 

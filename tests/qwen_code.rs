@@ -125,6 +125,8 @@ struct Exchange {
 struct Server {
     port: u16,
     exchanges: Arc<Mutex<Vec<Exchange>>>,
+    /// Serving while the test holds it.
+    _http: common::http::Server,
 }
 
 impl Server {
@@ -132,7 +134,7 @@ impl Server {
     fn start(project: PathBuf) -> Server {
         let exchanges = Arc::new(Mutex::new(Vec::new()));
         let ex = exchanges.clone();
-        let port = common::chat_server::start(MODEL, move |request| {
+        let http = common::chat_server::start(MODEL, move |request| {
             let mut all = ex.lock().unwrap();
             let compression = is_compression(&request.body);
             let (delta, finish, usage) = reply(&request.body, compression, &all, &project);
@@ -149,7 +151,11 @@ impl Server {
                 output_tokens: usage.output,
             }
         });
-        Server { port, exchanges }
+        Server {
+            port: http.port,
+            exchanges,
+            _http: http,
+        }
     }
 
     fn exchanges(&self) -> Vec<Exchange> {

@@ -1,8 +1,7 @@
 //! A scripted Anthropic Messages API server for the real-Claude-Code end-to-end test.
 //!
-//! * Listens on 127.0.0.1 only (port 0 = any free port), HTTP/1.1 with keep-alive, std only.
-//! * Every loop is bounded: the accept loop ends when the server is dropped or after
-//!   `MAX_LIFETIME`; connection threads end on stop, on EOF or after `MAX_IDLE`.
+//! * Served by the host tests' one loopback HTTP server (`common::http`: 127.0.0.1 only,
+//!   keep-alive, every loop bounded, stopped when dropped); this file is the API alone.
 //! * Each `POST /v1/messages` is answered from a script chosen by the request's *content*
 //!   (the user's prompt text, the ids of the tool results it carries, the compaction prompt),
 //!   never by counting requests. Responses stream as SSE like the real API: `message_start`,
@@ -11,21 +10,11 @@
 //! * Every exchange is recorded (method, path, body, the scripted kind, the usage answered,
 //!   the phase the test was in) so the test can inspect what Claude Code really sent.
 
+use crate::common::http::{self, Response};
 use serde_json::{json, Value};
-use std::io::{ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// Upper bound on the server's life, whatever the test does.
-const MAX_LIFETIME: Duration = Duration::from_secs(600);
-/// A keep-alive connection idle this long is closed.
-const MAX_IDLE: Duration = Duration::from_secs(120);
-/// Largest request accepted (Claude Code's requests are ~120 KB).
-const MAX_REQUEST: usize = 64 << 20;
 
 // ---------------------------------------------------------------- the script's vocabulary
 
@@ -613,56 +602,35 @@ fn message_json(
 // ---------------------------------------------------------------- the server
 
 struct Shared {
-    stop: AtomicBool,
     phase: AtomicUsize,
     counter: AtomicU64,
     log: Mutex<Vec<Exchange>>,
     project: PathBuf,
 }
 
+/// The scripted messages API on the shared loopback server (`common::http`).
 pub struct ModelServer {
     pub port: u16,
     shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
+    /// Serving while the test holds it.
+    _http: http::Server,
 }
 
 impl ModelServer {
     /// Start on 127.0.0.1:0. `project` is the directory the scripted Write/Edit/Read target.
     pub fn start(project: &Path) -> std::io::Result<ModelServer> {
-        let listener = TcpListener::bind(("127.0.0.1", 0))?;
-        listener.set_nonblocking(true)?;
-        let port = listener.local_addr()?.port();
         let shared = Arc::new(Shared {
-            stop: AtomicBool::new(false),
             phase: AtomicUsize::new(0),
             counter: AtomicU64::new(0),
             log: Mutex::new(Vec::new()),
             project: project.to_path_buf(),
         });
         let sh = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("model-server".into())
-            .spawn(move || {
-                let born = Instant::now();
-                while !sh.stop.load(Ordering::SeqCst) && born.elapsed() < MAX_LIFETIME {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            let sh2 = sh.clone();
-                            let _ = std::thread::Builder::new()
-                                .name("model-conn".into())
-                                .spawn(move || serve_connection(stream, sh2));
-                        }
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(5))
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(20)),
-                    }
-                }
-            })?;
+        let http = http::Server::start(move |req| answer(req, &sh));
         Ok(ModelServer {
-            port,
+            port: http.port,
             shared,
-            accept: Some(accept),
+            _http: http,
         })
     }
 
@@ -688,299 +656,71 @@ impl ModelServer {
     }
 }
 
-impl Drop for ModelServer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        if let Some(h) = self.accept.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-struct Request {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-/// Read more bytes into `buf`. Ok(false) on EOF or when the server stops / the connection idles out.
-fn fill(
-    stream: &mut TcpStream,
-    buf: &mut Vec<u8>,
-    sh: &Shared,
-    idle_since: Instant,
-) -> std::io::Result<bool> {
-    let mut chunk = [0u8; 64 * 1024];
-    loop {
-        if sh.stop.load(Ordering::SeqCst) || idle_since.elapsed() > MAX_IDLE {
-            return Ok(false);
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) => return Ok(false),
-            Ok(n) => {
-                buf.extend_from_slice(&chunk[..n]);
-                if buf.len() > MAX_REQUEST {
-                    return Err(std::io::Error::new(
-                        ErrorKind::InvalidData,
-                        "request too large",
-                    ));
-                }
-                return Ok(true);
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                ) =>
-            {
-                continue
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-/// Read one request from the connection (`buf` keeps bytes of a pipelined next request).
-fn read_request(
-    stream: &mut TcpStream,
-    buf: &mut Vec<u8>,
-    sh: &Shared,
-) -> std::io::Result<Option<Request>> {
-    let idle_since = Instant::now();
-    let head_end = loop {
-        if let Some(p) = find(buf, b"\r\n\r\n") {
-            break p;
-        }
-        if !fill(stream, buf, sh, idle_since)? {
-            return Ok(None);
-        }
+/// One request answered as the script says, and recorded.
+fn answer(req: &http::Request, sh: &Shared) -> Response {
+    let n = sh.counter.fetch_add(1, Ordering::SeqCst) + 1;
+    let phase = sh.phase.load(Ordering::SeqCst);
+    let json: Option<Value> = req.json();
+    let mut ex = Exchange {
+        n,
+        phase,
+        method: req.method.clone(),
+        path: req.path.clone(),
+        headers: req.headers.clone(),
+        body: req.body.clone(),
+        json: json.clone(),
+        kind: Kind::Other,
+        status: 200,
+        usage: None,
+        message_id: None,
+        request_id: None,
+        model: None,
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    buf.drain(..head_end + 4);
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next().unwrap_or("");
-    let mut parts = request_line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
-    let get = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
-    let mut body = Vec::new();
-    if get("transfer-encoding")
-        .map(|v| v.to_ascii_lowercase().contains("chunked"))
-        .unwrap_or(false)
-    {
-        loop {
-            let line_end = loop {
-                if let Some(p) = find(buf, b"\r\n") {
-                    break p;
-                }
-                if !fill(stream, buf, sh, idle_since)? {
-                    return Ok(None);
-                }
-            };
-            let size_str = String::from_utf8_lossy(&buf[..line_end]).into_owned();
-            let size =
-                usize::from_str_radix(size_str.split(';').next().unwrap_or("").trim(), 16)
-                    .map_err(|_| std::io::Error::new(ErrorKind::InvalidData, "bad chunk size"))?;
-            buf.drain(..line_end + 2);
-            while buf.len() < size + 2 {
-                if !fill(stream, buf, sh, idle_since)? {
-                    return Ok(None);
-                }
+    let request_id = format!("req_hj_{n:04}");
+    let response = if req.method == "POST" && path_is(&req.path, "/v1/messages/count_tokens") {
+        ex.kind = Kind::CountTokens;
+        let body = json!({"input_tokens": (req.body.len() / 4).max(1)});
+        Response::json(200, &body).header("request-id", request_id)
+    } else if req.method == "POST" && path_is(&req.path, "/v1/messages") {
+        match &json {
+            Some(j) => {
+                let kind = classify(j);
+                let usage = scripted_usage(&kind);
+                let model = j
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .unwrap_or("claude-sonnet-4-5-20250929")
+                    .to_string();
+                let message_id = format!("msg_hj_{n:04}");
+                let (content, stop) = script(&kind, j, &sh.project);
+                ex.kind = kind;
+                ex.usage = Some(usage);
+                ex.message_id = Some(message_id.clone());
+                ex.request_id = Some(request_id.clone());
+                ex.model = Some(model.clone());
+                let response = if j.get("stream").and_then(Value::as_bool).unwrap_or(false) {
+                    let body = stream_body(&message_id, &model, &content, stop, usage);
+                    Response::new(200, "text/event-stream", body)
+                } else {
+                    let body = message_json(&message_id, &model, &content, stop, usage);
+                    Response::json(200, &body)
+                };
+                response.header("request-id", request_id)
             }
-            body.extend_from_slice(&buf[..size]);
-            buf.drain(..size + 2);
-            if size == 0 {
-                break;
+            None => {
+                ex.status = 400;
+                let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}});
+                Response::json(400, &body).header("request-id", request_id)
             }
         }
+    } else if req.method == "HEAD" || req.method == "GET" {
+        // Connectivity probes (Claude Code sends `HEAD /` before its first request).
+        Response::new(200, "application/json", "{}")
     } else {
-        let len: usize = get("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        if len > MAX_REQUEST {
-            return Err(std::io::Error::new(
-                ErrorKind::InvalidData,
-                "request too large",
-            ));
-        }
-        while buf.len() < len {
-            if !fill(stream, buf, sh, idle_since)? {
-                return Ok(None);
-            }
-        }
-        body = buf.drain(..len).collect();
-    }
-    Ok(Some(Request {
-        method,
-        path,
-        headers,
-        body,
-    }))
-}
-
-fn write_response(
-    stream: &mut TcpStream,
-    status: u16,
-    content_type: &str,
-    extra: &[(&str, String)],
-    body: &[u8],
-    head_only: bool,
-) -> std::io::Result<()> {
-    let reason = match status {
-        200 => "OK",
-        404 => "Not Found",
-        400 => "Bad Request",
-        _ => "Error",
+        ex.status = 404;
+        let body = json!({"type": "error", "error": {"type": "not_found_error", "message": "not scripted"}});
+        Response::json(404, &body)
     };
-    let mut head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: keep-alive\r\nCache-Control: no-cache\r\n",
-        body.len()
-    );
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes())?;
-    if !head_only {
-        stream.write_all(body)?;
-    }
-    stream.flush()
-}
-
-fn serve_connection(mut stream: TcpStream, sh: Arc<Shared>) {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
-    let _ = stream.set_nodelay(true);
-    let mut buf = Vec::new();
-    // Bounded: each iteration serves one request; stop/idle/EOF end the loop.
-    for _ in 0..10_000 {
-        let req = match read_request(&mut stream, &mut buf, &sh) {
-            Ok(Some(r)) => r,
-            _ => return,
-        };
-        let n = sh.counter.fetch_add(1, Ordering::SeqCst) + 1;
-        let phase = sh.phase.load(Ordering::SeqCst);
-        let json: Option<Value> = serde_json::from_slice(&req.body).ok();
-        let mut ex = Exchange {
-            n,
-            phase,
-            method: req.method.clone(),
-            path: req.path.clone(),
-            headers: req.headers.clone(),
-            body: req.body.clone(),
-            json: json.clone(),
-            kind: Kind::Other,
-            status: 200,
-            usage: None,
-            message_id: None,
-            request_id: None,
-            model: None,
-        };
-        let request_id = format!("req_hj_{n:04}");
-        let result = if req.method == "POST" && path_is(&req.path, "/v1/messages/count_tokens") {
-            ex.kind = Kind::CountTokens;
-            let body = json!({"input_tokens": (req.body.len() / 4).max(1)}).to_string();
-            write_response(
-                &mut stream,
-                200,
-                "application/json",
-                &[("request-id", request_id)],
-                body.as_bytes(),
-                false,
-            )
-        } else if req.method == "POST" && path_is(&req.path, "/v1/messages") {
-            match &json {
-                Some(j) => {
-                    let kind = classify(j);
-                    let usage = scripted_usage(&kind);
-                    let model = j
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .unwrap_or("claude-sonnet-4-5-20250929")
-                        .to_string();
-                    let message_id = format!("msg_hj_{n:04}");
-                    let (content, stop) = script(&kind, j, &sh.project);
-                    ex.kind = kind;
-                    ex.usage = Some(usage);
-                    ex.message_id = Some(message_id.clone());
-                    ex.request_id = Some(request_id.clone());
-                    ex.model = Some(model.clone());
-                    if j.get("stream").and_then(Value::as_bool).unwrap_or(false) {
-                        let body = stream_body(&message_id, &model, &content, stop, usage);
-                        write_response(
-                            &mut stream,
-                            200,
-                            "text/event-stream",
-                            &[("request-id", request_id)],
-                            &body,
-                            false,
-                        )
-                    } else {
-                        let body =
-                            message_json(&message_id, &model, &content, stop, usage).to_string();
-                        write_response(
-                            &mut stream,
-                            200,
-                            "application/json",
-                            &[("request-id", request_id)],
-                            body.as_bytes(),
-                            false,
-                        )
-                    }
-                }
-                None => {
-                    ex.status = 400;
-                    let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}).to_string();
-                    write_response(
-                        &mut stream,
-                        400,
-                        "application/json",
-                        &[("request-id", request_id)],
-                        body.as_bytes(),
-                        false,
-                    )
-                }
-            }
-        } else if req.method == "HEAD" || req.method == "GET" {
-            // Connectivity probes (Claude Code sends `HEAD /` before its first request).
-            write_response(
-                &mut stream,
-                200,
-                "application/json",
-                &[],
-                b"{}",
-                req.method == "HEAD",
-            )
-        } else {
-            ex.status = 404;
-            let body = json!({"type": "error", "error": {"type": "not_found_error", "message": "not scripted"}}).to_string();
-            write_response(
-                &mut stream,
-                404,
-                "application/json",
-                &[],
-                body.as_bytes(),
-                false,
-            )
-        };
-        sh.log.lock().unwrap_or_else(|e| e.into_inner()).push(ex);
-        if result.is_err() {
-            return;
-        }
-    }
+    sh.log.lock().unwrap_or_else(|e| e.into_inner()).push(ex);
+    response
 }

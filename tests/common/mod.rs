@@ -3,6 +3,7 @@
 
 pub mod chat_server;
 pub mod harness;
+pub mod http;
 pub mod kill;
 
 use std::io::Write;
