@@ -660,4 +660,69 @@ fn real_opencode_session_is_journaled_restored_and_costed() -> Ran {
     Ok(())
 }
 
-harness_main!(real_opencode_session_is_journaled_restored_and_costed);
+/// OpenCode exits without waiting for its bus events' handlers (`opencode run` ends right after
+/// `session.idle`): the shim forwards what is still queued then, in order, before the process
+/// goes. Driven with node: the installed shim gets five bus events, and the process exits at
+/// once, before any of them started; the journal holds all five, in order.
+fn the_shim_forwards_what_is_still_queued_when_opencode_exits() -> Ran {
+    if Command::new("node").arg("--version").output().is_err() {
+        return missing("HOOKJOURNAL_REQUIRE_NPM", "node is not on PATH");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("proj");
+    fs::create_dir_all(&project).unwrap();
+    let journal = project.join(".hookjournal");
+    let out = common::cmd(&journal)
+        .args(["install", "--host", "opencode"])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // As an ES module (the plugins directory has no package.json saying so).
+    let shim = tmp.path().join("shim.mjs");
+    fs::copy(project.join(".opencode/plugins/hookjournal.js"), &shim).unwrap();
+    let driver = format!(
+        r#"import {{ HookjournalPlugin }} from {shim};
+const hooks = await HookjournalPlugin({{ directory: {dir} }});
+for (let n = 1; n <= 5; n++) {{
+  hooks.event({{ event: {{ type: "session.idle", properties: {{ sessionID: "ses_exit", n }} }} }});
+}}
+process.exit(0);
+"#,
+        shim = json!(shim.to_str().unwrap()),
+        dir = json!(project.to_str().unwrap()),
+    );
+    let script = tmp.path().join("driver.mjs");
+    fs::write(&script, driver).unwrap();
+    let ran = Command::new("node")
+        .arg(&script)
+        .current_dir(&project)
+        .env("HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let _ = common::cmd(&journal).arg("drain").output();
+    let order: Vec<u64> = common::events(&journal)
+        .iter()
+        .filter(|e| e["kind"] == "Hook")
+        .map(|e| {
+            let payload: Value = serde_json::from_slice(&common::payload_bytes(e)).unwrap();
+            payload["event"]["properties"]["n"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(order, [1, 2, 3, 4, 5]);
+    Ok(())
+}
+
+harness_main!(
+    real_opencode_session_is_journaled_restored_and_costed,
+    the_shim_forwards_what_is_still_queued_when_opencode_exits
+);

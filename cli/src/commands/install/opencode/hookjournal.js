@@ -5,13 +5,13 @@
 // {"hook_event_name", "host_time", "directory", "event"} (a bus event, named by its type) on
 // stdin, through one ordered queue, and the answer hookjournal prints is applied the way the hook
 // takes it: context appended to the prompt, to the tool's output, to the compaction prompt.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 
 // HOOKJOURNAL-SETTINGS (this line and the next are written by install)
 const SETTINGS = {};
 
 const QUEUE = Symbol.for("hookjournal.opencode.queue");
-globalThis[QUEUE] ??= { tail: Promise.resolve() };
+globalThis[QUEUE] ??= { tail: Promise.resolve(), waiting: [] };
 const TIMEOUT_MS = Object.fromEntries((SETTINGS.hooks ?? []).map((h) => [h.name, h.timeoutMs]));
 
 // Functions, signals and cycles do not serialise.
@@ -33,8 +33,7 @@ function payload(fields) {
 // past its budget: OpenCode goes on without an answer.
 function run(body, directory, timeoutMs) {
   return new Promise((resolve) => {
-    const args = ["hook", "--host", "opencode"];
-    if (SETTINGS.journal) args.push("--journal", SETTINGS.journal);
+    const args = hookArgs();
     let out = "";
     let err = "";
     let child;
@@ -67,13 +66,45 @@ function run(body, directory, timeoutMs) {
   });
 }
 
+function hookArgs() {
+  const args = ["hook", "--host", "opencode"];
+  if (SETTINGS.journal) args.push("--journal", SETTINGS.journal);
+  return args;
+}
+
 // Enters the queue now (in the order OpenCode called), settles when hookjournal answered.
 function forward(name, directory, fields) {
   const body = payload({ hook_event_name: name, host_time: new Date().toISOString(), directory, ...fields });
   const q = globalThis[QUEUE];
-  const answer = q.tail.then(() => run(body, directory, TIMEOUT_MS[name]));
+  const entry = { body, directory, timeoutMs: TIMEOUT_MS[name] };
+  q.waiting.push(entry);
+  const answer = q.tail.then(() => {
+    const i = q.waiting.indexOf(entry);
+    if (i >= 0) q.waiting.splice(i, 1);
+    return run(body, directory, entry.timeoutMs);
+  });
   q.tail = answer.catch(() => null);
   return answer;
+}
+
+// OpenCode exits without waiting for its bus events' handlers (`opencode run` ends right after
+// `session.idle`): what is still queued then is forwarded before the process goes, in order,
+// each hookjournal process waited for (its answer can no longer be applied).
+const EXIT = Symbol.for("hookjournal.opencode.exit");
+if (!globalThis[EXIT]) {
+  globalThis[EXIT] = true;
+  process.on("exit", () => {
+    for (const e of globalThis[QUEUE].waiting.splice(0)) {
+      try {
+        spawnSync(SETTINGS.command, hookArgs(), {
+          cwd: e.directory,
+          input: e.body,
+          stdio: ["pipe", "ignore", "inherit"],
+          timeout: e.timeoutMs ?? 10000,
+        });
+      } catch {}
+    }
+  });
 }
 
 const context = (a) => a?.hookSpecificOutput?.additionalContext;
