@@ -76,6 +76,11 @@ impl Answer {
                 form: ContextForm::Flat,
                 ..
             } => json!({ "additionalContext": text }),
+            Answer::Context {
+                text,
+                form: ContextForm::Envelope,
+                ..
+            } => json!({ "context": text }),
             Answer::CompactionText(text) => Value::String(text.clone()),
             Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
             Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
@@ -125,6 +130,13 @@ impl Answer {
                 event: String::new(),
                 text,
                 form: ContextForm::Flat,
+            });
+        }
+        if let Some(text) = str_at(o.get("context")) {
+            return Some(Answer::Context {
+                event: String::new(),
+                text,
+                form: ContextForm::Envelope,
             });
         }
         let specific = o.get("hookSpecificOutput");
@@ -437,6 +449,10 @@ pub fn reads_tasks(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfi
         Canonical::ToolPost { .. } => {
             session.is_some_and(|s| s.reminder.since_task_use >= cfg.reminder_threshold)
         }
+        // Crush's only event: its reminder rides on the tool's result.
+        Canonical::ToolPre { .. } if ev.host.answers(EventKind::ToolPre, AnswerShape::Context) => {
+            session.is_some_and(|s| s.reminder.since_task_use >= cfg.reminder_threshold)
+        }
         _ => false,
     }
 }
@@ -462,7 +478,7 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
             loop_safety(st, env, ev, cfg, &mut d);
         }
         // A host that takes no context here (Cursor): nothing to say, and no reminder spent on it.
-        Canonical::Prompt { .. } | Canonical::ToolPost { .. }
+        Canonical::Prompt { .. } | Canonical::ToolPost { .. } | Canonical::ToolPre { .. }
             if !ev.host.answers(ev.canonical.kind(), AnswerShape::Context) => {}
         // A subagent's prompt: no reminder or notice injected into the subagent.
         Canonical::Prompt { .. } if ev.agent_id.is_some() => {}
@@ -471,7 +487,9 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                 at_prompt(st, s, ev, cfg, &mut d);
             }
         }
-        Canonical::ToolPost { .. } => {
+        // Where the host takes context before a tool (Crush appends it to the tool's result):
+        // the reminder, as after a tool elsewhere.
+        Canonical::ToolPost { .. } | Canonical::ToolPre { .. } => {
             if let Some((r, t)) = session.and_then(|s| reminder_due(st, s, cfg)) {
                 d.events.push(DecisionEvent::ReminderIssued(r));
                 d.answer = context_answer(ev, t);
@@ -723,6 +741,14 @@ mod tests {
                     form: ContextForm::Flat,
                 },
                 r#"{"additionalContext":"hookjournal: 1 open task"}"#,
+            ),
+            (
+                Answer::Context {
+                    event: String::new(),
+                    text: "hookjournal: 1 open task".into(),
+                    form: ContextForm::Envelope,
+                },
+                r#"{"context":"hookjournal: 1 open task"}"#,
             ),
             (
                 Answer::CompactionText("hookjournal: keep\n- x".into()),
