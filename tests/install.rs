@@ -1478,3 +1478,134 @@ fn opencode_install_writes_its_shim_and_uninstall_removes_only_it() {
     let out = env.run(&["install", "--host", "opencode", "--scope", "local"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The user's own Crush config: plain JSON (Crush refuses a `crush.json` with comments), a
+/// provider and a hook of their own.
+const CRUSH_SETTINGS: &str = r#"{
+  "$schema": "https://charm.land/crush.json",
+  "providers": {
+    "local": { "type": "openai-compat", "base_url": "http://127.0.0.1:8080/v1", "models": [] }
+  },
+  "hooks": {
+    "PreToolUse": [
+      { "matcher": "^bash$", "command": "./hooks/no-rm-rf.sh" }
+    ]
+  }
+}
+"#;
+
+/// The PreToolUse payloads Crush's source builds (`crush-0.96.1/payloads`) in project `p`, then
+/// four more reads of the same session: the tenth call is due the reminder.
+fn crush_calls(p: &str) -> Vec<(String, String)> {
+    let dir = common::fixtures().join("real-hosts/crush-0.96.1/payloads");
+    let mut payloads: Vec<(String, String)> = [
+        "01.PreToolUse-view",
+        "02.PreToolUse-bash",
+        "03.PreToolUse-edit",
+        "04.PreToolUse-write",
+        "05.PreToolUse-multiedit",
+        "06.PreToolUse-mcp",
+    ]
+    .iter()
+    .map(|stem| {
+        let text = fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
+        (stem.to_string(), text.replace("/work/proj", p))
+    })
+    .collect();
+    let first = payloads[0].1.clone();
+    for i in 7..=10 {
+        let text = first.replace("notes.txt", &format!("f{i}.txt"));
+        payloads.push((format!("{i:02}.PreToolUse-view"), text));
+    }
+    payloads
+}
+
+/// Crush from install to uninstall, compared as whole outputs: the change install makes to the
+/// user's `crush.json`, the PreToolUse payloads Crush's source builds (Crush itself cannot be
+/// installed here: tests/fixtures/real-hosts/crush-0.96.1/FACTS.md) through the very command
+/// install registered with the environment Crush gives its hooks, the tenth call answered with
+/// the task reminder in Crush's envelope, what the journal shows, and uninstall giving the file's
+/// bytes back; then the user scope.
+#[test]
+fn crush_from_install_to_uninstall() {
+    let mut env = common::TestEnvironment::new();
+    env.redact("5b1c7e2a-9d40-4f3e-8a61-0c2d4e6f8a10", "[CRUSH-SESSION]");
+    let project = env.project.clone();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    let settings = project.join("crush.json");
+    write(&settings, CRUSH_SETTINGS);
+    let mut t = String::new();
+    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
+        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+    };
+    let out = env.run(&["install", "--host", "crush", "--dry-run"]);
+    step(&mut t, "hookjournal install --host crush --dry-run", &out);
+    let out = env.run(&["install", "--host", "crush"]);
+    step(&mut t, "hookjournal install --host crush", &out);
+    let out = env.run(&["tasks", "add", "Cut the release"]);
+    step(&mut t, "hookjournal tasks add \"Cut the release\"", &out);
+    let registered = read_json(&settings);
+    let handlers = registered["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(handlers.len(), 2, "{registered}");
+    let command = handlers[1]["command"].as_str().unwrap().to_string();
+    let p = project.to_str().unwrap();
+    let payloads = crush_calls(p);
+    for (stem, payload) in &payloads {
+        let v: Value = serde_json::from_str(payload).unwrap();
+        let tool = v["tool_name"].as_str().unwrap();
+        // What Crush's hook runner sets for every hook process (payloads/PreToolUse.env).
+        let mut hook_env = vec![
+            ("CRUSH", "1"),
+            ("AGENT", "crush"),
+            ("AI_AGENT", "crush"),
+            ("CRUSH_EVENT", "PreToolUse"),
+            ("CRUSH_TOOL_NAME", tool),
+            ("CRUSH_SESSION_ID", "5b1c7e2a-9d40-4f3e-8a61-0c2d4e6f8a10"),
+            ("CRUSH_CWD", p),
+            ("CRUSH_PROJECT_DIR", p),
+        ];
+        if let Some(path) = v["tool_input"]["file_path"].as_str() {
+            hook_env.push(("CRUSH_TOOL_INPUT_FILE_PATH", path));
+        }
+        if let Some(cmd) = v["tool_input"]["command"].as_str() {
+            hook_env.push(("CRUSH_TOOL_INPUT_COMMAND", cmd));
+        }
+        let out = env.run_shell(&command, &project, &hook_env, payload.as_bytes());
+        step(
+            &mut t,
+            &format!("({stem}) {}", env.normalize(&command)),
+            &out,
+        );
+    }
+    let out = env.run(&["show", "5b1c7e2a"]);
+    step(&mut t, "hookjournal show 5b1c7e2a", &out);
+    let out = env.run(&["uninstall", "--host", "crush"]);
+    step(&mut t, "hookjournal uninstall --host crush", &out);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), CRUSH_SETTINGS);
+
+    let out = env.run(&["install", "--host", "crush", "--scope", "user"]);
+    step(
+        &mut t,
+        "hookjournal install --host crush --scope user",
+        &out,
+    );
+    let user = env.home.join(".config/crush/crush.json");
+    let installed = read_json(&user);
+    assert_eq!(
+        installed["hooks"]["PreToolUse"][0]["name"], "hookjournal",
+        "{installed}"
+    );
+    let out = env.run(&["uninstall", "--host", "crush", "--scope", "user"]);
+    step(
+        &mut t,
+        "hookjournal uninstall --host crush --scope user",
+        &out,
+    );
+    let out = env.run(&["install", "--host", "crush", "--scope", "local"]);
+    step(
+        &mut t,
+        "hookjournal install --host crush --scope local",
+        &out,
+    );
+    common::assert_expected("install-crush.txt", &t);
+}

@@ -346,7 +346,7 @@ fn answer_without_state(agent: Option<&str>, p: &HookEvent, settings: &Settings)
 /// Whether the policy can never answer this event and it needs no outside-world reads (an
 /// unparsed payload and a served call are only recorded too).
 fn record_only(parsed: Option<&HookEvent>) -> bool {
-    parsed.is_none_or(|p| p.canonical.is_record_only() || p.served)
+    parsed.is_none_or(HookEvent::is_record_only)
 }
 
 /// What the host's session files hold since the last read (the reads `projections::observe`

@@ -14,6 +14,7 @@ fuzz_target!(|data: &[u8]| {
         Some("gemini"),
         Some("cursor"),
         Some("openclaw"),
+        Some("crush"),
         Some("other"),
     ] {
         let host = event::detect_host(data, hint);
@@ -26,6 +27,7 @@ fuzz_target!(|data: &[u8]| {
         Host::Gemini,
         Host::Cursor,
         Host::OpenClaw,
+        Host::Crush,
         Host::from_name("other"),
     ] {
         if let Some(ev) = event::parse(&host, data) {

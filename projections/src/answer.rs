@@ -57,6 +57,11 @@ impl Answer {
                 form: ContextForm::Flat,
                 ..
             } => json!({ "additionalContext": text }),
+            Answer::Context {
+                text,
+                form: ContextForm::Envelope,
+                ..
+            } => json!({ "context": text }),
             Answer::CompactionText(text) => Value::String(text.clone()),
             Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
             Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
@@ -106,6 +111,13 @@ impl Answer {
                 event: String::new(),
                 text,
                 form: ContextForm::Flat,
+            });
+        }
+        if let Some(text) = str_at(o.get("context")) {
+            return Some(Answer::Context {
+                event: String::new(),
+                text,
+                form: ContextForm::Envelope,
             });
         }
         let specific = o.get("hookSpecificOutput");

@@ -17,6 +17,9 @@ use std::borrow::Cow;
 struct Raw<'a> {
     #[serde(borrow)]
     hook_event_name: Option<&'a RawValue>,
+    // Crush names its event here (`{"event":"PreToolUse",…}`).
+    #[serde(borrow)]
+    event: Option<&'a RawValue>,
     #[serde(borrow)]
     session_id: Option<&'a RawValue>,
     // Copilot CLI: camelCase payloads (and, mixed in, in some PascalCase ones).
@@ -262,14 +265,20 @@ struct Shape<'a> {
     session_id_camel: Option<&'a RawValue>,
     #[serde(borrow, rename = "hookName")]
     hook_name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    event: Option<&'a RawValue>,
 }
 
 impl Shape<'_> {
-    /// A host only one host's payloads show: OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's
-    /// own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript
+    /// A host only one host's payloads show: Crush's string `event` (with no `hook_event_name`),
+    /// OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript
     /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
     /// says nothing: Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
+        // Crush names its event in a string `event`, and sends no `hook_event_name`.
+        if self.hook_event_name.is_none() && s(self.event).is_some() {
+            return Some(Host::Crush);
+        }
         if host::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
         }
@@ -376,6 +385,7 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)
         .or_else(|| s(raw.hook_name))
+        .or_else(|| (*host == Host::Crush).then(|| s(raw.event)).flatten())
         .or_else(|| given.filter(|g| !g.is_empty()).map(str::to_string))
         .or_else(|| {
             (*host == Host::Copilot)

@@ -161,6 +161,20 @@ impl Canonical {
     }
 }
 
+impl HookEvent {
+    /// Whether this invocation is only recorded (the hook's spool fast path): an event the
+    /// policy never answers (`Canonical::is_record_only`) unless its host takes context there
+    /// (Crush's PreToolUse carries the reminder), or a call served to a session that runs
+    /// elsewhere.
+    pub fn is_record_only(&self) -> bool {
+        self.served
+            || (self.canonical.is_record_only()
+                && !self
+                    .host
+                    .answers(self.canonical.kind(), crate::host::AnswerShape::Context))
+    }
+}
+
 /// Metrics a payload may carry itself (some hosts and wrappers report them).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PayloadMetrics {

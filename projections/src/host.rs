@@ -30,6 +30,8 @@ pub enum Host {
     OpenCode,
     /// Qwen Code.
     Qwen,
+    /// Crush (Charm's; shell hooks in its `crush.json`, see `CRUSH`).
+    Crush,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
     /// what needs nothing host-specific (see `GENERIC`).
@@ -37,7 +39,7 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 8] = [
+pub const KNOWN: [Host; 9] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -46,6 +48,7 @@ pub const KNOWN: [Host; 8] = [
     Host::OpenClaw,
     Host::Qwen,
     Host::OpenCode,
+    Host::Crush,
 ];
 
 impl Host {
@@ -60,6 +63,7 @@ impl Host {
             Host::OpenClaw => "openclaw",
             Host::Qwen => "qwen",
             Host::OpenCode => "opencode",
+            Host::Crush => "crush",
             Host::Other(name) => name,
         }
     }
@@ -84,6 +88,7 @@ impl Host {
             Host::OpenClaw => &OPENCLAW,
             Host::Qwen => &QWEN,
             Host::OpenCode => &OPENCODE,
+            Host::Crush => &CRUSH,
             Host::Other(_) => &GENERIC,
         }
     }
@@ -171,6 +176,10 @@ pub enum ContextForm {
     /// `{"additionalContext":…}` at the top level: Copilot CLI 1.0.102 reads only that and
     /// ignores the nested form (measured, `tests/copilot_cli.rs`).
     Flat,
+    /// `{"context":…}`, Crush's own output envelope (`version`, `decision`, `halt`, `reason`,
+    /// `context`, `updated_input`; no `decision`: the tool goes through its permission flow as
+    /// it would without the hook).
+    Envelope,
 }
 
 /// How `install` registers the handler for one event.
@@ -325,6 +334,20 @@ pub enum HookFileFormat {
     CopilotFlat,
     /// `{"version":1,"hooks":{EVENT:[{"command":…,"timeout":…}]}}` (Cursor).
     CursorFlat,
+    /// `{"hooks":{EVENT:[{"name":…,"command":…,"timeout":…}]}}`, no `version`, no matcher (every
+    /// tool) (Crush's `crush.json`).
+    CrushFlat,
+}
+
+impl HookFileFormat {
+    /// Whether a new file starts with `"version": 1` (and a file left with nothing else is
+    /// removed at uninstall): Copilot CLI's and Cursor's hook files.
+    pub fn versioned(&self) -> bool {
+        matches!(
+            self,
+            HookFileFormat::CopilotFlat | HookFileFormat::CursorFlat
+        )
+    }
 }
 
 /// Where and how `install` registers the handler.
@@ -486,6 +509,14 @@ impl HostFacts {
     /// recognises it by).
     pub fn owns(&self, name: &str) -> bool {
         self.event(name).is_some() && CLAUDE.event(name).is_none()
+    }
+
+    /// Whether the host tells when a tool has run (an after-tool event of its own or Claude's);
+    /// where it does not (Crush), its before-tool event is the call, counted there.
+    pub fn sees_tool_results(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| matches!(e.kind, K::ToolPost | K::ToolFailure))
     }
 
     /// The events `install` registers, in order (none for a host it does not install for).
@@ -1238,6 +1269,73 @@ pub const OPENCODE: HostFacts = HostFacts {
     }),
 };
 
+/// Crush's events: the one its hook runner fires (`hooks.EventPreToolUse`, before every tool
+/// call of the top-level agent; a subagent's own calls fire none). Registered without a matcher
+/// (every tool). Claude Code's names are read too (`HostFacts::meaning`), should a later build
+/// send them.
+const CRUSH_EVENTS: &[HostEvent] = &[ev("PreToolUse", K::ToolPre, 10)];
+
+/// Crush (`@charmland/crush` 0.96.1 pinned; not run here: its npm package downloads the binary
+/// from the project's release page at install, which this machine cannot reach; the facts are
+/// read from its source, `tests/fixtures/real-hosts/crush-0.96.1/FACTS.md`). Shell hooks in
+/// `crush.json` (`{"hooks":{"PreToolUse":[{"name","matcher","command","timeout"}]}}`, timeouts in
+/// seconds); the payload is `{"event","session_id","cwd","tool_name","tool_input"}` (its event
+/// name in `event`, not `hook_event_name`), with `CRUSH_EVENT`, `CRUSH_SESSION_ID`, `CRUSH_CWD`,
+/// `CRUSH_PROJECT_DIR` and `CRUSH_TOOL_*` in the environment. Its answer envelope's `context` is
+/// appended to the tool's result, so reminders ride on the next tool call. No prompt, stop,
+/// session or compaction event: no restore after a compaction, no pressure notice (no usage
+/// reaches a hook; its usage is in its SQLite `.crush/crush.db`, which hookjournal does not
+/// read), no blocked stop, no stopped loop agent.
+pub const CRUSH: HostFacts = HostFacts {
+    name: "crush",
+    product: "Crush",
+    events: CRUSH_EVENTS,
+    answers: &[(K::ToolPre, AnswerShape::Context)],
+    context: ContextForm::Envelope,
+    empty_prompt_continues_turn: false,
+    // Its hook runner adds them to every hook process; its bash tool gives the programs it runs
+    // only `CRUSH=1`, `AGENT=crush`, `AI_AGENT=crush`.
+    caller: Some(CallerEvidence {
+        env: &["CRUSH_EVENT", "CRUSH_PROJECT_DIR"],
+        measured:
+            "Crush's source (internal/hooks/input.go BuildEnv, internal/shell CrushEnvMarkers \
+                   at 37f36e9, after v0.90.0): every hook process gets CRUSH_EVENT and \
+                   CRUSH_PROJECT_DIR, its bash tool's programs neither; not measured here",
+    }),
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: None,
+        transcript_path: None,
+        cwd: &["cwd"],
+    },
+    compaction: CompactionFacts {
+        before: None,
+        after: None,
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: false,
+        before_can_cancel: false,
+    },
+    // No file is read: its sessions and usage are in SQLite (`.crush/crush.db`), and its payload
+    // names no transcript.
+    session_file: CLAUDE_TRANSCRIPT,
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: "",
+        user_config_dir: ".config/crush",
+        config_dir_env: Some("CRUSH_GLOBAL_CONFIG"),
+        project_file: "crush.json",
+        local_file: None,
+        user_file: "crush.json",
+        timeout_scale: 1,
+        named_handlers: true,
+        format: HookFileFormat::CrushFlat,
+        next_step: "start Crush here (`crush`, or `crush run …`; it reads crush.json and \
+                    .crush.json from here up to the repository's root at its start); check with \
+                    `hookjournal status`.",
+    }),
+};
+
 /// Whether this host restores at the next prompt instead of at SessionStart (it takes context
 /// with a prompt, not when a session starts).
 pub fn restores_at_prompt(host: &Host) -> bool {
@@ -1303,7 +1401,7 @@ mod tests {
     #[test]
     fn every_event_name_is_listed_once_per_host() {
         for f in [
-            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE,
+            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
@@ -1351,6 +1449,17 @@ mod tests {
         );
         assert_eq!(q.settings_path(Scope::Local, p, None), None);
         assert_eq!(QWEN.registered().count(), 21);
+        let k = CRUSH.install.unwrap();
+        assert_eq!(
+            k.settings_path(Scope::Project, p, None),
+            Some(PathBuf::from("/p/crush.json"))
+        );
+        assert_eq!(
+            k.settings_path(Scope::User, p, Some(Path::new("/h/.config/crush"))),
+            Some(PathBuf::from("/h/.config/crush/crush.json"))
+        );
+        assert_eq!(k.settings_path(Scope::Local, p, None), None);
+        assert_eq!(CRUSH.registered().count(), 1);
         let g = COPILOT.install.unwrap();
         assert_eq!(
             g.settings_path(Scope::Project, p, None),
@@ -1383,6 +1492,12 @@ mod tests {
             Some(Host::Qwen)
         );
         assert_eq!(env(&["CURSOR_VERSION"]).caller(), Some(Host::Cursor));
+        // Crush's bash tool gives its programs none of its hook variables.
+        assert_eq!(env(&["CRUSH_EVENT"]).caller(), None);
+        assert_eq!(
+            env(&["CRUSH_EVENT", "CRUSH_PROJECT_DIR"]).caller(),
+            Some(Host::Crush)
+        );
         assert!(env(&["GEMINI_SESSION_ID"]).gemini_tie_break());
         assert!(!env(&["GEMINI_SESSION_ID", "CLAUDE_CODE_SESSION_ID"]).gemini_tie_break());
     }

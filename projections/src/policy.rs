@@ -314,6 +314,10 @@ pub fn reads_tasks(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfi
         Canonical::ToolPost { .. } => {
             session.is_some_and(|s| s.reminder.since_task_use >= cfg.reminder_threshold)
         }
+        // Crush's only event: its reminder rides on the tool's result.
+        Canonical::ToolPre { .. } if ev.host.answers(EventKind::ToolPre, AnswerShape::Context) => {
+            session.is_some_and(|s| s.reminder.since_task_use >= cfg.reminder_threshold)
+        }
         _ => false,
     }
 }
@@ -339,7 +343,7 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
             loop_safety(st, env, ev, cfg, &mut d);
         }
         // A host that takes no context here (Cursor): nothing to say, and no reminder spent on it.
-        Canonical::Prompt { .. } | Canonical::ToolPost { .. }
+        Canonical::Prompt { .. } | Canonical::ToolPost { .. } | Canonical::ToolPre { .. }
             if !ev.host.answers(ev.canonical.kind(), AnswerShape::Context) => {}
         // A subagent's prompt: no reminder or notice injected into the subagent.
         Canonical::Prompt { .. } if ev.agent_id.is_some() => {}
@@ -348,7 +352,9 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
                 at_prompt(st, s, ev, cfg, &mut d);
             }
         }
-        Canonical::ToolPost { .. } => {
+        // Where the host takes context before a tool (Crush appends it to the tool's result):
+        // the reminder, as after a tool elsewhere.
+        Canonical::ToolPost { .. } | Canonical::ToolPre { .. } => {
             if let Some((r, t)) = session.and_then(|s| reminder_due(st, s, cfg)) {
                 d.events.push(DecisionEvent::ReminderIssued(r));
                 d.answer = context_answer(ev, t);
@@ -601,6 +607,14 @@ mod tests {
                     form: ContextForm::Flat,
                 },
                 r#"{"additionalContext":"hookjournal: 1 open task"}"#,
+            ),
+            (
+                Answer::Context {
+                    event: String::new(),
+                    text: "hookjournal: 1 open task".into(),
+                    form: ContextForm::Envelope,
+                },
+                r#"{"context":"hookjournal: 1 open task"}"#,
             ),
             (
                 Answer::CompactionText("hookjournal: keep\n- x".into()),

@@ -361,6 +361,7 @@ fn file_of(
             | "edit_file"
             | "write"
             | "edit"
+            | "multiedit"
             | "create"
             | "apply_patch"
     );
@@ -619,6 +620,9 @@ impl SessionState {
                 response,
             } => (tool, input, response, false),
             Canonical::ToolFailure { tool, input, .. } => (tool, input, &None, true),
+            Canonical::ToolPre { tool, input } if !ev.host.facts().sees_tool_results() => {
+                (tool, input, &None, false)
+            }
             _ => return,
         };
         self.served.tool_calls += 1;
@@ -766,6 +770,12 @@ impl SessionState {
     /// Before a tool, after it, and a failed call.
     fn tool_event(&mut self, ev: &HookEvent, o: Origin, last_task_command: Seq) {
         match &ev.canonical {
+            // A host that never tells a tool's result (Crush): the call is counted before it.
+            Canonical::ToolPre { tool, input } if !ev.host.facts().sees_tool_results() => {
+                self.status = Status::Active;
+                let input = input.as_ref().unwrap_or(&Value::Null);
+                self.tool_used(ev, tool, input, &Value::Null, o, last_task_command);
+            }
             Canonical::ToolPre { .. } => self.status = Status::Active,
             Canonical::ToolPost {
                 tool,

@@ -34,6 +34,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // Context with a prompt and after a tool (see `documented_context`); its bus events only
         // observe: no block, no stop.
         Host::OpenCode => [true, false, false, false],
+        // Its one event is PreToolUse: context before a tool (see `documented_context`), no
+        // compaction, no stop.
+        Host::Crush => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
     }
 }
@@ -60,9 +63,15 @@ fn documented_compaction_answer(h: &Host) -> Option<AnswerShape> {
 fn documented_context(h: &Host, kind: EventKind) -> bool {
     match h {
         Host::OpenClaw => kind == EventKind::Prompt,
-        Host::OpenCode => kind != EventKind::SessionStart,
-        _ => documented(h)[0],
+        Host::OpenCode => !matches!(kind, EventKind::SessionStart | EventKind::ToolPre),
+        Host::Crush => kind == EventKind::ToolPre,
+        _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
+}
+
+/// Whether the host sends an event of `kind` (Crush sends PreToolUse alone).
+fn sends(h: &Host, kind: EventKind) -> bool {
+    h.facts().events.iter().any(|e| e.kind == kind)
 }
 
 /// The host's own name for a canonical event (one that names its tool itself).
@@ -153,6 +162,7 @@ fn the_table_says_what_the_docs_say() {
         for kind in [
             EventKind::SessionStart,
             EventKind::Prompt,
+            EventKind::ToolPre,
             EventKind::ToolPost,
         ] {
             assert_eq!(
@@ -182,6 +192,7 @@ fn the_table_says_what_the_docs_say() {
                     kind,
                     EventKind::SessionStart
                         | EventKind::Prompt
+                        | EventKind::ToolPre
                         | EventKind::ToolPost
                         | EventKind::PreCompact
                         | EventKind::Stop
@@ -194,7 +205,10 @@ fn the_table_says_what_the_docs_say() {
 
 #[test]
 fn session_start_context_goes_only_to_hosts_that_take_it() {
-    for h in hosts() {
+    for h in hosts()
+        .into_iter()
+        .filter(|h| sends(h, EventKind::SessionStart))
+    {
         let t = Scenario::default()
             .host(h.clone())
             .given_task_command(
@@ -224,6 +238,11 @@ fn session_start_context_goes_only_to_hosts_that_take_it() {
                     assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
                     assert!(out["additionalContext"].is_string(), "{out}");
                 }
+                // Crush's own envelope: `context` alone, no decision.
+                host::ContextForm::Envelope => {
+                    assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
+                    assert!(out["context"].is_string(), "{out}");
+                }
             }
         }
     }
@@ -231,7 +250,7 @@ fn session_start_context_goes_only_to_hosts_that_take_it() {
 
 #[test]
 fn a_pressure_notice_at_a_prompt_goes_only_to_hosts_that_take_context() {
-    for h in hosts() {
+    for h in hosts().into_iter().filter(|h| sends(h, EventKind::Prompt)) {
         let t = Scenario::default()
             .host(h.clone())
             .given_hook(&payload(&h, EventKind::SessionStart, ""))
@@ -244,7 +263,10 @@ fn a_pressure_notice_at_a_prompt_goes_only_to_hosts_that_take_context() {
 
 #[test]
 fn the_summariser_gets_text_only_where_the_host_takes_it() {
-    for h in hosts() {
+    for h in hosts()
+        .into_iter()
+        .filter(|h| sends(h, EventKind::PreCompact))
+    {
         let t = Scenario::default()
             .host(h.clone())
             // The agent's name (OpenCode's `agent`): its role's priorities are what to keep.
@@ -271,7 +293,7 @@ fn the_summariser_gets_text_only_where_the_host_takes_it() {
 
 #[test]
 fn stop_is_blocked_at_the_emergency_tier_only_where_the_host_takes_a_block() {
-    for h in hosts() {
+    for h in hosts().into_iter().filter(|h| sends(h, EventKind::Stop)) {
         let t = Scenario::default()
             .host(h.clone())
             .given_hook(&payload(&h, EventKind::SessionStart, ""))
@@ -284,7 +306,10 @@ fn stop_is_blocked_at_the_emergency_tier_only_where_the_host_takes_a_block() {
 
 #[test]
 fn a_loop_agent_is_stopped_at_compaction_where_the_host_takes_it_and_released_everywhere() {
-    for h in hosts() {
+    for h in hosts()
+        .into_iter()
+        .filter(|h| sends(h, EventKind::PreCompact))
+    {
         let t = Scenario::default()
             .host(h.clone())
             .given_task_command(projections::derived::TaskOp::Add, "T1", Some("x"), None)
@@ -361,11 +386,13 @@ fn each_hosts_payload_fields_hold_what_the_table_says() {
         for c in f.cwd.iter().filter(|c| **c != "cwd") {
             fields.push(format!(r#""{c}":["/root-1"]"#));
         }
-        let p = format!(
-            r#"{{"hook_event_name":"{}",{}}}"#,
-            name(&h, EventKind::Stop),
-            fields.join(",")
-        );
+        // Crush sends no Stop: its one event.
+        let event = if sends(&h, EventKind::Stop) {
+            name(&h, EventKind::Stop)
+        } else {
+            h.facts().events[0].name
+        };
+        let p = format!(r#"{{"hook_event_name":"{event}",{}}}"#, fields.join(","));
         let ev = event::parse(&h, p.as_bytes()).unwrap();
         assert_eq!(ev.session_id.as_deref(), Some("sid-1"), "{h}");
         assert_eq!(ev.agent_id.is_some(), f.agent_id.is_some(), "{h}");

@@ -90,6 +90,8 @@ pub enum Host {
     /// OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope
     /// user)
     Opencode,
+    /// Crush (crush.json, or ~/.config/crush/crush.json with --scope user)
+    Crush,
 }
 
 impl Host {
@@ -104,6 +106,7 @@ impl Host {
             Host::Openclaw => projections::host::Host::OpenClaw,
             Host::Qwen => projections::host::Host::Qwen,
             Host::Opencode => projections::host::Host::OpenCode,
+            Host::Crush => projections::host::Host::Crush,
         }
     }
 }
@@ -556,7 +559,7 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
         None
     };
     // A Copilot CLI or Cursor file that held only our hooks goes, as it came.
-    let emptied = facts.install.format != HookFileFormat::Grouped && only_version(&doc);
+    let emptied = facts.install.format.versioned() && only_version(&doc);
     if t.dry_run {
         if emptied {
             print!("{}", unified_diff(&path, Some(&before_text), ""));
@@ -886,7 +889,7 @@ fn install_handler(doc: &mut Doc, facts: &HostFacts, command: &str) -> Result<()
     }
     remove_handlers(doc)?;
     if hooks_object(doc)?.is_none() {
-        if facts.install.format != HookFileFormat::Grouped && doc.root_object()?.is_none() {
+        if facts.install.format.versioned() && doc.root_object()?.is_none() {
             doc.append_to_root("version", &1.into())?;
         }
         let all = facts
@@ -945,6 +948,14 @@ fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> CstInputVal
         }
         HookFileFormat::CursorFlat => {
             return CstInputValue::Object(vec![
+                ("command".into(), command.as_str().into()),
+                ("timeout".into(), timeout),
+            ])
+        }
+        // No matcher: Crush runs a handler without one for every tool.
+        HookFileFormat::CrushFlat => {
+            return CstInputValue::Object(vec![
+                ("name".into(), BINARY_NAME.into()),
                 ("command".into(), command.as_str().into()),
                 ("timeout".into(), timeout),
             ])
