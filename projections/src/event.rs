@@ -552,6 +552,9 @@ struct Shape<'a> {
     session_id_camel: Option<&'a RawValue>,
     #[serde(borrow, rename = "hookName")]
     hook_name: Option<&'a RawValue>,
+    /// The host as a shim names it (pi's: `"pi"`; some of its event names are OpenClaw's too).
+    #[serde(borrow)]
+    host: Option<&'a RawValue>,
 }
 
 impl Shape<'_> {
@@ -560,6 +563,11 @@ impl Shape<'_> {
     /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
     /// says nothing: Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
+        if s(self.host).as_deref() == Some("pi")
+            || host::PI.owns(name) && !host::OPENCLAW.owns(name)
+        {
+            return Some(Host::Pi);
+        }
         if host::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
         }
@@ -662,6 +670,9 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
     }
     if *host == Host::OpenCode {
         return crate::opencode::parse(bytes);
+    }
+    if *host == Host::Pi {
+        return crate::pi::parse(bytes);
     }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)

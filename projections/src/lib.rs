@@ -17,6 +17,7 @@ pub mod kind;
 pub mod observe;
 pub mod openclaw;
 pub mod opencode;
+pub mod pi;
 pub mod policy;
 pub mod pricing;
 pub mod qwen_chat;

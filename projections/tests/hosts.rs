@@ -34,6 +34,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // Context with a prompt and after a tool (see `documented_context`); its bus events only
         // observe: no block, no stop.
         Host::OpenCode => [true, false, false, false],
+        // Context with a prompt and after a tool (see `documented_context`); its session and
+        // compaction events take none, agent_end cannot be blocked.
+        Host::Pi => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
     }
 }
@@ -61,6 +64,7 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
     match h {
         Host::OpenClaw => kind == EventKind::Prompt,
         Host::OpenCode => kind != EventKind::SessionStart,
+        Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
         _ => documented(h)[0],
     }
 }
@@ -89,6 +93,13 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     if *h == Host::OpenCode {
         return format!(
             r#"{{"hook_event_name":"{}","directory":"/proj","input":{{"sessionID":"{S}"{sep}{fields}}}}}"#,
+            name(h, kind)
+        );
+    }
+    // pi's shim sends pi's own event object in `event`; the fields go there.
+    if *h == Host::Pi {
+        return format!(
+            r#"{{"host":"pi","hook_event_name":"{}","session_id":"{S}","cwd":"/proj","event":{{{fields}}}}}"#,
             name(h, kind)
         );
     }

@@ -14,6 +14,7 @@ mod copilot_trust;
 mod doc;
 mod openclaw;
 mod opencode;
+mod pi;
 pub mod program;
 
 use self::doc::{prop, string_value, Doc};
@@ -90,6 +91,8 @@ pub enum Host {
     /// OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope
     /// user)
     Opencode,
+    /// pi (an extension shim in .pi/extensions/, or ~/.pi/agent/extensions/ with --scope user)
+    Pi,
 }
 
 impl Host {
@@ -104,6 +107,7 @@ impl Host {
             Host::Openclaw => projections::host::Host::OpenClaw,
             Host::Qwen => projections::host::Host::Qwen,
             Host::Opencode => projections::host::Host::OpenCode,
+            Host::Pi => projections::host::Host::Pi,
         }
     }
 }
@@ -160,6 +164,13 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
             return Ok(ExitCode::from(2));
         }
         return opencode::install(cmd, t.scope, t.dry_run);
+    }
+    if t.host == Host::Pi {
+        if args.statusline {
+            eprintln!("hookjournal: --statusline is Claude Code's status line; pi has none");
+            return Ok(ExitCode::from(2));
+        }
+        return pi::install(cmd, t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -493,6 +504,9 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     }
     if t.host == Host::Opencode {
         return opencode::uninstall(t.scope, t.dry_run);
+    }
+    if t.host == Host::Pi {
+        return pi::uninstall(t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
