@@ -188,3 +188,29 @@ fn a_failed_tool_is_a_failure_and_a_new_session_is_a_clear() {
         }
     );
 }
+
+#[test]
+fn a_new_session_in_place_of_the_last_gets_its_restore_with_its_first_prompt() {
+    // pi's `/new`: the old session shuts down (`reason:"new"`), a new one starts
+    // (`reason:"new"`, a new id) in the same directory.
+    let one = run_one();
+    let refs: Vec<&str> = one.iter().map(String::as_str).collect();
+    let other = "01a21560-0000-7000-8000-000000000000";
+    let new = |stem: &str| {
+        pi(stem)
+            .replace(SID, other)
+            .replace(r#""reason":"startup""#, r#""reason":"new""#)
+    };
+    let shutdown = pi("11.session_shutdown").replace(r#""reason":"quit""#, r#""reason":"new""#);
+    let t = Scenario::default()
+        .host(Host::Pi)
+        .given_hooks(&refs[..refs.len() - 1])
+        .given_hook(&shutdown)
+        .when_hook(&new("01.session_start"))
+        .then_no_answer()
+        .and()
+        .when_hook(&new("02.before_agent_start"));
+    let restore = t.context();
+    assert!(restore.contains("01a2155e"), "{restore}");
+    assert!(restore.contains("README.md"), "{restore}");
+}
