@@ -1609,3 +1609,132 @@ fn crush_from_install_to_uninstall() {
     );
     common::assert_expected("install-crush.txt", &t);
 }
+
+/// pi: install writes its shim extension (this binary, the project's journal, every event the
+/// host table forwards) beside the user's own extensions, and a second install changes nothing;
+/// the shim's command answers pi 0.73.1's recorded events (the startup tasks with the first
+/// prompt, the restore with the prompt after the compaction); uninstall removes only the shim, and
+/// never a file of the user's at its path; the user scope is `~/.pi/agent/extensions/`, or
+/// `$PI_CODING_AGENT_DIR/extensions/`.
+#[test]
+fn pi_from_install_to_uninstall() {
+    let mut env = common::TestEnvironment::new();
+    env.redact("01a2155e-40b1-7498-a1bd-e0f62977d990", "[PI-SESSION]");
+    let project = env.project.clone();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    let mine = project.join(".pi/extensions/mine.ts");
+    write(&mine, "export default function (pi) {}\n");
+    let shim = project.join(".pi/extensions/hookjournal.ts");
+    let mut t = String::new();
+    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
+        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+    };
+    for args in [
+        &["install", "--host", "pi", "--dry-run"][..],
+        &["install", "--host", "pi"],
+        &["tasks", "add", "Migrate the billing tables"],
+    ] {
+        let out = env.run(args);
+        step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
+    }
+    let text = fs::read_to_string(&shim).unwrap();
+    let settings: Value = serde_json::from_str(
+        text.lines()
+            .find_map(|l| l.strip_prefix("const SETTINGS: any = "))
+            .unwrap()
+            .trim_end_matches(';'),
+    )
+    .unwrap();
+    let names: Vec<&str> = settings["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    let table: Vec<&str> = projections::host::PI
+        .registered()
+        .map(|(e, _)| e.name)
+        .collect();
+    assert_eq!(names, table);
+    env.run(&["install", "--host", "pi"]);
+    assert_eq!(fs::read_to_string(&shim).unwrap(), text);
+    pi_shim_answers(&env, &settings, &mut t);
+    for args in [
+        &["show", "01a2155e"][..],
+        &["uninstall", "--host", "pi", "--dry-run"],
+        &["uninstall", "--host", "pi"],
+        &["uninstall", "--host", "pi"],
+    ] {
+        let out = env.run(args);
+        step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
+    }
+    assert!(!shim.exists() && mine.exists());
+    // A file of the user's named like the shim is neither overwritten nor removed.
+    write(&shim, "export default function (pi) {}\n");
+    for args in [
+        &["install", "--host", "pi"][..],
+        &["uninstall", "--host", "pi"],
+    ] {
+        let out = env.run(args);
+        step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
+    }
+    assert_eq!(
+        fs::read_to_string(&shim).unwrap(),
+        "export default function (pi) {}\n"
+    );
+    // The user scope: every project's own journal, found from where pi runs.
+    let out = env.run(&["install", "--host", "pi", "--scope", "user"]);
+    step(&mut t, "hookjournal install --host pi --scope user", &out);
+    let user = env.home.join(".pi/agent/extensions/hookjournal.ts");
+    assert!(!fs::read_to_string(&user).unwrap().contains("\"journal\""));
+    let out = env.run(&["uninstall", "--host", "pi", "--scope", "user"]);
+    step(&mut t, "hookjournal uninstall --host pi --scope user", &out);
+    assert!(!user.exists());
+    let agent_dir = env.root().join("pi-agent");
+    env.set_env("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap());
+    let out = env.run(&["install", "--host", "pi", "--scope", "user"]);
+    step(
+        &mut t,
+        "PI_CODING_AGENT_DIR=$TEST_ENV/pi-agent hookjournal install --host pi --scope user",
+        &out,
+    );
+    assert!(agent_dir.join("extensions/hookjournal.ts").exists());
+    let out = env.run(&["install", "--host", "pi", "--scope", "local"]);
+    step(&mut t, "hookjournal install --host pi --scope local", &out);
+    common::assert_expected("install-pi.txt", &t);
+}
+
+/// Runs the command the shim runs (`settings`: its settings line) for pi 0.73.1's recorded events
+/// in the project, each step's output into `t`.
+fn pi_shim_answers(env: &common::TestEnvironment, settings: &Value, t: &mut String) {
+    let project = env.project.clone();
+    // What the shim runs for each event, with pi's recorded payloads.
+    let command = format!(
+        "'{}' hook --host pi --journal '{}'",
+        settings["command"].as_str().unwrap(),
+        settings["journal"].as_str().unwrap()
+    );
+    let home = env.home.to_str().unwrap().to_string();
+    let dir = common::fixtures().join("real-hosts/pi-0.73.1/shim");
+    for stem in [
+        "01.session_start",
+        "02.before_agent_start",
+        "03.tool_call",
+        "04.tool_result",
+        "09.turn_end",
+        "10.agent_end",
+        "11.session_shutdown",
+        "12.session_start",
+        "13.session_before_compact",
+        "14.session_compact",
+        "15.before_agent_start",
+    ] {
+        let payload = fs::read_to_string(dir.join(format!("{stem}.json")))
+            .unwrap()
+            .replace("/home/dev/acme-api", project.to_str().unwrap())
+            .replace("/home/dev", &home);
+        let out = env.run_shell(&command, &project, &[], payload.as_bytes());
+        let shown = format!("({stem}) {}", env.normalize(&command));
+        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+    }
+}

@@ -267,6 +267,9 @@ struct Shape<'a> {
     hook_name: Option<&'a RawValue>,
     #[serde(borrow)]
     event: Option<&'a RawValue>,
+    /// The host as a shim names it (pi's: `"pi"`; some of its event names are OpenClaw's too).
+    #[serde(borrow)]
+    host: Option<&'a RawValue>,
 }
 
 impl Shape<'_> {
@@ -278,6 +281,11 @@ impl Shape<'_> {
         // Crush names its event in a string `event`, and sends no `hook_event_name`.
         if self.hook_event_name.is_none() && s(self.event).is_some() {
             return Some(Host::Crush);
+        }
+        if s(self.host).as_deref() == Some("pi")
+            || host::PI.owns(name) && !host::OPENCLAW.owns(name)
+        {
+            return Some(Host::Pi);
         }
         if host::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
@@ -381,6 +389,9 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
     }
     if *host == Host::OpenCode {
         return crate::opencode::parse(bytes);
+    }
+    if *host == Host::Pi {
+        return crate::pi::parse(bytes);
     }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)

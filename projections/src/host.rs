@@ -32,6 +32,8 @@ pub enum Host {
     Qwen,
     /// Crush (Charm's; shell hooks in its `crush.json`, see `CRUSH`).
     Crush,
+    /// The pi coding agent (its extension shim forwards its events, see `PI`).
+    Pi,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
     /// what needs nothing host-specific (see `GENERIC`).
@@ -39,7 +41,7 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 9] = [
+pub const KNOWN: [Host; 10] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -49,6 +51,7 @@ pub const KNOWN: [Host; 9] = [
     Host::Qwen,
     Host::OpenCode,
     Host::Crush,
+    Host::Pi,
 ];
 
 impl Host {
@@ -64,6 +67,7 @@ impl Host {
             Host::Qwen => "qwen",
             Host::OpenCode => "opencode",
             Host::Crush => "crush",
+            Host::Pi => "pi",
             Host::Other(name) => name,
         }
     }
@@ -89,6 +93,7 @@ impl Host {
             Host::Qwen => &QWEN,
             Host::OpenCode => &OPENCODE,
             Host::Crush => &CRUSH,
+            Host::Pi => &PI,
             Host::Other(_) => &GENERIC,
         }
     }
@@ -1336,6 +1341,77 @@ pub const CRUSH: HostFacts = HostFacts {
     }),
 };
 
+/// pi's extension events, as its shim extension forwards them (`{"host":"pi",
+/// "hook_event_name", "host_time", "cwd", "session_id", "session_file", "context_usage",
+/// "event"}`; see `pi`). Not the chatty ones: `context` and `before_provider_request` (every
+/// model request), `message_*` and `tool_execution_*` (every streamed message and tool state),
+/// `turn_start`, `agent_start`, `input` (the prompt again, before its expansion). Timeouts are the
+/// shim's per-call budgets (a hung hookjournal is killed, and pi goes on).
+const PI_EVENTS: &[HostEvent] = &[
+    ev("session_start", K::SessionStart, 10),
+    ev("before_agent_start", K::Prompt, 30),
+    ev("tool_call", K::ToolPre, 10),
+    ev("tool_result", K::ToolPost, 10),
+    ev("turn_end", K::Other, 10),
+    ev("agent_end", K::Stop, 10),
+    ev("session_before_compact", K::PreCompact, 30),
+    ev("session_compact", K::PostCompact, 10),
+    ev("session_shutdown", K::SessionEnd, 10),
+];
+
+/// pi (0.73.1 measured; `tests/fixtures/real-hosts/pi-0.73.1/FACTS.md`): in-process extensions,
+/// no shell hooks, so `install` writes a shim extension that forwards each event to `hookjournal
+/// hook --host pi` and applies the answer as the handler's return value: context becomes a
+/// message of the prompt (`before_agent_start`'s `message`, stored in the session and sent to
+/// the model) or is appended to the tool's result (`tool_result`'s `content`). Its session and
+/// compaction events take no context (`session_before_compact` can only cancel the compaction
+/// or replace its summary whole): a restore rides on the next prompt, which pi starts right
+/// after it compacts. `agent_end` cannot be blocked, and nothing stops a loop agent.
+pub const PI: HostFacts = HostFacts {
+    name: "pi",
+    product: "pi",
+    events: PI_EVENTS,
+    answers: &[
+        (K::Prompt, AnswerShape::Context),
+        (K::ToolPost, AnswerShape::Context),
+    ],
+    context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
+    // `PI_CODING_AGENT=true` is set for pi's whole process, so every tool's process has it too.
+    caller: None,
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: None,
+        transcript_path: None,
+        cwd: &["cwd"],
+    },
+    compaction: CompactionFacts {
+        before: Some("session_before_compact"),
+        after: Some("session_compact"),
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: false,
+        before_can_cancel: false,
+    },
+    // No file is read: usage arrives with `turn_end`; the session file
+    // (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`) is named in every payload.
+    session_file: CLAUDE_TRANSCRIPT,
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".pi",
+        user_config_dir: ".pi/agent",
+        config_dir_env: Some("PI_CODING_AGENT_DIR"),
+        project_file: "extensions/hookjournal.ts",
+        local_file: None,
+        user_file: "extensions/hookjournal.ts",
+        timeout_scale: 1000,
+        named_handlers: false,
+        format: HookFileFormat::Grouped,
+        next_step: "start pi here (`pi`, or `pi -p …`; it loads extensions at its start); check \
+                    with `hookjournal status`.",
+    }),
+};
+
 /// Whether this host restores at the next prompt instead of at SessionStart (it takes context
 /// with a prompt, not when a session starts).
 pub fn restores_at_prompt(host: &Host) -> bool {
@@ -1401,7 +1477,7 @@ mod tests {
     #[test]
     fn every_event_name_is_listed_once_per_host() {
         for f in [
-            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH,
+            &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);

@@ -21,6 +21,7 @@ pub mod kind;
 pub mod observe;
 pub mod openclaw;
 pub mod opencode;
+pub mod pi;
 pub mod policy;
 pub mod pressure;
 pub mod pricing;

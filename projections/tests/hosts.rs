@@ -37,6 +37,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // Its one event is PreToolUse: context before a tool (see `documented_context`), no
         // compaction, no stop.
         Host::Crush => [true, false, false, false],
+        // Context with a prompt and after a tool (see `documented_context`); its session and
+        // compaction events take none, agent_end cannot be blocked.
+        Host::Pi => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
     }
 }
@@ -65,6 +68,7 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
         Host::OpenClaw => kind == EventKind::Prompt,
         Host::OpenCode => !matches!(kind, EventKind::SessionStart | EventKind::ToolPre),
         Host::Crush => kind == EventKind::ToolPre,
+        Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
         _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
 }
@@ -98,6 +102,13 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     if *h == Host::OpenCode {
         return format!(
             r#"{{"hook_event_name":"{}","directory":"/proj","input":{{"sessionID":"{S}"{sep}{fields}}}}}"#,
+            name(h, kind)
+        );
+    }
+    // pi's shim sends pi's own event object in `event`; the fields go there.
+    if *h == Host::Pi {
+        return format!(
+            r#"{{"host":"pi","hook_event_name":"{}","session_id":"{S}","cwd":"/proj","event":{{{fields}}}}}"#,
             name(h, kind)
         );
     }

