@@ -72,13 +72,14 @@ pub struct Where<'a> {
 }
 
 /// The hosts `install` registers with, in the table's order.
-const INSTALLED: [Host; 6] = [
+const INSTALLED: [Host; 7] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
     Host::Copilot,
     Host::Cursor,
     Host::Qwen,
+    Host::Droid,
 ];
 
 /// Every host's registration, as `install` would make it.

@@ -8,6 +8,7 @@ pub mod config;
 pub mod copilot_session;
 pub mod cost_totals;
 pub mod derived;
+pub mod droid_session;
 pub mod event;
 pub mod fold;
 pub mod gemini_chat;

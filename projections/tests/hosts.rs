@@ -34,6 +34,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // Context with a prompt and after a tool (see `documented_context`); its bus events only
         // observe: no block, no stop.
         Host::OpenCode => [true, false, false, false],
+        // Claude Code's nested context and a blocked Stop; nothing reaches its summariser and
+        // nothing stops it at a compaction (measured on 0.225.2).
+        Host::Droid => [true, false, true, false],
         Host::Other(_) => [true, false, false, true],
     }
 }

@@ -90,6 +90,8 @@ pub enum Host {
     /// OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope
     /// user)
     Opencode,
+    /// Factory Droid (.factory/settings.json, or ~/.factory/settings.json with --scope user)
+    Droid,
 }
 
 impl Host {
@@ -104,6 +106,7 @@ impl Host {
             Host::Openclaw => projections::host::Host::OpenClaw,
             Host::Qwen => projections::host::Host::Qwen,
             Host::Opencode => projections::host::Host::OpenCode,
+            Host::Droid => projections::host::Host::Droid,
         }
     }
 }
