@@ -1310,7 +1310,8 @@ pub const DROID: HostFacts = HostFacts {
     },
     // Its compactions and the session's token totals (summary requests included), read at the
     // end of a turn, before a compaction, at the session's end and after each tool (a threshold
-    // compaction happens mid-turn: the restore then goes with that tool's result).
+    // compaction can happen mid-turn, while a tool runs: the restore then goes with the first
+    // tool result after its line is written).
     session_file: SessionFileFacts {
         format: SessionFileFormat::DroidSession,
         read_at: &[K::Stop, K::PreCompact, K::SessionEnd, K::ToolPost],
