@@ -1268,10 +1268,11 @@ const DROID_EVENTS: &[HostEvent] = &[
 /// `tests/fixtures/real-hosts/droid-0.225.1/FACTS.md`): Claude Code's event names, payloads and
 /// nested answers, hooks in `.factory/settings.json`. It reads the nested context at
 /// SessionStart, with a prompt and after a tool (each reaches the next model request), and a
-/// blocked Stop goes on with the reason; context at PreCompact reaches nothing. No hook follows a
-/// compaction: the restore goes with the next prompt or tool result after PreCompact, or after its
-/// session file shows a compaction its threshold started. Told from Claude Code by its hooks'
-/// environment.
+/// blocked Stop goes on with the reason; context at PreCompact reaches nothing. `continue:false`
+/// after a tool ends the turn (measured), so a loop agent whose compaction was announced or found
+/// is stopped at its next tool result. No hook follows a compaction: the restore goes with the
+/// next prompt or tool result after PreCompact, or after its session file shows a compaction its
+/// threshold started. Told from Claude Code by its hooks' environment.
 pub const DROID: HostFacts = HostFacts {
     name: "droid",
     product: "Factory Droid",
@@ -1280,6 +1281,7 @@ pub const DROID: HostFacts = HostFacts {
         CONTEXT[0],
         CONTEXT[1],
         CONTEXT[2],
+        (K::ToolPost, AnswerShape::StopAgent),
         (K::Stop, AnswerShape::BlockStop),
     ],
     context: ContextForm::Nested,

@@ -165,6 +165,44 @@ fn a_threshold_compaction_shows_in_the_session_file_and_is_restored_with_the_too
 }
 
 #[test]
+fn a_loop_agent_is_released_at_a_compaction_and_stopped_at_its_next_tool_result() {
+    let t = with_a_task()
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
+        .agent(Some("dev-1"))
+        .given_hooks(&[&droid("SessionStart-startup"), &droid("UserPromptSubmit")])
+        // Droid takes no stop at PreCompact: the task is released, the summariser told nothing.
+        .when_hook(&droid("PreCompact-auto"))
+        .then_no_answer()
+        .then_event_kinds(&["Checkpoint", "TaskReleased"])
+        .then_state(|st| assert!(st.tasks.active_for("dev-1").is_empty()));
+    assert!(
+        t.decision
+            .stderr
+            .as_deref()
+            .is_some_and(|e| e.contains("and stopping the agent")),
+        "{:?}",
+        t.decision.stderr
+    );
+    // `continue:false` after a tool ends Droid's turn (measured): the next tool result gets it.
+    let t = t
+        .and()
+        .given_hook(&droid("PreToolUse-Read"))
+        .when_hook(&droid("PostToolUse-Read"));
+    let out = t.decision.output().unwrap();
+    assert_eq!(out["continue"], false, "{out}");
+    // Stopped once; the restore it took the place of goes with the next context.
+    let t = t
+        .and()
+        .given_hook(&droid("PreToolUse-Create"))
+        .when_hook(&droid("PostToolUse-Create"));
+    let out = t.decision.output().unwrap();
+    assert!(out.get("continue").is_none(), "{out}");
+    assert!(t
+        .context()
+        .starts_with("hookjournal: state of session e5a8d496 after context compaction"));
+}
+
+#[test]
 fn a_blocked_stop_is_claudes_block() {
     let t = with_a_task()
         .given_hook(&droid("SessionStart-startup"))
@@ -197,7 +235,7 @@ fn usage_is_the_sessions_running_totals_one_record_per_session_file() {
             "0a4aa5f2-4e06-4c3d-b03f-1af237582600"
         ]
     );
-    assert_eq!(scan.model.as_deref(), Some("hj-model"));
+    assert_eq!(scan.model.as_deref(), Some("gpt-4.1"));
     assert_eq!(scan.consumed, log.len());
     let child = droid_session::scan(&read("8d1d8b3a-4b4f-438f-94ef-889b45feb072.jsonl"));
     assert_eq!(child.compactions, ["e82ce030-886e-4583-b64b-ffa03b00193b"]);
@@ -215,15 +253,16 @@ fn usage_is_the_sessions_running_totals_one_record_per_session_file() {
         (203_200, 800, 160, 0)
     );
     assert_eq!(t.record.message_id, SID);
-    assert_eq!(t.record.model, "hj-model");
+    assert_eq!(t.record.model, "gpt-4.1");
     assert_eq!(t.context, Some(64_000));
-    // Priced where the model is a priced one.
-    let priced =
-        droid_session::totals(&read(&format!("{SID}.settings.json")), SID, Some("gpt-4.1"))
-            .unwrap();
-    assert!(PricingTable::default()
-        .lookup(&priced.record.model)
-        .is_some());
+    // Priced, and so is the id Droid writes for a model of the user's own.
+    let prices = PricingTable::default();
+    assert!(prices.lookup(&t.record.model).is_some());
+    assert_eq!(
+        prices.lookup("custom:gpt-4.1"),
+        prices.lookup("gpt-4.1"),
+        "custom: names the model after it"
+    );
     // A chunk cut in a line: only complete lines are read.
     let second = memchr_last(&log, b"\"compaction_state\"");
     let first = droid_session::scan(&log[..second + 10]);

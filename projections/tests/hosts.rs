@@ -35,7 +35,8 @@ fn documented(h: &Host) -> [bool; 4] {
         // observe: no block, no stop.
         Host::OpenCode => [true, false, false, false],
         // Claude Code's nested context and a blocked Stop; nothing reaches its summariser and
-        // nothing stops it at a compaction (measured on 0.225.2).
+        // nothing stops it at a compaction (a loop agent is stopped at its next tool result;
+        // measured on 0.225.2).
         Host::Droid => [true, false, true, false],
         Host::Other(_) => [true, false, false, true],
     }
