@@ -424,6 +424,66 @@ fn qwen_latency(dir: &Path, rounds: usize) -> Latency {
     stats(all)
 }
 
+/// Factory Droid 0.225.2's payloads of one tool turn (tests/fixtures/real-hosts), as install
+/// registers them: (event, payload template with `__SID__`). Their `transcript_path` names the
+/// fixture's real session files, so each PostToolUse and Stop reads them as Droid's hooks do (the
+/// `.jsonl` from the session's offset, the `.settings.json` beside it whole).
+fn droid_templates() -> Vec<(String, String)> {
+    let dir = fixtures().join("real-hosts/droid-0.225.1");
+    let sessions = dir.join("sessions");
+    [
+        "SessionStart-startup",
+        "UserPromptSubmit",
+        "PreToolUse-Read",
+        "PostToolUse-Read",
+        "PreToolUse-Create",
+        "PostToolUse-Create",
+        "Stop",
+    ]
+    .iter()
+    .map(|stem| {
+        let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let sid = v["session_id"].as_str().unwrap().to_string();
+        let event = stem.split('-').next().unwrap().to_string();
+        let file = format!("/home/dev/.factory/sessions/-home-dev-acme-api/{sid}");
+        let payload = text
+            .replace(&file, "__FILE__")
+            .replace(&sid, "__SID__")
+            .replace("__FILE__", &format!("{}/{sid}", sessions.display()))
+            .replace("/home/dev/acme-api", "/nonexistent/bench");
+        (event, payload)
+    })
+    .collect()
+}
+
+/// Droid's turn (`droid_templates`) played `rounds` times, each in a new session, as Droid runs
+/// the hook: `--host droid`, with its hook environment.
+fn droid_latency(dir: &Path, rounds: usize) -> Latency {
+    let mut all = Vec::new();
+    for r in 0..rounds {
+        let sid = format!("droid-{r}");
+        for (_, t) in droid_templates() {
+            let p = t.replace("__SID__", &sid);
+            let t0 = Instant::now();
+            let mut child = Command::new(bin())
+                .args(["--journal".as_ref(), dir.as_os_str()])
+                .args(["hook", "--host", "droid"])
+                .env("DROID_PROJECT_DIR", "/nonexistent/bench")
+                .env("FACTORY_PROJECT_DIR", "/nonexistent/bench")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
+            assert!(child.wait().unwrap().success());
+            all.push(t0.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    stats(all)
+}
+
 /// `n` answering hooks (UserPromptSubmit) started at once, each in its own session: how many
 /// were spooled unanswered (a spooled hook says so on stderr), and the slowest.
 fn burst(dir: &Path, n: usize) -> (usize, f64) {
@@ -809,6 +869,13 @@ fn main() {
         ));
         json.insert(format!("hook_qwen_p50_ms_{n}"), qwen.p50.into());
         json.insert(format!("hook_qwen_p99_ms_{n}"), qwen.p99.into());
+        let droid = droid_latency(&dir, rounds * 4);
+        rows.push(format!(
+            "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({} samples: a Factory Droid tool turn, its session files, its environment)",
+            "", "Factory Droid", droid.p50, droid.p99, droid.max, rounds * 4 * droid_templates().len()
+        ));
+        json.insert(format!("hook_droid_p50_ms_{n}"), droid.p50.into());
+        json.insert(format!("hook_droid_p99_ms_{n}"), droid.p99.into());
         let (spooled, burst_ms) = burst(&dir, 64);
         rows.push(format!(
             "{:>16} 64-way burst of answering hooks | {spooled} spooled unanswered, all done in {burst_ms:.0} ms",

@@ -205,7 +205,28 @@ const CASES: &[Case] = &[
         ],
         tool_event: "AfterTool",
     },
+    Case {
+        host: "droid",
+        file: ".factory/settings.json",
+        original: DROID_PLAIN,
+        events: 9,
+        timeouts: &[
+            ("SessionEnd", 10),
+            ("UserPromptSubmit", 30),
+            ("PostToolUse", 10),
+        ],
+        tool_event: "PostToolUse",
+    },
 ];
+
+/// Factory Droid's settings with a custom model and a hook of the user's own, plain JSON.
+const DROID_PLAIN: &str = r#"{
+  "customModels": [{"model": "gpt-4.1", "baseUrl": "http://127.0.0.1:8000/v1", "apiKey": "x", "provider": "generic-chat-completion-api"}],
+  "hooks": {
+    "PreToolUse": [{"matcher": "Execute", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 5}]}]
+  }
+}
+"#;
 
 #[test]
 fn install_twice_then_uninstall_round_trips_for_every_host() {
@@ -1737,4 +1758,146 @@ fn pi_shim_answers(env: &common::TestEnvironment, settings: &Value, t: &mut Stri
         let shown = format!("({stem}) {}", env.normalize(&command));
         t.push_str(&format!("$ {shown}\n{}\n", out.render()));
     }
+}
+
+/// The user's own Droid settings: comments, a custom model and a hook of their own.
+const DROID_SETTINGS: &str = r#"// mine
+{
+  "customModels": [
+    { "model": "gpt-4.1", "baseUrl": "http://127.0.0.1:8000/v1", "apiKey": "x", "provider": "generic-chat-completion-api" }
+  ],
+  /* my own */
+  "hooks": {
+    "Stop": [
+      { "hooks": [ { "type": "command", "command": "say done", "timeout": 5 } ] }
+    ]
+  }
+}
+"#;
+
+/// Factory Droid from install to uninstall, compared as whole outputs: the change install makes
+/// to the user's `.factory/settings.json`, Droid 0.225.2's real payloads (a tool turn) through
+/// the very command install registered, with the hook environment Droid gives it, what the
+/// journal shows (usage from its session file), and uninstall giving the file's bytes back; then
+/// the user scope, and the local scope Droid does not have.
+#[test]
+fn droid_from_install_to_uninstall() {
+    let sid = "e5a8d496-cf7c-44e6-bdaa-8c3360ca2958";
+    let mut env = common::TestEnvironment::new();
+    env.redact(sid, "[DROID-SESSION]");
+    let project = env.project.clone();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    let settings = project.join(".factory/settings.json");
+    write(&settings, DROID_SETTINGS);
+    let mut t = String::new();
+    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
+        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+    };
+    let out = env.run(&["install", "--host", "droid", "--dry-run"]);
+    step(&mut t, "hookjournal install --host droid --dry-run", &out);
+    let out = env.run(&["install", "--host", "droid"]);
+    step(&mut t, "hookjournal install --host droid", &out);
+    let out = env.run(&["tasks", "add", "Migrate the billing tables"]);
+    step(
+        &mut t,
+        "hookjournal tasks add \"Migrate the billing tables\"",
+        &out,
+    );
+    // The user's comments kept, the rest read as JSON.
+    let text = fs::read_to_string(&settings).unwrap();
+    assert!(text.starts_with("// mine\n{\n"), "{text}");
+    assert!(text.contains("  /* my own */\n"), "{text}");
+    let json = text
+        .replacen("// mine\n", "", 1)
+        .replacen("/* my own */", "", 1);
+    let registered: Value = serde_json::from_str(&json).unwrap();
+    let home = env.home.to_str().unwrap().to_string();
+    let dir = common::fixtures().join("real-hosts/droid-0.225.1");
+    let fixture = |stem: &str| {
+        fs::read_to_string(dir.join(format!("{stem}.json")))
+            .unwrap()
+            .replace("/home/dev/acme-api", project.to_str().unwrap())
+            .replace("-home-dev-acme-api", "-project")
+            .replace("/home/dev", &home)
+    };
+    // Droid's session files, where the payloads' transcript_path says.
+    let transcript: Value = serde_json::from_str(&fixture("Stop")).unwrap();
+    let transcript = Path::new(transcript["transcript_path"].as_str().unwrap());
+    fs::create_dir_all(transcript.parent().unwrap()).unwrap();
+    // Its log as it stood in turn one, before the compaction its threshold started.
+    let log = fs::read_to_string(dir.join(format!("sessions/{sid}.jsonl"))).unwrap();
+    let turn_one: String = log
+        .lines()
+        .take_while(|l| !l.contains("\"compaction_state\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(transcript, turn_one).unwrap();
+    fs::copy(
+        dir.join(format!("sessions/{sid}.settings.json")),
+        transcript.with_extension("settings.json"),
+    )
+    .unwrap();
+    // What Droid 0.225.2 sets for every hook process (the fixtures' `.env`).
+    let p = project.to_str().unwrap();
+    let hook_env = [
+        ("DROID_PROJECT_DIR", p),
+        ("FACTORY_PROJECT_DIR", p),
+        ("CLAUDE_PROJECT_DIR", p),
+        ("DROID_PLUGIN_ROOT", "/PLUGIN_ROOT_NOT_EXPANDED_ERROR"),
+    ];
+    for (event, stem) in [
+        ("SessionStart", "SessionStart-startup"),
+        ("UserPromptSubmit", "UserPromptSubmit"),
+        ("PreToolUse", "PreToolUse-Read"),
+        ("PostToolUse", "PostToolUse-Read"),
+        ("PreToolUse", "PreToolUse-Create"),
+        ("PostToolUse", "PostToolUse-Create"),
+        ("Stop", "Stop"),
+    ] {
+        let group = registered["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["hooks"][0]["command"].as_str().unwrap().contains(BIN))
+            .unwrap();
+        let command = group["hooks"][0]["command"].as_str().unwrap();
+        let out = env.run_shell(command, &project, &hook_env, fixture(stem).as_bytes());
+        step(
+            &mut t,
+            &format!("({stem}) {}", env.normalize(command)),
+            &out,
+        );
+    }
+    let out = env.run(&["show", "e5a8d496"]);
+    step(&mut t, "hookjournal show e5a8d496", &out);
+    let out = env.run(&["uninstall", "--host", "droid"]);
+    step(&mut t, "hookjournal uninstall --host droid", &out);
+    assert_eq!(fs::read_to_string(&settings).unwrap(), DROID_SETTINGS);
+
+    let out = env.run(&["install", "--host", "droid", "--scope", "user"]);
+    step(
+        &mut t,
+        "hookjournal install --host droid --scope user",
+        &out,
+    );
+    let user = env.home.join(".factory/settings.json");
+    let installed = read_json(&user);
+    assert_eq!(
+        installed["hooks"].as_object().unwrap().len(),
+        9,
+        "{installed}"
+    );
+    let out = env.run(&["uninstall", "--host", "droid", "--scope", "user"]);
+    step(
+        &mut t,
+        "hookjournal uninstall --host droid --scope user",
+        &out,
+    );
+    let out = env.run(&["install", "--host", "droid", "--scope", "local"]);
+    step(
+        &mut t,
+        "hookjournal install --host droid --scope local",
+        &out,
+    );
+    common::assert_expected("install-droid.txt", &t);
 }

@@ -72,7 +72,7 @@ pub struct Where<'a> {
 }
 
 /// The hosts `install` registers with, in the table's order.
-const INSTALLED: [Host; 7] = [
+const INSTALLED: [Host; 8] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -80,6 +80,7 @@ const INSTALLED: [Host; 7] = [
     Host::Cursor,
     Host::Qwen,
     Host::Crush,
+    Host::Droid,
 ];
 
 /// Every host's registration, as `install` would make it.

@@ -317,6 +317,9 @@ pub fn session_file_events(
     if format == SessionFileFormat::ClaudeTranscript {
         return transcript_events(session, path, agent, max, deadline);
     }
+    if format == SessionFileFormat::DroidSession {
+        return droid_session_events(session, path, max, deadline);
+    }
     let Some(New {
         bytes,
         start,
@@ -392,9 +395,52 @@ pub fn session_file_events(
                 scan.window,
             )
         }
-        SessionFileFormat::ClaudeTranscript => unreachable!("read above"),
+        SessionFileFormat::ClaudeTranscript | SessionFileFormat::DroidSession => {
+            unreachable!("read above")
+        }
     };
     reading.observations(session)
+}
+
+/// Factory Droid's session (`droid_session`): the compactions and model its `.jsonl` shows since
+/// the recorded offset, and the running totals of the `.settings.json` beside it, read whole (a
+/// few hundred bytes, rewritten as the session goes): one record per session file, a larger
+/// reading replacing the one the session holds.
+fn droid_session_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    use projections::droid_session;
+    let Some(base) = path.strip_suffix(".jsonl").filter(|_| acceptable(path)) else {
+        return Vec::new();
+    };
+    let offset = recorded_offset(session, path);
+    let (bytes, start) =
+        read_new(Path::new(path), offset, max, deadline).unwrap_or((Vec::new(), offset));
+    let scan = droid_session::scan(&bytes);
+    let file = Path::new(base)
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or(base);
+    let settings = format!("{base}.settings.json");
+    let totals = read_new(Path::new(&settings), 0, max, deadline)
+        .and_then(|(b, _)| droid_session::totals(&b, file, scan.model.as_deref()));
+    let model = scan
+        .model
+        .or_else(|| totals.as_ref().map(|t| t.record.model.clone()));
+    FileReading {
+        path: path.to_string(),
+        end: start + scan.consumed as u64,
+        offset,
+        tokens: totals.as_ref().and_then(|t| t.context),
+        records: totals.map(|t| t.record).into_iter().collect(),
+        model: model.filter(|m| !m.is_empty()),
+        compressions: scan.compactions,
+        window: None,
+    }
+    .observations(session)
 }
 
 /// After a hook event whose host writes its session file behind its hooks was recorded as event

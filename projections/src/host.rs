@@ -34,6 +34,8 @@ pub enum Host {
     Crush,
     /// The pi coding agent (its extension shim forwards its events, see `PI`).
     Pi,
+    /// Factory Droid (`droid`; Claude Code's hooks in `.factory/settings.json`, see `DROID`).
+    Droid,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
     /// what needs nothing host-specific (see `GENERIC`).
@@ -41,7 +43,7 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 10] = [
+pub const KNOWN: [Host; 11] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -52,6 +54,7 @@ pub const KNOWN: [Host; 10] = [
     Host::OpenCode,
     Host::Crush,
     Host::Pi,
+    Host::Droid,
 ];
 
 impl Host {
@@ -65,6 +68,7 @@ impl Host {
             Host::Cursor => "cursor",
             Host::OpenClaw => "openclaw",
             Host::Qwen => "qwen",
+            Host::Droid => "droid",
             Host::OpenCode => "opencode",
             Host::Crush => "crush",
             Host::Pi => "pi",
@@ -91,6 +95,7 @@ impl Host {
             Host::Cursor => &CURSOR,
             Host::OpenClaw => &OPENCLAW,
             Host::Qwen => &QWEN,
+            Host::Droid => &DROID,
             Host::OpenCode => &OPENCODE,
             Host::Crush => &CRUSH,
             Host::Pi => &PI,
@@ -265,6 +270,9 @@ pub enum SessionFileFormat {
     CopilotEvents,
     /// Qwen Code's `projects/<cwd>/chats/<session>.jsonl`.
     QwenChat,
+    /// Factory Droid's `sessions/<cwd>/<session>.jsonl` (its compactions) and the
+    /// `<session>.settings.json` beside it (the session's running token totals).
+    DroidSession,
 }
 
 /// The file a host keeps per session (usage per model call, the context, compactions), and when
@@ -1412,6 +1420,100 @@ pub const PI: HostFacts = HostFacts {
     }),
 };
 
+/// Factory Droid's events: the 9 names of 0.225's hook schema, Claude Code's all of them, in its
+/// settings' shape, timeouts in seconds (default 60). Measured on 0.225.2 (`droid exec`):
+/// UserPromptSubmit fires only where a prompt is submitted through its JSON-RPC session
+/// (`--input-format stream-jsonrpc`, what its SDK and IDE clients use), not for `droid exec
+/// PROMPT`; PostToolUse not for a tool that failed; PreCompact only for a compaction asked for
+/// (`droid.compact_session`, `/compress`), none for one its token threshold starts.
+const DROID_EVENTS: &[HostEvent] = &[
+    ev("SessionStart", K::SessionStart, 30),
+    ev("SessionEnd", K::SessionEnd, 10),
+    ev("UserPromptSubmit", K::Prompt, 30),
+    tool("PreToolUse", K::ToolPre),
+    tool("PostToolUse", K::ToolPost),
+    ev("Notification", K::Notification, 10),
+    ev("Stop", K::Stop, 10),
+    ev("SubagentStop", K::SubagentStop, 10),
+    ev("PreCompact", K::PreCompact, 30),
+];
+
+/// Factory Droid (`@factory/cli` 0.225.1, whose binary package is 0.225.2, measured;
+/// `tests/fixtures/real-hosts/droid-0.225.1/FACTS.md`): Claude Code's event names, payloads and
+/// nested answers, hooks in `.factory/settings.json`. It reads the nested context at
+/// SessionStart, with a prompt and after a tool (each reaches the next model request), and a
+/// blocked Stop goes on with the reason; context at PreCompact reaches nothing. `continue:false`
+/// after a tool ends the turn (measured), so a loop agent whose compaction was announced or found
+/// is stopped at its next tool result. No hook follows a compaction: the restore goes with the
+/// next prompt or tool result after PreCompact, or after its session file shows a compaction its
+/// threshold started. Told from Claude Code by its hooks' environment.
+pub const DROID: HostFacts = HostFacts {
+    name: "droid",
+    product: "Factory Droid",
+    events: DROID_EVENTS,
+    answers: &[
+        CONTEXT[0],
+        CONTEXT[1],
+        CONTEXT[2],
+        (K::ToolPost, AnswerShape::StopAgent),
+        (K::Stop, AnswerShape::BlockStop),
+    ],
+    context: ContextForm::Nested,
+    empty_prompt_continues_turn: false,
+    caller: Some(CallerEvidence {
+        env: &["DROID_PROJECT_DIR", "FACTORY_PROJECT_DIR"],
+        measured: "Factory Droid 0.225.2 sets DROID_PROJECT_DIR and FACTORY_PROJECT_DIR (and \
+                   CLAUDE_PROJECT_DIR, proving nothing) for every hook process; the programs its \
+                   Execute tool runs get neither",
+    }),
+    payload: PayloadFields {
+        session_id: "session_id",
+        agent_id: None,
+        transcript_path: Some("transcript_path"),
+        cwd: &["cwd"],
+    },
+    // A compaction asked for: SessionStart `resume`, PreCompact (`trigger` says `auto` unless
+    // instructions were given), the summary request; the session goes on under the same id. One
+    // its threshold starts fires nothing and shows as a `compaction_state` line in the session
+    // file (a compaction asked for writes its line in a new session file, not this one).
+    compaction: CompactionFacts {
+        before: Some("PreCompact"),
+        after: None,
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: true,
+        before_can_cancel: false,
+    },
+    // Its compactions and the session's token totals (summary requests included), read at the
+    // end of a turn, before a compaction, at the session's end and after each tool (a threshold
+    // compaction can happen mid-turn, while a tool runs: the restore then goes with the first
+    // tool result after its line is written).
+    session_file: SessionFileFacts {
+        format: SessionFileFormat::DroidSession,
+        read_at: &[K::Stop, K::PreCompact, K::SessionEnd, K::ToolPost],
+        read_while_compacting: &[],
+        main_agent_only: true,
+        path_from_session: false,
+        read_scale: 4,
+        subagent_files: false,
+    },
+    // Project hooks load with no trust step (measured in a fresh home).
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".factory",
+        user_config_dir: ".factory",
+        config_dir_env: None,
+        project_file: "settings.json",
+        local_file: None,
+        user_file: "settings.json",
+        timeout_scale: 1,
+        named_handlers: false,
+        format: HookFileFormat::Grouped,
+        next_step: "start Droid here (`droid`, or `droid exec …`; it reads .factory/settings.json \
+                    at its start); check with `hookjournal status`.",
+    }),
+};
+
 /// Whether this host restores at the next prompt instead of at SessionStart (it takes context
 /// with a prompt, not when a session starts).
 pub fn restores_at_prompt(host: &Host) -> bool {
@@ -1478,6 +1580,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
+            &DROID,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
@@ -1536,6 +1639,17 @@ mod tests {
         );
         assert_eq!(k.settings_path(Scope::Local, p, None), None);
         assert_eq!(CRUSH.registered().count(), 1);
+        let d = DROID.install.unwrap();
+        assert_eq!(
+            d.settings_path(Scope::Project, p, None),
+            Some(PathBuf::from("/p/.factory/settings.json"))
+        );
+        assert_eq!(
+            d.settings_path(Scope::User, p, Some(Path::new("/h/.factory"))),
+            Some(PathBuf::from("/h/.factory/settings.json"))
+        );
+        assert_eq!(d.settings_path(Scope::Local, p, None), None);
+        assert_eq!(DROID.registered().count(), 9);
         let g = COPILOT.install.unwrap();
         assert_eq!(
             g.settings_path(Scope::Project, p, None),
@@ -1566,6 +1680,15 @@ mod tests {
         assert_eq!(
             env(&["QWEN_CODE_CLI", "QWEN_PROJECT_DIR"]).caller(),
             Some(Host::Qwen)
+        );
+        // Droid's Execute tool gives the programs it runs neither of its two.
+        assert_eq!(
+            env(&["CLAUDE_PROJECT_DIR", "DROID_PROJECT_DIR"]).caller(),
+            None
+        );
+        assert_eq!(
+            env(&["DROID_PROJECT_DIR", "FACTORY_PROJECT_DIR"]).caller(),
+            Some(Host::Droid)
         );
         assert_eq!(env(&["CURSOR_VERSION"]).caller(), Some(Host::Cursor));
         // Crush's bash tool gives its programs none of its hook variables.

@@ -10,6 +10,7 @@ pub mod config;
 pub mod copilot_session;
 pub mod cost_totals;
 pub mod derived;
+pub mod droid_session;
 pub mod event;
 pub mod event_kind;
 pub mod fold;

@@ -198,7 +198,10 @@ impl PricingTable {
     /// (`claude-3-5-sonnet` = `claude-sonnet-3-5`). Any other qualifier (e.g. `-fast`) makes
     /// the name unknown rather than silently priced as the base model.
     pub fn lookup(&self, model: &str) -> Option<&ModelPrice> {
-        let name = model.trim().to_ascii_lowercase();
+        // Factory Droid names a model of the user's own `custom:<model>`.
+        let model = model.trim();
+        let model = model.strip_prefix("custom:").unwrap_or(model);
+        let name = model.to_ascii_lowercase();
         if let Some((_, price)) = self.overrides.iter().rev().find(|(k, _)| *k == name) {
             return Some(price);
         }

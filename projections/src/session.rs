@@ -343,7 +343,7 @@ fn commit_made(input: &Value, response: &Value) -> Option<(String, String)> {
 /// (Gemini CLI's `returnDisplay.filePath`; its `write_file` input path is relative), else the
 /// input's path, made absolute against the session's directory when it is relative (OpenClaw's
 /// `read`, `write`, `edit` and `apply_patch` name theirs relative to the workspace). Copilot
-/// CLI's are `view`, `create` and `edit` (`path`).
+/// CLI's are `view`, `create` and `edit` (`path`); Factory Droid's `Create` (`file_path`).
 fn file_of(
     tool: &str,
     input: &Value,
@@ -363,6 +363,7 @@ fn file_of(
             | "edit"
             | "multiedit"
             | "create"
+            | "Create"
             | "apply_patch"
     );
     let read = matches!(
@@ -914,7 +915,10 @@ impl SessionState {
                 push_recent(&mut self.files_read, &path, MAX_FILES);
             }
         }
-        if matches!(tool, "Bash" | "run_shell_command" | "bash" | "exec") {
+        if matches!(
+            tool,
+            "Bash" | "run_shell_command" | "bash" | "exec" | "Execute"
+        ) {
             if let Some((hash, message)) = commit_made(input, response) {
                 self.commits.retain(|c| c.hash != hash);
                 self.commits.insert(

@@ -40,6 +40,10 @@ fn documented(h: &Host) -> [bool; 4] {
         // Context with a prompt and after a tool (see `documented_context`); its session and
         // compaction events take none, agent_end cannot be blocked.
         Host::Pi => [true, false, false, false],
+        // Claude Code's nested context and a blocked Stop; nothing reaches its summariser and
+        // nothing stops it at a compaction (a loop agent is stopped at its next tool result;
+        // measured on 0.225.2).
+        Host::Droid => [true, false, true, false],
         Host::Other(_) => [true, false, false, true],
     }
 }

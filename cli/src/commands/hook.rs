@@ -19,7 +19,7 @@ use std::process::ExitCode;
 /// The hook's flags (parsed leniently by hand: a hook must not fail on an unexpected argument).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// auto, claude, codex, gemini, copilot, cursor, openclaw, qwen, opencode, crush or pi: the host to assume
+    /// auto, claude, codex, gemini, copilot, cursor, openclaw, qwen, opencode, crush, pi or droid: the host to assume
     /// when neither the payload nor the hook's environment tells.
     #[arg(long, default_value = "auto")]
     pub host: String,

@@ -95,6 +95,8 @@ pub enum Host {
     Crush,
     /// pi (an extension shim in .pi/extensions/, or ~/.pi/agent/extensions/ with --scope user)
     Pi,
+    /// Factory Droid (.factory/settings.json, or ~/.factory/settings.json with --scope user)
+    Droid,
 }
 
 impl Host {
@@ -111,6 +113,7 @@ impl Host {
             Host::Opencode => projections::host::Host::OpenCode,
             Host::Crush => projections::host::Host::Crush,
             Host::Pi => projections::host::Host::Pi,
+            Host::Droid => projections::host::Host::Droid,
         }
     }
 }
