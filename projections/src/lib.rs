@@ -3,6 +3,7 @@
 //! No files, no clock, no environment, no processes: same events in, same state out.
 #![warn(missing_docs)]
 
+pub mod cline;
 pub mod codex_rollout;
 pub mod config;
 pub mod copilot_session;

@@ -76,6 +76,11 @@ impl Answer {
                 form: ContextForm::Flat,
                 ..
             } => json!({ "additionalContext": text }),
+            Answer::Context {
+                text,
+                form: ContextForm::Modification,
+                ..
+            } => json!({ "contextModification": text }),
             Answer::CompactionText(text) => Value::String(text.clone()),
             Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
             Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
@@ -125,6 +130,13 @@ impl Answer {
                 event: String::new(),
                 text,
                 form: ContextForm::Flat,
+            });
+        }
+        if let Some(text) = str_at(o.get("contextModification")) {
+            return Some(Answer::Context {
+                event: String::new(),
+                text,
+                form: ContextForm::Modification,
             });
         }
         let specific = o.get("hookSpecificOutput");
@@ -723,6 +735,14 @@ mod tests {
                     form: ContextForm::Flat,
                 },
                 r#"{"additionalContext":"hookjournal: 1 open task"}"#,
+            ),
+            (
+                Answer::Context {
+                    event: String::new(),
+                    text: "hookjournal: 1 open task".into(),
+                    form: ContextForm::Modification,
+                },
+                r#"{"contextModification":"hookjournal: 1 open task"}"#,
             ),
             (
                 Answer::CompactionText("hookjournal: keep\n- x".into()),

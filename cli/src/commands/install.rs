@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod cline;
 mod copilot_trust;
 mod doc;
 mod openclaw;
@@ -90,6 +91,9 @@ pub enum Host {
     /// OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope
     /// user)
     Opencode,
+    /// Cline CLI (one hook file per event in .clinerules/hooks/, or ~/.cline/hooks/ with --scope
+    /// user)
+    Cline,
 }
 
 impl Host {
@@ -104,6 +108,7 @@ impl Host {
             Host::Openclaw => projections::host::Host::OpenClaw,
             Host::Qwen => projections::host::Host::Qwen,
             Host::Opencode => projections::host::Host::OpenCode,
+            Host::Cline => projections::host::Host::Cline,
         }
     }
 }
@@ -160,6 +165,13 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
             return Ok(ExitCode::from(2));
         }
         return opencode::install(cmd, t.scope, t.dry_run);
+    }
+    if t.host == Host::Cline {
+        if args.statusline {
+            eprintln!("hookjournal: --statusline is Claude Code's status line; Cline has none");
+            return Ok(ExitCode::from(2));
+        }
+        return cline::install(cmd, t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -493,6 +505,9 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     }
     if t.host == Host::Opencode {
         return opencode::uninstall(t.scope, t.dry_run);
+    }
+    if t.host == Host::Cline {
+        return cline::uninstall(t.scope, t.dry_run);
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -924,7 +939,8 @@ fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> CstInputVal
                 ("timeout".into(), timeout),
             ])
         }
-        HookFileFormat::Grouped => {
+        // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
+        HookFileFormat::Grouped | HookFileFormat::ScriptPerEvent => {
             let mut handler = Vec::new();
             if facts.install.named_handlers {
                 handler.push(("name".to_string(), BINARY_NAME.into()));
