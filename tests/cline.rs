@@ -240,6 +240,30 @@ impl Env {
     }
 }
 
+/// The snapshot: the file read, the file edited, the tool calls, over both runs' sessions.
+fn check_snapshot(env: &Env) {
+    let rows: Value = serde_json::from_str(&env.hj(&["sessions", "--json"])).unwrap();
+    let mut read = Vec::new();
+    let mut edited = Vec::new();
+    let mut tools = 0;
+    for row in rows.as_array().unwrap() {
+        let id = row["session_id"].as_str().unwrap();
+        let show: Value = serde_json::from_str(&env.hj(&["show", id, "--json"])).unwrap();
+        read.extend(show["files_read"].as_array().cloned().unwrap_or_default());
+        edited.extend(show["files_edited"].as_array().cloned().unwrap_or_default());
+        tools += show["tool_calls"].as_u64().unwrap_or(0);
+    }
+    let p = env.project.display();
+    assert_eq!(read, [json!(format!("{p}/notes.txt"))]);
+    assert_eq!(edited, [json!(format!("{p}/added.txt"))]);
+    assert_eq!(tools, 2);
+    // Cline's apply_patch wrote it (without the patch's last newline).
+    assert_eq!(
+        fs::read_to_string(env.project.join("added.txt")).unwrap(),
+        "hj added"
+    );
+}
+
 /// Two headless runs of the real client with hookjournal's hook files beside a counting hook.
 fn cline_runs_are_journaled_once_and_the_answer_reaches_the_model() -> Ran {
     let Some(bin) = client() else {
@@ -320,27 +344,7 @@ fn cline_runs_are_journaled_once_and_the_answer_reaches_the_model() -> Ran {
         "{said}"
     );
 
-    // The snapshot: the file read, the file edited, the tool calls.
-    let rows: Value = serde_json::from_str(&env.hj(&["sessions", "--json"])).unwrap();
-    let mut read = Vec::new();
-    let mut edited = Vec::new();
-    let mut tools = 0;
-    for row in rows.as_array().unwrap() {
-        let id = row["session_id"].as_str().unwrap();
-        let show: Value = serde_json::from_str(&env.hj(&["show", id, "--json"])).unwrap();
-        read.extend(show["files_read"].as_array().cloned().unwrap_or_default());
-        edited.extend(show["files_edited"].as_array().cloned().unwrap_or_default());
-        tools += show["tool_calls"].as_u64().unwrap_or(0);
-    }
-    let p = env.project.display();
-    assert_eq!(read, [json!(format!("{p}/notes.txt"))]);
-    assert_eq!(edited, [json!(format!("{p}/added.txt"))]);
-    assert_eq!(tools, 2);
-    // Cline's apply_patch wrote it (without the patch's last newline).
-    assert_eq!(
-        fs::read_to_string(env.project.join("added.txt")).unwrap(),
-        "hj added"
-    );
+    check_snapshot(&env);
     env.keep();
     Ok(())
 }
