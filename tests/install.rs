@@ -1901,3 +1901,100 @@ fn droid_from_install_to_uninstall() {
     );
     common::assert_expected("install-droid.txt", &t);
 }
+
+/// Cline CLI from install to uninstall, compared as whole outputs: install writes one script per
+/// event in `.clinerules/hooks/` and leaves the user's own hook file of an event's name as it is
+/// (saying that event is not journaled); Cline 3.0.65's real payloads run through the script it
+/// wrote, with the environment Cline gives its hooks; what the journal shows; uninstall removes
+/// only its own files (the directory is back byte for byte); then the user scope.
+#[test]
+fn cline_from_install_to_uninstall() {
+    let mut env = common::TestEnvironment::new();
+    env.redact("1795654254352_3i7th", "[CLINE-SESSION]");
+    let project = env.project.clone();
+    std::fs::create_dir(project.join(".git")).unwrap();
+    let hooks = project.join(".clinerules/hooks");
+    let mine = hooks.join("TaskComplete");
+    write(&mine, "#!/bin/sh\nsay done\n");
+    let mut t = String::new();
+    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
+        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+    };
+    let out = env.run(&["install", "--host", "cline", "--dry-run"]);
+    step(&mut t, "hookjournal install --host cline --dry-run", &out);
+    assert!(!hooks.join("TaskStart").exists());
+    let out = env.run(&["install", "--host", "cline"]);
+    step(&mut t, "hookjournal install --host cline", &out);
+    let out = env.run(&["install", "--host", "cline"]);
+    step(&mut t, "hookjournal install --host cline (again)", &out);
+    assert_eq!(fs::read_to_string(&mine).unwrap(), "#!/bin/sh\nsay done\n");
+    let out = env.run(&["tasks", "add", "Migrate the billing tables"]);
+    step(
+        &mut t,
+        "hookjournal tasks add \"Migrate the billing tables\"",
+        &out,
+    );
+    let dir = common::fixtures().join("real-hosts/cline-3.0.65/payloads");
+    let p = project.to_str().unwrap();
+    let fixture = |stem: &str| {
+        fs::read_to_string(dir.join(format!("{stem}.json")))
+            .unwrap()
+            .replace("/tmp/clprobe/proj", p)
+    };
+    let launch = format!(
+        r#"{{"launcher":"/opt/cline/bin/cline","connectArgsPrefix":["connect"],"cwd":"{p}"}}"#
+    );
+    let hook_env = [
+        ("CLINE_BUILD_ENV", "production"),
+        ("CLINE_CONNECTOR_CLI_LAUNCH", launch.as_str()),
+    ];
+    for (file, stem) in [
+        ("TaskStart", "01.TaskStart"),
+        ("PreToolUse", "02.PreToolUse"),
+        ("PostToolUse", "03.PostToolUse"),
+    ] {
+        let script = hooks.join(file);
+        let out = env.run_shell(
+            &format!("'{}'", script.display()),
+            &project,
+            &hook_env,
+            fixture(stem).as_bytes(),
+        );
+        step(&mut t, &format!("({stem}) .clinerules/hooks/{file}"), &out);
+    }
+    let out = env.run(&["show", "1795654254352_3i7th"]);
+    step(&mut t, "hookjournal show 1795654254352_3i7th", &out);
+    let out = env.run(&["uninstall", "--host", "cline", "--dry-run"]);
+    step(&mut t, "hookjournal uninstall --host cline --dry-run", &out);
+    let out = env.run(&["uninstall", "--host", "cline"]);
+    step(&mut t, "hookjournal uninstall --host cline", &out);
+    let left: Vec<_> = fs::read_dir(&hooks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["TaskComplete"]);
+    assert_eq!(fs::read_to_string(&mine).unwrap(), "#!/bin/sh\nsay done\n");
+
+    let out = env.run(&["install", "--host", "cline", "--scope", "user"]);
+    step(
+        &mut t,
+        "hookjournal install --host cline --scope user",
+        &out,
+    );
+    let user = env.home.join(".cline/hooks");
+    assert_eq!(fs::read_dir(&user).unwrap().count(), 9);
+    let out = env.run(&["uninstall", "--host", "cline", "--scope", "user"]);
+    step(
+        &mut t,
+        "hookjournal uninstall --host cline --scope user",
+        &out,
+    );
+    assert!(!user.exists());
+    let out = env.run(&["install", "--host", "cline", "--scope", "local"]);
+    step(
+        &mut t,
+        "hookjournal install --host cline --scope local",
+        &out,
+    );
+    common::assert_expected("install-cline.txt", &t);
+}

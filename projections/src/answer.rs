@@ -62,6 +62,11 @@ impl Answer {
                 form: ContextForm::Envelope,
                 ..
             } => json!({ "context": text }),
+            Answer::Context {
+                text,
+                form: ContextForm::Modification,
+                ..
+            } => json!({ "contextModification": text }),
             Answer::CompactionText(text) => Value::String(text.clone()),
             Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
             Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
@@ -111,6 +116,13 @@ impl Answer {
                 event: String::new(),
                 text,
                 form: ContextForm::Flat,
+            });
+        }
+        if let Some(text) = str_at(o.get("contextModification")) {
+            return Some(Answer::Context {
+                event: String::new(),
+                text,
+                form: ContextForm::Modification,
             });
         }
         if let Some(text) = str_at(o.get("context")) {

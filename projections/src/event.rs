@@ -299,6 +299,11 @@ impl Shape<'_> {
         if host::QWEN.owns(name) {
             return Some(Host::Qwen);
         }
+        // Cline CLI names its event in `hookName` (as Copilot's permissionRequest does), with
+        // names no other host sends.
+        if host::CLINE.owns(name) || s(self.hook_name).is_some_and(|n| host::CLINE.owns(&n)) {
+            return Some(Host::Cline);
+        }
         if self.cursor_version.is_some() {
             return Some(Host::Cursor);
         }
@@ -392,6 +397,9 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
     }
     if *host == Host::Pi {
         return crate::pi::parse(bytes);
+    }
+    if *host == Host::Cline {
+        return crate::cline::parse(bytes);
     }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)

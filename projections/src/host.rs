@@ -36,6 +36,8 @@ pub enum Host {
     Pi,
     /// Factory Droid (`droid`; Claude Code's hooks in `.factory/settings.json`, see `DROID`).
     Droid,
+    /// Cline CLI (one hook file per event, see `CLINE`).
+    Cline,
     /// A host named on the command line (`--host NAME`) or in an imported event that hookjournal
     /// does not know, kept by its name: read with Claude Code's event names, answered only with
     /// what needs nothing host-specific (see `GENERIC`).
@@ -43,7 +45,7 @@ pub enum Host {
 }
 
 /// The hosts hookjournal knows, in the order the docs list them.
-pub const KNOWN: [Host; 11] = [
+pub const KNOWN: [Host; 12] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -55,6 +57,7 @@ pub const KNOWN: [Host; 11] = [
     Host::Crush,
     Host::Pi,
     Host::Droid,
+    Host::Cline,
 ];
 
 impl Host {
@@ -72,6 +75,7 @@ impl Host {
             Host::OpenCode => "opencode",
             Host::Crush => "crush",
             Host::Pi => "pi",
+            Host::Cline => "cline",
             Host::Other(name) => name,
         }
     }
@@ -99,6 +103,7 @@ impl Host {
             Host::OpenCode => &OPENCODE,
             Host::Crush => &CRUSH,
             Host::Pi => &PI,
+            Host::Cline => &CLINE,
             Host::Other(_) => &GENERIC,
         }
     }
@@ -190,6 +195,9 @@ pub enum ContextForm {
     /// `context`, `updated_input`; no `decision`: the tool goes through its permission flow as
     /// it would without the hook).
     Envelope,
+    /// `{"contextModification":…}` (Cline CLI: added to the next request as a `<hook_context>`
+    /// user message after the tool's result).
+    Modification,
 }
 
 /// How `install` registers the handler for one event.
@@ -350,6 +358,9 @@ pub enum HookFileFormat {
     /// `{"hooks":{EVENT:[{"name":…,"command":…,"timeout":…}]}}`, no `version`, no matcher (every
     /// tool) (Crush's `crush.json`).
     CrushFlat,
+    /// No settings file: one executable per event in a hooks directory, named after the event
+    /// (Cline CLI; `install::cline` writes them).
+    ScriptPerEvent,
 }
 
 impl HookFileFormat {
@@ -1514,6 +1525,89 @@ pub const DROID: HostFacts = HostFacts {
     }),
 };
 
+/// Cline CLI's hooks, by the `hookName` its payloads carry; install writes the hook file each is
+/// run from (`hook_file`). Not its PreCompact file: 3.0.65 maps it to no event and never runs it.
+/// Timeouts are Cline's own (30 s for every hook); the registration's is not written anywhere.
+const CLINE_EVENTS: &[HostEvent] = &[
+    ev("agent_start", K::SessionStart, 30),
+    ev("agent_resume", K::SessionStart, 30),
+    ev("prompt_submit", K::Prompt, 30),
+    ev("tool_call", K::ToolPre, 30),
+    ev("tool_result", K::ToolPost, 30),
+    ev("agent_end", K::Stop, 30),
+    ev("agent_abort", K::Other, 30),
+    ev("agent_error", K::StopFailure, 30),
+    ev("session_shutdown", K::SessionEnd, 30),
+];
+
+/// The file Cline CLI runs for one of its events (`HOOK_CONFIG_FILE_EVENT_MAP` of 3.0.65).
+pub fn cline_hook_file(event: &str) -> Option<&'static str> {
+    Some(match event {
+        "agent_start" => "TaskStart",
+        "agent_resume" => "TaskResume",
+        "prompt_submit" => "UserPromptSubmit",
+        "tool_call" => "PreToolUse",
+        "tool_result" => "PostToolUse",
+        "agent_end" => "TaskComplete",
+        "agent_abort" => "TaskCancel",
+        "agent_error" => "TaskError",
+        "session_shutdown" => "SessionShutdown",
+        _ => return None,
+    })
+}
+
+/// Cline CLI (3.0.65 measured; `tests/fixtures/real-hosts/cline-3.0.65/FACTS.md`): one executable
+/// per event, its payload on stdin, `{"cancel","contextModification","errorMessage"}` on stdout.
+/// `contextModification` reaches the model after a tool (PreToolUse's and PostToolUse's go into
+/// the next request; hookjournal answers at PostToolUse). Its run-start hooks are fire-and-forget
+/// (their answer is dropped), no hook announces a compaction (the PreCompact file is never run),
+/// and nothing can block its end or stop it at a compaction (see docs/hooks.md).
+pub const CLINE: HostFacts = HostFacts {
+    name: "cline",
+    product: "Cline CLI",
+    events: CLINE_EVENTS,
+    answers: &[(K::ToolPost, AnswerShape::Context)],
+    context: ContextForm::Modification,
+    empty_prompt_continues_turn: false,
+    caller: Some(CallerEvidence {
+        env: &["CLINE_BUILD_ENV", "CLINE_CONNECTOR_CLI_LAUNCH"],
+        measured: "Cline CLI 3.0.65 sets CLINE_BUILD_ENV and CLINE_CONNECTOR_CLI_LAUNCH for every \
+                   hook process; the programs its run_commands tool runs get \
+                   CLINE_CONNECTOR_CLI_LAUNCH without CLINE_BUILD_ENV",
+    }),
+    payload: PayloadFields {
+        session_id: "sessionContext.rootSessionId",
+        agent_id: Some("agent_id"),
+        transcript_path: None,
+        cwd: &["workspaceInfo.rootPath", "workspaceRoots"],
+    },
+    compaction: CompactionFacts {
+        before: None,
+        after: None,
+        restart_source: None,
+        before_fires_without_compaction: false,
+        counted_from_session_file: false,
+        before_can_cancel: false,
+    },
+    // Its usage is in `~/.cline/data/sessions/<id>/<id>.messages.json`, which no payload names:
+    // not read (the session's usage is unknown to hookjournal).
+    session_file: CLAUDE_TRANSCRIPT,
+    trust: Trust::None,
+    install: Some(InstallFacts {
+        config_dir: ".clinerules",
+        user_config_dir: ".cline",
+        config_dir_env: Some("CLINE_DIR"),
+        project_file: "hooks",
+        local_file: None,
+        user_file: "hooks",
+        timeout_scale: 1,
+        named_handlers: false,
+        format: HookFileFormat::ScriptPerEvent,
+        next_step: "start Cline here (`cline \"…\"`; it finds the hook files at each run); check \
+                    with `hookjournal status`.",
+    }),
+};
+
 /// Whether this host restores at the next prompt instead of at SessionStart (it takes context
 /// with a prompt, not when a session starts).
 pub fn restores_at_prompt(host: &Host) -> bool {
@@ -1580,7 +1674,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
-            &DROID,
+            &DROID, &CLINE,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod answer;
+pub mod cline;
 pub mod codec;
 pub mod codex_rollout;
 pub mod config;

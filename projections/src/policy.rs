@@ -617,6 +617,14 @@ mod tests {
                 r#"{"context":"hookjournal: 1 open task"}"#,
             ),
             (
+                Answer::Context {
+                    event: String::new(),
+                    text: "hookjournal: 1 open task".into(),
+                    form: ContextForm::Modification,
+                },
+                r#"{"contextModification":"hookjournal: 1 open task"}"#,
+            ),
+            (
                 Answer::CompactionText("hookjournal: keep\n- x".into()),
                 "hookjournal: keep\n- x",
             ),

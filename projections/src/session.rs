@@ -392,6 +392,20 @@ fn file_of(
     Some((edit, absolute(path, cwd)))
 }
 
+/// The files a list-taking read names: `files[].path` or `paths[]` (Cline CLI's read_files).
+fn listed_files(input: &Value) -> Vec<String> {
+    let files = input.get("files").and_then(Value::as_array);
+    let paths = input.get("paths").and_then(Value::as_array);
+    files
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.get("path").and_then(Value::as_str))
+        .chain(paths.into_iter().flatten().filter_map(Value::as_str))
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// A path as given, made absolute against `cwd` when it is relative.
 fn absolute(path: &str, cwd: Option<&str>) -> String {
     match cwd {
@@ -904,6 +918,12 @@ impl SessionState {
             let patch = str_at(input, &["command", "patch", "input"]).or(input.as_str());
             for path in patch.map(patch_files).unwrap_or_default() {
                 push_recent(&mut self.files_edited, &absolute(&path, cwd), MAX_FILES);
+            }
+        }
+        // Cline CLI's read_files names its files in a list (`files[].path`, or `paths`).
+        if tool == "read_files" && ev.agent_id.is_none() {
+            for path in listed_files(input) {
+                push_recent(&mut self.files_read, &absolute(&path, cwd), MAX_FILES);
             }
         }
         if let Some((edit, path)) = file_of(tool, input, response, cwd) {

@@ -44,6 +44,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // nothing stops it at a compaction (a loop agent is stopped at its next tool result;
         // measured on 0.225.2).
         Host::Droid => [true, false, true, false],
+        // `contextModification` after a tool only (see `documented_context`); nothing blocks
+        // its end or stops it (measured on 3.0.65).
+        Host::Cline => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
     }
 }
@@ -73,6 +76,7 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
         Host::OpenCode => !matches!(kind, EventKind::SessionStart | EventKind::ToolPre),
         Host::Crush => kind == EventKind::ToolPre,
         Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
+        Host::Cline => kind == EventKind::ToolPost,
         _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
 }
@@ -113,6 +117,13 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     if *h == Host::Pi {
         return format!(
             r#"{{"host":"pi","hook_event_name":"{}","session_id":"{S}","cwd":"/proj","event":{{{fields}}}}}"#,
+            name(h, kind)
+        );
+    }
+    // Cline CLI names its event in `hookName` and the session in `sessionContext`.
+    if *h == Host::Cline {
+        return format!(
+            r#"{{"hookName":"{}","sessionContext":{{"rootSessionId":"{S}"}},"workspaceInfo":{{"rootPath":"/proj"}},"agent_id":"a","parent_agent_id":null{sep}{fields}}}"#,
             name(h, kind)
         );
     }
@@ -258,6 +269,11 @@ fn session_start_context_goes_only_to_hosts_that_take_it() {
                     assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
                     assert!(out["context"].is_string(), "{out}");
                 }
+                // Cline CLI reads `contextModification`.
+                host::ContextForm::Modification => {
+                    assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
+                    assert!(out["contextModification"].is_string(), "{out}");
+                }
             }
         }
     }
@@ -385,10 +401,11 @@ fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
 
 #[test]
 fn each_hosts_payload_fields_hold_what_the_table_says() {
-    // OpenClaw's shim nests the host's `event` and `ctx` (see tests/openclaw.rs).
+    // OpenClaw's shim nests the host's `event` and `ctx` (see tests/openclaw.rs); Cline nests
+    // its session in `sessionContext` (see tests/cline.rs).
     for h in KNOWN
         .into_iter()
-        .filter(|h| !matches!(h, Host::OpenClaw | Host::OpenCode))
+        .filter(|h| !matches!(h, Host::OpenClaw | Host::OpenCode | Host::Cline))
     {
         let f = h.facts().payload;
         let mut fields = vec![format!(r#""{}":"sid-1""#, f.session_id)];

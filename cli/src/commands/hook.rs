@@ -19,8 +19,8 @@ use std::process::ExitCode;
 /// The hook's flags (parsed leniently by hand: a hook must not fail on an unexpected argument).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// auto, claude, codex, gemini, copilot, cursor, openclaw, qwen, opencode, crush, pi or droid: the host to assume
-    /// when neither the payload nor the hook's environment tells.
+    /// auto, claude, codex, gemini, copilot, cursor, openclaw, qwen, opencode, crush, pi, droid or
+    /// cline: the host to assume when neither the payload nor the hook's environment tells.
     #[arg(long, default_value = "auto")]
     pub host: String,
     /// Run by the Claude Code plugin: when a settings file registers hookjournal too, it defers

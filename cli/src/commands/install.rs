@@ -10,6 +10,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod cline;
 mod copilot_trust;
 mod doc;
 mod openclaw;
@@ -97,6 +98,9 @@ pub enum Host {
     Pi,
     /// Factory Droid (.factory/settings.json, or ~/.factory/settings.json with --scope user)
     Droid,
+    /// Cline CLI (one hook file per event in .clinerules/hooks/, or ~/.cline/hooks/ with --scope
+    /// user)
+    Cline,
 }
 
 impl Host {
@@ -114,6 +118,7 @@ impl Host {
             Host::Crush => projections::host::Host::Crush,
             Host::Pi => projections::host::Host::Pi,
             Host::Droid => projections::host::Host::Droid,
+            Host::Cline => projections::host::Host::Cline,
         }
     }
 }
@@ -168,10 +173,12 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         );
         return Ok(ExitCode::from(2));
     }
+    // The hosts whose hooks are files of hookjournal's own (a plugin, a shim, scripts).
     match t.host {
         Host::Openclaw => return openclaw::install(cmd, t.scope, t.dry_run),
         Host::Opencode => return opencode::install(cmd, t.scope, t.dry_run),
         Host::Pi => return pi::install(cmd, t.scope, t.dry_run),
+        Host::Cline => return cline::install(cmd, t.scope, t.dry_run),
         _ => {}
     }
     let facts = &facts(t.host);
@@ -524,14 +531,13 @@ impl Change<'_> {
 /// Removes hookjournal's own entries from a host's settings.
 pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
-    if t.host == Host::Openclaw {
-        return openclaw::uninstall(t.scope, t.dry_run);
-    }
-    if t.host == Host::Opencode {
-        return opencode::uninstall(t.scope, t.dry_run);
-    }
-    if t.host == Host::Pi {
-        return pi::uninstall(t.scope, t.dry_run);
+    // The hosts whose hooks are files of hookjournal's own (a plugin, a shim, scripts).
+    match t.host {
+        Host::Openclaw => return openclaw::uninstall(t.scope, t.dry_run),
+        Host::Opencode => return opencode::uninstall(t.scope, t.dry_run),
+        Host::Pi => return pi::uninstall(t.scope, t.dry_run),
+        Host::Cline => return cline::uninstall(t.scope, t.dry_run),
+        _ => {}
     }
     let facts = &facts(t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -971,7 +977,8 @@ fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> CstInputVal
                 ("timeout".into(), timeout),
             ])
         }
-        HookFileFormat::Grouped => {
+        // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
+        HookFileFormat::Grouped | HookFileFormat::ScriptPerEvent => {
             let mut handler = Vec::new();
             if facts.install.named_handlers {
                 handler.push(("name".to_string(), BINARY_NAME.into()));

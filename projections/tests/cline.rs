@@ -1,0 +1,140 @@
+//! Cline CLI 3.0.65 as it ran hookjournal's hook files (tests/fixtures/real-hosts/cline-3.0.65/
+//! payloads: what the real CLI sent on stdin, one file per hook run), given/when/then: each reads
+//! as the host table says and names its session, the snapshot holds the tools and files, and the
+//! answer after a tool is Cline's `contextModification`; its run start and end take none.
+
+use projections::derived::TaskOp;
+use projections::event::{self, Canonical};
+use projections::host::{Host, CLINE};
+use projections::scenario::Scenario;
+
+fn dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/real-hosts/cline-3.0.65/payloads")
+}
+
+fn cl(stem: &str) -> String {
+    std::fs::read_to_string(dir().join(format!("{stem}.json"))).unwrap()
+}
+
+/// The probe's `run_commands` run (01-04), and the `read_files` run (05-06).
+const RUN: &str = "1795654254352_3i7th";
+const READ: &str = "1795654719177_nm601";
+const PROJECT: &str = "/tmp/clprobe/proj";
+
+#[test]
+fn every_captured_payload_reads_as_the_table_says_and_names_its_session() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir()).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let payload = std::fs::read_to_string(&path).unwrap();
+        // Its `hookName`s tell it apart, whatever `--host` says.
+        assert_eq!(
+            event::detect_host(payload.as_bytes(), Some("claude")),
+            Host::Cline,
+            "{}",
+            path.display()
+        );
+        let ev = event::parse(&Host::Cline, payload.as_bytes()).unwrap();
+        assert_eq!(
+            ev.canonical.kind(),
+            CLINE.event(&ev.name).unwrap().kind,
+            "{}",
+            ev.name
+        );
+        assert!(
+            [RUN, READ].contains(&ev.session_id.as_deref().unwrap()),
+            "{}",
+            ev.name
+        );
+        assert_eq!(ev.cwd.as_deref(), Some(PROJECT), "{}", ev.name);
+        // The main agent's id is no subagent's.
+        assert_eq!(ev.agent_id, None, "{}", ev.name);
+        seen += 1;
+    }
+    assert_eq!(seen, 6);
+    let pre = event::parse(&Host::Cline, cl("02.PreToolUse").as_bytes()).unwrap();
+    assert_eq!(
+        pre.canonical,
+        Canonical::ToolPre {
+            tool: "run_commands".into(),
+            input: Some(
+                serde_json::json!({"commands": ["env | grep -i cline > envleak.txt; echo done"]})
+            ),
+        }
+    );
+    let end = event::parse(&Host::Cline, cl("04.TaskComplete").as_bytes()).unwrap();
+    assert_eq!(
+        end.canonical,
+        Canonical::Stop {
+            active: false,
+            last_message: Some("Ran it.".into()),
+        }
+    );
+}
+
+#[test]
+fn a_subagents_events_name_it_and_stay_in_the_session() {
+    let payload = cl("05.PreToolUse-read_files").replace(
+        r#""parent_agent_id":null"#,
+        r#""parent_agent_id":"agent_lead""#,
+    );
+    let ev = event::parse(&Host::Cline, payload.as_bytes()).unwrap();
+    assert_eq!(ev.session_id.as_deref(), Some(READ));
+    assert_eq!(ev.agent_id.as_deref(), Some("agent_1795654719602_vqk609"));
+}
+
+#[test]
+fn the_snapshot_holds_the_run_its_tools_and_the_files_read() {
+    Scenario::default()
+        .host(Host::Cline)
+        .given_hook(&cl("01.TaskStart"))
+        .given_hook(&cl("02.PreToolUse"))
+        .given_hook(&cl("03.PostToolUse"))
+        .given_hook(&cl("04.TaskComplete"))
+        .given_hook(&cl("05.PreToolUse-read_files"))
+        .when_hook(&cl("06.PostToolUse-read_files"))
+        .then_state(|st| {
+            let s = &st.sessions[READ];
+            assert_eq!(s.tool_calls, 1);
+            assert_eq!(s.files_read, [format!("{PROJECT}/notes.txt")]);
+            assert!(s.files_edited.is_empty());
+            assert_eq!(st.sessions[RUN].tool_calls, 1);
+        });
+}
+
+#[test]
+fn nothing_is_answered_at_the_run_start_and_end_which_cline_does_not_read() {
+    let t = Scenario::default().host(Host::Cline).given_task_command(
+        TaskOp::Add,
+        "T1",
+        Some("Migrate"),
+        None,
+    );
+    t.when_hook(&cl("01.TaskStart"))
+        .then_no_answer()
+        .and()
+        .when_hook(&cl("04.TaskComplete"))
+        .then_no_answer();
+}
+
+#[test]
+fn a_task_reminder_after_a_tool_is_a_context_modification() {
+    let mut t = Scenario::default()
+        .host(Host::Cline)
+        .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
+        .given_hook(&cl("01.TaskStart"));
+    // The default threshold: ten tool calls without a task tool.
+    for _ in 0..9 {
+        t = t.given_hook(&cl("03.PostToolUse"));
+    }
+    let then = t.when_hook(&cl("03.PostToolUse"));
+    let out = then.decision.output().unwrap();
+    assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
+    let text = out["contextModification"].as_str().unwrap();
+    assert!(text.contains("T1"), "{text}");
+    then.then_event_kinds(&["ReminderIssued"]);
+}

@@ -1,0 +1,355 @@
+//! End to end with the real Cline CLI (3.0.65, pinned by `.ci/install-cline.sh`), headless
+//! (`cline --json PROMPT`, the session in-process: `CLINE_SESSION_BACKEND_MODE=local`, so no hub
+//! daemon is left behind) against a loopback chat-completions server (`cline auth -p openai -b
+//! URL`), with hookjournal's hook files installed by `hookjournal install --host cline` and a
+//! counting hook of the same names in `~/.cline/hooks/` (Cline runs both).
+//!
+//! A task is seeded and `reminder_threshold = 1` set, so the first tool result is answered with a
+//! task reminder. Run one: `read_files` on notes.txt, then text. Run two (Cline has no headless
+//! second turn in a session: `--id` forces its TUI, see FACTS.md, so it is a second session):
+//! `apply_patch` adding a file, then text. Checked: every hook run the counting hook saw is
+//! journaled once, as host `cline`, in its session (none `Malformed`); the reminder reaches the
+//! model's next request as Cline's `<hook_context source="PostToolUse">`; the snapshot has the
+//! file read, the file edited and the tool calls. Cline announces no compaction to its hooks and
+//! no payload names its usage file: neither is checked (see docs/hooks.md, "Cline CLI").
+//!
+//! Running it
+//! ----------
+//!   bash .ci/install-cline.sh                 # once; npm registry only, into the CI cache
+//!   cargo test -p hookjournal --test cline -- --nocapture
+//! Environment:
+//!   HOOKJOURNAL_CLINE_BIN=/path/to/cline      another Cline binary
+//!   HOOKJOURNAL_REQUIRE_CLINE=1               fail (instead of report ignored) when it is missing
+//!   HOOKJOURNAL_E2E_KEEP=1                    keep the temp dir (requests.jsonl, journal)
+
+mod common;
+use common::harness::{missing, Ran};
+use serde_json::{json, Value};
+use std::fs;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const VERSION: &str = "3.0.65";
+const MODEL: &str = "gpt-4.1";
+const RUN_TIMEOUT: Duration = Duration::from_secs(180);
+const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
+const PROMPT: &str = "HJ-PROMPT: read notes.txt.";
+const PROMPT_2: &str = "HJ-PROMPT-2: add a file.";
+
+fn client() -> Option<PathBuf> {
+    std::env::var_os("HOOKJOURNAL_CLINE_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            common::ci_cache().map(|c| {
+                c.join(format!(
+                    "cline-{VERSION}/node_modules/@cline/cli-linux-x64/bin/cline"
+                ))
+            })
+        })
+        .filter(|b| b.exists())
+}
+
+/// The agent's script, by the conversation so far: a tool call while the request has no tool
+/// result yet, then text.
+fn reply(request: &Value, project: &Path) -> common::chat_server::Answer {
+    let text = request.to_string();
+    let answered = request["messages"]
+        .as_array()
+        .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+    let (delta, finish) = if answered {
+        (common::chat_server::text("HJ-MOCK-FINAL: done."), "stop")
+    } else if text.contains("HJ-PROMPT-2") {
+        let patch = "*** Begin Patch\n*** Add File: added.txt\n+hj added\n*** End Patch\n";
+        let call = common::chat_server::tool_call(2, "apply_patch", &json!({"input": patch}));
+        (call, "tool_calls")
+    } else {
+        let args = json!({"files": [{"path": project.join("notes.txt")}]});
+        let call = common::chat_server::tool_call(1, "read_files", &args);
+        (call, "tool_calls")
+    };
+    common::chat_server::Answer {
+        delta,
+        finish,
+        prompt_tokens: 11_000,
+        cached_tokens: 4_000,
+        output_tokens: 12,
+    }
+}
+
+struct Env {
+    tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    calls: PathBuf,
+    requests: Arc<Mutex<Vec<Value>>>,
+    port: u16,
+    /// The model server, serving while the test holds it.
+    _http: common::http::Server,
+}
+
+impl Env {
+    fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let project = tmp.path().join("proj");
+        let calls = tmp.path().join("calls");
+        for d in [&home, &project, &calls] {
+            fs::create_dir_all(d).unwrap();
+        }
+        let project = project.canonicalize().unwrap();
+        fs::write(project.join("notes.txt"), "hello world\n").unwrap();
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .unwrap();
+        assert!(git.success(), "git init");
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (seen, dir) = (requests.clone(), project.clone());
+        let http = common::chat_server::start(MODEL, move |request| {
+            seen.lock().unwrap().push(request.body.clone());
+            reply(&request.body, &dir)
+        });
+        // The counting hook: one file per run, named by the hook file and its process id.
+        let hooks = home.join(".cline/hooks");
+        fs::create_dir_all(&hooks).unwrap();
+        for (e, _) in projections::host::CLINE.registered() {
+            let file = projections::host::cline_hook_file(e.name).unwrap();
+            let path = hooks.join(file);
+            let script = format!("#!/bin/sh\ncat > '{}/{file}.'$$'.json'\n", calls.display());
+            fs::write(&path, script).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Env {
+            tmp,
+            home,
+            project,
+            calls,
+            requests,
+            port: http.port,
+            _http: http,
+        }
+    }
+
+    fn hj(&self, args: &[&str]) -> String {
+        let out = Command::new(common::BIN)
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "hookjournal {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The client, headless, killed (with its process group) past the timeout.
+    fn cline(&self, bin: &Path, args: &[&str]) -> String {
+        let start = Instant::now();
+        let mut child = Command::new(bin)
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TERM", "dumb")
+            .env("CLINE_SESSION_BACKEND_MODE", "local")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("spawn cline");
+        let pgid = child.id();
+        let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let t_out = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = so.read_to_string(&mut s);
+            s
+        });
+        let t_err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = se.read_to_string(&mut s);
+            s
+        });
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break Some(s);
+            }
+            if start.elapsed() > RUN_TIMEOUT {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pgid}")])
+                    .status();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stdout = t_out.join().unwrap_or_default();
+        let stderr = t_err.join().unwrap_or_default();
+        eprintln!("cline {:?} ran {:?}", args.first(), start.elapsed());
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "cline {args:?} failed ({status:?}):\n{stdout}\n{stderr}"
+        );
+        stdout
+    }
+
+    /// Every hook run the counting hook saw: (hookName, session).
+    fn recorded(&self) -> Vec<(String, String)> {
+        fs::read_dir(&self.calls)
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                let v: Value = serde_json::from_slice(&fs::read(e.path()).unwrap()).unwrap();
+                (
+                    v["hookName"].as_str().unwrap_or("").to_string(),
+                    v["sessionContext"]["rootSessionId"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn events(&self) -> Vec<Value> {
+        self.hj(&["drain"]);
+        common::events_of(&self.hj(&["export", "--report", "events"]))
+    }
+
+    fn keep(self) {
+        if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
+            let requests: String = self
+                .requests
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|r| format!("{r}\n"))
+                .collect();
+            fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
+            eprintln!("kept {}", self.tmp.keep().display());
+        }
+    }
+}
+
+/// The snapshot: the file read, the file edited, the tool calls, over both runs' sessions.
+fn check_snapshot(env: &Env) {
+    let rows: Value = serde_json::from_str(&env.hj(&["sessions", "--json"])).unwrap();
+    let mut read = Vec::new();
+    let mut edited = Vec::new();
+    let mut tools = 0;
+    for row in rows.as_array().unwrap() {
+        let id = row["session_id"].as_str().unwrap();
+        let show: Value = serde_json::from_str(&env.hj(&["show", id, "--json"])).unwrap();
+        read.extend(show["files_read"].as_array().cloned().unwrap_or_default());
+        edited.extend(show["files_edited"].as_array().cloned().unwrap_or_default());
+        tools += show["tool_calls"].as_u64().unwrap_or(0);
+    }
+    let p = env.project.display();
+    assert_eq!(read, [json!(format!("{p}/notes.txt"))]);
+    assert_eq!(edited, [json!(format!("{p}/added.txt"))]);
+    assert_eq!(tools, 2);
+    // Cline's apply_patch wrote it (without the patch's last newline).
+    assert_eq!(
+        fs::read_to_string(env.project.join("added.txt")).unwrap(),
+        "hj added"
+    );
+}
+
+/// Two headless runs of the real client with hookjournal's hook files beside a counting hook.
+fn cline_runs_are_journaled_once_and_the_answer_reaches_the_model() -> Ran {
+    let Some(bin) = client() else {
+        return missing(
+            "HOOKJOURNAL_REQUIRE_CLINE",
+            format!("Cline CLI {VERSION} is not installed (bash .ci/install-cline.sh)"),
+        );
+    };
+    let env = Env::new();
+    let url = format!("http://127.0.0.1:{}/v1", env.port);
+    let auth = [
+        "auth",
+        "-p",
+        "openai",
+        "-k",
+        "hj-test-key",
+        "-m",
+        MODEL,
+        "-b",
+        &url,
+    ];
+    env.cline(&bin, &auth);
+    env.hj(&["install", "--host", "cline"]);
+    fs::write(
+        env.project.join(".hookjournal/config.toml"),
+        "[policy]\nreminder_threshold = 1\n",
+    )
+    .unwrap();
+    env.hj(&["tasks", "add", SEED_TASK]);
+    env.cline(&bin, &["--json", PROMPT]);
+    env.cline(&bin, &["--json", PROMPT_2]);
+
+    // Every hook run is journaled once, in its session, as Cline's.
+    let recorded = env.recorded();
+    let hooks: Vec<Value> = env
+        .events()
+        .into_iter()
+        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+        .collect();
+    assert!(hooks.iter().all(|e| e["kind"] == "Hook"), "{hooks:?}");
+    assert!(hooks.iter().all(|e| e["host"] == "cline"), "{hooks:?}");
+    let mut journaled: Vec<(String, String)> = hooks
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["session_id"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let mut seen = recorded.clone();
+    seen.sort();
+    journaled.sort();
+    assert_eq!(journaled, seen, "journaled vs seen by the counting hook");
+    let sessions: std::collections::BTreeSet<&str> =
+        recorded.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(sessions.len(), 2, "{recorded:?}");
+    for name in ["agent_start", "tool_call", "tool_result", "agent_end"] {
+        let n = recorded.iter().filter(|(n, _)| n == name).count();
+        assert_eq!(n, 2, "{name} once per run: {recorded:?}");
+    }
+    eprintln!(
+        "hook runs seen {}, journaled {}",
+        seen.len(),
+        journaled.len()
+    );
+
+    // The reminder answered after the first tool reaches the model's next request.
+    let requests = env.requests.lock().unwrap().clone();
+    let after_tool = requests
+        .iter()
+        .find(|r| r.to_string().contains("HJ-PROMPT:") && r.to_string().contains("\"tool\""))
+        .expect("the request after run one's tool");
+    let last = after_tool["messages"].as_array().unwrap().last().unwrap();
+    let said = last["content"].to_string();
+    assert!(
+        said.contains("<hook_context source=\\\"PostToolUse\\\"") && said.contains("HJ-SEED-TASK"),
+        "{said}"
+    );
+
+    check_snapshot(&env);
+    env.keep();
+    Ok(())
+}
+
+harness_main!(cline_runs_are_journaled_once_and_the_answer_reaches_the_model);
