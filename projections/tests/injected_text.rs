@@ -183,8 +183,10 @@ fn hostile() -> impl Strategy<Value = String> {
 
 fn values() -> impl Strategy<Value = Values> {
     let h = hostile;
+    // An empty session id names no session (no restore to give): any other value is tried.
+    let session = hostile().prop_filter("a session id", |s| !s.is_empty());
     (
-        (h(), h(), h(), h(), h(), h(), h(), h()),
+        (session, h(), h(), h(), h(), h(), h(), h()),
         (h(), h(), h(), h(), h(), h(), h()),
     )
         .prop_map(|(a, b)| Values {
