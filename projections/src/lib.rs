@@ -18,6 +18,7 @@ pub mod fold;
 pub mod gemini_chat;
 pub mod hook_event;
 pub mod host;
+pub mod hosts_matrix;
 pub mod index;
 pub mod kind;
 pub mod observe;
