@@ -353,3 +353,38 @@ fn the_checks_find_what_they_look_for() {
     std::fs::write(src.join("c.rs"), "pub struct Deep;\n// crate::a::g();\n").unwrap();
     assert!(circles(&module_graph(src)).is_empty());
 }
+
+/// A test target with its own main (`harness_main!`, libtest-mimic) must say `harness = false`:
+/// under libtest it would compile, run no test and pass (a required real-client test lost so).
+#[test]
+fn every_test_target_with_its_own_main_runs_it() {
+    let manifest = std::fs::read_to_string(workspace().join("cli/Cargo.toml")).unwrap();
+    let mut wrong = Vec::new();
+    for target in manifest.split("[[test]]").skip(1) {
+        let field = |key: &str| {
+            target
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+                .map(|v| v.trim_end_matches('"').to_string())
+        };
+        let (Some(name), Some(path)) = (field("name"), field("path")) else {
+            continue;
+        };
+        let source = std::fs::read_to_string(workspace().join("cli").join(&path)).unwrap();
+        // A top-level `harness_main!(…)`, or a call of libtest-mimic's runner (not quoted).
+        let own_main = source.lines().any(|l| {
+            l.starts_with("harness_main!(")
+                || (l.contains("libtest_mimic::run(") && !l.contains('"'))
+        });
+        let no_harness = target
+            .lines()
+            .take_while(|l| !l.starts_with('['))
+            .any(|l| l.trim() == "harness = false");
+        if own_main != no_harness {
+            wrong.push(format!(
+                "{name}: its own main {own_main}, harness = false {no_harness}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
