@@ -26,8 +26,6 @@ mod common;
 use common::harness::{missing, Ran};
 use serde_json::{json, Value};
 use std::fs;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -156,47 +154,19 @@ impl Env {
     /// The client, headless, killed (with its process group) past the timeout.
     fn cline(&self, bin: &Path, args: &[&str]) -> String {
         let start = Instant::now();
-        let mut child = Command::new(bin)
-            .args(args)
+        let mut cmd = Command::new(bin);
+        cmd.args(args)
             .current_dir(&self.project)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .env("TERM", "dumb")
             .env("CLINE_SESSION_BACKEND_MODE", "local")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .expect("spawn cline");
-        let pgid = child.id();
-        let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let t_out = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = so.read_to_string(&mut s);
-            s
-        });
-        let t_err = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = se.read_to_string(&mut s);
-            s
-        });
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break Some(s);
-            }
-            if start.elapsed() > RUN_TIMEOUT {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{pgid}")])
-                    .status();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let stdout = t_out.join().unwrap_or_default();
-        let stderr = t_err.join().unwrap_or_default();
+            .stdin(Stdio::null());
+        let run = common::client::run_bounded(&mut cmd, RUN_TIMEOUT);
+        let status = run.status;
+        let stdout = run.stdout.clone();
+        let stderr = run.stderr.clone();
         eprintln!("cline {:?} ran {:?}", args.first(), start.elapsed());
         assert!(
             status.is_some_and(|s| s.success()),

@@ -33,7 +33,6 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -354,33 +353,9 @@ impl Env {
             );
         }
         let start = Instant::now();
-        let mut child = cmd.spawn().map_err(|e| format!("spawn copilot: {e}"))?;
-        let pgid = child.id();
-        let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let t_out = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = so.read_to_string(&mut s);
-            s
-        });
-        let t_err = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = se.read_to_string(&mut s);
-            s
-        });
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break Some(s);
-            }
-            if start.elapsed() > RUN_TIMEOUT {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{pgid}")])
-                    .status();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let stdout = t_out.join().unwrap_or_default();
+        let run = common::client::run_bounded(&mut cmd, RUN_TIMEOUT);
+        let status = run.status;
+        let stdout = run.stdout.clone();
         let out = format!(
             "--- stdout (last lines) ---\n{}\n--- stderr ---\n{}",
             stdout
@@ -390,7 +365,7 @@ impl Env {
                 .take(3)
                 .collect::<Vec<_>>()
                 .join("\n"),
-            t_err.join().unwrap_or_default()
+            run.stderr.clone()
         );
         let answered = stdout.contains("HJ-MOCK-FINAL");
         eprintln!("copilot ran {:?}", start.elapsed());

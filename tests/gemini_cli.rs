@@ -35,7 +35,6 @@ use common::http::Response;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -324,36 +323,12 @@ impl Env {
             cmd.env("RALPH_AGENT_ID", a);
         }
         let start = Instant::now();
-        let mut child = cmd.spawn().expect("spawn gemini");
-        let pgid = child.id();
-        let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let t_out = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = so.read_to_string(&mut s);
-            s
-        });
-        let t_err = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = se.read_to_string(&mut s);
-            s
-        });
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break Some(s);
-            }
-            if start.elapsed() > RUN_TIMEOUT {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{pgid}")])
-                    .status();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let run = common::client::run_bounded(&mut cmd, RUN_TIMEOUT);
+        let status = run.status;
         let out = format!(
             "--- stdout ---\n{}\n--- stderr ---\n{}",
-            t_out.join().unwrap_or_default(),
-            t_err.join().unwrap_or_default()
+            run.stdout.clone(),
+            run.stderr.clone()
         );
         (status.is_some_and(|s| s.success()), out, start.elapsed())
     }

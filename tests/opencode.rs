@@ -29,7 +29,6 @@ use common::harness::{missing, Ran};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -319,37 +318,13 @@ impl Env {
             cmd.env("npm_config_cache", c);
         }
         let start = Instant::now();
-        let mut child = cmd.spawn().expect("spawn opencode");
-        let pgid = child.id();
-        let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let t_out = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = so.read_to_string(&mut s);
-            s
-        });
-        let t_err = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = se.read_to_string(&mut s);
-            s
-        });
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break Some(s);
-            }
-            if start.elapsed() > RUN_TIMEOUT {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{pgid}")])
-                    .status();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let stdout = t_out.join().unwrap_or_default();
+        let run = common::client::run_bounded(&mut cmd, RUN_TIMEOUT);
+        let status = run.status;
+        let stdout = run.stdout.clone();
         let out = format!(
             "--- stdout (end) ---\n{}\n--- stderr (end) ---\n{}",
             tail(&stdout, 800),
-            tail(&t_err.join().unwrap_or_default(), 3000)
+            tail(&run.stderr.clone(), 3000)
         );
         eprintln!("opencode ran {:?}", start.elapsed());
         assert!(

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod chat_server;
+pub mod client;
 pub mod harness;
 pub mod http;
 pub mod kill;

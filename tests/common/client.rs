@@ -1,0 +1,65 @@
+//! Running a real client for the end-to-end tests: spawned in its own process group with stdout
+//! and stderr piped, read to the end, and the whole group killed past a bound (the client may
+//! hang; the test then fails on what it printed, never waits forever).
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a bounded run gave.
+pub struct Run {
+    /// `None`: killed at the bound.
+    pub status: Option<ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// Whether it exited 0 within the bound.
+    pub fn success(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+    }
+}
+
+/// Runs `cmd` (stdin as the caller set it) in a new process group, killing the group after
+/// `bound`.
+pub fn run_bounded(cmd: &mut Command, bound: Duration) -> Run {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+    let pgid = child.id();
+    let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > bound {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pgid}")])
+                .status();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        status,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+        elapsed: start.elapsed(),
+    }
+}
