@@ -91,21 +91,7 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let project = tmp.path().join("proj");
-        let calls = tmp.path().join("calls");
-        for d in [&home, &project, &calls] {
-            fs::create_dir_all(d).unwrap();
-        }
-        let project = project.canonicalize().unwrap();
-        fs::write(project.join("notes.txt"), "hello world\n").unwrap();
-        let git = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&project)
-            .status()
-            .unwrap();
-        assert!(git.success(), "git init");
+        let (tmp, home, project, calls) = common::client::sandbox("notes.txt", "hello world\n");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let (seen, dir) = (requests.clone(), project.clone());
         let http = common::chat_server::start(MODEL, move |request| {
@@ -135,20 +121,7 @@ impl Env {
     }
 
     fn hj(&self, args: &[&str]) -> String {
-        let out = Command::new(common::BIN)
-            .args(args)
-            .current_dir(&self.project)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "hookjournal {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::client::hj(&self.project, &self.home, args)
     }
 
     /// The client, headless, killed (with its process group) past the timeout.

@@ -216,21 +216,7 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let project = tmp.path().join("proj");
-        let calls = tmp.path().join("calls");
-        for d in [&home, &project, &calls] {
-            fs::create_dir_all(d).unwrap();
-        }
-        let project = project.canonicalize().unwrap();
-        fs::write(project.join("README.md"), "# demo project\n").unwrap();
-        let git = Command::new("git")
-            .args(["init", "-q"])
-            .current_dir(&project)
-            .status()
-            .unwrap();
-        assert!(git.success(), "git init");
+        let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
         let server = Server::start();
         let agent = home.join(".pi/agent");
         fs::create_dir_all(agent.join("extensions")).unwrap();
@@ -252,20 +238,7 @@ impl Env {
     }
 
     fn hj(&self, args: &[&str]) -> String {
-        let out = Command::new(common::BIN)
-            .args(args)
-            .current_dir(&self.project)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "hookjournal {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::client::hj(&self.project, &self.home, args)
     }
 
     fn json(&self, args: &[&str]) -> Value {

@@ -63,3 +63,53 @@ pub fn run_bounded(cmd: &mut Command, bound: Duration) -> Run {
         elapsed: start.elapsed(),
     }
 }
+
+/// A real client's world: a temporary directory holding its `home`, a git `project` with one
+/// file (`name`, `text`) in it, and the `calls` directory a counting hook writes to. The project
+/// path is canonical (clients report it so).
+pub fn sandbox(
+    name: &str,
+    text: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("proj");
+    let calls = tmp.path().join("calls");
+    for d in [&home, &project, &calls] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let project = project.canonicalize().unwrap();
+    std::fs::write(project.join(name), text).unwrap();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    assert!(git.success(), "git init");
+    (tmp, home, project, calls)
+}
+
+/// `hookjournal ARGS` as the client's user runs it: in `project`, with `home` and nothing else
+/// of the tester's environment; asserts success, returns stdout.
+pub fn hj(project: &std::path::Path, home: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(super::BIN)
+        .args(args)
+        .current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hookjournal {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
