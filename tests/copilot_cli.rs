@@ -36,7 +36,6 @@ use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const VERSION: &str = "1.0.102";
@@ -114,21 +113,7 @@ fn with_client(test: fn(&Client) -> Result<(), String>) -> Outcome {
 // ---------------------------------------------------------------------------------------------
 // The model server: chat completions, streamed, scripted by the conversation.
 
-/// One response's usage, as the server reports it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Usage {
-    prompt: u64,
-    cached: u64,
-    output: u64,
-}
-
-impl Usage {
-    fn usd(&self) -> f64 {
-        (self.prompt - self.cached) as f64 * PRICE[0]
-            + self.cached as f64 * PRICE[1]
-            + self.output as f64 * PRICE[2]
-    }
-}
+use common::chat_server::Usage;
 
 const NORMAL: Usage = Usage {
     prompt: 11_000,
@@ -146,56 +131,23 @@ const SUMMARY: Usage = Usage {
     output: 20,
 };
 
-/// What the server answered, per request.
-#[derive(Clone, Debug)]
-struct Exchange {
-    request: Value,
-    /// `conversation-compaction` for the compaction's summary request.
-    interaction: String,
-    usage: Usage,
-}
+/// What the server answered, per request (`role`: interaction).
+type Exchange = common::chat_server::Exchange<String>;
 
-struct Server {
-    port: u16,
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
-    /// Serving while the test holds it.
-    _http: common::http::Server,
-}
+type Server = common::chat_server::Scripted<String>;
 
-impl Server {
-    fn start() -> Server {
-        let exchanges = Arc::new(Mutex::new(Vec::new()));
-        let ex = exchanges.clone();
-        let http = common::chat_server::start(MODEL, move |request| {
-            let mut all = ex.lock().unwrap();
-            let interaction = request
-                .header("x-interaction-type")
+/// The server; a request's role is its `x-interaction-type` (`conversation-compaction` for the
+/// compaction's summary request).
+fn start_server() -> Server {
+    Server::start(
+        MODEL,
+        |r| {
+            r.header("x-interaction-type")
                 .unwrap_or_default()
-                .to_string();
-            let (delta, finish, usage) = reply(&request.body, &interaction, &all);
-            all.push(Exchange {
-                request: request.body.clone(),
-                interaction,
-                usage,
-            });
-            common::chat_server::Answer {
-                delta,
-                finish,
-                prompt_tokens: usage.prompt,
-                cached_tokens: usage.cached,
-                output_tokens: usage.output,
-            }
-        });
-        Server {
-            port: http.port,
-            exchanges,
-            _http: http,
-        }
-    }
-
-    fn exchanges(&self) -> Vec<Exchange> {
-        self.exchanges.lock().unwrap().clone()
-    }
+                .to_string()
+        },
+        |body, interaction, all| reply(body, interaction, all),
+    )
 }
 
 /// The compaction gets a summary. The agent's chat: `bash` (a marker), `view README.md`, then
@@ -212,7 +164,7 @@ fn reply(request: &Value, interaction: &str, before: &[Exchange]) -> (Value, &'s
     }
     let agent_calls = before
         .iter()
-        .filter(|e| e.interaction != "conversation-compaction")
+        .filter(|e| e.role != "conversation-compaction")
         .count();
     let usage = if agent_calls == 1 { BIG } else { NORMAL };
     let restored = request.to_string().contains(RESTORE);
@@ -259,7 +211,7 @@ impl Env {
             home,
             project,
             calls,
-            server: Server::start(),
+            server: start_server(),
         };
         fs::write(env.recorder(), recorder(&env.calls)).unwrap();
         env
@@ -406,12 +358,7 @@ impl Env {
                 .server
                 .exchanges()
                 .iter()
-                .map(|e| {
-                    format!(
-                        "{}\n",
-                        json!({"interaction": e.interaction, "request": e.request})
-                    )
-                })
+                .map(|e| format!("{}\n", json!({"interaction": e.role, "request": e.request})))
                 .collect();
             fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
             eprintln!("kept {}", self.tmp.keep().display());
@@ -525,7 +472,7 @@ fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
         start.elapsed()
     );
     let got = tokens(&show);
-    let usd: f64 = served.iter().map(Usage::usd).sum();
+    let usd: f64 = served.iter().map(|u| u.usd(PRICE)).sum();
     let shown = show["usd"].as_f64().unwrap_or(0.0);
     eprintln!(
         "tokens {got:?} (uncached in, out, cache read) ${shown:.6}; served {want:?} ${usd:.6} over {} requests",
@@ -561,7 +508,7 @@ fn answers_reached(env: &Env, exchanges: &[Exchange]) -> Vec<(String, bool)> {
 fn compaction_at(exchanges: &[Exchange]) -> Option<usize> {
     exchanges
         .iter()
-        .position(|e| e.interaction == "conversation-compaction")
+        .position(|e| e.role == "conversation-compaction")
 }
 
 fn verdict(failures: Vec<String>) -> Result<(), String> {
@@ -665,7 +612,7 @@ fn run_a(client: &Client) -> Result<(), String> {
                     show["compactions"],
                     exchanges
                         .iter()
-                        .filter(|e| e.interaction == "conversation-compaction")
+                        .filter(|e| e.role == "conversation-compaction")
                         .count()
                 ));
             }
@@ -744,7 +691,7 @@ fn run_b(client: &Client) -> Result<(), String> {
             let show = check_usage(&env, &sid, &mut failures);
             let served = exchanges
                 .iter()
-                .filter(|e| e.interaction == "conversation-compaction")
+                .filter(|e| e.role == "conversation-compaction")
                 .count();
             if show["compactions"] != json!(served) || served == 0 {
                 failures.push(format!(

@@ -46,7 +46,6 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const VERSION: &str = "0.225.1";
@@ -77,21 +76,7 @@ fn client() -> Option<PathBuf> {
 // ---------------------------------------------------------------------------------------------
 // The model server: chat completions, streamed, scripted by the conversation.
 
-/// One response's usage, as the server reports it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Usage {
-    prompt: u64,
-    cached: u64,
-    output: u64,
-}
-
-impl Usage {
-    fn usd(&self) -> f64 {
-        (self.prompt - self.cached) as f64 * PRICE[0]
-            + self.cached as f64 * PRICE[1]
-            + self.output as f64 * PRICE[2]
-    }
-}
+use common::chat_server::Usage;
 
 const NORMAL: Usage = Usage {
     prompt: 11_000,
@@ -111,54 +96,18 @@ const SUMMARY: Usage = Usage {
     output: 20,
 };
 
-/// What the server answered, per request.
-#[derive(Clone, Debug)]
-struct Exchange {
-    request: Value,
-    summary: bool,
-    usage: Usage,
-}
+/// What the server answered, per request (`role`: summary).
+type Exchange = common::chat_server::Exchange<bool>;
 
-struct Server {
-    port: u16,
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
-    /// Serving while the test holds it.
-    _http: common::http::Server,
-}
+type Server = common::chat_server::Scripted<bool>;
 
-impl Server {
-    /// `project`: where the scripted tools look.
-    fn start(project: PathBuf) -> Server {
-        let exchanges = Arc::new(Mutex::new(Vec::new()));
-        let ex = exchanges.clone();
-        let http = common::chat_server::start(MODEL, move |request| {
-            let mut all = ex.lock().unwrap();
-            // Droid's summary requests offer no tools.
-            let summary = request.body.get("tools").is_none();
-            let (delta, finish, usage) = reply(&request.body, summary, &all, &project);
-            all.push(Exchange {
-                request: request.body.clone(),
-                summary,
-                usage,
-            });
-            common::chat_server::Answer {
-                delta,
-                finish,
-                prompt_tokens: usage.prompt,
-                cached_tokens: usage.cached,
-                output_tokens: usage.output,
-            }
-        });
-        Server {
-            port: http.port,
-            exchanges,
-            _http: http,
-        }
-    }
-
-    fn exchanges(&self) -> Vec<Exchange> {
-        self.exchanges.lock().unwrap().clone()
-    }
+/// The server; `project`: where the scripted tools look. Droid's summary requests offer no tools.
+fn start_server(project: PathBuf) -> Server {
+    Server::start(
+        MODEL,
+        |r| r.body.get("tools").is_none(),
+        move |body, summary, all| reply(body, *summary, all, &project),
+    )
 }
 
 /// A summary request gets a summary. Turn one: `Read README.md`, `Create notes.txt`, then a final
@@ -179,7 +128,7 @@ fn reply(
         let text = common::chat_server::text("HJ-MOCK-FINAL: the turn is done.");
         return (text, "stop", NORMAL);
     }
-    let calls = before.iter().filter(|e| !e.summary).count();
+    let calls = before.iter().filter(|e| !e.role).count();
     let (name, args) = match calls {
         0 => ("Read", json!({"file_path": project.join("README.md")})),
         1 => (
@@ -294,7 +243,7 @@ struct Env {
 impl Env {
     fn new() -> Env {
         let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let server = Server::start(project.canonicalize().unwrap());
+        let server = start_server(project.canonicalize().unwrap());
         let env = Env {
             tmp,
             home,
@@ -418,7 +367,7 @@ impl Env {
                 .server
                 .exchanges()
                 .iter()
-                .map(|e| format!("{}\n", json!({"summary": e.summary, "request": e.request})))
+                .map(|e| format!("{}\n", json!({"summary": e.role, "request": e.request})))
                 .collect();
             fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
             eprintln!("kept {}", self.tmp.keep().display());
@@ -526,7 +475,7 @@ fn answers_reached(env: &Env, exchanges: &[Exchange]) -> Vec<(String, String, bo
 /// carries the restore.
 fn restored_after_summary(exchanges: &[Exchange], n: usize) -> Option<usize> {
     let summaries: Vec<usize> = (0..exchanges.len())
-        .filter(|&i| exchanges[i].summary)
+        .filter(|&i| exchanges[i].role)
         .collect();
     let end = summaries.get(n + 1).copied().unwrap_or(exchanges.len());
     (summaries.get(n)? + 1..end).find(|&i| exchanges[i].request.to_string().contains(RESTORE))
@@ -619,7 +568,7 @@ fn real_droid_session_is_journaled_restored_and_costed() -> Ran {
 /// The seeded task reaches the first request; the restore reaches a request after each of the
 /// two compactions (the threshold's, then the one asked for); every answer reached the model.
 fn check_answers(env: &Env, exchanges: &[Exchange], failures: &mut Vec<String>) {
-    let summaries = exchanges.iter().filter(|e| e.summary).count();
+    let summaries = exchanges.iter().filter(|e| e.role).count();
     if summaries != 2 {
         failures.push(format!("{summaries} summary requests, not 2"));
     }
@@ -686,7 +635,7 @@ fn check_usage(env: &Env, sid: &str, served: &[Exchange], failures: &mut Vec<Str
         show["output_tokens"].as_u64().unwrap_or(0),
         show["cache_read_tokens"].as_u64().unwrap_or(0),
     );
-    let usd: f64 = served.iter().map(|e| e.usage.usd()).sum();
+    let usd: f64 = served.iter().map(|e| e.usage.usd(PRICE)).sum();
     let shown = show["usd"].as_f64().unwrap_or(0.0);
     eprintln!(
         "tokens {got:?} (uncached in, out, cache read) ${shown:.6}; served {want:?} ${usd:.6} \

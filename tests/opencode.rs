@@ -32,7 +32,6 @@ use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const VERSION: &str = "1.18.33";
@@ -73,21 +72,7 @@ fn client() -> Option<Client> {
 // ---------------------------------------------------------------------------------------------
 // The model server: chat completions, streamed, scripted by the conversation.
 
-/// One response's usage, as the server reports it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Usage {
-    prompt: u64,
-    cached: u64,
-    output: u64,
-}
-
-impl Usage {
-    fn usd(&self) -> f64 {
-        (self.prompt - self.cached) as f64 * PRICE[0]
-            + self.cached as f64 * PRICE[1]
-            + self.output as f64 * PRICE[2]
-    }
-}
+use common::chat_server::Usage;
 
 const NORMAL: Usage = Usage {
     prompt: 11_000,
@@ -106,13 +91,8 @@ const SUMMARY: Usage = Usage {
     output: 20,
 };
 
-/// What the server answered, per request.
-#[derive(Clone, Debug)]
-struct Exchange {
-    request: Value,
-    role: Role,
-    usage: Usage,
-}
+/// What the server answered, per request (`role`: role).
+type Exchange = common::chat_server::Exchange<Role>;
 
 /// Who sent a request: OpenCode's title generator, its compaction agent, or the agent.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -122,45 +102,15 @@ enum Role {
     Agent,
 }
 
-struct Server {
-    port: u16,
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
-    /// Serving while the test holds it.
-    _http: common::http::Server,
-}
+type Server = common::chat_server::Scripted<Role>;
 
-impl Server {
-    /// `project`: where the scripted `read_file` looks.
-    fn start(project: PathBuf) -> Server {
-        let exchanges = Arc::new(Mutex::new(Vec::new()));
-        let ex = exchanges.clone();
-        let http = common::chat_server::start(MODEL, move |request| {
-            let mut all = ex.lock().unwrap();
-            let role = role(&request.body);
-            let (delta, finish, usage) = reply(&request.body, role, &all, &project);
-            all.push(Exchange {
-                request: request.body.clone(),
-                role,
-                usage,
-            });
-            common::chat_server::Answer {
-                delta,
-                finish,
-                prompt_tokens: usage.prompt,
-                cached_tokens: usage.cached,
-                output_tokens: usage.output,
-            }
-        });
-        Server {
-            port: http.port,
-            exchanges,
-            _http: http,
-        }
-    }
-
-    fn exchanges(&self) -> Vec<Exchange> {
-        self.exchanges.lock().unwrap().clone()
-    }
+/// The server; `project`: where the scripted `read_file` looks.
+fn start_server(project: PathBuf) -> Server {
+    Server::start(
+        MODEL,
+        |r| role(&r.body),
+        move |body, role, all| reply(body, *role, all, &project),
+    )
 }
 
 /// OpenCode's side requests by their system prompt: the title generator's and the compaction
@@ -230,7 +180,7 @@ struct Env {
 impl Env {
     fn new() -> Env {
         let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let server = Server::start(project.canonicalize().unwrap());
+        let server = start_server(project.canonicalize().unwrap());
         let provider = json!({
             "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "HJ mock",
                 "options": {"baseURL": format!("http://127.0.0.1:{}/v1", server.port),
@@ -497,7 +447,7 @@ fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
         show["output_tokens"].as_u64().unwrap_or(0),
         show["cache_read_tokens"].as_u64().unwrap_or(0),
     );
-    let usd: f64 = served.iter().map(Usage::usd).sum();
+    let usd: f64 = served.iter().map(|u| u.usd(PRICE)).sum();
     let shown = show["usd"].as_f64().unwrap_or(0.0);
     eprintln!(
         "tokens {got:?} (uncached in, out, cache read) ${shown:.6}; served {want:?} ${usd:.6} \

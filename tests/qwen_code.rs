@@ -39,7 +39,6 @@ use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const VERSION: &str = "0.24.4";
@@ -79,21 +78,7 @@ fn client() -> Option<Client> {
 // ---------------------------------------------------------------------------------------------
 // The model server: chat completions, streamed, scripted by the conversation.
 
-/// One response's usage, as the server reports it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Usage {
-    prompt: u64,
-    cached: u64,
-    output: u64,
-}
-
-impl Usage {
-    fn usd(&self) -> f64 {
-        (self.prompt - self.cached) as f64 * PRICE[0]
-            + self.cached as f64 * PRICE[1]
-            + self.output as f64 * PRICE[2]
-    }
-}
+use common::chat_server::Usage;
 
 const NORMAL: Usage = Usage {
     prompt: 11_000,
@@ -113,53 +98,18 @@ const SUMMARY: Usage = Usage {
     output: 20,
 };
 
-/// What the server answered, per request.
-#[derive(Clone, Debug)]
-struct Exchange {
-    request: Value,
-    compression: bool,
-    usage: Usage,
-}
+/// What the server answered, per request (`role`: compression).
+type Exchange = common::chat_server::Exchange<bool>;
 
-struct Server {
-    port: u16,
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
-    /// Serving while the test holds it.
-    _http: common::http::Server,
-}
+type Server = common::chat_server::Scripted<bool>;
 
-impl Server {
-    /// `project`: where the scripted `read_file` looks.
-    fn start(project: PathBuf) -> Server {
-        let exchanges = Arc::new(Mutex::new(Vec::new()));
-        let ex = exchanges.clone();
-        let http = common::chat_server::start(MODEL, move |request| {
-            let mut all = ex.lock().unwrap();
-            let compression = is_compression(&request.body);
-            let (delta, finish, usage) = reply(&request.body, compression, &all, &project);
-            all.push(Exchange {
-                request: request.body.clone(),
-                compression,
-                usage,
-            });
-            common::chat_server::Answer {
-                delta,
-                finish,
-                prompt_tokens: usage.prompt,
-                cached_tokens: usage.cached,
-                output_tokens: usage.output,
-            }
-        });
-        Server {
-            port: http.port,
-            exchanges,
-            _http: http,
-        }
-    }
-
-    fn exchanges(&self) -> Vec<Exchange> {
-        self.exchanges.lock().unwrap().clone()
-    }
+/// The server; `project`: where the scripted `read_file` looks.
+fn start_server(project: PathBuf) -> Server {
+    Server::start(
+        MODEL,
+        |r| is_compression(&r.body),
+        move |body, compression, all| reply(body, *compression, all, &project),
+    )
 }
 
 /// Qwen's compression request ends with a message asking for the `<state_snapshot>`.
@@ -198,7 +148,7 @@ fn reply(
             NORMAL,
         );
     }
-    let agent_calls = before.iter().filter(|e| !e.compression).count();
+    let agent_calls = before.iter().filter(|e| !e.role).count();
     let usage = if agent_calls == 0 { BIG } else { NORMAL };
     let restored = text.contains(RESTORE);
     let readme = project.join("README.md");
@@ -238,7 +188,7 @@ struct Env {
 impl Env {
     fn new() -> Env {
         let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let server = Server::start(project.canonicalize().unwrap());
+        let server = start_server(project.canonicalize().unwrap());
         let env = Env {
             tmp,
             home,
@@ -360,12 +310,7 @@ impl Env {
                 .server
                 .exchanges()
                 .iter()
-                .map(|e| {
-                    format!(
-                        "{}\n",
-                        json!({"compression": e.compression, "request": e.request})
-                    )
-                })
+                .map(|e| format!("{}\n", json!({"compression": e.role, "request": e.request})))
                 .collect();
             fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
             eprintln!("kept {}", self.tmp.keep().display());
@@ -551,7 +496,7 @@ fn real_qwen_code_session_is_journaled_restored_and_costed() -> Ran {
         }
     }
     let exchanges = env.server.exchanges();
-    let first = exchanges.iter().find(|e| !e.compression);
+    let first = exchanges.iter().find(|e| !e.role);
     if !first.is_some_and(|e| {
         e.request["messages"][0]
             .to_string()
@@ -559,12 +504,12 @@ fn real_qwen_code_session_is_journaled_restored_and_costed() -> Ran {
     }) {
         failures.push("the seeded task did not reach the first request's system prompt".into());
     }
-    let compressed = exchanges.iter().position(|e| e.compression);
+    let compressed = exchanges.iter().position(|e| e.role);
     // SessionStart `compact` answers the restore; Qwen puts it in the system prompt in place of
     // the startup one, from the second request after the compression on.
     let restored = exchanges
         .iter()
-        .position(|e| !e.compression && e.request["messages"][0].to_string().contains(RESTORE));
+        .position(|e| !e.role && e.request["messages"][0].to_string().contains(RESTORE));
     match (compressed, restored) {
         (Some(c), Some(r)) if r > c => {
             eprintln!("compression request #{c}; the restore reached request #{r}")
@@ -638,7 +583,7 @@ fn real_qwen_code_session_is_journaled_restored_and_costed() -> Ran {
     let label = format!("hookjournal: state of session {}", &sid[..8]);
     let resumed = exchanges[before..]
         .iter()
-        .find(|e| !e.compression)
+        .find(|e| !e.role)
         .is_some_and(|e| e.request["messages"][0].to_string().contains(&label));
     eprintln!("the restore at the resume reached the system prompt: {resumed}");
     if !resumed {
@@ -676,7 +621,7 @@ fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
         .server
         .exchanges()
         .iter()
-        .filter(|e| !e.compression)
+        .filter(|e| !e.role)
         .map(|e| e.usage)
         .collect();
     let sum = |f: fn(&Usage) -> u64| served.iter().map(f).sum::<u64>();
@@ -703,7 +648,7 @@ fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
         start.elapsed()
     );
     let got = tokens(&show);
-    let usd: f64 = served.iter().map(Usage::usd).sum();
+    let usd: f64 = served.iter().map(|u| u.usd(PRICE)).sum();
     let shown = show["usd"].as_f64().unwrap_or(0.0);
     eprintln!(
         "tokens {got:?} (uncached in, out, cache read) ${shown:.6}; served {want:?} ${usd:.6} \

@@ -89,3 +89,79 @@ pub fn tool_call(n: usize, name: &str, args: &Value) -> Value {
 pub fn text(text: &str) -> Value {
     json!({"role": "assistant", "content": text})
 }
+
+/// One response's usage, as the server reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Usage {
+    pub prompt: u64,
+    pub cached: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    /// Its price at `price` (USD per token: input, cached input, output).
+    pub fn usd(&self, price: [f64; 3]) -> f64 {
+        (self.prompt - self.cached) as f64 * price[0]
+            + self.cached as f64 * price[1]
+            + self.output as f64 * price[2]
+    }
+}
+
+/// One request the scripted server answered: its body, who sent it (as the test tells them
+/// apart: the agent, a summariser, a title generator…) and the usage reported.
+#[derive(Clone, Debug)]
+pub struct Exchange<R> {
+    pub request: Value,
+    pub role: R,
+    pub usage: Usage,
+}
+
+/// The server a host test scripts: `role` tells who sent a request, `reply` answers it given the
+/// exchanges before it (the delta, the finish reason, the usage to report); every exchange is
+/// kept, in order. Serving while held.
+pub struct Scripted<R> {
+    pub port: u16,
+    exchanges: std::sync::Arc<std::sync::Mutex<Vec<Exchange<R>>>>,
+    _http: Server,
+}
+
+impl<R: Clone + Send + 'static> Scripted<R> {
+    pub fn start(
+        model: &'static str,
+        role: impl Fn(&Request) -> R + Send + Sync + 'static,
+        reply: impl Fn(&Value, &R, &[Exchange<R>]) -> (Value, &'static str, Usage)
+            + Send
+            + Sync
+            + 'static,
+    ) -> Scripted<R> {
+        let exchanges = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let ex = exchanges.clone();
+        let http = start(model, move |request| {
+            let mut all = ex.lock().unwrap();
+            let role = role(request);
+            let (delta, finish, usage) = reply(&request.body, &role, &all);
+            all.push(Exchange {
+                request: request.body.clone(),
+                role,
+                usage,
+            });
+            Answer {
+                delta,
+                finish,
+                prompt_tokens: usage.prompt,
+                cached_tokens: usage.cached,
+                output_tokens: usage.output,
+            }
+        });
+        Scripted {
+            port: http.port,
+            exchanges,
+            _http: http,
+        }
+    }
+
+    /// Every exchange so far, in order.
+    pub fn exchanges(&self) -> Vec<Exchange<R>> {
+        self.exchanges.lock().unwrap().clone()
+    }
+}
