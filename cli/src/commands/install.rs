@@ -322,6 +322,47 @@ fn trust_after_write(
     Ok(())
 }
 
+/// The journal a shim or hook script of hookjournal's own names (OpenCode, pi, Cline): an explicit
+/// one (`--journal`, `$HOOKJOURNAL_DIR`), else the project's (user scope: none, each project's
+/// own, found from where the host runs).
+fn shim_journal(cmd: &CommandHelper, scope: Scope, cwd: &Path, project: &Path) -> Option<PathBuf> {
+    let explicit = cmd
+        .journal_arg()
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os("HOOKJOURNAL_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .map(|j| absolute(cwd, &j));
+    match (explicit, scope) {
+        (Some(j), _) => Some(j),
+        (None, Scope::User) => None,
+        (None, _) => Some(project.join(crate::locate::DIR_NAME)),
+    }
+}
+
+/// A file's text, `None` when it does not exist.
+fn read_if_present(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// The end of a dry run's report: the journal it would create, the notes on the program, and
+/// that nothing was written.
+fn dry_run_tail(journal: Option<&Path>, notes: &[String]) {
+    if let Some(j) = journal.filter(|j| !j.exists()) {
+        println!("Would create the journal {}.", j.display());
+    }
+    for note in notes {
+        println!("Note: {note}");
+    }
+    println!("Dry run: nothing written.");
+}
+
 /// Codex runs a project or user hook only once it is trusted: the hooks just written are trusted
 /// in the user's `config.toml` (`$CODEX_HOME`, else `~/.codex`) as `/hooks` would trust them.
 fn trust_codex_hooks(

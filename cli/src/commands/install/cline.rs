@@ -65,33 +65,6 @@ fn files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn read(path: &Path) -> anyhow::Result<Option<String>> {
-    match fs::read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
-}
-
-/// The journal the hooks name: an explicit one (`--journal`, `$HOOKJOURNAL_DIR`), else the
-/// project's (user scope: none, each project's own, found from where Cline runs).
-fn journal_for(cmd: &CommandHelper, scope: Scope, cwd: &Path, project: &Path) -> Option<PathBuf> {
-    let explicit = cmd
-        .journal_arg()
-        .map(Path::to_path_buf)
-        .or_else(|| {
-            std::env::var_os("HOOKJOURNAL_DIR")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        })
-        .map(|j| super::absolute(cwd, &j));
-    match (explicit, scope) {
-        (Some(j), _) => Some(j),
-        (None, Scope::User) => None,
-        (None, _) => Some(project.join(crate::locate::DIR_NAME)),
-    }
-}
-
 /// `install --host cline [--scope project|user]`.
 pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
     if scope == Scope::Local {
@@ -99,14 +72,14 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
     }
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
-    let journal = journal_for(cmd, scope, &cwd, &project);
+    let journal = super::shim_journal(cmd, scope, &cwd, &project);
     let program = super::program::for_this_binary()?;
     let after = script(&program.path, journal.as_deref());
     let dir = hooks_dir(scope, &project)?;
     let mut writes = Vec::new();
     let mut kept = Vec::new();
     for path in files(&dir) {
-        match read(&path)? {
+        match super::read_if_present(&path)? {
             Some(t) if !is_ours(&t) => kept.push(path),
             Some(t) if t == after => {}
             before => writes.push((path, before)),
@@ -120,13 +93,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
             print!("{}", unified_diff(path, before.as_deref(), &after));
         }
         kept_notes(&kept);
-        if let Some(j) = journal.as_deref().filter(|j| !j.exists()) {
-            println!("Would create the journal {}.", j.display());
-        }
-        for note in &program.notes {
-            println!("Note: {note}");
-        }
-        println!("Dry run: nothing written.");
+        super::dry_run_tail(journal.as_deref(), &program.notes);
         return Ok(ExitCode::SUCCESS);
     }
     let journal_note = match &journal {
@@ -192,7 +159,7 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
     let mut ours = Vec::new();
     let mut kept = Vec::new();
     for path in files(&dir) {
-        match read(&path)? {
+        match super::read_if_present(&path)? {
             Some(t) if is_ours(&t) => ours.push(path),
             Some(_) => kept.push(path),
             None => {}

@@ -68,31 +68,12 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
     }
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
-    // An explicit journal (`--journal`, `$HOOKJOURNAL_DIR`) goes into the shim; else the
-    // project's own (user scope: each project's, found from where OpenCode runs).
-    let explicit = cmd
-        .journal_arg()
-        .map(Path::to_path_buf)
-        .or_else(|| {
-            std::env::var_os("HOOKJOURNAL_DIR")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        })
-        .map(|j| super::absolute(&cwd, &j));
-    let journal = match (explicit, scope) {
-        (Some(j), _) => Some(j),
-        (None, Scope::User) => None,
-        (None, _) => Some(project.join(crate::locate::DIR_NAME)),
-    };
+    let journal = super::shim_journal(cmd, scope, &cwd, &project);
     // A path that lasts (the same program on PATH is preferred), with a note where it will not.
     let program = super::program::for_this_binary()?;
     let exe = &program.path;
     let path = plugin_path(scope, &project)?;
-    let before = match fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    let before = super::read_if_present(&path)?;
     if before.as_deref().is_some_and(|t| !is_ours(t)) {
         bail!(
             "{} exists and is not hookjournal's shim; nothing changed",
@@ -105,13 +86,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
     }
     if dry_run {
         print!("{}", unified_diff(&path, before.as_deref(), &after));
-        if let Some(j) = journal.as_deref().filter(|j| !j.exists()) {
-            println!("Would create the journal {}.", j.display());
-        }
-        for note in &program.notes {
-            println!("Note: {note}");
-        }
-        println!("Dry run: nothing written.");
+        super::dry_run_tail(journal.as_deref(), &program.notes);
         return Ok(ExitCode::SUCCESS);
     }
     let journal_note = match &journal {
