@@ -341,33 +341,6 @@ fn copilot_templates() -> Vec<(String, String)> {
     .collect()
 }
 
-/// Copilot CLI's turn (`copilot_templates`) played `rounds` times, each in a new session, as
-/// Copilot runs the hook: `--host copilot --event NAME`, with its hook environment.
-fn copilot_latency(dir: &Path, rounds: usize) -> Latency {
-    let mut all = Vec::new();
-    for r in 0..rounds {
-        let sid = format!("copilot-{r}");
-        for (event, t) in copilot_templates() {
-            let p = t.replace("__SID__", &sid);
-            let t0 = Instant::now();
-            let mut child = Command::new(bin())
-                .args(["--journal".as_ref(), dir.as_os_str()])
-                .args(["hook", "--host", "copilot", "--event", &event])
-                .env("COPILOT_CLI", "1")
-                .env("COPILOT_PROJECT_DIR", "/nonexistent/bench")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
-            assert!(child.wait().unwrap().success());
-            all.push(t0.elapsed().as_secs_f64() * 1000.0);
-        }
-    }
-    stats(all)
-}
-
 /// Qwen Code 0.24.4's payloads of one tool turn (tests/fixtures/real-hosts), the empty-prompt
 /// UserPromptSubmit after its tool batch included, as install registers them: (event, payload
 /// template with `__SID__`). Its Stop is left out: it starts the detached session-file follower.
@@ -395,33 +368,6 @@ fn qwen_templates() -> Vec<(String, String)> {
         (event, payload)
     })
     .collect()
-}
-
-/// Qwen Code's turn (`qwen_templates`) played `rounds` times, each in a new session, as Qwen runs
-/// the hook: `--host qwen`, with its hook environment.
-fn qwen_latency(dir: &Path, rounds: usize) -> Latency {
-    let mut all = Vec::new();
-    for r in 0..rounds {
-        let sid = format!("qwen-{r}");
-        for (_, t) in qwen_templates() {
-            let p = t.replace("__SID__", &sid);
-            let t0 = Instant::now();
-            let mut child = Command::new(bin())
-                .args(["--journal".as_ref(), dir.as_os_str()])
-                .args(["hook", "--host", "qwen"])
-                .env("QWEN_CODE_CLI", "/nonexistent/bench/cli-entry.js")
-                .env("QWEN_PROJECT_DIR", "/nonexistent/bench")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
-            assert!(child.wait().unwrap().success());
-            all.push(t0.elapsed().as_secs_f64() * 1000.0);
-        }
-    }
-    stats(all)
 }
 
 /// Factory Droid 0.225.2's payloads of one tool turn (tests/fixtures/real-hosts), as install
@@ -457,20 +403,137 @@ fn droid_templates() -> Vec<(String, String)> {
     .collect()
 }
 
-/// Droid's turn (`droid_templates`) played `rounds` times, each in a new session, as Droid runs
-/// the hook: `--host droid`, with its hook environment.
-fn droid_latency(dir: &Path, rounds: usize) -> Latency {
+/// One host's tool turn as the host runs the hook: the payload templates (the event for the
+/// command line, the payload with `__SID__`), whether the event goes on the command line
+/// (Copilot CLI's camelCase payloads name none), and the hook environment the host gives.
+struct HostTurn {
+    /// The `--host` name.
+    host: &'static str,
+    /// How the row reads.
+    label: &'static str,
+    what: &'static str,
+    templates: Vec<(String, String)>,
+    event_arg: bool,
+    env: &'static [(&'static str, &'static str)],
+}
+
+/// The hosts timed beside the fixture mix.
+fn host_turns() -> Vec<HostTurn> {
+    vec![
+        HostTurn {
+            host: "copilot",
+            label: "Copilot CLI",
+            what: "a Copilot CLI tool turn, --event, its environment",
+            templates: copilot_templates(),
+            event_arg: true,
+            env: &[
+                ("COPILOT_CLI", "1"),
+                ("COPILOT_PROJECT_DIR", "/nonexistent/bench"),
+            ],
+        },
+        HostTurn {
+            host: "qwen",
+            label: "Qwen Code",
+            what: "a Qwen Code tool turn, its environment",
+            templates: qwen_templates(),
+            event_arg: false,
+            env: &[
+                ("QWEN_CODE_CLI", "/nonexistent/bench/cli-entry.js"),
+                ("QWEN_PROJECT_DIR", "/nonexistent/bench"),
+            ],
+        },
+        HostTurn {
+            host: "droid",
+            label: "Factory Droid",
+            what: "a Factory Droid tool turn, its session files, its environment",
+            templates: droid_templates(),
+            event_arg: false,
+            env: &[
+                ("DROID_PROJECT_DIR", "/nonexistent/bench"),
+                ("FACTORY_PROJECT_DIR", "/nonexistent/bench"),
+            ],
+        },
+        HostTurn {
+            host: "opencode",
+            label: "OpenCode",
+            what: "what its shim forwarded of an OpenCode tool turn",
+            templates: recorded_templates("opencode-1.18.33/shim", "01.", "/input/sessionID"),
+            event_arg: false,
+            env: &[],
+        },
+        HostTurn {
+            host: "pi",
+            label: "pi",
+            what: "what its shim forwarded of a pi tool turn",
+            templates: recorded_templates("pi-0.73.1/shim", "0", "/session_id"),
+            event_arg: false,
+            env: &[],
+        },
+        HostTurn {
+            host: "cline",
+            label: "Cline CLI",
+            what: "a Cline CLI tool turn, its environment",
+            templates: recorded_templates(
+                "cline-3.0.65/payloads",
+                "0",
+                "/sessionContext/rootSessionId",
+            ),
+            event_arg: false,
+            env: &[
+                ("CLINE_BUILD_ENV", "production"),
+                ("CLINE_CONNECTOR_CLI_LAUNCH", "{}"),
+            ],
+        },
+    ]
+}
+
+/// The payloads a real client sent (tests/fixtures/real-hosts/`dir`, the `.json` files whose
+/// names start with `prefix`, in order), its session id (at `pointer` in the first) made
+/// `__SID__`; the event is the file's.
+fn recorded_templates(dir: &str, prefix: &str, pointer: &str) -> Vec<(String, String)> {
+    let dir = fixtures().join("real-hosts").join(dir);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(".json")
+        })
+        .collect();
+    files.sort();
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let sid = first
+        .pointer(pointer)
+        .and_then(|v| v.as_str())
+        .unwrap()
+        .to_string();
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            (String::new(), text.replace(&sid, "__SID__"))
+        })
+        .collect()
+}
+
+/// A host's turn played `rounds` times, each in a new session, as the host runs the hook.
+fn host_latency(dir: &Path, rounds: usize, turn: &HostTurn) -> Latency {
     let mut all = Vec::new();
     for r in 0..rounds {
-        let sid = format!("droid-{r}");
-        for (_, t) in droid_templates() {
+        let sid = format!("{}-{r}", turn.host);
+        for (event, t) in &turn.templates {
             let p = t.replace("__SID__", &sid);
             let t0 = Instant::now();
-            let mut child = Command::new(bin())
-                .args(["--journal".as_ref(), dir.as_os_str()])
-                .args(["hook", "--host", "droid"])
-                .env("DROID_PROJECT_DIR", "/nonexistent/bench")
-                .env("FACTORY_PROJECT_DIR", "/nonexistent/bench")
+            let mut cmd = Command::new(bin());
+            cmd.args(["--journal".as_ref(), dir.as_os_str()])
+                .args(["hook", "--host", turn.host]);
+            if turn.event_arg {
+                cmd.args(["--event", event]);
+            }
+            let mut child = cmd
+                .envs(turn.env.iter().copied())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -855,27 +918,21 @@ fn main() {
                 json.insert(format!("hook_via_{key}_p50_ms"), l.p50.into());
             }
         }
-        let copilot = copilot_latency(&dir, rounds * 4);
-        rows.push(format!(
-            "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({} samples: a Copilot CLI tool turn, --event, its environment)",
-            "", "Copilot CLI", copilot.p50, copilot.p99, copilot.max, rounds * 4 * copilot_templates().len()
-        ));
-        json.insert(format!("hook_copilot_p50_ms_{n}"), copilot.p50.into());
-        json.insert(format!("hook_copilot_p99_ms_{n}"), copilot.p99.into());
-        let qwen = qwen_latency(&dir, rounds * 4);
-        rows.push(format!(
-            "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({} samples: a Qwen Code tool turn, its environment)",
-            "", "Qwen Code", qwen.p50, qwen.p99, qwen.max, rounds * 4 * qwen_templates().len()
-        ));
-        json.insert(format!("hook_qwen_p50_ms_{n}"), qwen.p50.into());
-        json.insert(format!("hook_qwen_p99_ms_{n}"), qwen.p99.into());
-        let droid = droid_latency(&dir, rounds * 4);
-        rows.push(format!(
-            "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({} samples: a Factory Droid tool turn, its session files, its environment)",
-            "", "Factory Droid", droid.p50, droid.p99, droid.max, rounds * 4 * droid_templates().len()
-        ));
-        json.insert(format!("hook_droid_p50_ms_{n}"), droid.p50.into());
-        json.insert(format!("hook_droid_p99_ms_{n}"), droid.p99.into());
+        for turn in host_turns() {
+            let l = host_latency(&dir, rounds * 4, &turn);
+            rows.push(format!(
+                "{:>16}   {:<17} | hook p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>6.1} ms ({} samples: {})",
+                "",
+                turn.label,
+                l.p50,
+                l.p99,
+                l.max,
+                rounds * 4 * turn.templates.len(),
+                turn.what
+            ));
+            json.insert(format!("hook_{}_p50_ms_{n}", turn.host), l.p50.into());
+            json.insert(format!("hook_{}_p99_ms_{n}", turn.host), l.p99.into());
+        }
         let (spooled, burst_ms) = burst(&dir, 64);
         rows.push(format!(
             "{:>16} 64-way burst of answering hooks | {spooled} spooled unanswered, all done in {burst_ms:.0} ms",
