@@ -10,8 +10,10 @@
 //! `apply_patch` adding a file, then text. Checked: every hook run the counting hook saw is
 //! journaled once, as host `cline`, in its session (none `Malformed`); the reminder reaches the
 //! model's next request as Cline's `<hook_context source="PostToolUse">`; the snapshot has the
-//! file read, the file edited and the tool calls. Cline announces no compaction to its hooks and
-//! no payload names its usage file: neither is checked (see docs/hooks.md, "Cline CLI").
+//! file read, the file edited and the tool calls; each session's tokens, USD and context are
+//! what the server reported for its requests (read from Cline's messages file, which the hook
+//! finds under `$HOME`). Cline announces no compaction to its hooks: that is not checked (see
+//! docs/hooks.md, "Cline CLI").
 //!
 //! Running it
 //! ----------
@@ -37,6 +39,10 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: read notes.txt.";
 const PROMPT_2: &str = "HJ-PROMPT-2: add a file.";
+/// What the server reports for every request: prompt tokens (cached included), cached, output.
+const SERVED: (u64, u64, u64) = (11_000, 4_000, 12);
+/// gpt-4.1's USD per token (input, cache read, output), from the price data.
+const PRICE: [f64; 3] = [2e-6, 5e-7, 8e-6];
 
 fn client() -> Option<PathBuf> {
     std::env::var_os("HOOKJOURNAL_CLINE_BIN")
@@ -72,9 +78,9 @@ fn reply(request: &Value, project: &Path) -> common::chat_server::Answer {
     common::chat_server::Answer {
         delta,
         finish,
-        prompt_tokens: 11_000,
-        cached_tokens: 4_000,
-        output_tokens: 12,
+        prompt_tokens: SERVED.0,
+        cached_tokens: SERVED.1,
+        output_tokens: SERVED.2,
     }
 }
 
@@ -210,6 +216,50 @@ fn check_snapshot(env: &Env) {
     );
 }
 
+/// Each session's tokens and USD are what the server reported for its requests (two per run:
+/// the tool call and the text), and its context is the last request's prompt.
+fn check_usage(env: &Env, sessions: &[&str], served: usize) {
+    let (prompt, cached, output) = SERVED;
+    let mut total = (0, 0, 0, 0.0);
+    for sid in sessions {
+        let show: Value = serde_json::from_str(&env.hj(&["show", sid, "--json"])).unwrap();
+        let got = (
+            show["input_tokens"].as_u64().unwrap_or(0),
+            show["output_tokens"].as_u64().unwrap_or(0),
+            show["cache_read_tokens"].as_u64().unwrap_or(0),
+        );
+        let usd = show["usd"].as_f64().unwrap_or(0.0);
+        eprintln!("session {sid}: tokens {got:?} (uncached in, out, cache read) ${usd:.6}");
+        assert_eq!(
+            got,
+            (2 * (prompt - cached), 2 * output, 2 * cached),
+            "{show}"
+        );
+        assert_eq!(show["model"], MODEL, "{show}");
+        assert_eq!(show["context_tokens"], prompt, "{show}");
+        total = (
+            total.0 + got.0,
+            total.1 + got.1,
+            total.2 + got.2,
+            total.3 + usd,
+        );
+    }
+    let n = served as u64;
+    let want = (n * (prompt - cached), n * output, n * cached);
+    let want_usd = want.0 as f64 * PRICE[0] + want.2 as f64 * PRICE[1] + want.1 as f64 * PRICE[2];
+    eprintln!(
+        "journaled tokens {:?} ${:.6}; served {want:?} ${want_usd:.6} over {served} requests",
+        (total.0, total.1, total.2),
+        total.3
+    );
+    assert_eq!((total.0, total.1, total.2), want);
+    assert!(
+        (total.3 - want_usd).abs() < 1e-9,
+        "{} vs {want_usd}",
+        total.3
+    );
+}
+
 /// Two headless runs of the real client with hookjournal's hook files beside a counting hook.
 fn cline_runs_are_journaled_once_and_the_answer_reaches_the_model() -> Ran {
     let Some(bin) = client() else {
@@ -291,6 +341,8 @@ fn cline_runs_are_journaled_once_and_the_answer_reaches_the_model() -> Ran {
     );
 
     check_snapshot(&env);
+    let sessions: Vec<&str> = sessions.into_iter().collect();
+    check_usage(&env, &sessions, requests.len());
     env.keep();
     Ok(())
 }

@@ -363,10 +363,13 @@ fn observe(
     let deadline = std::time::Instant::now() + Duration::from_millis(plan.budget_ms);
     let mut out = Vec::new();
     for r in &plan.reads {
+        let Some(path) = ingest::resolved_path(r) else {
+            continue;
+        };
         out.extend(ingest::session_file_events(
             r.format,
             session,
-            &r.path,
+            &path,
             r.agent.as_deref(),
             r.model.as_deref(),
             settings.hook.transcript_read_max * r.scale as usize,

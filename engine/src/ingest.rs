@@ -314,11 +314,8 @@ pub fn session_file_events(
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
-    if format == SessionFileFormat::ClaudeTranscript {
-        return transcript_events(session, path, agent, max, deadline);
-    }
-    if format == SessionFileFormat::DroidSession {
-        return droid_session_events(session, path, max, deadline);
+    if let Some(out) = read_their_own_way(format, session, path, agent, max, deadline) {
+        return out;
     }
     let Some(New {
         bytes,
@@ -395,11 +392,33 @@ pub fn session_file_events(
                 scan.window,
             )
         }
-        SessionFileFormat::ClaudeTranscript | SessionFileFormat::DroidSession => {
+        SessionFileFormat::ClaudeTranscript
+        | SessionFileFormat::DroidSession
+        | SessionFileFormat::ClineMessages => {
             unreachable!("read above")
         }
     };
     reading.observations(session)
+}
+
+/// The formats not read from the recorded offset by `session_file_events`: Claude Code's
+/// transcript, Droid's session and Cline's messages file; `None` for the others.
+fn read_their_own_way(
+    format: SessionFileFormat,
+    session: Option<&SessionState>,
+    path: &str,
+    agent: Option<&str>,
+    max: usize,
+    deadline: Instant,
+) -> Option<Vec<Observation>> {
+    Some(match format {
+        SessionFileFormat::ClaudeTranscript => {
+            transcript_events(session, path, agent, max, deadline)
+        }
+        SessionFileFormat::DroidSession => droid_session_events(session, path, max, deadline),
+        SessionFileFormat::ClineMessages => cline_messages_events(session, path, max, deadline),
+        _ => return None,
+    })
 }
 
 /// Factory Droid's session (`droid_session`): the compactions and model its `.jsonl` shows since
@@ -441,6 +460,56 @@ fn droid_session_events(
         window: None,
     }
     .observations(session)
+}
+
+/// Cline CLI's messages file (`cline_session`), one JSON document rewritten as the session
+/// goes: read whole (up to `max` bytes: a larger one does not parse and gives nothing) each
+/// time, its responses deduplicated by id against the session. The recorded offset is the
+/// length read: a context reading is recorded when the file changed length.
+fn cline_messages_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    if !path.ends_with(".messages.json") || path.contains('\0') {
+        return Vec::new();
+    }
+    let Some((bytes, _)) = read_new(Path::new(path), 0, max, deadline) else {
+        return Vec::new();
+    };
+    // The file's directory is the session's id.
+    let id = Path::new(path)
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    let scan = projections::cline_session::scan(&bytes, id);
+    FileReading {
+        path: path.to_string(),
+        end: bytes.len() as u64,
+        offset: recorded_offset(session, path),
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
+        compressions: Vec::new(),
+        window: None,
+    }
+    .observations(session)
+}
+
+/// Where a planned read is: the path the payload named, or one derived under the first
+/// directory the hook's environment gives (`host::DerivedPath`; only an absolute one is
+/// taken). `None`: no such directory.
+pub fn resolved_path(r: &projections::observe::Read) -> Option<String> {
+    let Some(dirs) = r.under else {
+        return Some(r.path.clone());
+    };
+    dirs.iter().find_map(|(var, suffix)| {
+        let dir = std::env::var_os(var).filter(|d| Path::new(d).is_absolute())?;
+        let path = Path::new(&dir).join(suffix).join(&r.path);
+        path.to_str().map(str::to_string)
+    })
 }
 
 /// After a hook event whose host writes its session file behind its hooks was recorded as event

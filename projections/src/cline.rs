@@ -7,7 +7,8 @@
 //! that payload into the canonical event (measured on 3.0.65, see
 //! `tests/fixtures/real-hosts/cline-3.0.65/FACTS.md`).
 //!
-//! Usage: no payload carries it, nor names the session file that does.
+//! Usage: no payload carries it, nor names the session file that does; the engine finds that
+//! file by the host table's rule and `cline_session` reads it.
 
 use crate::event_kind::EventKind;
 use crate::hook_event::{Canonical, HookEvent, PayloadMetrics};

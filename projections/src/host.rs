@@ -281,6 +281,20 @@ pub enum SessionFileFormat {
     /// Factory Droid's `sessions/<cwd>/<session>.jsonl` (its compactions) and the
     /// `<session>.settings.json` beside it (the session's running token totals).
     DroidSession,
+    /// Cline CLI's `sessions/<session>/<session>.messages.json`, one JSON document read whole.
+    ClineMessages,
+}
+
+/// Where a host's session file is when no payload names it: under the first directory of
+/// `dirs` whose environment variable the hook process has (an absolute path, joined with its
+/// suffix), at `file` with `{session}` replaced by the session id. The engine reads the
+/// environment; the rule is data here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DerivedPath {
+    /// (variable, suffix), first set one wins.
+    pub dirs: &'static [(&'static str, &'static str)],
+    /// The file under it.
+    pub file: &'static str,
 }
 
 /// The file a host keeps per session (usage per model call, the context, compactions), and when
@@ -305,6 +319,8 @@ pub struct SessionFileFacts {
     /// Whether subagents keep transcripts of their own: read at SubagentStop (the path it names)
     /// and caught up at the session's reads (they lag their SubagentStop).
     pub subagent_files: bool,
+    /// Where the file is when the payload names none (`None`: only where a payload names it).
+    pub derived_path: Option<DerivedPath>,
 }
 
 /// Claude Code's transcript, read at Stop, PreCompact and SessionEnd; subagents' at SubagentStop.
@@ -316,6 +332,7 @@ pub const CLAUDE_TRANSCRIPT: SessionFileFacts = SessionFileFacts {
     path_from_session: false,
     read_scale: 1,
     subagent_files: true,
+    derived_path: None,
 };
 
 /// What the host wants before project hooks run.
@@ -842,6 +859,7 @@ pub const CODEX: HostFacts = HostFacts {
         path_from_session: false,
         read_scale: 4,
         subagent_files: true,
+        derived_path: None,
     },
     trust: Trust::TrustedHooks,
     install: Some(InstallFacts {
@@ -903,6 +921,7 @@ pub const GEMINI: HostFacts = HostFacts {
         path_from_session: false,
         read_scale: 4,
         subagent_files: true,
+        derived_path: None,
     },
     trust: Trust::TrustedFolder,
     install: Some(InstallFacts {
@@ -1024,6 +1043,7 @@ pub const COPILOT: HostFacts = HostFacts {
         path_from_session: true,
         read_scale: 4,
         subagent_files: false,
+        derived_path: None,
     },
     trust: Trust::TrustedFolder,
     install: Some(InstallFacts {
@@ -1128,6 +1148,7 @@ pub const QWEN: HostFacts = HostFacts {
         path_from_session: false,
         read_scale: 4,
         subagent_files: false,
+        derived_path: None,
     },
     // Folder trust is off by default: project hooks load in any folder. Where a user turned it
     // on (`security.folderTrust.enabled`), an untrusted folder's hooks are skipped silently.
@@ -1507,6 +1528,7 @@ pub const DROID: HostFacts = HostFacts {
         path_from_session: false,
         read_scale: 4,
         subagent_files: false,
+        derived_path: None,
     },
     // Project hooks load with no trust step (measured in a fresh home).
     trust: Trust::None,
@@ -1589,9 +1611,28 @@ pub const CLINE: HostFacts = HostFacts {
         counted_from_session_file: false,
         before_can_cancel: false,
     },
-    // Its usage is in `~/.cline/data/sessions/<id>/<id>.messages.json`, which no payload names:
-    // not read (the session's usage is unknown to hookjournal).
-    session_file: CLAUDE_TRANSCRIPT,
+    // Usage per response of the lead agent and the context, in
+    // `~/.cline/data/sessions/<id>/<id>.messages.json`, which no payload names: found from the
+    // hook's environment as the CLI finds it, read whole after each tool (the context for the
+    // pressure notice), at the run's end (every response is there by then) and at shutdown.
+    session_file: SessionFileFacts {
+        format: SessionFileFormat::ClineMessages,
+        read_at: &[K::ToolPost, K::Stop, K::SessionEnd],
+        read_while_compacting: &[],
+        main_agent_only: true,
+        path_from_session: false,
+        read_scale: 4,
+        subagent_files: false,
+        derived_path: Some(DerivedPath {
+            dirs: &[
+                ("CLINE_SESSION_DATA_DIR", ""),
+                ("CLINE_DATA_DIR", "sessions"),
+                ("CLINE_DIR", "data/sessions"),
+                ("HOME", ".cline/data/sessions"),
+            ],
+            file: "{session}/{session}.messages.json",
+        }),
+    },
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".clinerules",

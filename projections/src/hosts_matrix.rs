@@ -74,7 +74,7 @@ const FACTS: [Facts; 12] = [
     },
     Facts {
         host: Host::Cline,
-        cost: "none (no payload names its usage file)",
+        cost: "its session's `messages.json` (found from `$HOME` or `$CLINE_DIR`)",
         tested: Some("3.0.65"),
     },
 ];

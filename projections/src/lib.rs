@@ -5,6 +5,7 @@
 
 pub mod answer;
 pub mod cline;
+pub mod cline_session;
 pub mod codec;
 pub mod codex_rollout;
 pub mod config;

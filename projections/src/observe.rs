@@ -11,8 +11,11 @@ use crate::session::SessionState;
 pub struct Read {
     /// How to read it.
     pub format: SessionFileFormat,
-    /// Where it is.
+    /// Where it is: relative to the first of `under`'s directories the engine finds in the
+    /// hook's environment when `under` is given (`DerivedPath`), else as the payload named it.
     pub path: String,
+    /// The directories a derived path is under, as (variable, suffix), first set one wins.
+    pub under: Option<&'static [(&'static str, &'static str)]>,
     /// The subagent whose own transcript it is (`None`: the session's).
     pub agent: Option<String>,
     /// The model its usage is priced at when the file does not say (Codex CLI's rollout).
@@ -43,6 +46,7 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
     let read = |path: &str, agent: Option<&str>| Read {
         format: facts.format,
         path: path.to_string(),
+        under: None,
         agent: agent.map(str::to_string),
         model: (facts.format == SessionFileFormat::CodexRollout)
             .then(|| session.and_then(|s| s.model.clone()).or(p.model.clone()))
@@ -57,6 +61,14 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
         if let Some(path) = path {
             // A subagent's own Stop still names the main transcript.
             plan.reads.push(read(path, None));
+        } else if let Some((d, id)) = facts.derived_path.zip(p.session_id.as_deref()) {
+            // A session id that could leave its directory names no file.
+            if id != "." && id != ".." && !id.contains(['/', '\\', '\0']) {
+                plan.reads.push(Read {
+                    under: Some(d.dirs),
+                    ..read(&d.file.replace("{session}", id), None)
+                });
+            }
         }
         // Subagent transcripts lag their SubagentStop: catch up on what they wrote since.
         if facts.subagent_files && facts.format == SessionFileFormat::ClaudeTranscript {
@@ -224,5 +236,39 @@ mod tests {
             paths(&plan(&post, Some(&s))),
             [(SessionFileFormat::CopilotEvents, "/e.jsonl", None, 4)]
         );
+    }
+
+    /// Given Cline CLI's run end, whose payload names no file, then its messages file is read
+    /// under the directory the hook's environment gives, named by the session id; a session id
+    /// that could leave that directory, or a subagent's event, reads nothing.
+    #[test]
+    fn cline_reads_its_messages_file_under_a_directory_from_the_environment() {
+        let end = |sid: &str| {
+            event(
+                Host::Cline,
+                &format!(
+                    r#"{{"hookName":"agent_end","sessionContext":{{"rootSessionId":"{sid}"}},"agent_id":"a","parent_agent_id":null}}"#
+                ),
+            )
+        };
+        let plan = plan(&end("17_x"), None);
+        assert_eq!(
+            paths(&plan),
+            [(
+                SessionFileFormat::ClineMessages,
+                "17_x/17_x.messages.json",
+                None,
+                4
+            )]
+        );
+        let under = plan.reads[0].under.expect("a derived path");
+        assert_eq!(under.first(), Some(&("CLINE_SESSION_DATA_DIR", "")));
+        assert_eq!(under.last(), Some(&("HOME", ".cline/data/sessions")));
+        for bad in ["..", "a/b", "."] {
+            assert_eq!(super::plan(&end(bad), None).reads, [], "{bad}");
+        }
+        let mut sub = end("17_x");
+        sub.agent_id = Some("a2".into());
+        assert_eq!(super::plan(&sub, None).reads, []);
     }
 }

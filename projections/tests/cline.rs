@@ -138,3 +138,72 @@ fn a_task_reminder_after_a_tool_is_a_context_modification() {
     assert!(text.contains("T1"), "{text}");
     then.then_event_kinds(&["ReminderIssued"]);
 }
+
+fn messages() -> Vec<u8> {
+    std::fs::read(dir().join("../sessions/run_commands.messages.json")).unwrap()
+}
+
+/// Given the `run_commands` run's messages file (the mock reported `prompt_tokens` 1,000 then
+/// 2,000, 100 of them cached, and 50 out each), when it is read, then each response is one
+/// record keyed by its id and the session, priced as `gpt-4.1`, and the context is the last
+/// response's prompt.
+#[test]
+fn usage_from_the_messages_file_once_per_response_priced() {
+    use projections::cline_session;
+    use projections::pricing::PricingTable;
+    let scan = cline_session::scan(&messages(), RUN);
+    let got: Vec<_> = scan
+        .records
+        .iter()
+        .map(|r| {
+            (
+                r.message_id.as_str(),
+                r.request_id.as_str(),
+                r.model.as_str(),
+                r.usage.input_tokens,
+                r.usage.cache_read,
+                r.usage.output_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("msg_0vocXDiU", RUN, "gpt-4.1", 900, 100, 50),
+            ("msg_KY1qIycl", RUN, "gpt-4.1", 1_900, 100, 50),
+        ]
+    );
+    assert_eq!(scan.records[0].timestamp, "2026-11-26T00:50:55.169Z");
+    let ctx = scan.context.expect("a context reading");
+    assert_eq!((ctx.tokens, ctx.model.as_str()), (2_000, "gpt-4.1"));
+    // gpt-4.1: $2 a million input, $0.50 cached, $8 output.
+    let pricing = PricingTable::default();
+    let usd: f64 = scan
+        .records
+        .iter()
+        .map(|r| pricing.cost(&r.model, &r.usage).expect("priced"))
+        .sum();
+    let want = (2_800.0 * 2.0 + 200.0 * 0.5 + 100.0 * 8.0) / 1e6;
+    assert!((usd - want).abs() < 1e-12, "{usd} vs {want}");
+}
+
+/// Given the file as a hook finds it mid-write or not Cline's, then nothing is read from it
+/// (it is one JSON document: a cut one does not parse), and a re-read gives the same keys, so
+/// the fold counts each response once.
+#[test]
+fn a_cut_or_foreign_file_gives_nothing_and_a_reread_the_same_keys() {
+    use projections::cline_session;
+    let bytes = messages();
+    assert_eq!(
+        cline_session::scan(&bytes[..bytes.len() - 10], RUN),
+        Default::default()
+    );
+    assert_eq!(
+        cline_session::scan(b"{\"messages\":7}", RUN),
+        Default::default()
+    );
+    assert_eq!(
+        cline_session::scan(&bytes, RUN),
+        cline_session::scan(&bytes, RUN)
+    );
+}
