@@ -1613,11 +1613,12 @@ pub const CLINE: HostFacts = HostFacts {
     },
     // Usage per response of the lead agent and the context, in
     // `~/.cline/data/sessions/<id>/<id>.messages.json`, which no payload names: found from the
-    // hook's environment as the CLI finds it, read whole after each tool (the context for the
-    // pressure notice), at the run's end (every response is there by then) and at shutdown.
+    // hook's environment as the CLI finds it, read whole at the run's end (every response is
+    // there by then) and at shutdown: not after each tool, where parsing the whole growing file
+    // would cost every tool call (the context for the pressure notice is the last run's).
     session_file: SessionFileFacts {
         format: SessionFileFormat::ClineMessages,
-        read_at: &[K::ToolPost, K::Stop, K::SessionEnd],
+        read_at: &[K::Stop, K::SessionEnd],
         read_while_compacting: &[],
         main_agent_only: true,
         path_from_session: false,
