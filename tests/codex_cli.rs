@@ -35,6 +35,7 @@
 
 mod common;
 use base64::Engine;
+use common::ccusage::VERSION as CCUSAGE_VERSION;
 use common::harness::{missing, Ran, Skip};
 use common::http::{Request, Response};
 use serde_json::{json, Value};
@@ -726,23 +727,9 @@ fn snake(name: &str) -> String {
     out
 }
 
-/// ccusage (pinned by `.ci/install-ccusage.sh`), whose Codex report is the reference for cost.
-fn ccusage_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HOOKJOURNAL_CCUSAGE_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    let cache = common::ci_cache()?;
-    let bin = cache.join(format!(
-        "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
-    ));
-    bin.exists().then_some(bin)
-}
-
-const CCUSAGE_VERSION: &str = "20.0.24";
-
 /// ccusage, or why not (a failure under `HOOKJOURNAL_REQUIRE_CCUSAGE=1`).
 fn require_ccusage() -> Result<PathBuf, Skip> {
-    ccusage_bin().map_or_else(
+    common::ccusage::bin().map_or_else(
         || {
             missing(
                 "HOOKJOURNAL_REQUIRE_CCUSAGE",

