@@ -302,39 +302,7 @@ impl Env {
 
     /// Every invocation the recording hook saved: (event, payload bytes), in start order.
     fn recorded(&self) -> Vec<(String, Vec<u8>)> {
-        let mut names: Vec<PathBuf> = fs::read_dir(&self.calls)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        names.sort();
-        names
-            .into_iter()
-            .map(|p| {
-                let file = p.file_name().unwrap().to_string_lossy().into_owned();
-                let event = file.split('.').nth(1).unwrap_or("?").to_string();
-                (event, fs::read(&p).unwrap())
-            })
-            .collect()
-    }
-
-    /// The journal's hook invocations: (kind, host, name, payload bytes).
-    fn invocations(&self) -> Vec<(String, String, String, Vec<u8>)> {
-        // Readers never ingest the spool: a writer does first.
-        self.hj(&["drain"]);
-        common::events_of(&self.hj(&["export", "--report", "events"]))
-            .into_iter()
-            .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
-            .map(|e| {
-                (
-                    e["kind"].as_str().unwrap_or("").to_string(),
-                    e["host"].as_str().unwrap_or("").to_string(),
-                    e["name"].as_str().unwrap_or("").to_string(),
-                    common::payload_bytes(&e),
-                )
-            })
-            .collect()
+        common::client::recorded_calls(&self.calls)
     }
 
     /// What the journal answered, in order (`ResponseEmitted` outputs).
@@ -391,42 +359,8 @@ fn settle(dir: &Path) {
 /// Every recorded invocation is in the journal exactly once, payload for payload, as host
 /// `copilot`, and nothing is `Malformed`. Returns the invocations per event.
 fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, usize> {
-    let recorded = env.recorded();
-    let journal = env.invocations();
-    let malformed = journal.iter().filter(|j| j.0 == "Malformed").count();
-    if malformed > 0 {
-        failures.push(format!("{malformed} invocations journaled as Malformed"));
-    }
-    let hosts: BTreeMap<&str, usize> = journal.iter().fold(BTreeMap::new(), |mut m, j| {
-        *m.entry(j.1.as_str()).or_insert(0) += 1;
-        m
-    });
-    if hosts.keys().any(|h| *h != "copilot") {
-        failures.push(format!("hosts recorded: {hosts:?}"));
-    }
-    let mut a: Vec<&Vec<u8>> = recorded.iter().map(|r| &r.1).collect();
-    let mut b: Vec<&Vec<u8>> = journal.iter().map(|j| &j.3).collect();
-    a.sort();
-    b.sort();
-    if a != b {
-        failures.push(format!(
-            "the recording hook saw {} invocations, the journal holds {}: {:?} vs {:?}",
-            a.len(),
-            b.len(),
-            recorded.iter().map(|r| &r.0).collect::<Vec<_>>(),
-            journal.iter().map(|j| &j.2).collect::<Vec<_>>()
-        ));
-    }
-    let mut counts = BTreeMap::new();
-    for (name, _) in &recorded {
-        *counts.entry(name.clone()).or_insert(0) += 1;
-    }
-    eprintln!(
-        "invocations seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
-        recorded.len(),
-        journal.len()
-    );
-    counts
+    let events = common::client::journal_events(&env.project, &env.home);
+    common::client::check_journaled("copilot", &env.recorded(), &events, failures)
 }
 
 /// The session the prompt started (from the recorded payloads).

@@ -113,3 +113,79 @@ pub fn hj(project: &std::path::Path, home: &std::path::Path, args: &[&str]) -> S
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Every invocation a counting hook saved in `calls` (`NNN.<event>.json`, one file each):
+/// (event, payload bytes), in start order.
+pub fn recorded_calls(calls: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut names: Vec<std::path::PathBuf> = std::fs::read_dir(calls)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|p| {
+            let file = p.file_name().unwrap().to_string_lossy().into_owned();
+            let event = file.split('.').nth(1).unwrap_or("?").to_string();
+            (event, std::fs::read(&p).unwrap())
+        })
+        .collect()
+}
+
+/// The journal's events, exported (a writer drains the spool first: readers never do).
+pub fn journal_events(project: &std::path::Path, home: &std::path::Path) -> Vec<serde_json::Value> {
+    hj(project, home, &["drain"]);
+    super::events_of(&hj(project, home, &["export", "--report", "events"]))
+}
+
+/// Every `recorded` invocation is in the journal's `events` exactly once, payload for payload,
+/// as host `host`, and nothing is `Malformed`; each difference is pushed to `failures`. Returns
+/// the invocations per event.
+pub fn check_journaled(
+    host: &str,
+    recorded: &[(String, Vec<u8>)],
+    events: &[serde_json::Value],
+    failures: &mut Vec<String>,
+) -> std::collections::BTreeMap<String, usize> {
+    let journal: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+        .collect();
+    let malformed = journal.iter().filter(|e| e["kind"] == "Malformed").count();
+    if malformed > 0 {
+        failures.push(format!("{malformed} invocations journaled as Malformed"));
+    }
+    let mut hosts = std::collections::BTreeMap::new();
+    for e in &journal {
+        *hosts.entry(e["host"].as_str().unwrap_or("")).or_insert(0) += 1;
+    }
+    if hosts.keys().any(|h| *h != host) {
+        failures.push(format!("hosts recorded: {hosts:?}"));
+    }
+    let mut a: Vec<&Vec<u8>> = recorded.iter().map(|r| &r.1).collect();
+    let payloads: Vec<Vec<u8>> = journal.iter().map(|e| super::payload_bytes(e)).collect();
+    let mut b: Vec<&Vec<u8>> = payloads.iter().collect();
+    a.sort();
+    b.sort();
+    if a != b {
+        failures.push(format!(
+            "the recording hook saw {} invocations, the journal holds {}: {:?} vs {:?}",
+            a.len(),
+            b.len(),
+            recorded.iter().map(|r| &r.0).collect::<Vec<_>>(),
+            journal.iter().map(|e| &e["name"]).collect::<Vec<_>>()
+        ));
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for (name, _) in recorded {
+        *counts.entry(name.clone()).or_insert(0) += 1;
+    }
+    eprintln!(
+        "invocations seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
+        recorded.len(),
+        journal.len()
+    );
+    counts
+}
