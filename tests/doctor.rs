@@ -220,3 +220,33 @@ fn json_output_and_user_scope() {
     let user = doctor(&env, &["--user"]);
     assert_expected("doctor/user.txt", &user);
 }
+
+/// OpenCode's and pi's shims (their hooks run in the host's own process): each found where
+/// install wrote it, with the program its settings name; a file of the user's own at that path
+/// is no registration; a shim whose program is gone is a problem naming the install.
+#[test]
+fn the_opencode_and_pi_shims_are_found_with_their_program() {
+    let env = TestEnvironment::new();
+    fs::create_dir_all(env.project.join(".git")).unwrap();
+    for host in ["opencode", "pi"] {
+        let out = env.run(&["install", "--host", host]);
+        assert_eq!(out.code, Some(0), "{}", out.render());
+    }
+    let installed = doctor(&env, &[]);
+    // pi's shim naming a program that is gone; OpenCode's replaced by a plugin of the user's.
+    let pi = env.project.join(".pi/extensions/hookjournal.ts");
+    let text = fs::read_to_string(&pi).unwrap();
+    let gone = text.replacen("\"command\":\"", "\"command\":\"/nonexistent/", 1);
+    assert_ne!(gone, text, "the settings line names the program");
+    fs::write(&pi, gone).unwrap();
+    fs::write(
+        env.project.join(".opencode/plugins/hookjournal.js"),
+        "export const Mine = async () => ({});\n",
+    )
+    .unwrap();
+    let changed = doctor(&env, &[]);
+    assert_expected(
+        "doctor/shims.txt",
+        &format!("{installed}---- changed ----\n{changed}"),
+    );
+}

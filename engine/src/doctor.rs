@@ -91,6 +91,9 @@ pub fn hosts(w: &Where) -> Vec<Finding> {
         any |= host(w, &h, &mut out);
     }
     any |= openclaw(w, &mut out);
+    for facts in [&host::OPENCODE, &host::PI] {
+        any |= shim(w, facts, &mut out);
+    }
     if !any {
         let (what, fix) = match w.project {
             Some(p) => (
@@ -545,6 +548,51 @@ fn gemini_trusts(file: Option<&Path>, project: &Path) -> bool {
             _ => false,
         }
     })
+}
+
+/// A host whose hooks run in its own process (OpenCode's plugins, pi's extensions): the shim
+/// `install` wrote, at project or user scope, and the program its settings line names. A file of
+/// the user's own at that path is not hookjournal's: not a registration.
+fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
+    let Some(install) = facts.install.as_ref() else {
+        return false;
+    };
+    let user = user_dir(facts);
+    let scope = if w.project.is_some() {
+        Scope::Project
+    } else {
+        Scope::User
+    };
+    let project = w.project.unwrap_or(Path::new("."));
+    let Some(path) = install.settings_path(scope, project, user.as_deref()) else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return false;
+    };
+    if !text.starts_with("// hookjournal's ") {
+        return false;
+    }
+    // The settings line install wrote: `const SETTINGS… = {…};`.
+    let settings = text
+        .lines()
+        .find(|l| l.starts_with("const SETTINGS"))
+        .and_then(|l| Some(&l[l.find('{')?..=l.rfind('}')?]))
+        .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok());
+    let fix = install_cmd(&Host::from_name(facts.name), scope);
+    out.push(ok(
+        facts.product,
+        format!("the hookjournal shim is in {}", path.display()),
+    ));
+    match settings.as_ref().and_then(|s| s["command"].as_str()) {
+        Some(program) => out.push(program_finding(facts.product, program, w.version, fix)),
+        None => out.push(problem(
+            facts.product,
+            format!("{} names no program", path.display()),
+            fix,
+        )),
+    }
+    true
 }
 
 /// OpenClaw's shim plugin (user-wide): its settings name the program; the plugin must be enabled.
