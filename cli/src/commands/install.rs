@@ -363,6 +363,71 @@ fn dry_run_tail(journal: Option<&Path>, notes: &[String]) {
     println!("Dry run: nothing written.");
 }
 
+/// What an install of a shim (OpenCode's plugin, pi's extension) says after writing it: the
+/// command it runs, the journal, the notes, the host's next step.
+fn shim_report(
+    host: &str,
+    exe: &Path,
+    journal: Option<&Path>,
+    notes: impl Iterator<Item = impl std::fmt::Display>,
+    next_step: &str,
+) {
+    match journal {
+        Some(j) => {
+            println!(
+                "Command: {} hook --host {host} --journal {}",
+                exe.display(),
+                j.display()
+            );
+            println!("Journal: {}", j.display());
+        }
+        None => {
+            println!("Command: {} hook --host {host}", exe.display());
+            println!("Journal: .hookjournal/ in each project, created by its first event.");
+        }
+    }
+    for note in notes {
+        println!("Note: {note}");
+    }
+    println!("Next: {next_step}");
+}
+
+/// `uninstall` of a shim at `path` (`what`: "OpenCode plugin", `noun`: "plugin"): only a file
+/// `ours` says install wrote goes, and its directory only when nothing else is left in it; the
+/// journal stays.
+fn remove_shim(
+    path: &Path,
+    what: &str,
+    noun: &str,
+    ours: fn(&str) -> bool,
+    dry_run: bool,
+) -> anyhow::Result<ExitCode> {
+    let Some(text) = read_if_present(path)? else {
+        println!("hookjournal's {what} is not installed; nothing to remove.");
+        return Ok(ExitCode::SUCCESS);
+    };
+    if !ours(&text) {
+        anyhow::bail!(
+            "{} is not hookjournal's shim; nothing changed",
+            path.display()
+        );
+    }
+    if dry_run {
+        println!("Would remove {}.", path.display());
+        println!("Dry run: nothing written.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
+    println!(
+        "Removed the {noun} {}; the journal itself is untouched.",
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Codex runs a project or user hook only once it is trusted: the hooks just written are trusted
 /// in the user's `config.toml` (`$CODEX_HOME`, else `~/.codex`) as `/hooks` would trust them.
 fn trust_codex_hooks(

@@ -9,7 +9,6 @@ use super::{create_journal, project_line, project_root, unified_diff, write_sett
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use projections::host::OPENCODE;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -101,25 +100,13 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         OPENCODE.registered().count(),
         path.display()
     );
-    match &journal {
-        Some(j) => {
-            println!(
-                "Command: {} hook --host opencode --journal {}",
-                exe.display(),
-                j.display()
-            );
-            println!("Journal: {}", j.display());
-        }
-        None => {
-            println!("Command: {} hook --host opencode", exe.display());
-            println!("Journal: .hookjournal/ in each project, created by its first event.");
-        }
-    }
-    for note in program.notes.iter().chain(&journal_note) {
-        println!("Note: {note}");
-    }
-    let next = OPENCODE.install.as_ref().map_or("", |i| i.next_step);
-    println!("Next: {next}");
+    super::shim_report(
+        "opencode",
+        exe,
+        journal.as_deref(),
+        program.notes.iter().chain(&journal_note),
+        OPENCODE.install.as_ref().map_or("", |i| i.next_step),
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,35 +118,7 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, _) = project_root(&cwd);
     let path = plugin_path(scope, &project)?;
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!("hookjournal's OpenCode plugin is not installed; nothing to remove.");
-            return Ok(ExitCode::SUCCESS);
-        }
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    if !is_ours(&text) {
-        bail!(
-            "{} is not hookjournal's shim; nothing changed",
-            path.display()
-        );
-    }
-    if dry_run {
-        println!("Would remove {}.", path.display());
-        println!("Dry run: nothing written.");
-        return Ok(ExitCode::SUCCESS);
-    }
-    fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
-    // The directory goes only when nothing of the user's is left in it.
-    if let Some(dir) = path.parent() {
-        let _ = fs::remove_dir(dir);
-    }
-    println!(
-        "Removed the plugin {}; the journal itself is untouched.",
-        path.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    super::remove_shim(&path, "OpenCode plugin", "plugin", is_ours, dry_run)
 }
 
 fn local_scope_usage_error() -> ExitCode {
