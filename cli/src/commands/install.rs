@@ -363,6 +363,100 @@ fn dry_run_tail(journal: Option<&Path>, notes: &[String]) {
     println!("Dry run: nothing written.");
 }
 
+/// A host whose hooks run in its own process, as one file hookjournal writes (OpenCode's plugin,
+/// pi's extension): where it goes, its text, how install's own file is told apart, and how the
+/// messages name it.
+struct ShimHost {
+    facts: &'static projections::host::HostFacts,
+    path: fn(Scope, &Path) -> anyhow::Result<PathBuf>,
+    text: fn(&Path, Option<&Path>) -> String,
+    ours: fn(&str) -> bool,
+    /// "plugin", "extension".
+    noun: &'static str,
+    /// What its events are called: "OpenCode hooks and events".
+    events: &'static str,
+}
+
+impl ShimHost {
+    /// `install --host H [--scope project|user]`: the shim written (a file of the user's own at
+    /// its path is never replaced), the journal created, what it runs said.
+    fn install(
+        &self,
+        cmd: &CommandHelper,
+        scope: Scope,
+        dry_run: bool,
+    ) -> anyhow::Result<ExitCode> {
+        if scope == Scope::Local {
+            return Ok(self.local_scope_usage_error());
+        }
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        let (project, marker) = project_root(&cwd);
+        let journal = shim_journal(cmd, scope, &cwd, &project);
+        // A path that lasts (the same program on PATH is preferred), with a note where it will not.
+        let program = program::for_this_binary()?;
+        let exe = &program.path;
+        let path = (self.path)(scope, &project)?;
+        let before = read_if_present(&path)?;
+        if before.as_deref().is_some_and(|t| !(self.ours)(t)) {
+            anyhow::bail!(
+                "{} exists and is not hookjournal's shim; nothing changed",
+                path.display()
+            );
+        }
+        let after = (self.text)(exe, journal.as_deref());
+        if scope != Scope::User {
+            print!("{}", project_line(&project, marker, &cwd));
+        }
+        if dry_run {
+            print!("{}", unified_diff(&path, before.as_deref(), &after));
+            dry_run_tail(journal.as_deref(), &program.notes);
+            return Ok(ExitCode::SUCCESS);
+        }
+        let journal_note = match &journal {
+            Some(j) => create_journal(j)?,
+            None => None,
+        };
+        if before.as_deref() != Some(after.as_str()) {
+            write_settings(&path, &after, false)?;
+        }
+        println!(
+            "Wrote the hookjournal {} ({} {}) to {}.",
+            self.noun,
+            self.facts.registered().count(),
+            self.events,
+            path.display()
+        );
+        shim_report(
+            self.facts.name,
+            exe,
+            journal.as_deref(),
+            program.notes.iter().chain(&journal_note),
+            self.facts.install.as_ref().map_or("", |i| i.next_step),
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// `uninstall --host H`: the shim install wrote; the journal stays.
+    fn uninstall(&self, scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
+        if scope == Scope::Local {
+            return Ok(self.local_scope_usage_error());
+        }
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        let (project, _) = project_root(&cwd);
+        let path = (self.path)(scope, &project)?;
+        let what = format!("{} {}", self.facts.product, self.noun);
+        remove_shim(&path, &what, self.noun, self.ours, dry_run)
+    }
+
+    fn local_scope_usage_error(&self) -> ExitCode {
+        eprintln!(
+            "hookjournal: --scope local is Claude Code's .claude/settings.local.json; {} has project and user scopes only",
+            self.facts.product
+        );
+        ExitCode::from(2)
+    }
+}
+
 /// What an install of a shim (OpenCode's plugin, pi's extension) says after writing it: the
 /// command it runs, the journal, the notes, the host's next step.
 fn shim_report(

@@ -5,9 +5,9 @@
 //! and the hooks and events to forward (from the host facts table). Uninstall removes that file,
 //! and only a file install wrote.
 
-use super::{create_journal, project_line, project_root, unified_diff, write_settings, Scope};
+use super::Scope;
 use crate::cli_util::CommandHelper;
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail};
 use projections::host::OPENCODE;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -60,72 +60,24 @@ fn is_ours(text: &str) -> bool {
     text.starts_with(MARKER)
 }
 
+/// The shim as install writes and uninstall removes it.
+const HOST: super::ShimHost = super::ShimHost {
+    facts: &OPENCODE,
+    path: plugin_path,
+    text: shim,
+    ours: is_ours,
+    noun: "plugin",
+    events: "OpenCode hooks and events",
+};
+
 /// `install --host opencode [--scope project|user]`.
 pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
-    if scope == Scope::Local {
-        return Ok(local_scope_usage_error());
-    }
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    let (project, marker) = project_root(&cwd);
-    let journal = super::shim_journal(cmd, scope, &cwd, &project);
-    // A path that lasts (the same program on PATH is preferred), with a note where it will not.
-    let program = super::program::for_this_binary()?;
-    let exe = &program.path;
-    let path = plugin_path(scope, &project)?;
-    let before = super::read_if_present(&path)?;
-    if before.as_deref().is_some_and(|t| !is_ours(t)) {
-        bail!(
-            "{} exists and is not hookjournal's shim; nothing changed",
-            path.display()
-        );
-    }
-    let after = shim(exe, journal.as_deref());
-    if scope != Scope::User {
-        print!("{}", project_line(&project, marker, &cwd));
-    }
-    if dry_run {
-        print!("{}", unified_diff(&path, before.as_deref(), &after));
-        super::dry_run_tail(journal.as_deref(), &program.notes);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let journal_note = match &journal {
-        Some(j) => create_journal(j)?,
-        None => None,
-    };
-    if before.as_deref() != Some(after.as_str()) {
-        write_settings(&path, &after, false)?;
-    }
-    println!(
-        "Wrote the hookjournal plugin ({} OpenCode hooks and events) to {}.",
-        OPENCODE.registered().count(),
-        path.display()
-    );
-    super::shim_report(
-        "opencode",
-        exe,
-        journal.as_deref(),
-        program.notes.iter().chain(&journal_note),
-        OPENCODE.install.as_ref().map_or("", |i| i.next_step),
-    );
-    Ok(ExitCode::SUCCESS)
+    HOST.install(cmd, scope, dry_run)
 }
 
 /// `uninstall --host opencode`: the shim install wrote; the journal stays.
 pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
-    if scope == Scope::Local {
-        return Ok(local_scope_usage_error());
-    }
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    let (project, _) = project_root(&cwd);
-    let path = plugin_path(scope, &project)?;
-    super::remove_shim(&path, "OpenCode plugin", "plugin", is_ours, dry_run)
-}
-
-fn local_scope_usage_error() -> ExitCode {
-    eprintln!(
-        "hookjournal: --scope local is Claude Code's .claude/settings.local.json; OpenCode has project and user scopes only"
-    );
-    ExitCode::from(2)
+    HOST.uninstall(scope, dry_run)
 }
 
 #[cfg(test)]
