@@ -1063,3 +1063,32 @@ fn the_task_board_lists_open_tasks_and_every_one_on_request() {
     assert_eq!(refs, ["T1", "T2", "db5b5fab:1", "db5b5fab:2", "db5b5fab:3"]);
     assert_eq!(json[2]["history"].as_array().unwrap().len(), 3, "{json}");
 }
+
+/// The fixture session as its user meets it, compared whole: what every hook answered, in order,
+/// then each view of the journal afterwards (the list, the snapshot, the task board, cost, the
+/// notifications, the replay of the compaction's answer and `verify`).
+#[test]
+fn the_fixture_session_every_answer_and_every_view_whole() {
+    let mut env = TestEnvironment::new();
+    env.set_env("HOOKJOURNAL_NOW", "2026-11-26T12:00:00Z");
+    env.normalize_ages();
+    let answers = env.play_claude_session();
+    assert_expected("session/hook-answers.txt", &answers);
+    for (name, args) in [
+        ("sessions", &["sessions"][..]),
+        ("show", &["show", SID]),
+        ("tasks", &["tasks", "--all"]),
+        ("cost", &["cost", "--by", "session"]),
+        ("notifications", &["notifications"]),
+        (
+            "replay",
+            &["replay", "--session", "db5b", "--kind", "Hook:PreCompact"],
+        ),
+        ("verify", &["verify"]),
+    ] {
+        // The chain head hashes the hooks' recorded times, which are the real clock's.
+        let out = env.run(args).render();
+        let out = replace_pattern(&out, "xxxxxxxxxxxxxxxx; ", "[HEAD]; ");
+        assert_expected(&format!("session/{name}.txt"), &out);
+    }
+}

@@ -174,63 +174,24 @@ pub struct Played {
 
 pub fn play_session(env: &[(&str, &str)]) -> Played {
     let root = tempfile::tempdir().unwrap();
-    let fx = root.path().join("cs");
-    let src = fixtures().join("claude-session");
-    let tr = "transcripts/projects/-home-dev-acme-api";
-    let sid = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
-    let main_src = std::fs::read_to_string(src.join(format!("{tr}/{sid}.jsonl"))).unwrap();
-    let sub_src = std::fs::read_to_string(src.join(format!(
-        "{tr}/{sid}/subagents/agent-a41536363f6724ba0.jsonl"
-    )))
-    .unwrap();
-    let main = fx.join(format!("{tr}/{sid}.jsonl"));
-    let sub = fx.join(format!(
-        "{tr}/{sid}/subagents/agent-a41536363f6724ba0.jsonl"
-    ));
-    std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
     let journal = root.path().join("journal");
-    let mut outputs = Vec::new();
-    let steps = std::fs::read_to_string(src.join("session.steps.jsonl")).unwrap();
-    for (i, line) in steps.lines().enumerate() {
-        let step: serde_json::Value = serde_json::from_str(line).unwrap();
-        let take = |text: &str, n: u64| {
-            text.split_inclusive('\n')
-                .take(n as usize)
-                .collect::<String>()
-        };
-        std::fs::write(
-            &main,
-            take(&main_src, step["transcript_lines"].as_u64().unwrap()),
-        )
-        .unwrap();
-        std::fs::write(
-            &sub,
-            take(&sub_src, step["subagent_lines"].as_u64().unwrap()),
-        )
-        .unwrap();
-        let payload = step["hook"]
-            .to_string()
-            .replace("__FIXTURES__", &fx.to_string_lossy());
-        let mut e: Vec<(String, String)> = step["env"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-            .collect();
-        e.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let e: Vec<(&str, &str)> = e.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let out = hook(&journal, payload.as_bytes(), &e);
+    let outputs = play_steps(&root.path().join("cs"), |payload, e| {
+        let mut all = e.to_vec();
+        all.extend_from_slice(env);
+        hook(&journal, payload, &all)
+    })
+    .into_iter()
+    .enumerate()
+    .map(|(i, (event, out))| {
         assert!(out.status.success(), "step {i} exited {:?}", out.status);
-        outputs.push((
+        (
             i,
-            step["hook"]["hook_event_name"]
-                .as_str()
-                .unwrap()
-                .to_string(),
+            event,
             String::from_utf8(out.stdout).unwrap(),
             String::from_utf8(out.stderr).unwrap(),
-        ));
-    }
+        )
+    })
+    .collect();
     Played {
         root,
         journal,
@@ -238,10 +199,54 @@ pub fn play_session(env: &[(&str, &str)]) -> Played {
     }
 }
 
+/// The fixture session's steps, each run by `run_hook(payload, step env)` after the transcripts
+/// under `fx` have grown to what Claude Code had written by then; returns (event name, output).
+pub fn play_steps(
+    fx: &Path,
+    mut run_hook: impl FnMut(&[u8], &[(&str, &str)]) -> Output,
+) -> Vec<(String, Output)> {
+    let src = fixtures().join("claude-session");
+    let tr = "transcripts/projects/-home-dev-acme-api";
+    let sid = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
+    let sub_path = format!("{tr}/{sid}/subagents/agent-a41536363f6724ba0.jsonl");
+    let main_src = std::fs::read_to_string(src.join(format!("{tr}/{sid}.jsonl"))).unwrap();
+    let sub_src = std::fs::read_to_string(src.join(&sub_path)).unwrap();
+    let main = fx.join(format!("{tr}/{sid}.jsonl"));
+    let sub = fx.join(&sub_path);
+    std::fs::create_dir_all(sub.parent().unwrap()).unwrap();
+    let take = |text: &str, n: &serde_json::Value| {
+        text.split_inclusive('\n')
+            .take(n.as_u64().unwrap() as usize)
+            .collect::<String>()
+    };
+    let steps = std::fs::read_to_string(src.join("session.steps.jsonl")).unwrap();
+    let mut outputs = Vec::new();
+    for line in steps.lines() {
+        let step: serde_json::Value = serde_json::from_str(line).unwrap();
+        std::fs::write(&main, take(&main_src, &step["transcript_lines"])).unwrap();
+        std::fs::write(&sub, take(&sub_src, &step["subagent_lines"])).unwrap();
+        let payload = step["hook"]
+            .to_string()
+            .replace("__FIXTURES__", &fx.to_string_lossy());
+        let e: Vec<(&str, &str)> = step["env"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str().unwrap()))
+            .collect();
+        let event = step["hook"]["hook_event_name"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        outputs.push((event, run_hook(payload.as_bytes(), &e)));
+    }
+    outputs
+}
+
 /// A fresh user's world, for whole-output tests: an empty `$HOME` and an empty project
 /// directory under one temp root, a process environment cleared of everything but `PATH`, and
 /// output normalised so it can be compared as a whole (as jj's `TestEnvironment` does): the temp
-/// root reads `$TEST_ENV`, the binary `$BIN` (its build directory `$TARGET_DIR`), recorded times `[TIME]` / `[MINUTE]` / `[CLOCK]` /
+/// root reads `$TEST_ENV`, the binary `$BIN` (its build directory `$TARGET_DIR`), recorded times `[TIME]` / `[SECOND]` / `[MINUTE]` / `[CLOCK]` /
 /// `[US]`, and any literal registered with `redact`. Recorded times come from the real clock (the
 /// hook's `recorded_at`); "now" for relative times is pinned with `set_env("HOOKJOURNAL_NOW", …)`.
 pub struct TestEnvironment {
@@ -250,6 +255,7 @@ pub struct TestEnvironment {
     pub project: PathBuf,
     env: Vec<(String, String)>,
     redactions: Vec<(String, String)>,
+    ages: bool,
 }
 
 /// What one command printed, and how it exited.
@@ -296,6 +302,7 @@ impl TestEnvironment {
             project,
             env: Vec::new(),
             redactions: Vec::new(),
+            ages: false,
         }
     }
 
@@ -312,6 +319,12 @@ impl TestEnvironment {
     /// Shows `literal` as `placeholder` in every normalised output.
     pub fn redact(&mut self, literal: &str, placeholder: &str) {
         self.redactions.push((literal.into(), placeholder.into()));
+    }
+
+    /// Shows relative times ("9h ago") as `[AGO]`: for views of events recorded by hooks, whose
+    /// times come from the real clock, so that their age from a pinned "now" varies by run.
+    pub fn normalize_ages(&mut self) {
+        self.ages = true;
     }
 
     /// The binary with a cleared environment, run in `cwd`.
@@ -372,6 +385,34 @@ impl TestEnvironment {
         self.output(out)
     }
 
+    /// `hookjournal hook` as Claude Code runs it for this project (`CLAUDE_PROJECT_DIR` set, in
+    /// the project), `payload` on stdin; the raw output.
+    pub fn hook_raw(&self, payload: &[u8], env: &[(&str, &str)]) -> Output {
+        let mut c = self.command(&self.project);
+        c.arg("hook")
+            .env("CLAUDE_PROJECT_DIR", &self.project)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let mut child = c.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(payload).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// The fixture session (`play_steps`) played into this project's journal, with its
+    /// transcripts under `$TEST_ENV/cs`: one block per hook, its event name over what it printed.
+    pub fn play_claude_session(&self) -> String {
+        let fx = self.root().join("cs");
+        play_steps(&fx, |payload, e| self.hook_raw(payload, e))
+            .into_iter()
+            .enumerate()
+            .map(|(i, (event, out))| format!("--- {i} {event}\n{}", self.output(out).render()))
+            .collect()
+    }
+
     fn output(&self, out: Output) -> CommandOutput {
         CommandOutput {
             stdout: self.normalize(&String::from_utf8_lossy(&out.stdout)),
@@ -397,11 +438,38 @@ impl TestEnvironment {
         }
         s = s.replace(root.to_str().unwrap(), "$TEST_ENV");
         s = replace_pattern(&s, "dddd-dd-ddTdd:dd:dd.dddZ", "[TIME]");
+        s = replace_pattern(&s, "dddd-dd-dd dd:dd:dd", "[SECOND]");
         s = replace_pattern(&s, "dddd-dd-dd dd:dd", "[MINUTE]");
         // `replay`'s time of day, and microsecond fields of JSON output.
         s = replace_pattern(&s, "  dd:dd:dd  ", "  [CLOCK]  ");
+        if self.ages {
+            s = replace_ages(&s);
+        }
         replace_pattern(&s, "_us\":dddddddddddddddd", "_us\":[US]")
     }
+}
+
+/// Replaces every "<digits><s|m|h|d> ago" with "[AGO]".
+fn replace_ages(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" ago") {
+        let head = &rest[..at];
+        let unit = head.strip_suffix(['s', 'm', 'h', 'd']);
+        let digits = unit.map_or(0, |u| {
+            u.len() - u.trim_end_matches(|c: char| c.is_ascii_digit()).len()
+        });
+        if digits > 0 {
+            out.push_str(&head[..head.len() - digits - 1]);
+            out.push_str("[AGO]");
+        } else {
+            out.push_str(head);
+            out.push_str(" ago");
+        }
+        rest = &rest[at + 4..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Replaces every match of `pattern` (`d` = an ASCII digit, `x` = a lowercase hex digit,
