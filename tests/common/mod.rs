@@ -402,6 +402,18 @@ impl TestEnvironment {
         child.wait_with_output().unwrap()
     }
 
+    /// `hook_raw`, normalised.
+    pub fn hook(&self, payload: &[u8], env: &[(&str, &str)]) -> CommandOutput {
+        let out = self.hook_raw(payload, env);
+        self.output(out)
+    }
+
+    /// The project's journal (where a hook run by `hook` records): for the journal-level helpers
+    /// (`events`, `run_json`) and for planting damage.
+    pub fn journal(&self) -> PathBuf {
+        self.project.join(".hookjournal")
+    }
+
     /// The fixture session (`play_steps`) played into this project's journal, with its
     /// transcripts under `$TEST_ENV/cs`: one block per hook, its event name over what it printed.
     pub fn play_claude_session(&self) -> String {
