@@ -212,19 +212,15 @@ fn restore_after_compact_mentions_everything_that_matters() {
 
 #[test]
 fn replay_verify_recomputes_every_answer_without_difference() {
-    let p = play_session(&[]);
-    let out = cmd(&p.journal)
-        .args(["replay", "--verify"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains(", 0 differences"), "{text}");
-    // And it would notice a different policy: a lower threshold changes answers.
-    let lines = run(
-        &p.journal,
-        &["replay", "--kind", "ResponseEmitted", "--json"],
+    let env = TestEnvironment::new();
+    env.play_claude_session();
+    assert_expected(
+        "session/replay-verify.txt",
+        &env.run(&["replay", "--verify"]).render(),
     );
+    let lines = env
+        .run(&["replay", "--kind", "ResponseEmitted", "--json"])
+        .stdout;
     assert!(lines.lines().count() >= 3);
     let first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
     assert_eq!(first["kind"], "ResponseEmitted");
@@ -270,66 +266,57 @@ fn replay_shows_the_changes_each_event_caused() {
 
 #[test]
 fn loop_mode_fails_the_agents_task_at_precompact_and_session_end_changes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
-    let add = run_json(
-        &j,
-        &["tasks", "add", "Migrate the billing tables", "--json"],
+    let env = TestEnvironment::new();
+    let mut out = String::new();
+    let mut step =
+        |title: &str, o: CommandOutput| out.push_str(&format!("$ {title}\n{}", o.render()));
+    step(
+        "tasks add",
+        env.run(&["tasks", "add", "Migrate the billing tables"]),
     );
-    let id = add["id"].as_str().unwrap().to_string();
-    assert_eq!(id, "T1");
-    run(&j, &["tasks", "start", &id, "--agent", "agent-7"]);
+    step(
+        "tasks start",
+        env.run(&["tasks", "start", "T1", "--agent", "agent-7"]),
+    );
     let pre = std::fs::read(fixtures().join("events/claude/PreCompact-auto.json")).unwrap();
-    let out = hook(&j, &pre, &[("RALPH_AGENT_ID", "agent-7")]);
-    assert!(out.status.success());
-    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(
-        v,
-        serde_json::json!({"continue": false, "stopReason": "Context Limit Reached"})
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("agent-7") && err.contains("T1"), "{err}");
-    let t = run_json(&j, &["tasks", "show", &id, "--json"]);
-    assert_eq!(t["status"], "failed");
-    assert_eq!(t["retry_count"], 1);
-    assert_eq!(t["fail_reason"], "context limit reached");
-    assert_eq!(t["owner"], Value::Null);
-    // SessionEnd afterwards: idempotent, nothing changes.
+    let agent = [("RALPH_AGENT_ID", "agent-7")];
+    // Stops the agent (one JSON object), says which task it failed, and fails it.
+    step("hook PreCompact", env.hook(&pre, &agent));
+    step("tasks show", env.run(&["tasks", "show", "T1"]));
+    // SessionEnd afterwards: idempotent, nothing changes; nor does a CLI fail of the failed task.
     let end = std::fs::read(fixtures().join("events/claude/SessionEnd.json")).unwrap();
-    let out = hook(&j, &end, &[("RALPH_AGENT_ID", "agent-7")]);
-    assert!(out.status.success() && out.stdout.is_empty());
-    let t2 = run_json(&j, &["tasks", "show", &id, "--json"]);
-    assert_eq!(t, t2);
-    // A CLI fail of the failed task changes nothing either.
-    let again = run_json(&j, &["tasks", "fail", &id, "--json"]);
-    assert_eq!(again["changed"], false);
-    assert_eq!(run_json(&j, &["verify", "--json"])["ok"], true);
+    step("hook SessionEnd", env.hook(&end, &agent));
+    step("tasks fail", env.run(&["tasks", "fail", "T1"]));
+    step(
+        "tasks show --json",
+        env.run(&["tasks", "show", "T1", "--json"]),
+    );
+    step("verify", env.run(&["verify"]));
+    let out = replace_pattern(&out, "xxxxxxxxxxxxxxxx; ", "[HEAD]; ");
+    assert_expected("session/loop-precompact.txt", &out);
 }
 
 #[test]
 fn session_end_releases_a_still_active_task_of_the_agent() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
-    run(&j, &["tasks", "add", "Ship it"]);
-    run(&j, &["tasks", "start", "T1", "--agent", "agent-9"]);
+    let env = TestEnvironment::new();
+    let mut out = String::new();
+    let mut step =
+        |title: &str, o: CommandOutput| out.push_str(&format!("$ {title}\n{}", o.render()));
+    step("tasks add", env.run(&["tasks", "add", "Ship it"]));
+    step(
+        "tasks start",
+        env.run(&["tasks", "start", "T1", "--agent", "agent-9"]),
+    );
     let end = std::fs::read(fixtures().join("events/claude/SessionEnd.json")).unwrap();
-    let out = hook(&j, &end, &[("RALPH_AGENT_ID", "agent-9")]);
-    assert!(out.status.success() && out.stdout.is_empty());
-    let t = run_json(&j, &["tasks", "show", "T1", "--json"]);
-    assert_eq!(
-        (
-            t["status"].as_str(),
-            t["fail_reason"].as_str(),
-            t["retry_count"].as_u64()
-        ),
-        (Some("failed"), Some("session ended unexpectedly"), Some(1))
+    step(
+        "hook SessionEnd",
+        env.hook(&end, &[("RALPH_AGENT_ID", "agent-9")]),
     );
+    step("tasks show", env.run(&["tasks", "show", "T1"]));
     // Reopen puts it back for the next agent.
-    run(&j, &["tasks", "reopen", "T1"]);
-    assert_eq!(
-        run_json(&j, &["tasks", "show", "T1", "--json"])["status"],
-        "pending"
-    );
+    step("tasks reopen", env.run(&["tasks", "reopen", "T1"]));
+    step("tasks show", env.run(&["tasks", "show", "T1"]));
+    assert_expected("session/loop-session-end.txt", &out);
 }
 
 #[test]
@@ -706,60 +693,35 @@ fn rewind_makes_projections_ignore_the_rewound_events() {
 
 #[test]
 fn clear_restores_from_the_session_that_just_ended_in_the_project() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
+    let env = TestEnvironment::new();
     let ev = |name: &str, sid: &str, extra: &str| {
         format!(r#"{{"hook_event_name":"{name}","session_id":"{sid}","cwd":"/p"{extra}}}"#)
     };
-    hook(
-        &j,
-        ev("SessionStart", "old", r#","source":"startup""#).as_bytes(),
-        &[],
-    );
-    hook(
-        &j,
-        ev("UserPromptSubmit", "old", r#","prompt":"build the parser""#).as_bytes(),
-        &[],
-    );
-    hook(&j, ev("PostToolUse", "old", r#","tool_name":"TaskCreate","tool_input":{"subject":"Write the lexer"},"tool_response":{"task":{"id":"1"}}"#).as_bytes(), &[]);
-    hook(
-        &j,
-        ev("SessionEnd", "old", r#","reason":"clear""#).as_bytes(),
-        &[],
-    );
-    let out = hook(
-        &j,
-        ev("SessionStart", "new", r#","source":"clear""#).as_bytes(),
-        &[],
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("restore JSON");
-    let text = v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap();
-    assert!(
-        text.contains("Write the lexer")
-            && text.contains("build the parser")
-            && text.contains("/clear"),
-        "{text}"
-    );
-    // Startup in the same project lists the open task too.
-    let out = hook(
-        &j,
-        ev("SessionStart", "third", r#","source":"startup""#).as_bytes(),
-        &[],
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("startup JSON");
-    assert!(v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .contains("Write the lexer"));
+    let mut out = String::new();
+    for (name, sid, extra) in [
+        ("SessionStart", "old", r#","source":"startup""#),
+        ("UserPromptSubmit", "old", r#","prompt":"build the parser""#),
+        (
+            "PostToolUse",
+            "old",
+            r#","tool_name":"TaskCreate","tool_input":{"subject":"Write the lexer"},"tool_response":{"task":{"id":"1"}}"#,
+        ),
+        ("SessionEnd", "old", r#","reason":"clear""#),
+        // The new session after /clear gets the old one's state...
+        ("SessionStart", "new", r#","source":"clear""#),
+        // ...and a startup in the same project lists the open task too.
+        ("SessionStart", "third", r#","source":"startup""#),
+    ] {
+        let o = env.hook(ev(name, sid, extra).as_bytes(), &[]);
+        out.push_str(&format!("--- {name} {sid}\n{}", o.render()));
+    }
+    assert_expected("session/clear-restores.txt", &out);
 }
 
 #[test]
 fn emergency_tier_blocks_stop_once_and_never_when_stop_hook_active() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
-    let t = dir.path().join("t.jsonl");
+    let env = TestEnvironment::new();
+    let t = env.root().join("t.jsonl");
     let line = r#"{"type":"assistant","isSidechain":false,"requestId":"r1","timestamp":"2026-11-03T14:00:35.000Z","message":{"id":"m1","model":"claude-sonnet-4-5-20250929","usage":{"input_tokens":10,"cache_creation_input_tokens":1000,"cache_read_input_tokens":190000,"output_tokens":5}}}"#;
     std::fs::write(&t, format!("{line}\n")).unwrap();
     let stop = |active: bool| {
@@ -768,14 +730,16 @@ fn emergency_tier_blocks_stop_once_and_never_when_stop_hook_active() {
             t.display()
         )
     };
-    let out = hook(&j, stop(true).as_bytes(), &[]);
-    assert!(out.stdout.is_empty(), "blocked while stop_hook_active");
-    let out = hook(&j, stop(false).as_bytes(), &[]);
-    let v: Value = serde_json::from_slice(&out.stdout).expect("block JSON");
-    assert_eq!(v["decision"], "block");
-    assert!(v["reason"].as_str().unwrap().contains("/compact"));
-    let out = hook(&j, stop(false).as_bytes(), &[]);
-    assert!(out.stdout.is_empty(), "blocked twice for the same crossing");
+    // Never while stop_hook_active; then once; never twice for the same crossing.
+    let mut out = String::new();
+    for active in [true, false, false] {
+        let o = env.hook(stop(active).as_bytes(), &[]);
+        out.push_str(&format!(
+            "--- Stop, stop_hook_active {active}\n{}",
+            o.render()
+        ));
+    }
+    assert_expected("session/emergency-stop.txt", &out);
 }
 
 #[test]
@@ -1008,52 +972,26 @@ fn a_threshold_the_bands_cannot_tell_is_priced_response_by_response() {
 /// widen or narrow it as they say.
 #[test]
 fn the_task_board_lists_open_tasks_and_every_one_on_request() {
-    let p = play_session(&[]);
-    let j = &p.journal;
-    run(j, &["tasks", "add", "ship it"]);
-    run(j, &["tasks", "add", "then this"]);
-    run(j, &["tasks", "done", "T1"]);
+    let env = TestEnvironment::new();
+    env.play_claude_session();
+    env.run(&["tasks", "add", "ship it"]);
+    env.run(&["tasks", "add", "then this"]);
+    env.run(&["tasks", "done", "T1"]);
     let later =
         br#"{"hook_event_name":"SessionStart","session_id":"s-later","source":"startup","cwd":"/p"}"#;
-    assert!(hook(j, later, &[]).status.success());
-    let ids = |table: &str| -> Vec<String> {
-        table
-            .lines()
-            .skip_while(|l| !l.starts_with("ID "))
-            .skip(1)
-            .map(|l| l.split_whitespace().next().unwrap().to_string())
-            .collect()
-    };
-
-    let board = run(j, &["tasks"]);
-    assert!(
-        board.starts_with("not listed: finished tasks; every task: `hookjournal tasks --all`\n"),
-        "{board}"
-    );
-    assert_eq!(ids(&board), ["T2", "db5b5fab:2", "db5b5fab:3"], "{board}");
-
-    let last = run(j, &["tasks", "--last", "1"]);
-    assert!(
-        last.starts_with(
-            "not listed: finished tasks and the tasks of 1 session started earlier (2 open); \
-             every task: `hookjournal tasks --all`\n"
-        ),
-        "{last}"
-    );
-    assert_eq!(ids(&last), ["T2"], "{last}");
-
-    let all = run(j, &["tasks", "--all"]);
-    assert!(all.starts_with("ID "), "{all}");
-    assert_eq!(
-        ids(&all),
-        ["T1", "T2", "db5b5fab:1", "db5b5fab:2", "db5b5fab:3"],
-        "{all}"
-    );
-
-    let done = run(j, &["tasks", "--status", "completed"]);
-    assert_eq!(ids(&done), ["T1", "db5b5fab:1"], "{done}");
-
-    let json = run_json(j, &["tasks", "--json"]);
+    env.hook(later, &[]);
+    let mut out = String::new();
+    for args in [
+        &["tasks"][..],
+        &["tasks", "--last", "1"],
+        &["tasks", "--all"],
+        &["tasks", "--status", "completed"],
+    ] {
+        out.push_str(&format!("$ {}\n{}", args.join(" "), env.run(args).render()));
+    }
+    assert_expected("session/task-board.txt", &out);
+    let json = env.command(&env.project).args(["tasks", "--json"]).output();
+    let json: Value = serde_json::from_slice(&json.unwrap().stdout).unwrap();
     let refs: Vec<&str> = json
         .as_array()
         .unwrap()

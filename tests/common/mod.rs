@@ -457,6 +457,7 @@ impl TestEnvironment {
         if self.ages {
             s = replace_ages(&s);
         }
+        s = replace_pattern(&s, "_us\": dddddddddddddddd", "_us\": [US]");
         replace_pattern(&s, "_us\":dddddddddddddddd", "_us\":[US]")
     }
 }
