@@ -182,6 +182,7 @@ fn restore_after_compact_mentions_everything_that_matters() {
     let text = v["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .unwrap();
+    // What the fixture's author listed (expected.json), independently of the snapshots.
     for m in expected()["restore_after_compact"]["must_mention"]
         .as_array()
         .unwrap()
@@ -199,15 +200,23 @@ fn restore_after_compact_mentions_everything_that_matters() {
         text.find("Add token-bucket limiter").unwrap(),
     );
     assert!(a < b && b < c, "{text}");
-    // `context` prints the very same text; the PreCompact checkpoint was recorded.
-    let ctx = run(&p.journal, &["context", SID, "--for", "restore"]);
-    assert!(ctx.contains("Wire limiter into /login"));
+    // The PreCompact checkpoint was recorded (what `context` prints: `context_prints_…`).
     assert!(events(&p.journal).iter().any(|e| e["kind"] == "Checkpoint"));
-    let compact = run(
-        &p.journal,
+}
+
+#[test]
+fn context_prints_what_each_moment_would_inject() {
+    let env = TestEnvironment::new();
+    env.play_claude_session();
+    let mut out = String::new();
+    for args in [
+        &["context", SID, "--for", "restore"][..],
         &["context", SID, "--for", "compact", "--trigger", "manual"],
-    );
-    assert!(compact.contains("before manual compaction"), "{compact}");
+        &["context", SID, "--for", "compact"],
+    ] {
+        out.push_str(&format!("$ {}\n{}", args.join(" "), env.run(args).render()));
+    }
+    assert_expected("session/context.txt", &out);
 }
 
 #[test]
@@ -584,26 +593,29 @@ fn redacted_export_masks_each_planted_secret_and_nothing_else() {
 
 #[test]
 fn terminal_escape_sequences_from_payloads_are_printed_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
+    let mut env = TestEnvironment::new();
+    env.set_env("HOOKJOURNAL_NOW", "2026-11-26T12:00:00Z");
+    env.normalize_ages();
     let evil = std::fs::read(fixtures().join("bad/control-chars-in-strings.json")).unwrap();
-    hook(&j, &evil, &[]);
+    env.hook(&evil, &[]);
     let p = "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"s1\\u001b[31m\",\"prompt\":\"hi\\u001b]0;owned\\u0007\"}";
-    hook(&j, p.as_bytes(), &[]);
+    env.hook(p.as_bytes(), &[]);
+    let mut all = String::new();
     for args in [
-        vec!["show", "s1"],
-        vec!["replay"],
-        vec!["notifications"],
-        vec!["sessions"],
-        vec!["tasks"],
+        &["show", "s1"][..],
+        &["replay"],
+        &["notifications"],
+        &["sessions"],
+        &["tasks"],
     ] {
-        let out = run(&j, &args);
+        let out = env.run(args).render();
         assert!(
             !out.contains('\x1b') && !out.contains('\x07'),
             "{args:?} printed a raw control character:\n{out}"
         );
+        all.push_str(&format!("$ {}\n{out}", args.join(" ")));
     }
-    assert!(run(&j, &["notifications"]).contains("\\x1b"));
+    assert_expected("session/control-characters.txt", &all);
 }
 
 #[test]
@@ -795,39 +807,34 @@ fn cold_sessions_move_to_archives_and_still_restore_on_resume() {
 
 #[test]
 fn each_host_gets_only_the_fields_it_honours() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
-    run(&j, &["tasks", "add", "Ship the parser"]);
-    // Gemini: AfterTool reminders carry the Gemini event name.
-    let mut gemini_answers = Vec::new();
+    let env = TestEnvironment::new();
+    env.run(&["tasks", "add", "Ship the parser"]);
+    let mut out = String::new();
+    let mut hook = |title: &str, payload: &[u8]| {
+        let o = env.hook(payload, &[]);
+        if !o.stdout.is_empty() || !o.stderr.is_empty() {
+            out.push_str(&format!("--- {title}\n{}", o.render()));
+        }
+    };
+    // Gemini: one AfterTool reminder in twelve calls, with the Gemini event name.
     for i in 0..12 {
         let p = format!(
             r#"{{"hook_event_name":"AfterTool","session_id":"g","timestamp":"2026-11-03T14:05:0{}Z","tool_name":"run_shell_command","tool_input":{{"command":"ls"}},"tool_response":{{"llmContent":"x"}}}}"#,
             i % 10
         );
-        let out = hook(&j, p.as_bytes(), &[]);
-        if !out.stdout.is_empty() {
-            gemini_answers.push(serde_json::from_slice::<Value>(&out.stdout).unwrap());
-        }
+        hook(&format!("Gemini AfterTool {i}"), p.as_bytes());
     }
-    assert_eq!(gemini_answers.len(), 1, "{gemini_answers:?}");
-    let g = &gemini_answers[0];
-    assert_eq!(
-        g.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["hookSpecificOutput"]
-    );
-    assert_eq!(g["hookSpecificOutput"]["hookEventName"], "AfterTool");
-    assert!(g["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .contains("Ship the parser"));
     // Cursor: never answered, and no reminder is spent on it.
-    for _ in 0..12 {
+    for i in 0..12 {
         let p = br#"{"hook_event_name":"afterFileEdit","conversation_id":"c","cursor_version":"2.0.34","file_path":"/a.ts","workspace_roots":["/w"]}"#;
-        let out = hook(&j, p, &[]);
-        assert!(out.stdout.is_empty());
+        hook(&format!("Cursor afterFileEdit {i}"), p);
     }
-    let reminders: Vec<Value> = events(&j)
+    // Codex: strict schema, only documented fields; Stop answers JSON or nothing.
+    hook("Codex UserPromptSubmit", br#"{"hook_event_name":"UserPromptSubmit","session_id":"x","turn_id":"t1","model":"gpt-5.1-codex","prompt":"fix it"}"#);
+    hook("Codex SessionStart resume", br#"{"hook_event_name":"SessionStart","session_id":"x","model":"gpt-5.1-codex","turn_id":"t2","source":"resume"}"#);
+    hook("Codex Stop", br#"{"hook_event_name":"Stop","session_id":"x","turn_id":"t2","model":"gpt-5.1-codex","stop_hook_active":false}"#);
+    assert_expected("session/each-host-answers.txt", &out);
+    let reminders: Vec<Value> = events(&env.journal())
         .into_iter()
         .filter(|e| e["kind"] == "ReminderIssued")
         .collect();
@@ -835,21 +842,6 @@ fn each_host_gets_only_the_fields_it_honours() {
         reminders.iter().all(|r| r["session_id"] == "g"),
         "{reminders:?}"
     );
-    // Codex: strict schema, only documented fields.
-    let codex_prompt = br#"{"hook_event_name":"UserPromptSubmit","session_id":"x","turn_id":"t1","model":"gpt-5.1-codex","prompt":"fix it"}"#;
-    hook(&j, codex_prompt, &[]);
-    let out = hook(&j, br#"{"hook_event_name":"SessionStart","session_id":"x","model":"gpt-5.1-codex","turn_id":"t2","source":"resume"}"#, &[]);
-    let v: Value = serde_json::from_slice(&out.stdout).expect("codex restore");
-    assert_eq!(
-        v.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["hookSpecificOutput"]
-    );
-    let hso = v["hookSpecificOutput"].as_object().unwrap();
-    let mut keys: Vec<&String> = hso.keys().collect();
-    keys.sort();
-    assert_eq!(keys, ["additionalContext", "hookEventName"]);
-    let stop = hook(&j, br#"{"hook_event_name":"Stop","session_id":"x","turn_id":"t2","model":"gpt-5.1-codex","stop_hook_active":false}"#, &[]);
-    assert!(stop.stdout.is_empty(), "codex Stop: JSON or nothing");
 }
 
 /// Bidi overrides and isolates, zero-width and other invisible characters: in a prompt, a
