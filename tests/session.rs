@@ -848,8 +848,10 @@ fn each_host_gets_only_the_fields_it_honours() {
 /// notification and a tool's file path.
 #[test]
 fn bidi_and_invisible_characters_from_payloads_are_printed_escaped() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
+    let mut env = TestEnvironment::new();
+    env.set_env("HOOKJOURNAL_NOW", "2026-11-26T12:00:00Z");
+    env.normalize_ages();
+    let j = env.journal();
     let sid = "b1d1b1d1-0000-4000-8000-000000000001";
     let prompt =
         "review inv\u{202e}txt.exe\u{202c} and \u{2066}admin\u{2069}\u{200b} please 日本語 🎉";
@@ -862,15 +864,19 @@ fn bidi_and_invisible_characters_from_payloads_are_printed_escaped() {
             "tool_input": {"file_path": path, "content": "fn main() {}\n"}, "tool_response": {"filePath": path}}),
     ];
     for p in &payloads {
-        assert!(hook(&j, p.to_string().as_bytes(), &[]).status.success());
+        assert!(env.hook_raw(p.to_string().as_bytes(), &[]).status.success());
     }
     // Raw, these reorder or hide what the terminal shows.
     let unsafe_char = |c: char| {
         (c.is_control() && c != '\n')
             || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200b}'..='\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{feff}')
     };
-    let check = |args: &[&str], wants: &[&str]| -> String {
+    let mut seen = String::new();
+    let mut check = |args: &[&str], wants: &[&str]| -> String {
         let out = run(&j, args);
+        if !args.contains(&"--json") {
+            seen.push_str(&format!("$ {}\n{out}", args.join(" ")));
+        }
         let raw: Vec<String> = out
             .chars()
             .filter(|&c| unsafe_char(c))
@@ -914,6 +920,7 @@ fn bidi_and_invisible_characters_from_payloads_are_printed_escaped() {
     for line in check(&["replay", "--json"], &["\\u202e"]).lines() {
         serde_json::from_str::<Value>(line).unwrap();
     }
+    assert_expected("session/invisible-characters.txt", &env.normalize(&seen));
 }
 
 /// Given a price override whose long-context threshold is not one of the cost totals' bands
