@@ -6,7 +6,10 @@
 //! every acknowledged event is there, each once, in order, seq = number, and `verify` says valid.
 //! Then the next writer goes on from the head. No assertion depends on where a kill fell.
 
-use journal::{Body, Journal, NewEvent, OpenOptions, Opened, WireKind};
+mod common;
+
+use common::{event, numbered};
+use journal::{Journal, OpenOptions, Opened};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -15,28 +18,7 @@ use std::time::Duration;
 const WRITER_DIR: &str = "JOURNAL_CRASH_WRITER_DIR";
 
 fn options() -> OpenOptions {
-    OpenOptions {
-        create: true,
-        segment_events: 11,
-        wait: Duration::from_secs(30),
-        ..OpenOptions::default()
-    }
-}
-
-fn event(i: u64) -> NewEvent {
-    NewEvent {
-        recorded_at_us: i as i64,
-        host: "claude".into(),
-        kind: WireKind {
-            tag: 0,
-            body: Body::Text("PostToolUse".into()),
-        },
-        session_id: Some(format!("s{}", i % 4)),
-        agent_id: None,
-        payload: format!("{{\"i\":{i}}}").into_bytes(),
-        truncated: None,
-        spooled: false,
-    }
+    common::options(11)
 }
 
 /// The writer: runs only when the test below starts it, and never ends by itself.
@@ -76,20 +58,6 @@ fn writer_until_killed() {
         };
         println!("acked {acked}");
     }
-}
-
-/// What the log holds: (seq, payload) in order.
-fn logged(dir: &Path) -> Vec<(u64, Vec<u8>)> {
-    let j = Journal::open(dir, &options()).unwrap();
-    let snap = j.read_snapshot().unwrap();
-    drop(j);
-    let mut out = Vec::new();
-    snap.for_each(|e| {
-        out.push((e.seq, e.payload));
-        Ok(())
-    })
-    .unwrap();
-    out
 }
 
 /// Given a writer that never stops, when it is killed with SIGKILL after a drawn number of
@@ -143,16 +111,13 @@ fn every_acknowledged_event_survives_kill_9_of_its_writer() {
                 acked = n.parse().unwrap();
             }
         }
-        let got = logged(&dir);
+        let got = common::logged(&dir, &options());
         let head = got.len() as u64;
         assert!(
             head >= acked,
             "kill {kill} (seed {seed}): {acked} acknowledged, {head} in the log"
         );
-        let want: Vec<(u64, Vec<u8>)> = (1..=head)
-            .map(|i| (i, format!("{{\"i\":{i}}}").into_bytes()))
-            .collect();
-        assert_eq!(got, want, "kill {kill} (seed {seed})");
+        assert_eq!(got, numbered(head), "kill {kill} (seed {seed})");
         let report = journal::verify(&dir, Duration::from_secs(30), |_| {}).unwrap();
         assert!(
             report.ok(),

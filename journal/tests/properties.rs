@@ -2,7 +2,10 @@
 //! reopenings, recoveries and light writers dropped before they synced leaves a log that holds
 //! exactly the events committed, in order, gap-free and hash-chained, and `verify` says valid.
 
-use journal::{Body, Journal, NewEvent, OpenOptions, Opened, WireKind};
+mod common;
+
+use common::{event, numbered};
+use journal::{Journal, OpenOptions, Opened};
 use proptest::prelude::*;
 use std::path::Path;
 use std::time::Duration;
@@ -33,28 +36,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn options() -> OpenOptions {
-    OpenOptions {
-        create: true,
-        segment_events: 7,
-        wait: Duration::from_secs(10),
-        ..OpenOptions::default()
-    }
-}
-
-fn event(i: u64) -> NewEvent {
-    NewEvent {
-        recorded_at_us: i as i64,
-        host: "claude".into(),
-        kind: WireKind {
-            tag: 0,
-            body: Body::Text("Stop".into()),
-        },
-        session_id: Some(format!("s{}", i % 3)),
-        agent_id: None,
-        payload: format!("{{\"i\":{i}}}").into_bytes(),
-        truncated: None,
-        spooled: false,
-    }
+    common::options(7)
 }
 
 /// Commits `n` events numbered from `*next` on a store opened in full.
@@ -93,20 +75,6 @@ fn light(dir: &Path, n: usize, next: &mut u64, finish: bool) {
     }
 }
 
-/// What the log holds: (seq, payload) in order.
-fn logged(dir: &Path) -> Vec<(u64, Vec<u8>)> {
-    let j = Journal::open(dir, &options()).unwrap();
-    let snap = j.read_snapshot().unwrap();
-    drop(j);
-    let mut out = Vec::new();
-    snap.for_each(|e| {
-        out.push((e.seq, e.payload));
-        Ok(())
-    })
-    .unwrap();
-    out
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
@@ -137,11 +105,8 @@ proptest! {
                 }
             }
         }
-        let got = logged(&dir);
-        let want: Vec<(u64, Vec<u8>)> = (1..=next)
-            .map(|i| (i, format!("{{\"i\":{i}}}").into_bytes()))
-            .collect();
-        prop_assert_eq!(got, want, "after {:?}", ops);
+        let got = common::logged(&dir, &options());
+        prop_assert_eq!(got, numbered(next), "after {:?}", ops);
         let report = journal::verify(&dir, Duration::from_secs(10), |_| {}).unwrap();
         prop_assert!(report.ok(), "{:?} after {:?}", report.damage, ops);
         prop_assert_eq!(report.events, next);
