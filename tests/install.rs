@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::test_path;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,46 +12,34 @@ use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hookjournal");
 
-/// A project directory and a home directory, both temporary.
+/// The common `TestEnvironment` (a cleared environment; the project and the home under one
+/// temporary root; output normalised), with this file's shorthands.
 struct TestEnv {
-    project: tempfile::TempDir,
-    home: tempfile::TempDir,
+    env: common::TestEnvironment,
 }
 
 impl TestEnv {
     fn new() -> TestEnv {
         TestEnv {
-            project: tempfile::tempdir().unwrap(),
-            home: tempfile::tempdir().unwrap(),
+            env: common::TestEnvironment::new(),
         }
     }
 
     fn project(&self, rel: &str) -> PathBuf {
-        self.project.path().join(rel)
+        self.env.project.join(rel)
     }
 
     fn home(&self, rel: &str) -> PathBuf {
-        self.home.path().join(rel)
+        self.env.home.join(rel)
+    }
+
+    /// The binary in the project directory, with nothing of the tester's environment.
+    fn command(&self) -> Command {
+        self.env.command(&self.env.project)
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        self.run_with_path(args, &test_path())
-    }
-
-    fn run_with_path(&self, args: &[&str], path: &std::ffi::OsStr) -> Output {
-        Command::new(BIN)
-            .args(args)
-            .current_dir(self.project.path())
-            .env("HOME", self.home.path())
-            .env("PATH", path)
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("CODEX_HOME")
-            .env_remove("CLAUDE_PROJECT_DIR")
-            .env_remove("COPILOT_HOME")
-            .env_remove("HOOKJOURNAL_DIR")
-            .env_remove("XDG_CONFIG_HOME")
-            .output()
-            .unwrap()
+        self.command().args(args).output().unwrap()
     }
 
     fn ok(&self, args: &[&str]) -> String {
@@ -63,16 +52,17 @@ impl TestEnv {
         );
         String::from_utf8(out.stdout).unwrap()
     }
-}
 
-/// `$PATH` without a `hookjournal` of the tester's own: `install` prefers the one on PATH when it
-/// is the same program.
-fn test_path() -> std::ffi::OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let dirs: Vec<PathBuf> = std::env::split_paths(&path)
-        .filter(|d| !d.join("hookjournal").exists())
-        .collect();
-    std::env::join_paths(dirs).unwrap()
+    /// `$ ARGS` over what the command printed, normalised (`CommandOutput::render`).
+    fn transcript(&self, args: &[&str]) -> String {
+        let out = self.env.run(args);
+        format!("$ hookjournal {}\n{}", args.join(" "), out.render())
+    }
+
+    /// A file's text, normalised.
+    fn text(&self, path: &Path) -> String {
+        self.env.normalize(&fs::read_to_string(path).unwrap())
+    }
 }
 
 fn write(path: &Path, text: &str) {
@@ -236,14 +226,14 @@ fn install_twice_then_uninstall_round_trips_for_every_host() {
         write(&path, case.original);
         let original: Value = serde_json::from_str(case.original).unwrap();
 
-        let out = env.ok(&["install", "--host", case.host]);
-        assert!(out.contains("Next:"), "{out}");
+        let mut t = env.transcript(&["install", "--host", case.host]);
+        t.push_str(&format!("$ cat {}\n{}", case.file, env.text(&path)));
         let once = fs::read(&path).unwrap();
         assert_eq!(
             fs::read(env.project(&format!("{}.bak", case.file))).unwrap(),
             case.original.as_bytes()
         );
-        env.ok(&["install", "--host", case.host]);
+        t.push_str(&env.transcript(&["install", "--host", case.host]));
         assert_eq!(
             fs::read(&path).unwrap(),
             once,
@@ -294,11 +284,7 @@ fn install_twice_then_uninstall_round_trips_for_every_host() {
             case.host
         );
 
-        let out = env.ok(&["uninstall", "--host", case.host]);
-        assert!(
-            out.contains(&format!("Removed {} hookjournal hooks", case.events)),
-            "{out}"
-        );
+        t.push_str(&env.transcript(&["uninstall", "--host", case.host]));
         assert_eq!(
             read_json(&path),
             original,
@@ -307,9 +293,9 @@ fn install_twice_then_uninstall_round_trips_for_every_host() {
         );
         assert!(env.project(&format!("{}.bak", case.file)).exists());
 
-        let out = env.ok(&["uninstall", "--host", case.host]);
-        assert!(out.contains("nothing to remove"), "{out}");
+        t.push_str(&env.transcript(&["uninstall", "--host", case.host]));
         assert_eq!(read_json(&path), original);
+        common::assert_expected(&format!("install/round-trip-{}.txt", case.host), &t);
     }
 }
 
@@ -338,7 +324,7 @@ fn key_order_of_the_users_file_is_kept() {
 #[test]
 fn install_creates_missing_settings_and_a_private_journal() {
     let env = TestEnv::new();
-    let out = env.ok(&["install"]);
+    let mut t = env.transcript(&["install"]);
     let settings = read_json(&env.project(".claude/settings.json"));
     assert_eq!(our_handlers(&settings).len(), 31);
     assert!(
@@ -351,7 +337,6 @@ fn install_creates_missing_settings_and_a_private_journal() {
     );
 
     let journal = env.project(".hookjournal");
-    assert!(out.contains(journal.to_str().unwrap()), "{out}");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         fs::metadata(&journal).unwrap().permissions().mode() & 0o777,
@@ -368,7 +353,8 @@ fn install_creates_missing_settings_and_a_private_journal() {
     assert_eq!(ignore_mode & 0o777, 0o600);
 
     // Uninstalling what install created leaves an empty object, not a broken file.
-    env.ok(&["uninstall"]);
+    t.push_str(&env.transcript(&["uninstall"]));
+    common::assert_expected("install/into-a-new-project.txt", &t);
     assert_eq!(read_json(&env.project(".claude/settings.json")), json!({}));
     assert!(journal.is_dir(), "uninstall leaves the journal alone");
 }
@@ -453,16 +439,7 @@ fn reinstall_after_moving_the_binary_replaces_the_old_entries() {
 fn install_prefers_the_same_program_on_path_and_names_a_build_directory() {
     let env = TestEnv::new();
     // From the build directory, nothing on PATH: its path, with a note and the stable way.
-    let out = env.ok(&["install", "--scope", "local"]);
-    assert!(
-        out.contains(&format!("Command: \"{BIN}\" hook --host claude")),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("Note: {BIN} is in a build directory (")),
-        "{out}"
-    );
-    assert!(out.contains("cargo install --locked --path cli"), "{out}");
+    let mut t = env.transcript(&["install", "--scope", "local"]);
 
     // A copy of the same version on PATH (as `cargo install` puts it): that one is registered.
     let bin_dir = env.home(".cargo/bin");
@@ -472,16 +449,27 @@ fn install_prefers_the_same_program_on_path_and_names_a_build_directory() {
     let mut path = std::ffi::OsString::from(&bin_dir);
     path.push(":");
     path.push(test_path());
-    let out = env.run_with_path(&["install", "--scope", "local"], &path);
+    // The test's root is in the tester's temporary directory, which the note names.
+    let tmp = std::env::temp_dir();
+    let out = env
+        .command()
+        .env("PATH", &path)
+        .env("TMPDIR", &tmp)
+        .args(["install", "--scope", "local"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
-    let command = format!("\"{}\" hook --host claude", installed.display());
-    assert!(text.contains(&format!("Command: {command}")), "{text}");
-    assert!(
-        text.contains("is the hookjournal on your PATH and the same version"),
-        "{text}"
+    let text = text.replace(
+        &format!("temporary directory ({})", tmp.display()),
+        "temporary directory ($TMPDIR)",
     );
-    assert!(!text.contains("build directory"), "{text}");
+    t.push_str(&format!(
+        "$ PATH=~/.cargo/bin:$PATH hookjournal install --scope local\n{}",
+        env.env.normalize(&text)
+    ));
+    common::assert_expected("install/the-program-on-path.txt", &t);
+    let command = format!("\"{}\" hook --host claude", installed.display());
     let settings = read_json(&env.project(".claude/settings.local.json"));
     let registered: Vec<String> = our_handlers(&settings)
         .into_iter()
@@ -523,39 +511,39 @@ fn invalid_settings_are_refused_and_left_alone() {
             &["not valid JSON", "line 1 column 10"],
         ),
     ];
+    let mut t = String::new();
     for (text, reasons) in bad_files {
         for command in ["install", "uninstall"] {
             let env = TestEnv::new();
             let path = env.project(".claude/settings.json");
             write(&path, text);
-            let out = env.run(&[command]);
-            assert_eq!(out.status.code(), Some(1), "{command} on {text:?}");
-            let stderr = String::from_utf8(out.stderr).unwrap();
-            assert_eq!(stderr.lines().count(), 1, "{stderr}");
-            assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
+            let out = env.env.run(&[command]);
+            t.push_str(&format!(
+                "$ hookjournal {command}  # on {text:?}\n{}",
+                out.render()
+            ));
+            assert_eq!(out.code, Some(1), "{command} on {text:?}");
+            assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
             for reason in reasons {
-                assert!(stderr.contains(reason), "{reason:?} not in {stderr}");
+                assert!(
+                    out.stderr.contains(reason),
+                    "{reason:?} not in {}",
+                    out.stderr
+                );
             }
-            assert!(!stderr.contains("panicked"), "{stderr}");
             assert_eq!(fs::read_to_string(&path).unwrap(), text);
             assert!(!env.project(".claude/settings.json.bak").exists());
             assert!(!env.project(".hookjournal").exists());
         }
     }
+    common::assert_expected("install/invalid-settings.txt", &t);
 }
 
 #[test]
 fn dry_run_prints_a_diff_and_writes_nothing() {
     // No settings file yet: nothing is created.
     let env = TestEnv::new();
-    let out = env.ok(&["install", "--dry-run"]);
-    assert!(out.contains("--- /dev/null"), "{out}");
-    assert!(
-        out.contains(&format!(
-            "+            \"command\": \"\\\"{BIN}\\\" hook --host claude\","
-        )),
-        "{out}"
-    );
+    let mut t = env.transcript(&["install", "--dry-run"]);
     assert!(!env.project(".claude").exists());
     assert!(!env.project(".hookjournal").exists());
 
@@ -565,9 +553,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
         let path = env.project(case.file);
         write(&path, case.original);
         let out = env.ok(&["install", "--host", case.host, "--dry-run"]);
-        assert!(out.contains(&format!("+++ {}", path.display())), "{out}");
-        assert!(out.contains(&format!("hook --host {}", case.host)), "{out}");
-        assert!(out.contains(&format!("--- {}", path.display())), "{out}");
+        t.push_str(&env.transcript(&["install", "--host", case.host, "--dry-run"]));
         // Install only adds: a line it takes out comes back whole, with a comma added, or (a
         // one-line array) with an entry inserted before its closing bracket.
         let added: Vec<&str> = out
@@ -593,14 +579,10 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
 
         env.ok(&["install", "--host", case.host]);
         let installed = fs::read(&path).unwrap();
-        let out = env.ok(&["uninstall", "--host", case.host, "--dry-run"]);
-        assert!(
-            out.lines()
-                .any(|l| l.starts_with('-') && l.contains("hook --host")),
-            "{out}"
-        );
+        t.push_str(&env.transcript(&["uninstall", "--host", case.host, "--dry-run"]));
         assert_eq!(fs::read(&path).unwrap(), installed);
     }
+    common::assert_expected("install/dry-run.txt", &t);
 }
 
 #[test]
@@ -906,7 +888,7 @@ fn codex_install_trusts_its_hooks_in_the_users_config() {
     let out = env.ok(&["install", "--host", "codex"]);
     let config = fs::read_to_string(env.home(".codex/config.toml")).unwrap();
     let hooks = fs::read_to_string(env.project(".codex/hooks.json")).unwrap();
-    let project = env.project.path().canonicalize().unwrap();
+    let project = env.env.project.as_path().canonicalize().unwrap();
     let v: toml::Value = toml::from_str(&config).unwrap();
     let state = v["hooks"]["state"].as_table().unwrap();
     assert!(
@@ -965,7 +947,7 @@ fn codex_install_trusts_its_hooks_in_the_users_config() {
 fn codex_uninstall_removes_the_trust_install_wrote_and_nothing_else() {
     for scope in [&[][..], &["--scope", "user"][..]] {
         let env = TestEnv::new();
-        let project = env.project.path().canonicalize().unwrap();
+        let project = env.env.project.as_path().canonicalize().unwrap();
         let hooks = if scope.is_empty() {
             env.project(".codex/hooks.json")
         } else {
@@ -1136,7 +1118,7 @@ fn copilot_install_writes_its_own_file_with_each_unnamed_event_on_the_command_li
         &env.home(".copilot/config.json"),
         &format!(
             "// User settings belong in settings.json.\n{{\n  \"trustedFolders\": [\"{}\"]\n}}\n",
-            env.project.path().display()
+            env.env.project.as_path().display()
         ),
     );
     let before = fs::read(env.home(".copilot/config.json")).unwrap();
@@ -1153,10 +1135,9 @@ fn copilot_install_writes_its_own_file_with_each_unnamed_event_on_the_command_li
     env.ok(&["install", "--host", "copilot", "--scope", "user"]);
     assert!(env.home(".copilot/hooks/hookjournal.json").exists());
     let moved = env.home("copilot-home");
-    let out = Command::new(BIN)
+    let out = env
+        .command()
         .args(["install", "--host", "copilot", "--scope", "user"])
-        .current_dir(env.project.path())
-        .env("HOME", env.home.path())
         .env("COPILOT_HOME", &moved)
         .output()
         .unwrap();
@@ -1272,13 +1253,9 @@ fn openclaw_install_journals_where_hookjournal_dir_says() {
     let state = env.home("openclaw-state");
     let journal = env.home("journals/acme");
     let run = |extra: &[(&str, &Path)]| {
-        let mut c = Command::new(BIN);
+        let mut c = env.command();
         c.args(["install", "--host", "openclaw"])
-            .current_dir(env.project.path())
-            .env("HOME", env.home.path())
-            .env("OPENCLAW_STATE_DIR", &state)
-            .env_remove("OPENCLAW_CONFIG_PATH")
-            .env_remove("HOOKJOURNAL_DIR");
+            .env("OPENCLAW_STATE_DIR", &state);
         for (k, v) in extra {
             c.env(k, v);
         }
