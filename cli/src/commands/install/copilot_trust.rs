@@ -6,7 +6,45 @@
 //! and never trusts a folder itself.
 
 use super::doc::{prop, string_value, Doc};
+use super::{facts, settings_path_from_env, Host, Scope};
+use anyhow::{anyhow, Context};
+use std::fs;
 use std::path::Path;
+
+/// Copilot CLI runs a repository's hooks only in a trusted folder, silently skipping them
+/// otherwise: says whether `project` is trusted in its `config.json`, and how to trust it. It
+/// never trusts the folder itself.
+pub(super) fn copilot_trust_note(project: &Path) -> anyhow::Result<()> {
+    let facts = &facts(Host::Copilot);
+    let home = settings_path_from_env(facts, Scope::User, project)?
+        .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
+        .ok_or_else(|| anyhow!("cannot find Copilot CLI's home"))?;
+    let config = home.join("config.json");
+    let text = match fs::read_to_string(&config) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", config.display())),
+    };
+    match trusted_by(&text, project) {
+        Some(entry) => println!(
+            "Trust: {} is trusted by Copilot CLI ({} lists {entry} in trustedFolders), so it runs \
+             these hooks.",
+            project.display(),
+            config.display()
+        ),
+        None => println!(
+            "Note: Copilot CLI runs a repository's hooks only in a trusted folder and skips them \
+             silently otherwise, and {} is not in trustedFolders of {}. Trust it when Copilot \
+             asks at its first start here (it records the folder there), or start it with \
+             --trust-folder (that session only), or set COPILOT_ALLOW_ALL=true; or install with \
+             --scope user (~/.copilot/hooks need no trust). hookjournal does not trust folders \
+             for you.",
+            project.display(),
+            config.display()
+        ),
+    }
+    Ok(())
+}
 
 /// The `trustedFolders` entry of `config` (the file's text) that covers `project`, if any.
 pub fn trusted_by(config: &str, project: &Path) -> Option<String> {

@@ -61,7 +61,7 @@ fn is_ours(text: &str) -> bool {
 }
 
 /// The shim as install writes and uninstall removes it.
-const HOST: super::ShimHost = super::ShimHost {
+const HOST: super::shim::ShimHost = super::shim::ShimHost {
     facts: &OPENCODE,
     path: plugin_path,
     text: shim,
