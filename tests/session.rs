@@ -594,7 +594,6 @@ fn redacted_export_masks_each_planted_secret_and_nothing_else() {
 #[test]
 fn terminal_escape_sequences_from_payloads_are_printed_escaped() {
     let mut env = TestEnvironment::new();
-    env.set_env("HOOKJOURNAL_NOW", "2026-11-26T12:00:00Z");
     env.normalize_ages();
     let evil = std::fs::read(fixtures().join("bad/control-chars-in-strings.json")).unwrap();
     env.hook(&evil, &[]);
@@ -849,7 +848,6 @@ fn each_host_gets_only_the_fields_it_honours() {
 #[test]
 fn bidi_and_invisible_characters_from_payloads_are_printed_escaped() {
     let mut env = TestEnvironment::new();
-    env.set_env("HOOKJOURNAL_NOW", "2026-11-26T12:00:00Z");
     env.normalize_ages();
     let j = env.journal();
     let sid = "b1d1b1d1-0000-4000-8000-000000000001";
@@ -1007,7 +1005,6 @@ fn the_task_board_lists_open_tasks_and_every_one_on_request() {
 #[test]
 fn the_fixture_session_every_answer_and_every_view_whole() {
     let mut env = TestEnvironment::new();
-    env.set_env("HOOKJOURNAL_NOW", "2026-11-26T12:00:00Z");
     env.normalize_ages();
     let answers = env.play_claude_session();
     assert_expected("session/hook-answers.txt", &answers);

@@ -322,7 +322,8 @@ impl TestEnvironment {
     }
 
     /// Shows relative times ("9h ago") as `[AGO]`: for views of events recorded by hooks, whose
-    /// times come from the real clock, so that their age from a pinned "now" varies by run.
+    /// times come from the real clock, so that their age varies by run. (Do not pin "now" with
+    /// `HOOKJOURNAL_NOW` as well: a pinned now earlier than the run's events shows dates.)
     pub fn normalize_ages(&mut self) {
         self.ages = true;
     }
