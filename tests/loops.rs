@@ -1,11 +1,13 @@
-//! Unattended loops end to end, with the real binary: loop safety while the journal is busy, task
-//! claims raced by several agents, the loop's own task program, and the live log mirrors.
+//! Unattended loops end to end, with the real binary in a `TestEnvironment`: loop safety while the
+//! journal is busy, task claims raced by several agents, the loop's own task program, and the
+//! live log mirrors. Deterministic outputs are compared whole with `tests/expected/loops/`
+//! (`HOOKJOURNAL_BLESS=1` rewrites them); races keep property checks (exactly once, counts).
 
 mod common;
 
-use common::{cmd, events, hook, run, run_json};
+use common::{assert_expected, events_of, replace_pattern, CommandOutput, TestEnvironment};
 use std::os::unix::io::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Holds the journal's lock (as a long reader or another hook does) until dropped.
 fn hold(j: &Path) -> std::fs::File {
@@ -25,60 +27,99 @@ fn precompact(session: &str) -> String {
     )
 }
 
-fn new_journal(config: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
-    std::fs::create_dir_all(&j).unwrap();
-    std::fs::write(j.join("config.toml"), config).unwrap();
-    // The loop's own settings (its task program) apply once the user trusts the file.
-    run(&j, &["trust"]);
-    (dir, j)
+/// A project whose journal has `config`, trusted: the loop's own settings (its task program)
+/// apply once the user trusts the file.
+fn project(config: &str) -> TestEnvironment {
+    let env = TestEnvironment::new();
+    configure(&env, config);
+    env
 }
 
-fn task_events(j: &Path, kind: &str) -> Vec<serde_json::Value> {
-    events(j)
+fn configure(env: &TestEnvironment, config: &str) {
+    std::fs::create_dir_all(env.journal()).unwrap();
+    std::fs::write(env.journal().join("config.toml"), config).unwrap();
+    ok(env, &["trust"]);
+}
+
+/// `hookjournal ARGS`, which must succeed.
+fn ok(env: &TestEnvironment, args: &[&str]) -> CommandOutput {
+    let out = env.run(args);
+    assert_eq!(out.code, Some(0), "{args:?}: {}", out.render());
+    out
+}
+
+/// Runs `hookjournal ARGS` and appends `$ hookjournal ARGS` and its whole output to `t`.
+fn step(env: &TestEnvironment, t: &mut String, args: &[&str]) -> CommandOutput {
+    let out = env.run(args);
+    shown(t, &format!("hookjournal {}", args.join(" ")), &out);
+    out
+}
+
+/// Appends `$ WHAT` and an output, whole, to `t`.
+fn shown(t: &mut String, what: &str, out: &CommandOutput) {
+    t.push_str(&format!("$ {what}\n{}\n", out.render()));
+}
+
+/// The raw (not normalised) stdout of `hookjournal ARGS`, which must succeed.
+fn raw(env: &TestEnvironment, args: &[&str]) -> String {
+    let out = env.command(&env.project).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(env: &TestEnvironment, args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&raw(env, args)).unwrap()
+}
+
+/// The journal's events of `kind`, after a writer (`drain`) has ingested the spool.
+fn task_events(env: &TestEnvironment, kind: &str) -> Vec<serde_json::Value> {
+    ok(env, &["drain"]);
+    events_of(&raw(env, &["export", "--report", "events"]))
         .into_iter()
         .filter(|e| e["kind"] == kind)
         .collect()
 }
 
+fn spooled(env: &TestEnvironment) -> usize {
+    std::fs::read_dir(env.journal().join("spool"))
+        .unwrap()
+        .count()
+}
+
+const STOPPED: &str = "{\"continue\":false,\"stopReason\":\"Context Limit Reached\"}\n";
+
 #[test]
 fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_holds_the_journal() {
-    let (_d, j) = new_journal("[hook]\nlock_wait_ms = 20\n");
+    let env = project("[hook]\nlock_wait_ms = 20\n");
     for i in 0..16 {
-        run(&j, &["tasks", "add", &format!("task {i}")]);
-        run(
-            &j,
-            &[
-                "tasks",
-                "claim",
-                &format!("T{}", i + 1),
-                "--agent",
-                &format!("dev-{i}"),
-            ],
-        );
+        ok(&env, &["tasks", "add", &format!("task {i}")]);
+        let (id, agent) = (format!("T{}", i + 1), format!("dev-{i}"));
+        ok(&env, &["tasks", "claim", &id, "--agent", &agent]);
     }
-    let held = hold(&j);
-    let children: Vec<_> = (0..16)
-        .map(|i| {
-            let j = j.clone();
-            std::thread::spawn(move || {
-                let agent = format!("dev-{i}");
-                hook(
-                    &j,
-                    precompact(&format!("s{i}")).as_bytes(),
-                    &[("RALPH_AGENT_ID", agent.as_str())],
-                )
+    let held = hold(&env.journal());
+    // Sixteen hooks at once: their stderr is not compared whole (they contend with each other).
+    let outs: Vec<std::process::Output> = std::thread::scope(|s| {
+        let hooks: Vec<_> = (0..16)
+            .map(|i| {
+                let env = &env;
+                s.spawn(move || {
+                    let agent = format!("dev-{i}");
+                    env.hook_raw(
+                        precompact(&format!("s{i}")).as_bytes(),
+                        &[("RALPH_AGENT_ID", agent.as_str())],
+                    )
+                })
             })
-        })
-        .collect();
-    for c in children {
-        let out = c.join().unwrap();
+            .collect();
+        hooks.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for out in outs {
         assert!(out.status.success());
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            "{\"continue\":false,\"stopReason\":\"Context Limit Reached\"}\n"
-        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), STOPPED);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("spooled"), "{err}");
         assert!(
@@ -86,11 +127,11 @@ fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_hold
             "{err}"
         );
     }
-    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 16);
+    assert_eq!(spooled(&env), 16);
     drop(held);
     // The next writer ingests the spool: every task failed once, released by its own agent.
-    run(&j, &["drain"]);
-    let tasks = run_json(&j, &["tasks", "list", "--json"]);
+    ok(&env, &["drain"]);
+    let tasks = json(&env, &["tasks", "list", "--json"]);
     let tasks = tasks.as_array().unwrap();
     assert_eq!(tasks.len(), 16);
     for t in tasks {
@@ -99,7 +140,7 @@ fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_hold
         assert_eq!(t["fail_reason"], "context limit reached", "{t}");
         assert_eq!(t["owner"], serde_json::Value::Null, "{t}");
     }
-    let released = task_events(&j, "TaskReleased");
+    let released = task_events(&env, "TaskReleased");
     assert_eq!(released.len(), 16);
     let mut agents: Vec<String> = released
         .iter()
@@ -109,83 +150,72 @@ fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_hold
     agents.dedup();
     assert_eq!(agents.len(), 16);
     // What the hooks answered is on record, and replay recomputes it.
-    assert_eq!(task_events(&j, "ResponseEmitted").len(), 16);
-    let out = cmd(&j).args(["replay", "--verify"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_eq!(task_events(&env, "ResponseEmitted").len(), 16);
+    let replay = env.run(&["replay", "--verify"]);
+    assert_eq!(replay.code, Some(0), "{}", replay.render());
     // Ingesting again (another reader) releases nothing more.
-    run(&j, &["tasks", "list"]);
-    assert_eq!(task_events(&j, "TaskReleased").len(), 16);
+    ok(&env, &["tasks", "list"]);
+    assert_eq!(task_events(&env, "TaskReleased").len(), 16);
 }
 
 #[test]
 fn the_next_hook_ingests_a_spooled_compaction_and_releases_the_agents_task() {
-    let (_d, j) = new_journal("[hook]\nlock_wait_ms = 20\n");
-    run(&j, &["tasks", "add", "ship it"]);
-    run(&j, &["tasks", "claim", "T1", "--agent", "dev-1"]);
-    let held = hold(&j);
-    let out = hook(
-        &j,
-        precompact("s1").as_bytes(),
-        &[("RALPH_AGENT_ID", "dev-1")],
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("spooled"));
+    let env = project("[hook]\nlock_wait_ms = 20\n");
+    let mut t = String::new();
+    step(&env, &mut t, &["tasks", "add", "ship it"]);
+    step(&env, &mut t, &["tasks", "claim", "T1", "--agent", "dev-1"]);
+    // The journal held by this test for the hook's whole run: it is busy, never a race.
+    let held = hold(&env.journal());
+    let out = env.hook(precompact("s1").as_bytes(), &[("RALPH_AGENT_ID", "dev-1")]);
+    shown(&mut t, "<PreCompact hook of dev-1, the journal held>", &out);
     drop(held);
+    assert_eq!(spooled(&env), 1);
     // Another session's prompt: its hook ingests the spool before it answers, and the
     // spooled compaction's release needs the journal-wide tasks its own answer does not.
     let prompt =
         r#"{"hook_event_name":"UserPromptSubmit","session_id":"s2","cwd":"/proj","prompt":"go"}"#;
-    assert!(hook(&j, prompt.as_bytes(), &[]).status.success());
-    assert_eq!(std::fs::read_dir(j.join("spool")).unwrap().count(), 0);
-    let released = task_events(&j, "TaskReleased");
+    assert!(env.hook_raw(prompt.as_bytes(), &[]).status.success());
+    assert_eq!(spooled(&env), 0);
+    let released = task_events(&env, "TaskReleased");
     assert_eq!(released.len(), 1, "{released:?}");
     assert_eq!(released[0]["payload"]["agent"], "dev-1");
-    let tasks = run_json(&j, &["tasks", "list", "--json"]);
-    assert_eq!(tasks[0]["status"], "failed", "{tasks}");
-    assert_eq!(tasks[0]["fail_reason"], "context limit reached", "{tasks}");
+    step(&env, &mut t, &["tasks", "show", "T1"]);
+    assert_expected("loops/spooled-compaction-released.txt", &t);
 }
 
 #[test]
 fn eight_agents_racing_claim_next_over_four_tasks_claim_each_once() {
-    let (_d, j) = new_journal("");
+    let env = project("");
     for i in 0..4 {
-        run(&j, &["tasks", "add", &format!("task {i}")]);
+        ok(&env, &["tasks", "add", &format!("task {i}")]);
     }
-    let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
-    let racers: Vec<_> = (0..8)
-        .map(|i| {
-            let (j, barrier) = (j.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                cmd(&j)
-                    .args([
-                        "tasks",
-                        "claim",
-                        "--next",
-                        "--agent",
-                        &format!("agent-{i}"),
-                        "--json",
-                    ])
-                    .output()
-                    .unwrap()
+    let barrier = std::sync::Barrier::new(8);
+    let outs: Vec<std::process::Output> = std::thread::scope(|s| {
+        let racers: Vec<_> = (0..8)
+            .map(|i| {
+                let (env, barrier) = (&env, &barrier);
+                s.spawn(move || {
+                    let agent = format!("agent-{i}");
+                    let mut c = env.command(&env.project);
+                    c.args(["tasks", "claim", "--next", "--agent", &agent, "--json"]);
+                    barrier.wait();
+                    c.output().unwrap()
+                })
             })
-        })
-        .collect();
-    let outs: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
     let won: Vec<&std::process::Output> = outs.iter().filter(|o| o.status.success()).collect();
-    let lost: Vec<&std::process::Output> = outs.iter().filter(|o| !o.status.success()).collect();
     assert_eq!(won.len(), 4);
-    for l in &lost {
-        assert_eq!(l.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&l.stderr);
-        assert!(
-            err.starts_with("hookjournal: no open task to claim for agent-"),
-            "{err}"
-        );
-        assert!(err.ends_with("(4 tasks held by other agents)\n"), "{err}");
+    // Who lost is the race's; what a loser is told is not.
+    for lost in outs.iter().filter(|o| !o.status.success()) {
+        let out = CommandOutput {
+            stdout: String::from_utf8_lossy(&lost.stdout).into(),
+            stderr: String::from_utf8_lossy(&lost.stderr).into(),
+            code: lost.status.code(),
+        };
+        let text = replace_pattern(&out.render(), "for agent-d ", "for agent-[N] ");
+        assert_expected("loops/claim-next-none-open.txt", &text);
     }
     let mut claimed: Vec<String> = won
         .iter()
@@ -196,7 +226,7 @@ fn eight_agents_racing_claim_next_over_four_tasks_claim_each_once() {
         .collect();
     claimed.sort();
     assert_eq!(claimed, ["T1", "T2", "T3", "T4"]);
-    let tasks = run_json(&j, &["tasks", "list", "--json"]);
+    let tasks = json(&env, &["tasks", "list", "--json"]);
     let mut owners: Vec<&str> = tasks
         .as_array()
         .unwrap()
@@ -210,62 +240,54 @@ fn eight_agents_racing_claim_next_over_four_tasks_claim_each_once() {
 
 #[test]
 fn claiming_a_held_task_fails_clearly_and_changes_nothing() {
-    let (_d, j) = new_journal("");
-    run(&j, &["tasks", "add", "only one"]);
-    run(&j, &["tasks", "claim", "T1", "--agent", "dev-1"]);
+    let env = project("");
+    let mut t = String::new();
+    step(&env, &mut t, &["tasks", "add", "only one"]);
+    step(&env, &mut t, &["tasks", "claim", "T1", "--agent", "dev-1"]);
     for args in [
         &["tasks", "claim", "T1", "--agent", "dev-2"][..],
-        &["tasks", "start", "T1", "--agent", "dev-2"][..],
+        &["tasks", "start", "T1", "--agent", "dev-2"],
+        &["tasks", "claim", "T1"],
     ] {
-        let out = cmd(&j).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.starts_with("hookjournal: task T1 is held by agent dev-1 (in progress since "),
-            "{err}"
-        );
-        assert!(err.ends_with("); not claimed\n"), "{err}");
+        let out = step(&env, &mut t, args);
+        assert_eq!(out.code, Some(1), "{}", out.render());
     }
-    let out = cmd(&j).args(["tasks", "claim", "T1"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "hookjournal: tasks claim needs --agent NAME (the agent taking the task)\n"
-    );
-    let t = run_json(&j, &["tasks", "show", "T1", "--json"]);
-    assert_eq!(t["owner"], "dev-1");
-    assert_eq!(t["history"].as_array().unwrap().len(), 2);
+    step(&env, &mut t, &["tasks", "show", "T1"]);
+    assert_expected("loops/claim-held.txt", &t);
 }
 
 #[test]
 fn release_stale_frees_a_task_whose_agent_was_killed() {
-    let (_d, j) = new_journal("");
-    run(&j, &["tasks", "add", "long job"]);
-    run(&j, &["tasks", "claim", "T1", "--agent", "dev-9"]);
+    let mut env = project("");
+    env.normalize_ages();
+    let mut t = String::new();
+    step(&env, &mut t, &["tasks", "add", "long job"]);
+    step(&env, &mut t, &["tasks", "claim", "T1", "--agent", "dev-9"]);
     // dev-9's session is killed (kill -9): no SessionEnd ever comes.
-    hook(
-        &j,
+    let out = env.hook(
         br#"{"hook_event_name":"UserPromptSubmit","session_id":"k","prompt":"go"}"#,
         &[("RALPH_AGENT_ID", "dev-9")],
     );
-    assert_eq!(
-        run(&j, &["tasks", "release-stale", "--lease", "3600"]),
-        "no task held past its lease\n"
-    );
+    shown(&mut t, "<UserPromptSubmit hook of dev-9>", &out);
+    step(&env, &mut t, &["tasks", "release-stale", "--lease", "3600"]);
     std::thread::sleep(std::time::Duration::from_millis(2_100));
-    let out = run(&j, &["tasks", "release-stale", "--lease", "1"]);
-    assert!(
-        out.starts_with("T1 released: lease expired: agent dev-9 silent for "),
-        "{out}"
-    );
-    let t = run_json(&j, &["tasks", "show", "T1", "--json"]);
-    assert_eq!(t["status"], "failed");
-    assert_eq!(t["owner"], serde_json::Value::Null);
+    step(&env, &mut t, &["tasks", "release-stale", "--lease", "1"]);
+    step(&env, &mut t, &["tasks", "show", "T1"]);
     // Another agent can take it now.
-    run(&j, &["tasks", "claim", "--next", "--agent", "dev-10"]);
+    step(
+        &env,
+        &mut t,
+        &["tasks", "claim", "--next", "--agent", "dev-10"],
+    );
+    // How long dev-9 was silent is the machine's (at least the 2 s slept).
+    let t = replace_pattern(&t, "silent for dds", "silent for [N]s");
+    let t = replace_pattern(&t, "silent for ds", "silent for [N]s");
+    assert_expected("loops/release-stale.txt", &t);
 }
 
-fn task_program(dir: &Path) -> std::path::PathBuf {
+/// A loop's task program that lists dev-1's and dev-2's tasks (41, 42, and 43 by owner) and logs
+/// every call to `task-calls.log` beside it.
+fn task_program(dir: &Path) -> PathBuf {
     let log = dir.join("task-calls.log");
     let script = dir.join("task");
     std::fs::write(
@@ -281,49 +303,51 @@ fn task_program(dir: &Path) -> std::path::PathBuf {
     script
 }
 
+/// The payloads of the journal's `ExternalRelease` events (what the task program did), normalised.
+fn external_releases(env: &TestEnvironment) -> String {
+    let recorded: Vec<serde_json::Value> = task_events(env, "ExternalRelease")
+        .into_iter()
+        .map(|e| e["payload"].clone())
+        .collect();
+    env.normalize(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&recorded).unwrap()
+    ))
+}
+
 #[test]
 fn the_loops_own_task_program_fails_the_agents_tasks_busy_journal_or_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = task_program(dir.path());
-    let log = dir.path().join("task-calls.log");
-    let (_d, j) = new_journal("[hook]\nlock_wait_ms = 20\n");
-    let env = [
+    let env = project("[hook]\nlock_wait_ms = 20\n");
+    let script = task_program(env.root());
+    let log = env.root().join("task-calls.log");
+    let vars = [
         ("RALPH_AGENT_ID", "dev-1"),
         ("RALPH_TASK_SCRIPT", script.to_str().unwrap()),
     ];
-    let out = hook(&j, precompact("a").as_bytes(), &env);
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "{\"continue\":false,\"stopReason\":\"Context Limit Reached\"}\n"
-    );
+    let mut t = String::new();
+    let out = env.hook(precompact("a").as_bytes(), &vars);
+    shown(&mut t, "<PreCompact hook of dev-1>", &out);
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "list --status active --json\nfail 41 --reason context limit reached\nfail 43 --reason context limit reached\n"
     );
-    // Busy: the program still runs once, and what it did is recorded when the spool is ingested.
+    // Busy (the journal held by this test for the hook's whole run): the program still runs
+    // once, and what it did is recorded when the spool is ingested.
     std::fs::remove_file(&log).unwrap();
-    let held = hold(&j);
-    let out = hook(
-        &j,
+    let held = hold(&env.journal());
+    let out = env.hook(
         br#"{"hook_event_name":"SessionEnd","session_id":"b","reason":"other"}"#,
-        &env,
+        &vars,
     );
-    assert!(out.stdout.is_empty());
+    shown(&mut t, "<SessionEnd hook of dev-1, the journal held>", &out);
     drop(held);
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "list --status active --json\nfail 41 --reason session ended unexpectedly\nfail 43 --reason session ended unexpectedly\n"
     );
-    let recorded: Vec<serde_json::Value> = task_events(&j, "ExternalRelease")
-        .into_iter()
-        .map(|e| e["payload"].clone())
-        .collect();
-    assert_eq!(recorded.len(), 2);
-    assert_eq!(recorded[0]["event"], "PreCompact");
-    assert_eq!(recorded[0]["released"], serde_json::json!(["41", "43"]));
-    assert_eq!(recorded[1]["event"], "SessionEnd");
-    assert_eq!(recorded[1]["reason"], "session ended unexpectedly");
-    assert_eq!(recorded[1]["errors"], serde_json::json!([]));
+    t.push_str("$ <the recorded ExternalRelease payloads>\n");
+    t.push_str(&external_releases(&env));
+    assert_expected("loops/task-program.txt", &t);
 }
 
 /// Gemini CLI fires PreCompress before every model request: only the session file, read under
@@ -331,12 +355,11 @@ fn the_loops_own_task_program_fails_the_agents_tasks_busy_journal_or_not() {
 /// compaction the file shows, and what it did is recorded.
 #[test]
 fn the_loops_task_program_runs_once_for_a_compaction_the_gemini_session_file_shows() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = task_program(dir.path());
-    let log = dir.path().join("task-calls.log");
-    let (_d, j) = new_journal("");
-    let chat = dir.path().join("session.jsonl");
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/real-hosts");
+    let env = project("");
+    let script = task_program(env.root());
+    let log = env.root().join("task-calls.log");
+    let chat = env.root().join("session.jsonl");
+    let fixtures = common::fixtures().join("real-hosts");
     let precompress = |chat: &Path| {
         let p = std::fs::read_to_string(fixtures.join("gemini-0.61.0-payloads/PreCompress.json"))
             .unwrap();
@@ -344,126 +367,105 @@ fn the_loops_task_program_runs_once_for_a_compaction_the_gemini_session_file_sho
         v["transcript_path"] = chat.to_str().unwrap().into();
         v.to_string()
     };
-    let env = [
+    let vars = [
         ("RALPH_AGENT_ID", "dev-1"),
         ("RALPH_TASK_SCRIPT", script.to_str().unwrap()),
     ];
+    let mut t = String::new();
     // An ordinary request: the session file shows no compression; the program is not run.
     std::fs::copy(fixtures.join("gemini-0.61.0-chats/tool-run.jsonl"), &chat).unwrap();
-    let out = hook(&j, precompress(&chat).as_bytes(), &env);
-    assert!(out.status.success());
+    let out = env.hook(precompress(&chat).as_bytes(), &vars);
+    shown(&mut t, "<PreCompress hook, no compression>", &out);
     assert!(!log.exists(), "the task program ran on an ordinary request");
     // A session file that shows a compression: the program runs once.
-    let other = dir.path().join("compressed.jsonl");
+    let other = env.root().join("compressed.jsonl");
     std::fs::copy(
         fixtures.join("gemini-0.61.0-chats/with-real-compression.jsonl"),
         &other,
     )
     .unwrap();
-    let out = hook(&j, precompress(&other).as_bytes(), &env);
-    assert!(out.status.success());
+    let out = env.hook(precompress(&other).as_bytes(), &vars);
+    shown(&mut t, "<PreCompress hook, a compression>", &out);
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "list --status active --json\nfail 41 --reason context limit reached\nfail 43 --reason context limit reached\n"
     );
     // The next request, with no new compression: not again.
-    let out = hook(&j, precompress(&other).as_bytes(), &env);
-    assert!(out.status.success());
+    let out = env.hook(precompress(&other).as_bytes(), &vars);
+    shown(&mut t, "<PreCompress hook, no new compression>", &out);
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
-    let recorded: Vec<serde_json::Value> = task_events(&j, "ExternalRelease")
-        .into_iter()
-        .map(|e| e["payload"].clone())
-        .collect();
-    assert_eq!(recorded.len(), 1, "{recorded:?}");
-    assert_eq!(recorded[0]["event"], "PreCompress");
-    assert_eq!(recorded[0]["reason"], "context limit reached");
-    assert_eq!(recorded[0]["released"], serde_json::json!(["41", "43"]));
+    t.push_str("$ <the recorded ExternalRelease payloads>\n");
+    t.push_str(&external_releases(&env));
+    assert_expected("loops/task-program-gemini.txt", &t);
 }
 
 #[test]
 fn a_task_program_that_hangs_is_cut_off_within_its_budget() {
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("task");
+    let env = TestEnvironment::new();
+    let script = env.root().join("task");
     std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (_d, j) = new_journal(&format!(
-        "[policy]\ntask_command = \"{}\"\n[hook]\ntask_command_timeout_ms = 200\n",
-        script.display()
-    ));
-    let started = std::time::Instant::now();
-    let out = hook(
-        &j,
-        precompact("h").as_bytes(),
-        &[("RALPH_AGENT_ID", "dev-1")],
+    configure(
+        &env,
+        &format!(
+            "[policy]\ntask_command = \"{}\"\n[hook]\ntask_command_timeout_ms = 200\n",
+            script.display()
+        ),
     );
+    let started = std::time::Instant::now();
+    let out = env.hook(precompact("h").as_bytes(), &[("RALPH_AGENT_ID", "dev-1")]);
     // Cut off, not waited for: the program would run 30 s (the bound is slack for a loaded machine).
     assert!(started.elapsed() < std::time::Duration::from_secs(25));
-    assert!(!out.stdout.is_empty());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("the loop's task program: `")
-            && err.contains("list --status active --json` timed out"),
-        "{err}"
-    );
+    assert_expected("loops/task-program-hangs.txt", &out.render());
 }
 
 #[test]
 fn live_mirrors_carry_the_export_reports_lines() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join(".hookjournal");
-    std::fs::create_dir_all(&j).unwrap();
-    std::fs::write(
-        j.join("config.toml"),
+    let env = project(
         "[mirror]\nsession_log = \".session-log.jsonl\"\nnotification_log = \"logs/notifications.jsonl\"\n",
-    )
-    .unwrap();
-    run(&j, &["trust"]);
-    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
-    let n = br#"{"hook_event_name":"Notification","session_id":"m","message":"Claude needs your permission to use Bash","title":"Claude Code","notification_type":"permission_prompt"}"#;
-    hook(&j, n, &[]);
-    hook(
-        &j,
-        br#"{"hook_event_name":"Stop","session_id":"m","stop_hook_active":false}"#,
-        &[],
     );
-    hook(
-        &j,
-        br#"{"hook_event_name":"SessionEnd","session_id":"m","reason":"other"}"#,
-        &[],
-    );
-    let session_log = std::fs::read_to_string(dir.path().join(".session-log.jsonl")).unwrap();
+    std::fs::create_dir_all(env.project.join("logs")).unwrap();
+    let mut t = String::new();
+    for (name, payload) in [
+        (
+            "Notification",
+            &br#"{"hook_event_name":"Notification","session_id":"m","message":"Claude needs your permission to use Bash","title":"Claude Code","notification_type":"permission_prompt"}"#[..],
+        ),
+        (
+            "Stop",
+            br#"{"hook_event_name":"Stop","session_id":"m","stop_hook_active":false}"#,
+        ),
+        (
+            "SessionEnd",
+            br#"{"hook_event_name":"SessionEnd","session_id":"m","reason":"other"}"#,
+        ),
+    ] {
+        shown(&mut t, &format!("<{name} hook>"), &env.hook(payload, &[]));
+    }
+    let session_log = std::fs::read_to_string(env.project.join(".session-log.jsonl")).unwrap();
     let notifications =
-        std::fs::read_to_string(dir.path().join("logs/notifications.jsonl")).unwrap();
-    assert_eq!(session_log.lines().count(), 2, "{session_log}");
-    assert_eq!(notifications.lines().count(), 1, "{notifications}");
+        std::fs::read_to_string(env.project.join("logs/notifications.jsonl")).unwrap();
     assert_eq!(
         session_log,
-        run(&j, &["export", "--report", "session-log"]),
+        raw(&env, &["export", "--report", "session-log"]),
         "same lines as the export"
     );
     assert_eq!(
         notifications,
-        run(&j, &["export", "--report", "notifications"])
+        raw(&env, &["export", "--report", "notifications"])
     );
+    t.push_str(&format!("$ cat .session-log.jsonl\n{session_log}\n"));
+    t.push_str(&format!("$ cat logs/notifications.jsonl\n{notifications}"));
+    assert_expected("loops/mirrors.txt", &env.normalize(&t));
 }
 
 #[test]
 fn tiers_out_of_order_are_refused_one_line_each_and_the_hook_still_answers() {
-    let (_d, j) = new_journal("[policy]\nwarning = 0.9\ncritical = 0.5\n");
-    let out = hook(
-        &j,
+    let env = project("[policy]\nwarning = 0.9\ncritical = 0.5\n");
+    let out = env.hook(
         br#"{"hook_event_name":"SessionStart","session_id":"c","source":"startup"}"#,
         &[],
     );
-    assert!(out.status.success());
-    let cfg = j.join("config.toml");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        format!(
-            "hookjournal: {0}: policy.warning = 0.9 must be below policy.critical = 0.5\n\
-             hookjournal: {0}: context tiers refused; using warning 0.7, critical 0.85, emergency 0.95\n",
-            cfg.display()
-        )
-    );
+    assert_expected("loops/tiers-out-of-order.txt", &out.render());
 }

@@ -1,13 +1,49 @@
 //! `export --redact` end to end: hook events carrying the corpus's secrets and look-alikes go in
 //! through the real hook; the redacted export holds none of the secrets, every look-alike payload
-//! verbatim, and says how many it masked.
+//! verbatim, and says how many it masked. The exports are compared whole with
+//! `tests/expected/redaction/`, after the checks that no secret survived (so that blessing can
+//! never write one there).
 
 mod common;
 #[path = "common/redaction_corpus.rs"]
 mod corpus;
 
-use common::*;
+use common::{assert_expected, replace_pattern, CommandOutput, TestEnvironment};
 use serde_json::{json, Value};
+
+/// `hookjournal ARGS` in the project: (raw stdout, the whole output normalised). The chain's
+/// hashes cover the recorded times, which are the real clock's: they read `[HASH]`.
+fn export(env: &TestEnvironment, args: &[&str]) -> (String, String) {
+    let out = env.command(&env.project).args(args).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let whole = CommandOutput {
+        stdout: env.normalize(&stdout),
+        stderr: env.normalize(&String::from_utf8_lossy(&out.stderr)),
+        code: out.status.code(),
+    }
+    .render();
+    let hash = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+    let whole = replace_pattern(
+        &whole,
+        &format!("\"prev\":\"{hash}\""),
+        "\"prev\":\"[HASH]\"",
+    );
+    let whole = replace_pattern(
+        &whole,
+        &format!("\"hash\":\"{hash}\""),
+        "\"hash\":\"[HASH]\"",
+    );
+    (stdout, whole)
+}
+
+fn hook(env: &TestEnvironment, payload: &str) {
+    let out = env.hook_raw(payload.as_bytes(), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
 
 fn bash_payload(i: usize, stdout: &str) -> String {
     json!({
@@ -23,33 +59,20 @@ fn bash_payload(i: usize, stdout: &str) -> String {
 
 #[test]
 fn redacted_events_export_masks_every_corpus_secret_and_counts_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
+    let env = TestEnvironment::new();
     let secrets = corpus::secrets();
     let looks = corpus::lookalikes();
     let mut innocent = Vec::new();
     for (i, s) in secrets.iter().enumerate() {
-        let env = format!("APP_ENV=production\n{}\nLOG_LEVEL=debug\n", s.line);
-        let out = hook(&j, bash_payload(i, &env).as_bytes(), &[]);
-        assert!(out.status.success());
+        let text = format!("APP_ENV=production\n{}\nLOG_LEVEL=debug\n", s.line);
+        hook(&env, &bash_payload(i, &text));
     }
     for (i, l) in looks.iter().enumerate() {
         let p = bash_payload(1000 + i, l);
-        let out = hook(&j, p.as_bytes(), &[]);
-        assert!(out.status.success());
+        hook(&env, &p);
         innocent.push(p);
     }
-    let out = cmd(&j)
-        .args(["export", "--report", "events", "--redact"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(
-        stderr,
-        format!("hookjournal: masked {} secrets\n", secrets.len())
-    );
+    let (text, whole) = export(&env, &["export", "--report", "events", "--redact"]);
     for s in &secrets {
         for p in corpus::pieces(&s.secret) {
             assert!(!text.contains(p), "{}: {p:?} survived the export", s.kind);
@@ -77,33 +100,28 @@ fn redacted_events_export_masks_every_corpus_secret_and_counts_them() {
             "look-alike payload changed: {p}"
         );
     }
+    // Every line whole, and the count of masked secrets on stderr.
+    assert!(
+        whole.ends_with(&format!(
+            "[stderr]\nhookjournal: masked {} secrets\n",
+            secrets.len()
+        )),
+        "{whole}"
+    );
+    assert_expected("redaction/events.txt", &whole);
 }
 
 #[test]
 fn redacted_notifications_report_masks_the_message() {
-    let dir = tempfile::tempdir().unwrap();
-    let j = dir.path().join("j");
+    let env = TestEnvironment::new();
     let token = format!("ghp_{}", corpus::Fake::new(7).chars(36, corpus::ALNUM));
     let n = json!({
         "session_id": "5e55e55e-0000-4000-8000-00000000f4ce",
         "hook_event_name": "Notification",
         "message": format!("Claude needs your permission to run: gh auth login --with-token <<< {token}"),
     });
-    assert!(hook(&j, n.to_string().as_bytes(), &[]).status.success());
-    let out = cmd(&j)
-        .args(["export", "--report", "notifications", "--redact"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    hook(&env, &n.to_string());
+    let (text, whole) = export(&env, &["export", "--report", "notifications", "--redact"]);
     assert!(!text.contains(&token), "{text}");
-    let v: Value = serde_json::from_str(text.trim()).unwrap();
-    assert_eq!(
-        v["message"],
-        "Claude needs your permission to run: gh auth login --with-token <<< [REDACTED:github-token]"
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr),
-        "hookjournal: masked 1 secret\n"
-    );
+    assert_expected("redaction/notifications.txt", &whole);
 }

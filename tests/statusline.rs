@@ -4,15 +4,26 @@
 
 mod common;
 use common::harness::{missing, Ran};
-use common::*;
+use common::{
+    assert_expected, events_of, replace_pattern, test_path, CommandOutput, TestEnvironment, BIN,
+};
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 
 const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
 
-fn statusline(journal: &Path, input: &[u8], args: &[&str]) -> (String, String, i32) {
-    let mut c = cmd(journal);
+/// `hookjournal statusline ARGS` in the project, `input` on stdin, as Claude Code runs it.
+fn statusline(env: &TestEnvironment, input: &[u8], args: &[&str]) -> CommandOutput {
+    statusline_with(env, env.command(&env.project), input, args)
+}
+
+fn statusline_with(
+    env: &TestEnvironment,
+    mut c: std::process::Command,
+    input: &[u8],
+    args: &[&str],
+) -> CommandOutput {
     c.arg("statusline")
         .args(args)
         .stdin(Stdio::piped())
@@ -21,21 +32,22 @@ fn statusline(journal: &Path, input: &[u8], args: &[&str]) -> (String, String, i
     let mut child = c.spawn().unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
+    CommandOutput {
+        stdout: env.normalize(&String::from_utf8_lossy(&out.stdout)),
+        stderr: env.normalize(&String::from_utf8_lossy(&out.stderr)),
+        code: out.status.code(),
+    }
 }
 
-/// The statusline JSON as Claude Code documents it.
-fn input(session: &str, cost: f64, used: f64) -> String {
+/// The statusline JSON as Claude Code documents it, for a session in `project`.
+fn input(project: &Path, session: &str, cost: f64, used: f64) -> String {
+    let project = project.to_str().unwrap();
     serde_json::json!({
         "session_id": session,
         "transcript_path": "/home/dev/.claude/projects/x/s.jsonl",
-        "cwd": "/home/dev/acme-api",
+        "cwd": project,
         "model": {"id": "claude-sonnet-4-5-20250929", "display_name": "Sonnet 4.5"},
-        "workspace": {"current_dir": "/home/dev/acme-api", "project_dir": "/home/dev/acme-api"},
+        "workspace": {"current_dir": project, "project_dir": project},
         "version": "2.1.197",
         "output_style": {"name": "default"},
         "cost": {"total_cost_usd": cost, "total_duration_ms": 45000, "total_api_duration_ms": 2300,
@@ -51,139 +63,147 @@ fn input(session: &str, cost: f64, used: f64) -> String {
     .to_string()
 }
 
-fn host_events(journal: &Path) -> Vec<serde_json::Value> {
-    events(journal)
+/// The raw (not normalised) stdout of `hookjournal ARGS`, which must succeed.
+fn raw(env: &TestEnvironment, args: &[&str]) -> String {
+    let out = env.command(&env.project).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(env: &TestEnvironment, args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&raw(env, args)).unwrap()
+}
+
+/// The journal's events, after a writer (`drain`) has ingested the spool.
+fn events(env: &TestEnvironment) -> Vec<serde_json::Value> {
+    raw(env, &["drain"]);
+    events_of(&raw(env, &["export", "--report", "events"]))
+}
+
+fn host_events(env: &TestEnvironment) -> Vec<serde_json::Value> {
+    events(env)
         .into_iter()
         .filter(|e| e["kind"] == "HostReported")
         .collect()
 }
 
-fn started_journal(dir: &Path, session: &str) -> std::path::PathBuf {
-    let j = dir.join("journal");
-    let out = hook(
-        &j,
+/// A project whose journal has seen `session` start.
+fn started(session: &str) -> TestEnvironment {
+    let env = TestEnvironment::new();
+    let out = env.hook(
         format!(r#"{{"hook_event_name":"SessionStart","session_id":"{session}","source":"startup","cwd":"/home/dev/acme-api"}}"#).as_bytes(),
         &[],
     );
-    assert!(out.status.success());
-    j
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    env
+}
+
+/// Appends `$ WHAT` and an output, whole, to `t`.
+fn shown(t: &mut String, what: &str, out: &CommandOutput) {
+    t.push_str(&format!("$ {what}\n{}\n", out.render()));
 }
 
 fn statusline_prints_one_line_for_every_documented_shape() {
-    let tmp = tempfile::tempdir().unwrap();
     // No journal at all: still one line, nothing created.
-    let j = tmp.path().join("none");
-    let cases: Vec<(String, &str)> = vec![
-        (input("s1", 0.4213, 42.0), "Sonnet 4.5 │ ████░░░░░░ 42% ok │ $0.42\n"),
-        (input("s1", 12.5, 86.4), "Sonnet 4.5 │ █████████░ 86% critical │ $12.5\n"),
-        (
-            r#"{"session_id":"s1","model":{"id":"claude-opus-4-1"},"context_window":{"context_window_size":200000,"current_usage":{"input_tokens":100,"cache_creation_input_tokens":150000,"cache_read_input_tokens":0}},"exceeds_200k_tokens":false,"rate_limits":{"five_hour":{"used_percentage":41.6,"resets_at":1790000000},"seven_day":{"used_percentage":12}}}"#.into(),
-            "claude-opus-4-1 │ ████████░░ 75% warning │ 5h 42% 7d 12%\n",
-        ),
-        (
-            r#"{"session_id":"s1","model":{"display_name":"Opus"},"context_window":{"used_percentage":97},"exceeds_200k_tokens":true}"#.into(),
-            "Opus │ ██████████ 97% emergency >200k\n",
-        ),
+    let env = TestEnvironment::new();
+    let documented = |cost, used| input(&env.project, "s1", cost, used);
+    let cases: Vec<(String, String)> = vec![
+        ("<documented, $0.4213, 42%>".into(), documented(0.4213, 42.0)),
+        ("<documented, $12.5, 86.4%>".into(), documented(12.5, 86.4)),
+        (String::new(), r#"{"session_id":"s1","model":{"id":"claude-opus-4-1"},"context_window":{"context_window_size":200000,"current_usage":{"input_tokens":100,"cache_creation_input_tokens":150000,"cache_read_input_tokens":0}},"exceeds_200k_tokens":false,"rate_limits":{"five_hour":{"used_percentage":41.6,"resets_at":1790000000},"seven_day":{"used_percentage":12}}}"#.into()),
+        (String::new(), r#"{"session_id":"s1","model":{"display_name":"Opus"},"context_window":{"used_percentage":97},"exceeds_200k_tokens":true}"#.into()),
         // Missing fields: no model, no cost, no context.
-        (r#"{"session_id":"s1"}"#.into(), "? │ ░░░░░░░░░░ ?%\n"),
-        (r#"{}"#.into(), "? │ ░░░░░░░░░░ ?%\n"),
+        (String::new(), r#"{"session_id":"s1"}"#.into()),
+        (String::new(), r#"{}"#.into()),
         // Wrong types are treated as absent.
-        (
-            r#"{"model":7,"cost":{"total_cost_usd":"a lot"},"context_window":{"used_percentage":null}}"#.into(),
-            "? │ ░░░░░░░░░░ ?%\n",
-        ),
+        (String::new(), r#"{"model":7,"cost":{"total_cost_usd":"a lot"},"context_window":{"used_percentage":null}}"#.into()),
         // Payload text cannot drive the terminal or reorder the line.
-        (
-            r#"{"model":{"display_name":"Evil\u001b[2J\u202eName"}}"#.into(),
-            "Evil[2JName │ ░░░░░░░░░░ ?%\n",
-        ),
+        (String::new(), r#"{"model":{"display_name":"Evil\u001b[2J\u202eName"}}"#.into()),
         // Garbage.
-        ("not json at all".into(), "hookjournal │ statusline input unreadable\n"),
-        ("[1,2,3]".into(), "hookjournal │ statusline input unreadable\n"),
-        ("".into(), "hookjournal │ statusline input unreadable\n"),
-        ("{\"session_id\":".into(), "hookjournal │ statusline input unreadable\n"),
+        (String::new(), "not json at all".into()),
+        (String::new(), "[1,2,3]".into()),
+        ("<empty>".into(), "".into()),
+        (String::new(), "{\"session_id\":".into()),
     ];
-    for (inp, want) in &cases {
-        let (out, err, code) = statusline(&j, inp.as_bytes(), &[]);
-        assert_eq!(code, 0, "input {inp}");
-        assert_eq!(&out, want, "input {inp}");
-        assert_eq!(err, "", "input {inp}");
+    let mut t = String::new();
+    for (shown_as, inp) in &cases {
+        let what = if shown_as.is_empty() { inp } else { shown_as };
+        let out = statusline(&env, inp.as_bytes(), &[]);
+        shown(&mut t, &format!("<statusline> < {what}"), &out);
     }
-    assert!(!j.exists(), "the statusline created a journal");
+    assert!(!env.journal().exists(), "the statusline created a journal");
     // Binary garbage and a huge input.
-    let (out, _, code) = statusline(&j, &[0xff, 0x00, 0xfe, 0x1b], &[]);
-    assert_eq!(
-        (out.as_str(), code),
-        ("hookjournal │ statusline input unreadable\n", 0)
-    );
+    let out = statusline(&env, &[0xff, 0x00, 0xfe, 0x1b], &[]);
+    shown(&mut t, "<statusline> < <bytes ff 00 fe 1b>", &out);
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(3 << 20));
-    let (out, _, code) = statusline(&j, big.as_bytes(), &[]);
-    assert_eq!(
-        (out.as_str(), code),
-        ("hookjournal │ statusline input unreadable\n", 0)
-    );
+    let out = statusline(&env, big.as_bytes(), &[]);
+    shown(&mut t, "<statusline> < <a 3 MiB JSON object>", &out);
+    assert_expected("statusline/shapes.txt", &t);
 }
 
 fn statusline_colours_by_tier_unless_no_color() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut c = cmd(&tmp.path().join("none"));
-    c.env_remove("NO_COLOR")
-        .arg("statusline")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input("s", 1.0, 90.0).as_bytes())
-        .unwrap();
-    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    assert_eq!(
-        out,
-        "\x1b[1mSonnet 4.5\x1b[0m \x1b[2m│\x1b[0m \x1b[31m█████████░ 90% critical\x1b[0m \x1b[2m│\x1b[0m $1.00\n"
+    let env = TestEnvironment::new();
+    let mut c = env.command(&env.project);
+    c.env_remove("NO_COLOR");
+    let out = statusline_with(&env, c, input(&env.project, "s", 1.0, 90.0).as_bytes(), &[]);
+    // The escapes shown as `\e`.
+    assert_expected(
+        "statusline/colours.txt",
+        &out.render().replace('\x1b', "\\e"),
     );
 }
 
+/// The payloads of the journal's `HostReported` events, with their session and whether they
+/// were spooled, normalised.
+fn host_reports(env: &TestEnvironment) -> String {
+    let reports: Vec<serde_json::Value> = host_events(env)
+        .into_iter()
+        .map(|e| {
+            serde_json::json!({"session_id": e["session_id"], "spooled": e["spooled"], "payload": e["payload"]})
+        })
+        .collect();
+    env.normalize(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&reports).unwrap()
+    ))
+}
+
 fn statusline_records_a_reading_only_when_it_changes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let j = started_journal(tmp.path(), "s-rec");
+    let env = started("s-rec");
+    let mut t = String::new();
+    let reading = |cost, used| input(&env.project, "s-rec", cost, used);
     for _ in 0..3 {
-        let (out, _, code) = statusline(&j, input("s-rec", 0.30, 20.0).as_bytes(), &[]);
-        assert_eq!(code, 0);
-        assert!(
-            out.starts_with("Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30"),
-            "{out}"
-        );
+        let out = statusline(&env, reading(0.30, 20.0).as_bytes(), &[]);
+        shown(&mut t, "<statusline> < <s-rec, $0.30, 20%>", &out);
     }
-    let evs = host_events(&j);
     assert_eq!(
-        evs.len(),
+        host_events(&env).len(),
         1,
-        "three identical readings → one event: {evs:?}"
+        "three identical readings → one event"
     );
-    assert_eq!(evs[0]["session_id"], "s-rec");
-    assert_eq!(evs[0]["spooled"], true);
-    assert_eq!(evs[0]["payload"]["cost_usd"], 0.30);
-    assert_eq!(evs[0]["payload"]["context_tokens"], 15500);
-    assert_eq!(evs[0]["payload"]["source"], "statusline");
+    t.push_str("$ <the recorded HostReported events>\n");
+    t.push_str(&host_reports(&env));
 
     // Only the clock moved: still one event.
-    let same = input("s-rec", 0.30, 20.0).replace("45000", "46000");
-    statusline(&j, same.as_bytes(), &[]);
-    assert_eq!(host_events(&j).len(), 1);
+    let same = reading(0.30, 20.0).replace("45000", "46000");
+    statusline(&env, same.as_bytes(), &[]);
+    assert_eq!(host_events(&env).len(), 1);
 
     // The cost changed: a second event.
-    statusline(&j, input("s-rec", 0.55, 31.0).as_bytes(), &[]);
-    statusline(&j, input("s-rec", 0.55, 31.0).as_bytes(), &[]);
-    assert_eq!(host_events(&j).len(), 2);
+    statusline(&env, reading(0.55, 31.0).as_bytes(), &[]);
+    statusline(&env, reading(0.55, 31.0).as_bytes(), &[]);
+    assert_eq!(host_events(&env).len(), 2);
 
     // Compaction: Claude Code's counter starts again. Recorded, and the host's total is the sum
     // of the epochs' maxima (0.55 + 0.12), not the last reading.
-    statusline(&j, input("s-rec", 0.04, 8.0).as_bytes(), &[]);
-    statusline(&j, input("s-rec", 0.12, 11.0).as_bytes(), &[]);
-    assert_eq!(host_events(&j).len(), 4);
-    let cost = run_json(&j, &["cost", "--json"]);
+    statusline(&env, reading(0.04, 8.0).as_bytes(), &[]);
+    statusline(&env, reading(0.12, 11.0).as_bytes(), &[]);
+    assert_eq!(host_events(&env).len(), 4);
+    let cost = json(&env, &["cost", "--json"]);
     let rec = &cost["reconciliation"]["sessions"][0];
     assert_eq!(rec["session"], "s-rec");
     assert_eq!(rec["host_epochs"], 2);
@@ -193,26 +213,34 @@ fn statusline_records_a_reading_only_when_it_changes() {
     );
     assert_eq!(rec["host_source"], "statusline");
     // `show` has the host's last context reading.
-    let show = run_json(&j, &["show", "s-rec", "--json"]);
+    let show = json(&env, &["show", "s-rec", "--json"]);
     assert_eq!(show["host_reported"]["context_tokens"], 15500);
     assert_eq!(show["host_reported"]["epochs"], 2);
+    shown(&mut t, "hookjournal cost", &env.run(&["cost"]));
+    assert_expected("statusline/records-on-change.txt", &t);
 }
 
 fn statusline_shows_the_task_in_progress_from_the_journal() {
-    let played = play_session(&[]);
-    let j = &played.journal;
-    let inp = input(SID, 0.2, 16.0);
+    let env = TestEnvironment::new();
+    env.play_claude_session();
+    let inp = input(&env.project, SID, 0.2, 16.0);
     // The first call finds no cached facts and starts a refresh in the background.
-    let (first, _, _) = statusline(j, inp.as_bytes(), &[]);
-    assert_eq!(first, "Sonnet 4.5 │ ██░░░░░░░░ 16% ok │ $0.20\n");
+    let first = statusline(&env, inp.as_bytes(), &[]);
+    let mut t = String::new();
+    shown(
+        &mut t,
+        "<statusline> < <db5b5fab, $0.20, 16%> (no facts cached)",
+        &first,
+    );
     // A deadline for a hang, not a speed: the refresh is a background process.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let (out, _, _) = statusline(j, inp.as_bytes(), &[]);
-        if out != first {
-            assert_eq!(
-                out,
-                "Sonnet 4.5 │ ██░░░░░░░░ 16% ok │ $0.20 │ ▶ [2] Wire limiter into /login\n"
+        let out = statusline(&env, inp.as_bytes(), &[]);
+        if out.render() != first.render() {
+            shown(
+                &mut t,
+                "<statusline> < <db5b5fab, $0.20, 16%> (refreshed)",
+                &out,
             );
             break;
         }
@@ -222,49 +250,59 @@ fn statusline_shows_the_task_in_progress_from_the_journal() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    assert_expected("statusline/task-in-progress.txt", &t);
 }
 
 fn statusline_chains_the_users_own_and_can_only_record() {
-    let tmp = tempfile::tempdir().unwrap();
-    let j = started_journal(tmp.path(), "s-chain");
+    let mut env = started("s-chain");
     let theirs = "read x; echo \"theirs: ${#x} bytes\"";
-    let inp = input("s-chain", 0.3, 20.0);
-    let (out, _, _) = statusline(&j, inp.as_bytes(), &["--chain", theirs]);
-    assert_eq!(
-        out,
-        format!(
-            "Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30\ntheirs: {} bytes\n",
-            inp.len()
-        )
+    let inp = input(&env.project, "s-chain", 0.3, 20.0);
+    // The input's length is the temp directory's: theirs must have read exactly all of it.
+    env.redact(
+        &format!("theirs: {} bytes", inp.len()),
+        "theirs: [INPUT LENGTH] bytes",
     );
-    let (out, _, _) = statusline(
-        &j,
-        input("s-chain", 0.4, 20.0).as_bytes(),
+    let mut t = String::new();
+    let out = statusline(&env, inp.as_bytes(), &["--chain", theirs]);
+    shown(
+        &mut t,
+        &format!("<statusline> --chain '{theirs}' < <s-chain, $0.30, 20%>"),
+        &out,
+    );
+    let out = statusline(
+        &env,
+        input(&env.project, "s-chain", 0.4, 20.0).as_bytes(),
         &["--record-only", "--chain", "echo theirs only"],
     );
-    assert_eq!(out, "theirs only\n");
-    assert_eq!(host_events(&j).len(), 2, "record-only still records");
+    shown(
+        &mut t,
+        "<statusline> --record-only --chain 'echo theirs only' < <s-chain, $0.40, 20%>",
+        &out,
+    );
+    assert_eq!(host_events(&env).len(), 2, "record-only still records");
     // A chained command that hangs is cut off; ours still prints.
     let t0 = std::time::Instant::now();
-    let (out, _, code) = statusline(&j, inp.as_bytes(), &["--chain", "sleep 30"]);
-    assert_eq!(
-        (out.as_str(), code),
-        ("Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30\n", 0)
-    );
+    let out = statusline(&env, inp.as_bytes(), &["--chain", "sleep 30"]);
     // Cut off, not waited for: it would run 30 s (the bound is slack for a loaded machine).
     assert!(t0.elapsed() < std::time::Duration::from_secs(25));
+    shown(
+        &mut t,
+        "<statusline> --chain 'sleep 30' < <s-chain, $0.30, 20%>",
+        &out,
+    );
+    assert_expected("statusline/chain.txt", &t);
 }
 
 /// Cost reconciliation on the fixture session (one auto compaction): the transcripts' $0.5497
 /// beside the host's epochs (0.36 before the compaction, 0.21 after) = $0.57, the difference
 /// named as the compaction's summary request.
 fn cost_shows_transcript_and_host_cost_and_names_the_difference() {
-    let played = play_session(&[]);
-    let j = &played.journal;
+    let env = TestEnvironment::new();
+    env.play_claude_session();
     for (c, u) in [(0.11, 30.0), (0.36, 80.0), (0.02, 9.0), (0.21, 16.0)] {
-        statusline(j, input(SID, c, u).as_bytes(), &[]);
+        statusline(&env, input(&env.project, SID, c, u).as_bytes(), &[]);
     }
-    let v = run_json(j, &["cost", "--json"]);
+    let v = json(&env, &["cost", "--json"]);
     let rec = &v["reconciliation"]["sessions"][0];
     assert!(
         (rec["transcript_usd"].as_f64().unwrap() - 0.54969).abs() < 1e-5,
@@ -284,194 +322,145 @@ fn cost_shows_transcript_and_host_cost_and_names_the_difference() {
     );
     let total = &v["reconciliation"]["total"];
     assert_eq!(total["host_usd"], rec["host_usd"]);
-    let table = run(j, &["cost"]);
-    let tail: Vec<&str> = table
-        .lines()
-        .skip_while(|l| !l.starts_with("transcripts vs"))
-        .collect();
-    assert_eq!(
-        tail.join("\n"),
-        "transcripts vs what the host reported (Claude Code's statusline cost)\n\
-         SESSION   TRANSCRIPTS  HOST REPORTED  DIFFERENCE  WHY\n\
-         db5b5fab      $0.5497        $0.5700    +$0.0203  compaction summary requests are in no transcript (1 compaction)\n\
-         ─────────────────────────────────────────────────────────────────────────────────────────────────────────────────\n\
-         total         $0.5497        $0.5700    +$0.0203"
-    );
+    assert_expected("statusline/cost.txt", &env.run(&["cost"]).render());
 }
 
-fn settings_of(project: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(project.join(".claude/settings.json")).unwrap())
-        .unwrap()
+fn settings_file(env: &TestEnvironment, name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(env.project.join(".claude").join(name)).unwrap();
+    serde_json::from_str(&text).unwrap()
 }
 
-fn install_cmd(project: &Path, home: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new(BIN)
-        .args(args)
-        .current_dir(project)
-        .env("HOME", home)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("HOOKJOURNAL_DIR")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+/// Runs `hookjournal ARGS`, which must succeed, and appends it and its whole output to `t`.
+fn step(env: &TestEnvironment, t: &mut String, args: &[&str]) -> CommandOutput {
+    let out = env.run(args);
+    assert_eq!(out.code, Some(0), "{args:?}: {}", out.render());
+    shown(t, &format!("hookjournal {}", args.join(" ")), &out);
+    out
+}
+
+/// Appends a settings file's `statusLine` (`None`: the whole file), normalised, to `t`.
+fn shown_settings(env: &TestEnvironment, t: &mut String, name: &str, key: Option<&str>) {
+    let v = settings_file(env, name);
+    let (what, v) = match key {
+        Some(k) => (format!("the {k} of .claude/{name}"), &v[k]),
+        None => (format!(".claude/{name}"), &v),
+    };
+    let text = env.normalize(&serde_json::to_string_pretty(v).unwrap());
+    t.push_str(&format!("$ <{what}>\n{text}\n\n"));
 }
 
 fn install_statusline_chains_the_users_own_and_uninstall_restores_it() {
-    let project = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let p = project.path();
-    std::fs::create_dir_all(p.join(".claude")).unwrap();
+    let mut env = TestEnvironment::new();
+    std::fs::create_dir_all(env.project.join(".claude")).unwrap();
     let theirs = r#"printf '%s' "$(cat | wc -c) \"bytes\" $HOME" | tr -d ' '"#;
     let original = serde_json::json!({
         "model": "sonnet",
         "statusLine": {"type": "command", "command": theirs, "padding": 1}
     });
     std::fs::write(
-        p.join(".claude/settings.json"),
+        env.project.join(".claude/settings.json"),
         serde_json::to_string_pretty(&original).unwrap(),
     )
     .unwrap();
-
-    let out = install_cmd(p, home.path(), &["install", "--statusline"]);
+    // The binary, as install registers it.
     let bin = std::fs::canonicalize(BIN).unwrap();
-    let ours = format!("\"{}\" statusline", bin.display());
-    let s = settings_of(p);
-    let registered = s["statusLine"]["command"].as_str().unwrap().to_string();
-    assert!(
-        registered.starts_with(&format!("{ours} --chain \"")),
-        "{registered}"
-    );
-    assert_eq!(s["statusLine"]["padding"], 1);
-    assert_eq!(s["statusLine"]["type"], "command");
-    assert!(out.contains(&format!("Status line: {registered}")), "{out}");
-    // Installing again changes nothing; the chained command is not wrapped twice.
-    install_cmd(p, home.path(), &["install", "--statusline"]);
-    assert_eq!(settings_of(p)["statusLine"]["command"], registered.as_str());
+    env.redact(bin.to_str().unwrap(), "$BIN");
 
-    // The registered command, run the way Claude Code runs it (sh -c, JSON on stdin): our line,
-    // then theirs, which got the same input.
-    std::fs::create_dir_all(p.join(".hookjournal")).unwrap();
-    let inp = input("s-inst", 0.3, 20.0);
-    let mut child = std::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(&registered)
-        .env("NO_COLOR", "1")
-        .env("HOME", "/h")
-        .env_remove("HOOKJOURNAL_DIR")
-        .current_dir(p)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(inp.as_bytes())
-        .unwrap();
-    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    assert_eq!(
-        out,
-        format!(
-            "Sonnet 4.5 │ ██░░░░░░░░ 20% ok │ $0.30\n{}\"bytes\"/h\n",
-            inp.len()
-        )
-    );
-
-    // Record-only: theirs alone is shown.
-    install_cmd(
-        p,
-        home.path(),
-        &["install", "--statusline", "--statusline-record-only"],
-    );
-    let ro = settings_of(p)["statusLine"]["command"]
+    let mut t = String::new();
+    step(&env, &mut t, &["install", "--statusline"]);
+    shown_settings(&env, &mut t, "settings.json", Some("statusLine"));
+    let registered = settings_file(&env, "settings.json")["statusLine"]["command"]
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        ro.starts_with(&format!("{ours} --record-only --chain \"")),
-        "{ro}"
+    // Installing again changes nothing; the chained command is not wrapped twice.
+    step(&env, &mut t, &["install", "--statusline"]);
+    assert_eq!(
+        settings_file(&env, "settings.json")["statusLine"]["command"],
+        registered.as_str()
     );
 
+    // The registered command, run the way Claude Code runs it (sh -c, JSON on stdin): our line,
+    // then theirs, which got the same input.
+    std::fs::create_dir_all(env.journal()).unwrap();
+    let inp = input(&env.project, "s-inst", 0.3, 20.0);
+    // The input's length is the temp directory's: theirs must have counted exactly all of it.
+    env.redact(
+        &format!("{}\"bytes\"", inp.len()),
+        "[INPUT LENGTH]\"bytes\"",
+    );
+    let out = env.run_shell(&registered, &env.project, &[], inp.as_bytes());
+    shown(
+        &mut t,
+        "<the registered status line> < <s-inst, $0.30, 20%>",
+        &out,
+    );
+
+    // Record-only: theirs alone is shown.
+    step(
+        &env,
+        &mut t,
+        &["install", "--statusline", "--statusline-record-only"],
+    );
+    shown_settings(&env, &mut t, "settings.json", Some("statusLine"));
+
     // Uninstall gives back exactly what the user had.
-    let out = install_cmd(p, home.path(), &["uninstall"]);
-    assert!(out.contains("Restored your own status line"), "{out}");
-    assert_eq!(settings_of(p), original);
+    step(&env, &mut t, &["uninstall"]);
+    assert_eq!(settings_file(&env, "settings.json"), original);
+    assert_expected("statusline/install-chained.txt", &t);
 }
 
 fn install_statusline_without_one_adds_ours_and_uninstall_removes_it() {
-    let project = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let p = project.path();
-    install_cmd(
-        p,
-        home.path(),
+    let mut env = TestEnvironment::new();
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    env.redact(bin.to_str().unwrap(), "$BIN");
+    let mut t = String::new();
+    step(
+        &env,
+        &mut t,
         &["install", "--statusline", "--scope", "local"],
     );
-    let s: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(p.join(".claude/settings.local.json")).unwrap(),
-    )
-    .unwrap();
-    let bin = std::fs::canonicalize(BIN).unwrap();
-    assert_eq!(
-        s["statusLine"],
-        serde_json::json!({"type": "command", "command": format!("\"{}\" statusline", bin.display())})
-    );
-    install_cmd(p, home.path(), &["uninstall", "--scope", "local"]);
-    let s: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(p.join(".claude/settings.local.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(s, serde_json::json!({}));
+    shown_settings(&env, &mut t, "settings.local.json", Some("statusLine"));
+    step(&env, &mut t, &["uninstall", "--scope", "local"]);
+    shown_settings(&env, &mut t, "settings.local.json", None);
+    assert_expected("statusline/install-local.txt", &t);
 }
 
 fn watch_once_prints_sessions_burn_context_and_tasks() {
-    let played = play_session(&[]);
-    let j = &played.journal;
-    statusline(j, input(SID, 0.61, 16.0).as_bytes(), &[]);
-    let out = run(j, &["watch", "--once"]);
-    let lines: Vec<&str> = out.lines().collect();
-    assert!(
-        lines[0].starts_with(&format!("hookjournal watch · {} · ", j.display())),
-        "{out}"
-    );
-    assert_eq!(
-        lines[1],
-        "SESSION   STATUS  LAST    CONTEXT          TIER     COST  $/H  TASK"
-    );
-    assert!(
-        lines[2].starts_with("db5b5fab  ended   ")
-            && lines[2]
-                .ends_with("██░░░░░░░░  16%  ok    $0.5497    -  [2] Wire limiter into /login"),
-        "{out}"
-    );
-    assert!(
-        out.contains("1 session (0 live) · $0.5497 · burn $0.0000/h · 2 open tasks · "),
-        "{out}"
-    );
+    let mut env = TestEnvironment::new();
+    env.play_claude_session();
+    // watch measures against the real clock (it shows the time of day): ages are normalised.
+    env.normalize_ages();
+    statusline(&env, input(&env.project, SID, 0.61, 16.0).as_bytes(), &[]);
+    let mut t = String::new();
     // watch never drains the spool (it would hold the lock longer): the reading waits there.
-    assert!(
-        out.contains("1 waiting in the spool"),
-        "the watch drained the spool: {out}"
-    );
-    assert!(
-        out.contains("  db5b5fab:2   in_progress  Wire limiter into /login\n"),
-        "{out}"
-    );
+    step(&env, &mut t, &["watch", "--once"]);
     // Once a writer has ingested it, the host's figure (above the transcripts') shows.
-    run(j, &["drain"]);
-    let out = run(j, &["watch", "--once"]);
-    assert!(
-        out.contains("1 session (0 live) · $0.6100 · burn $0.0000/h · 2 open tasks · "),
-        "{out}"
-    );
-    assert!(out.contains(" 0 waiting in the spool"), "{out}");
+    step(&env, &mut t, &["drain"]);
+    step(&env, &mut t, &["watch", "--once"]);
+    let t = replace_pattern(&t, " · dd:dd:dd\n", " · [CLOCK]\n");
+    assert_expected("statusline/watch-once.txt", &last_column_fixed(&t));
+}
+
+/// The LAST column at one width: its age ("1s ago" or "12s ago", shown `[AGO]`) sets it.
+fn last_column_fixed(text: &str) -> String {
+    let collapse = |line: &str, after: &str| match line.find(after) {
+        Some(at) => {
+            let end = at + after.len();
+            let rest = line[end..].trim_start_matches(' ');
+            format!("{}  {rest}", &line[..end])
+        }
+        None => line.to_string(),
+    };
+    text.split_inclusive('\n')
+        .map(|l| {
+            if l.starts_with("SESSION ") {
+                collapse(l, "LAST")
+            } else {
+                collapse(l, "[AGO]")
+            }
+        })
+        .collect()
 }
 
 /// The live view in a real pseudo-terminal (util-linux `script`): it redraws, hooks keep
@@ -483,16 +472,19 @@ fn watch_runs_live_in_a_terminal_and_quits_on_q() -> Ran {
             "no /usr/bin/script (util-linux) to give watch a terminal",
         );
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let j = started_journal(tmp.path(), "s-live");
+    let env = started("s-live");
+    // What the screen shows is the terminal's and the redraws' timing: only properties are
+    // checked here, not the whole output.
     let mut child = std::process::Command::new("/usr/bin/script")
         .args(["-q", "-e", "-c"])
-        .arg(format!(
-            "{BIN} --journal {} watch --interval 100",
-            j.display()
-        ))
+        .arg(format!("{BIN} watch --interval 100"))
         .arg("/dev/null")
+        .env_clear()
+        .env("PATH", test_path())
+        .env("HOME", &env.home)
         .env("NO_COLOR", "1")
+        .env("HOOKJOURNAL_DRAINER", "inline")
+        .current_dir(&env.project)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -535,7 +527,7 @@ fn watch_runs_live_in_a_terminal_and_quits_on_q() -> Ran {
         let p = format!(
             r#"{{"hook_event_name":"UserPromptSubmit","session_id":"s-live","prompt":"p{i}"}}"#
         );
-        let out = hook(&j, p.as_bytes(), &[]);
+        let out = env.hook_raw(p.as_bytes(), &[]);
         assert!(out.status.success());
     }
     // Drawn, then redrawn with the session, while the hooks landed: only then quit.
@@ -561,7 +553,7 @@ fn watch_runs_live_in_a_terminal_and_quits_on_q() -> Ran {
         screen.contains("\x1b[?1049h") && screen.contains("\x1b[?1049l"),
         "no alternate screen"
     );
-    let prompts = events(&j)
+    let prompts = events(&env)
         .into_iter()
         .filter(|e| e["name"] == "UserPromptSubmit")
         .count();
