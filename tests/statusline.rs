@@ -429,7 +429,7 @@ fn install_statusline_without_one_adds_ours_and_uninstall_removes_it() {
 fn watch_once_prints_sessions_burn_context_and_tasks() {
     let mut env = TestEnvironment::new();
     env.play_claude_session();
-    // watch measures against the real clock (it shows the time of day): ages are normalised.
+    // Not pinned (watch shows the time of day): ages from the real clock are normalised.
     env.normalize_ages();
     statusline(&env, input(&env.project, SID, 0.61, 16.0).as_bytes(), &[]);
     let mut t = String::new();

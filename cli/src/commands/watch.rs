@@ -72,7 +72,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
                 dir.display()
             );
         };
-        print!("{}", frame(dir, settings, &st, now_us(), None));
+        print!("{}", frame(dir, settings, &st, crate::clock::now_us(), None));
         return Ok(ExitCode::SUCCESS);
     }
     let _term = RawTerminal::enter();
@@ -91,7 +91,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             }
         }
         let note = busy.then_some("journal busy: showing the previous frame");
-        let text = frame(dir, settings, &last, now_us(), note);
+        let text = frame(dir, settings, &last, crate::clock::now_us(), note);
         let mut out = std::io::stdout().lock();
         let _ = write!(out, "\x1b[H\x1b[2J{}", text.replace('\n', "\r\n"));
         let _ = out.flush();
@@ -100,10 +100,6 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn now_us() -> i64 {
-    chrono::Utc::now().timestamp_micros()
 }
 
 /// One frame of text (no colour unless the terminal takes it).
