@@ -213,8 +213,8 @@ fn read_outside(inv: &Invocation, settings: &Settings) -> Outside {
                 reason,
                 Duration::from_millis(budget),
             );
-            for e in &r.errors {
-                eprintln!("hookjournal: the loop's task program: {e}");
+            for line in crate::loop_tasks::report(&r) {
+                eprintln!("{line}");
             }
             r
         }),
@@ -305,8 +305,8 @@ fn release_found_compaction(
         reason,
         Duration::from_millis(settings.hook.task_command_timeout_ms),
     );
-    for e in &r.errors {
-        eprintln!("hookjournal: the loop's task program: {e}");
+    for line in crate::loop_tasks::report(&r) {
+        eprintln!("{line}");
     }
     let ev = NewEvent {
         recorded_at_us: now_us(),

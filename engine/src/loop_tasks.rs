@@ -120,9 +120,46 @@ pub fn release(
     r
 }
 
+/// What the hook says on stderr of a release by the loop's program: the tasks it failed, and
+/// each call that went wrong. (The journal's own tasks are the answer's line.)
+pub fn report(r: &ExternalRelease) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !r.released.is_empty() {
+        lines.push(format!(
+            "hookjournal: the loop's task program failed and released task {} of agent {}",
+            r.released.join(", "),
+            r.agent
+        ));
+    }
+    lines.extend(
+        r.errors
+            .iter()
+            .map(|e| format!("hookjournal: the loop's task program: {e}")),
+    );
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_release_is_reported_with_what_it_released_and_each_failed_call() {
+        let r = ExternalRelease {
+            agent: "dev-1".into(),
+            released: vec!["41".into(), "43".into()],
+            errors: vec!["`task fail 44` exited 1".into()],
+            ..ExternalRelease::default()
+        };
+        assert_eq!(
+            report(&r),
+            [
+                "hookjournal: the loop's task program failed and released task 41, 43 of agent dev-1",
+                "hookjournal: the loop's task program: `task fail 44` exited 1",
+            ]
+        );
+        assert!(report(&ExternalRelease::default()).is_empty());
+    }
 
     #[test]
     fn tasks_of_the_agent_are_picked_by_any_owner_field() {

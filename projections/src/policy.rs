@@ -158,7 +158,7 @@ fn loop_safety(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig, d
         .unwrap_or_default();
     let names: Vec<String> = released.iter().map(|r| r.task.display()).collect();
     let what = if names.is_empty() {
-        "no active task to release".to_string()
+        "no active task in the journal to release".to_string()
     } else {
         format!("failed and released task {}", names.join(", "))
     };

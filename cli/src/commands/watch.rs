@@ -72,7 +72,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
                 dir.display()
             );
         };
-        print!("{}", frame(dir, settings, &st, crate::clock::now_us(), None));
+        print!(
+            "{}",
+            frame(dir, settings, &st, crate::clock::now_us(), None)
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let _term = RawTerminal::enter();
