@@ -66,10 +66,12 @@ fn journaled_payloads(env: &TestEnvironment) -> BTreeMap<Vec<u8>, usize> {
 }
 
 /// `hookjournal ARGS` in the project, asserting exit 0; stdout parsed as JSON.
+/// (Read raw: normalising would replace its times with placeholders that are not JSON.)
 fn json(env: &TestEnvironment, args: &[&str]) -> Value {
-    let out = env.run(args);
-    assert_eq!(out.code, Some(0), "{args:?}: {}", out.render());
-    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{args:?} ({e}): {}", out.stdout))
+    let out = env.command(&env.project).args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{args:?}: {stdout}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?} ({e}): {stdout}"))
 }
 
 /// The number of files waiting in the project journal's spool.
@@ -83,18 +85,6 @@ fn spooled(env: &TestEnvironment) -> usize {
 fn config(env: &TestEnvironment, toml: &str) {
     std::fs::create_dir_all(env.journal()).unwrap();
     std::fs::write(env.journal().join("config.toml"), toml).unwrap();
-}
-
-/// "Now" pinned 5 h 30 min after the real clock, for views whose relative times are of events
-/// recorded by hooks (`normalize_ages` shows them as `[AGO]`): far from a unit's boundary, so
-/// every age is "5h ago" and the table's columns are as wide in every run.
-fn pin_now(env: &mut TestEnvironment) {
-    let now = chrono::Utc::now() + chrono::Duration::minutes(5 * 60 + 30);
-    env.set_env(
-        "HOOKJOURNAL_NOW",
-        &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    );
-    env.normalize_ages();
 }
 
 /// `hookjournal --journal <the project's> hook ARGS` with `payload` on stdin and `vars` set (a
@@ -766,7 +756,7 @@ fn served_calls_are_journaled_under_their_caller_and_shown_as_served() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["session_id"], caller);
     assert_eq!(rows[0]["status"], "served");
-    pin_now(&mut env);
+    env.pin_now_ahead();
     let table = env.run(&["sessions"]).render();
     let show = env.run(&["show", caller]).render();
     assert_expected(
@@ -805,7 +795,7 @@ fn reads_from_the_hot_cache_see_the_events_still_in_the_spool() {
         (Some(2), Some(3))
     );
     // The tables count them too, and still leave the spool as it was.
-    pin_now(&mut env);
+    env.pin_now_ahead();
     let sessions = env.run(&["sessions"]).render();
     let show = env.run(&["show", "s-hot"]).render();
     assert_expected(
@@ -826,7 +816,7 @@ fn sessions_shows_the_ones_started_last_and_all_on_request() {
         );
         assert!(env.hook_raw(p.as_bytes(), &[]).status.success());
     }
-    pin_now(&mut env);
+    env.pin_now_ahead();
     let last = env.run(&["sessions", "--last", "2"]).render();
     let all = env.run(&["sessions", "--all"]).render();
     assert_expected(

@@ -594,7 +594,7 @@ fn redacted_export_masks_each_planted_secret_and_nothing_else() {
 #[test]
 fn terminal_escape_sequences_from_payloads_are_printed_escaped() {
     let mut env = TestEnvironment::new();
-    env.normalize_ages();
+    env.pin_now_ahead();
     let evil = std::fs::read(fixtures().join("bad/control-chars-in-strings.json")).unwrap();
     env.hook(&evil, &[]);
     let p = "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"s1\\u001b[31m\",\"prompt\":\"hi\\u001b]0;owned\\u0007\"}";
@@ -848,7 +848,7 @@ fn each_host_gets_only_the_fields_it_honours() {
 #[test]
 fn bidi_and_invisible_characters_from_payloads_are_printed_escaped() {
     let mut env = TestEnvironment::new();
-    env.normalize_ages();
+    env.pin_now_ahead();
     let j = env.journal();
     let sid = "b1d1b1d1-0000-4000-8000-000000000001";
     let prompt =
@@ -1005,7 +1005,7 @@ fn the_task_board_lists_open_tasks_and_every_one_on_request() {
 #[test]
 fn the_fixture_session_every_answer_and_every_view_whole() {
     let mut env = TestEnvironment::new();
-    env.normalize_ages();
+    env.pin_now_ahead();
     let answers = env.play_claude_session();
     assert_expected("session/hook-answers.txt", &answers);
     for (name, args) in [

@@ -322,10 +322,23 @@ impl TestEnvironment {
     }
 
     /// Shows relative times ("9h ago") as `[AGO]`: for views of events recorded by hooks, whose
-    /// times come from the real clock, so that their age varies by run. (Do not pin "now" with
-    /// `HOOKJOURNAL_NOW` as well: a pinned now earlier than the run's events shows dates.)
+    /// times come from the real clock, so that their age varies by run. (A pinned now earlier
+    /// than the run's events would show dates: see `pin_now_ahead`.)
     pub fn normalize_ages(&mut self) {
         self.ages = true;
+    }
+
+    /// "Now" pinned 5 h 30 min after the real clock, ages shown as `[AGO]`: for views whose
+    /// relative times are of events recorded by hooks. Far from a unit's boundary, every age
+    /// reads "5h ago", so a table's columns are as wide in every run (an age of "9s ago" beside
+    /// one of "10s ago" would not be).
+    pub fn pin_now_ahead(&mut self) {
+        let now = chrono::Utc::now() + chrono::Duration::minutes(5 * 60 + 30);
+        self.set_env(
+            "HOOKJOURNAL_NOW",
+            &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+        self.normalize_ages();
     }
 
     /// The binary with a cleared environment, run in `cwd`.
