@@ -65,7 +65,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         None,
     );
     let rows = if matches!(args.by, By::Machine) {
-        machine_rows(dir, &rows, &total)
+        machine_rows(cmd.settings(), &rows, &total)
     } else {
         rows
     };
@@ -149,14 +149,18 @@ fn print_json(
 }
 
 /// Locally, `--by machine` is one row: this machine (as `ship` names it), holding the total.
-fn machine_rows(dir: &std::path::Path, rows: &[CostRow], total: &CostRow) -> Vec<CostRow> {
+fn machine_rows(
+    settings: &engine::settings::Settings,
+    rows: &[CostRow],
+    total: &CostRow,
+) -> Vec<CostRow> {
     if rows.is_empty() {
         return Vec::new();
     }
-    let machine = engine::settings::Settings::load(dir)
-        .0
+    let machine = settings
         .ship
         .machine
+        .clone()
         .unwrap_or_else(crate::ship::hostname);
     vec![CostRow {
         key: machine,

@@ -143,7 +143,6 @@ fn find<'a>(state: &'a State, r: &TaskRef) -> Option<&'a Task> {
 
 /// Lists, shows or changes tasks.
 pub fn run(cmd: &CommandHelper, mut args: Args) -> Result<ExitCode> {
-    let dir = cmd.dir();
     let sub = args.cmd.take().unwrap_or(Cmd::List);
     match sub {
         Cmd::List => list(cmd, &args)?,
@@ -152,7 +151,7 @@ pub fn run(cmd: &CommandHelper, mut args: Args) -> Result<ExitCode> {
             subject,
             description,
         } => {
-            change(dir, args.json, None, |state| {
+            change(cmd, args.json, None, |state| {
                 let id = format!("T{}", state.tasks.next_number + 1);
                 Ok(TaskCommand {
                     op: TaskOp::Add,
@@ -168,7 +167,7 @@ pub fn run(cmd: &CommandHelper, mut args: Args) -> Result<ExitCode> {
             let Some(agent) = args.agent.clone() else {
                 bail!("tasks claim needs --agent NAME (the agent taking the task)");
             };
-            change(dir, args.json, id.as_deref(), |st| {
+            change(cmd, args.json, id.as_deref(), |st| {
                 let task = match (&id, next) {
                     (Some(id), _) => resolve(st, id)?,
                     (None, _) => next_unclaimed(st, &agent)?,
@@ -177,18 +176,18 @@ pub fn run(cmd: &CommandHelper, mut args: Args) -> Result<ExitCode> {
                 Ok(command(TaskOp::Claim, task, Some(agent.clone()), None))
             })?
         }
-        Cmd::ReleaseStale { lease } => release_stale(dir, args.json, lease)?,
-        Cmd::Start { id } => change(dir, args.json, Some(&id), |st| {
+        Cmd::ReleaseStale { lease } => release_stale(cmd, args.json, lease)?,
+        Cmd::Start { id } => change(cmd, args.json, Some(&id), |st| {
             let task = resolve(st, &id)?;
             if let Some(agent) = &args.agent {
                 claimable(st, &task, agent)?;
             }
             Ok(command(TaskOp::Start, task, args.agent.clone(), None))
         })?,
-        Cmd::Done { id } => change(dir, args.json, Some(&id), |st| {
+        Cmd::Done { id } => change(cmd, args.json, Some(&id), |st| {
             Ok(command(TaskOp::Done, resolve(st, &id)?, None, None))
         })?,
-        Cmd::Fail { id, reason } => change(dir, args.json, Some(&id), |st| {
+        Cmd::Fail { id, reason } => change(cmd, args.json, Some(&id), |st| {
             Ok(command(
                 TaskOp::Fail,
                 resolve(st, &id)?,
@@ -196,7 +195,7 @@ pub fn run(cmd: &CommandHelper, mut args: Args) -> Result<ExitCode> {
                 Some(reason.clone()),
             ))
         })?,
-        Cmd::Reopen { id } => change(dir, args.json, Some(&id), |st| {
+        Cmd::Reopen { id } => change(cmd, args.json, Some(&id), |st| {
             Ok(command(TaskOp::Reopen, resolve(st, &id)?, None, None))
         })?,
     }
@@ -250,8 +249,9 @@ fn next_unclaimed(st: &State, agent: &str) -> Result<TaskRef> {
 }
 
 /// Fails, for retry, every task whose owner has been silent longer than the lease.
-fn release_stale(dir: &std::path::Path, json: bool, lease: Option<u64>) -> Result<()> {
-    let mut policy = engine::settings::load_reporting(dir).policy;
+fn release_stale(cmd: &CommandHelper, json: bool, lease: Option<u64>) -> Result<()> {
+    let dir = cmd.dir();
+    let mut policy = cmd.settings().policy.clone();
     if let Some(l) = lease {
         policy.task_lease_secs = l;
     }
@@ -362,13 +362,14 @@ enum Outcome {
 /// backlog, a stale checkpoint, or a partition the hot cache lacks takes the store, under the
 /// same lock.
 fn change(
-    dir: &std::path::Path,
+    cmd: &CommandHelper,
     json: bool,
     task_id: Option<&str>,
     make: impl Fn(&State) -> Result<TaskCommand>,
 ) -> Result<()> {
+    let dir = cmd.dir();
     let opts = state::cli_open_options(dir, true);
-    let drain_lag = engine::settings::Settings::load(dir).0.hook.drain_lag;
+    let drain_lag = cmd.settings().hook.drain_lag;
     // A spool backlog is the store's to drain first: a light writer never drains it.
     let backlog = !journal::spool::list(dir)?.is_empty();
     let (mut held, outcome) = engine::writer::write(dir, &opts, !backlog, |w| {
