@@ -321,16 +321,8 @@ impl Env {
     }
 
     fn keep(self) {
-        if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
-            let requests: String = self
-                .server
-                .exchanges()
-                .iter()
-                .map(|e| format!("{}\n", json!({"interaction": e.role, "request": e.request})))
-                .collect();
-            fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
-            eprintln!("kept {}", self.tmp.keep().display());
-        }
+        let requests = self.server.requests();
+        common::client::keep(self.tmp, &requests);
     }
 }
 

@@ -335,14 +335,7 @@ impl Env {
 
     /// Every invocation the recording hook saved, in start order: (event name, payload bytes).
     fn recorded(&self) -> Vec<(String, Vec<u8>)> {
-        let mut names: Vec<PathBuf> = fs::read_dir(&self.calls)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        names.sort();
-        names
+        common::client::call_files(&self.calls)
             .into_iter()
             .map(|p| {
                 let raw = fs::read(&p).unwrap();

@@ -246,8 +246,8 @@ impl Env {
         let stdout = run.stdout.clone();
         let out = format!(
             "--- stdout (end) ---\n{}\n--- stderr (end) ---\n{}",
-            tail(&stdout, 800),
-            tail(&run.stderr.clone(), 3000)
+            common::client::tail(&stdout, 800),
+            common::client::tail(&run.stderr.clone(), 3000)
         );
         eprintln!("opencode ran {:?}", start.elapsed());
         assert!(
@@ -259,23 +259,7 @@ impl Env {
 
     /// Every call the recording plugin saw: (name, session), in call order.
     fn recorded(&self) -> Vec<(String, String)> {
-        let mut names: Vec<PathBuf> = fs::read_dir(&self.calls)
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        names.sort();
-        names
-            .into_iter()
-            .map(|p| {
-                let v: Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
-                (
-                    v["name"].as_str().unwrap_or("").to_string(),
-                    v["session"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect()
+        common::client::recorded_names(&self.calls)
     }
 
     fn events(&self) -> Vec<Value> {
@@ -285,27 +269,9 @@ impl Env {
     }
 
     fn keep(self) {
-        if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
-            let requests: String = self
-                .server
-                .exchanges()
-                .iter()
-                .map(|e| {
-                    format!(
-                        "{}\n",
-                        json!({"role": format!("{:?}", e.role), "request": e.request})
-                    )
-                })
-                .collect();
-            fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
-            eprintln!("kept {}", self.tmp.keep().display());
-        }
+        let requests = self.server.requests();
+        common::client::keep(self.tmp, &requests);
     }
-}
-
-fn tail(s: &str, n: usize) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    chars[chars.len().saturating_sub(n)..].iter().collect()
 }
 
 /// A plugin that records every call hookjournal's shim forwards (the same hooks and events, from

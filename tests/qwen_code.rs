@@ -269,7 +269,7 @@ impl Env {
         let stdout = run.stdout.clone();
         let out = format!(
             "--- stdout (end) ---\n{}\n--- stderr ---\n{}",
-            tail(&stdout, 600),
+            common::client::tail(&stdout, 600),
             run.stderr.clone()
         );
         eprintln!("qwen ran {:?}", start.elapsed());
@@ -290,22 +290,9 @@ impl Env {
     }
 
     fn keep(self) {
-        if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_some() {
-            let requests: String = self
-                .server
-                .exchanges()
-                .iter()
-                .map(|e| format!("{}\n", json!({"compression": e.role, "request": e.request})))
-                .collect();
-            fs::write(self.tmp.path().join("requests.jsonl"), requests).unwrap();
-            eprintln!("kept {}", self.tmp.keep().display());
-        }
+        let requests = self.server.requests();
+        common::client::keep(self.tmp, &requests);
     }
-}
-
-fn tail(s: &str, n: usize) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    chars[chars.len().saturating_sub(n)..].iter().collect()
 }
 
 /// A hook that records its stdin verbatim, one file per invocation named by time and event.

@@ -165,3 +165,15 @@ impl<R: Clone + Send + 'static> Scripted<R> {
         self.exchanges.lock().unwrap().clone()
     }
 }
+
+impl<R: std::fmt::Debug> Scripted<R> {
+    /// Each request with who sent it, for a kept run's `requests.jsonl` (`client::keep`).
+    pub fn requests(&self) -> Vec<Value> {
+        self.exchanges
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| json!({"role": format!("{:?}", e.role), "request": e.request}))
+            .collect()
+    }
+}

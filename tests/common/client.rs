@@ -114,9 +114,8 @@ pub fn hj(project: &std::path::Path, home: &std::path::Path, args: &[&str]) -> S
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Every invocation a counting hook saved in `calls` (`NNN.<event>.json`, one file each):
-/// (event, payload bytes), in start order.
-pub fn recorded_calls(calls: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+/// The JSON files a recording hook or plugin saved in `calls`, sorted by name (their call order).
+pub fn call_files(calls: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut names: Vec<std::path::PathBuf> = std::fs::read_dir(calls)
         .unwrap()
         .flatten()
@@ -125,6 +124,12 @@ pub fn recorded_calls(calls: &std::path::Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     names.sort();
     names
+}
+
+/// Every invocation a counting hook saved in `calls` (`NNN.<event>.json`, one file each):
+/// (event, payload bytes), in start order.
+pub fn recorded_calls(calls: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    call_files(calls)
         .into_iter()
         .map(|p| {
             let file = p.file_name().unwrap().to_string_lossy().into_owned();
@@ -132,6 +137,38 @@ pub fn recorded_calls(calls: &std::path::Path) -> Vec<(String, Vec<u8>)> {
             (event, std::fs::read(&p).unwrap())
         })
         .collect()
+}
+
+/// Every call a recording plugin saved in `calls` (one JSON file each, named so that they sort
+/// in call order): (`name`, `session`), in that order.
+pub fn recorded_names(calls: &std::path::Path) -> Vec<(String, String)> {
+    call_files(calls)
+        .into_iter()
+        .map(|p| {
+            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+            (
+                v["name"].as_str().unwrap_or("").to_string(),
+                v["session"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The last `n` characters of a client's output, for a failure message.
+pub fn tail(s: &str, n: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    chars[chars.len().saturating_sub(n)..].iter().collect()
+}
+
+/// With `HOOKJOURNAL_E2E_KEEP` set, keeps a run's temporary directory (the client's home, its
+/// project, the journal) with the model requests in `requests.jsonl`, and says where.
+pub fn keep(tmp: tempfile::TempDir, requests: &[serde_json::Value]) {
+    if std::env::var_os("HOOKJOURNAL_E2E_KEEP").is_none() {
+        return;
+    }
+    let lines: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(tmp.path().join("requests.jsonl"), lines).unwrap();
+    eprintln!("kept {}", tmp.keep().display());
 }
 
 /// The journal's events, exported (a writer drains the spool first: readers never do).
