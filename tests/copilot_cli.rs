@@ -195,38 +195,13 @@ fn reply(request: &Value, interaction: &str, before: &[Exchange]) -> (Value, &'s
 // ---------------------------------------------------------------------------------------------
 // The harness.
 
-struct Env {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-    calls: PathBuf,
-    server: Server,
-}
+type Env = common::client::Sandbox<String>;
 
 impl Env {
     fn new() -> Env {
-        let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let env = Env {
-            tmp,
-            home,
-            project,
-            calls,
-            server: start_server(),
-        };
+        let env = Env::start(|_| start_server());
         fs::write(env.recorder(), recorder(&env.calls)).unwrap();
         env
-    }
-
-    fn recorder(&self) -> PathBuf {
-        self.tmp.path().join("record.sh")
-    }
-
-    fn hj(&self, args: &[&str]) -> String {
-        common::client::hj(&self.project, &self.home, args)
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.hj(args)).unwrap()
     }
 
     /// Trusts the project as Copilot's own prompt records it (`trustedFolders`).
@@ -300,11 +275,6 @@ impl Env {
         }
     }
 
-    /// Every invocation the recording hook saved: (event, payload bytes), in start order.
-    fn recorded(&self) -> Vec<(String, Vec<u8>)> {
-        common::client::recorded_calls(&self.calls)
-    }
-
     /// What the journal answered, in order (`ResponseEmitted` outputs).
     fn answers(&self) -> Vec<Value> {
         // Readers never ingest the spool: a writer does first.
@@ -318,11 +288,6 @@ impl Env {
                 serde_json::from_str(v["output"].as_str()?).ok()
             })
             .collect()
-    }
-
-    fn keep(self) {
-        let requests = self.server.requests();
-        common::client::keep(self.tmp, &requests);
     }
 }
 

@@ -233,39 +233,13 @@ impl Session {
 // ---------------------------------------------------------------------------------------------
 // The harness.
 
-struct Env {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-    calls: PathBuf,
-    server: Server,
-}
+type Env = common::client::Sandbox<bool>;
 
 impl Env {
     fn new() -> Env {
-        let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let server = start_server(project.canonicalize().unwrap());
-        let env = Env {
-            tmp,
-            home,
-            project,
-            calls,
-            server,
-        };
+        let env = Env::start(|project| start_server(project.to_path_buf()));
         fs::write(env.recorder(), recorder(&env.calls)).unwrap();
         env
-    }
-
-    fn recorder(&self) -> PathBuf {
-        self.tmp.path().join("record.sh")
-    }
-
-    fn hj(&self, args: &[&str]) -> String {
-        common::client::hj(&self.project, &self.home, args)
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.hj(args)).unwrap()
     }
 
     /// `~/.factory/settings.json`: the loopback model, the compaction threshold, and the recording
@@ -334,21 +308,6 @@ impl Env {
             seen: Vec::new(),
             next_id: 0,
         }
-    }
-
-    /// Every invocation the recording hook saved: (event, payload bytes), in start order.
-    fn recorded(&self) -> Vec<(String, Vec<u8>)> {
-        common::client::recorded_calls(&self.calls)
-    }
-
-    /// The journal's events, exported.
-    fn events(&self) -> Vec<Value> {
-        common::client::journal_events(&self.project, &self.home)
-    }
-
-    fn keep(self) {
-        let requests = self.server.requests();
-        common::client::keep(self.tmp, &requests);
     }
 }
 

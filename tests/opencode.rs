@@ -169,18 +169,12 @@ fn reply(
 // ---------------------------------------------------------------------------------------------
 // The harness.
 
-struct Env {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-    calls: PathBuf,
-    server: Server,
-}
+type Env = common::client::Sandbox<Role>;
 
 impl Env {
     fn new() -> Env {
-        let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let server = start_server(project.canonicalize().unwrap());
+        let env = Env::start(|project| start_server(project.to_path_buf()));
+        let (home, project, server) = (&env.home, &env.project, &env.server);
         let provider = json!({
             "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "HJ mock",
                 "options": {"baseURL": format!("http://127.0.0.1:{}/v1", server.port),
@@ -192,22 +186,8 @@ impl Env {
         fs::write(project.join("opencode.json"), provider.to_string()).unwrap();
         let plugins = home.join(".config/opencode/plugins");
         fs::create_dir_all(&plugins).unwrap();
-        fs::write(plugins.join("hj-record.js"), recorder(&calls)).unwrap();
-        Env {
-            tmp,
-            home,
-            project,
-            calls,
-            server,
-        }
-    }
-
-    fn hj(&self, args: &[&str]) -> String {
-        common::client::hj(&self.project, &self.home, args)
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.hj(args)).unwrap()
+        fs::write(plugins.join("hj-record.js"), recorder(&env.calls)).unwrap();
+        env
     }
 
     /// `opencode run PROMPT` headless, killed (with its process group) past the timeout.
@@ -255,22 +235,6 @@ impl Env {
             "opencode run failed ({status:?}):\n{out}"
         );
         out
-    }
-
-    /// Every call the recording plugin saw: (name, session), in call order.
-    fn recorded(&self) -> Vec<(String, String)> {
-        common::client::recorded_names(&self.calls)
-    }
-
-    fn events(&self) -> Vec<Value> {
-        // Readers never ingest the spool: a writer does first.
-        self.hj(&["drain"]);
-        common::events_of(&self.hj(&["export", "--report", "events"]))
-    }
-
-    fn keep(self) {
-        let requests = self.server.requests();
-        common::client::keep(self.tmp, &requests);
     }
 }
 
@@ -331,7 +295,7 @@ fn settle(dir: &Path) {
 /// Every recorded call is in the journal exactly once, with its session, as host `opencode`, and
 /// nothing is `Malformed`. Returns the calls per name.
 fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, usize> {
-    let recorded = env.recorded();
+    let recorded = env.recorded_names();
     // The shim's hook for OpenCode's last bus event (`session.idle`) can still be running when
     // the client has exited: read until the journal holds as many invocations as were recorded
     // (bounded; an extra one still fails the comparison below).

@@ -149,18 +149,12 @@ fn reply(request: &Value, role: Role, before: &[Exchange]) -> (Value, &'static s
 // ---------------------------------------------------------------------------------------------
 // The harness.
 
-struct Env {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-    calls: PathBuf,
-    server: Server,
-}
+type Env = common::client::Sandbox<Role>;
 
 impl Env {
     fn new() -> Env {
-        let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let server = start_server();
+        let env = Env::start(|_| start_server());
+        let (home, server) = (&env.home, &env.server);
         let agent = home.join(".pi/agent");
         fs::create_dir_all(agent.join("extensions")).unwrap();
         let models = json!({"providers": {"mock": {
@@ -170,22 +164,8 @@ impl Env {
             "models": [{"id": MODEL, "contextWindow": 128000, "maxTokens": 16384,
                 "cost": {"input": 2, "output": 8, "cacheRead": 0.5, "cacheWrite": 0}}]}}});
         fs::write(agent.join("models.json"), models.to_string()).unwrap();
-        fs::write(agent.join("extensions/hj-record.ts"), recorder(&calls)).unwrap();
-        Env {
-            tmp,
-            home,
-            project,
-            calls,
-            server,
-        }
-    }
-
-    fn hj(&self, args: &[&str]) -> String {
-        common::client::hj(&self.project, &self.home, args)
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.hj(args)).unwrap()
+        fs::write(agent.join("extensions/hj-record.ts"), recorder(&env.calls)).unwrap();
+        env
     }
 
     /// pi's auto-compaction, in the project's settings.
@@ -228,22 +208,6 @@ impl Env {
         );
         out
     }
-
-    /// Every event the recording extension saw: (name, session), in call order.
-    fn recorded(&self) -> Vec<(String, String)> {
-        common::client::recorded_names(&self.calls)
-    }
-
-    fn events(&self) -> Vec<Value> {
-        // Readers never ingest the spool: a writer does first.
-        self.hj(&["drain"]);
-        common::events_of(&self.hj(&["export", "--report", "events"]))
-    }
-
-    fn keep(self) {
-        let requests = self.server.requests();
-        common::client::keep(self.tmp, &requests);
-    }
 }
 
 /// An extension that records every event hookjournal's shim forwards (the same names, from the
@@ -279,7 +243,7 @@ export default function (pi) {{
 /// Every recorded event is in the journal exactly once, with its session, as host `pi`, and
 /// nothing is `Malformed`. Returns the calls per name.
 fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, usize> {
-    let recorded = env.recorded();
+    let recorded = env.recorded_names();
     let journal: Vec<(String, String, String, String)> = env
         .events()
         .into_iter()

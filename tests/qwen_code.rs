@@ -178,39 +178,13 @@ fn reply(
 // ---------------------------------------------------------------------------------------------
 // The harness.
 
-struct Env {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-    calls: PathBuf,
-    server: Server,
-}
+type Env = common::client::Sandbox<bool>;
 
 impl Env {
     fn new() -> Env {
-        let (tmp, home, project, calls) = common::client::sandbox("README.md", "# demo project\n");
-        let server = start_server(project.canonicalize().unwrap());
-        let env = Env {
-            tmp,
-            home,
-            project,
-            calls,
-            server,
-        };
+        let env = Env::start(|project| start_server(project.to_path_buf()));
         fs::write(env.recorder(), recorder(&env.calls)).unwrap();
         env
-    }
-
-    fn recorder(&self) -> PathBuf {
-        self.tmp.path().join("record.sh")
-    }
-
-    fn hj(&self, args: &[&str]) -> String {
-        common::client::hj(&self.project, &self.home, args)
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        serde_json::from_str(&self.hj(args)).unwrap()
     }
 
     /// `~/.qwen/settings.json`: OpenAI-compatible auth, no update check, no usage statistics,
@@ -277,21 +251,6 @@ impl Env {
             Some(s) if s.success() && stdout.contains("HJ-MOCK-FINAL") => Ok(out),
             _ => Err(format!("qwen -p failed ({status:?}):\n{out}")),
         }
-    }
-
-    /// Every invocation the recording hook saved: (event, payload bytes), in start order.
-    fn recorded(&self) -> Vec<(String, Vec<u8>)> {
-        common::client::recorded_calls(&self.calls)
-    }
-
-    /// The journal's events, exported.
-    fn events(&self) -> Vec<Value> {
-        common::client::journal_events(&self.project, &self.home)
-    }
-
-    fn keep(self) {
-        let requests = self.server.requests();
-        common::client::keep(self.tmp, &requests);
     }
 }
 

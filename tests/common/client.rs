@@ -94,6 +94,66 @@ pub fn sandbox(
     (tmp, home, project, calls)
 }
 
+/// A real client's world for one test (`sandbox` with a README in its project) and the scripted
+/// model server it talks to; a host's test adds its own settings and runs.
+pub struct Sandbox<R> {
+    pub tmp: tempfile::TempDir,
+    pub home: std::path::PathBuf,
+    pub project: std::path::PathBuf,
+    pub calls: std::path::PathBuf,
+    pub server: super::chat_server::Scripted<R>,
+}
+
+impl<R: std::fmt::Debug> Sandbox<R> {
+    /// The sandbox, and the server `server` starts given the (canonical) project path.
+    pub fn start(
+        server: impl FnOnce(&std::path::Path) -> super::chat_server::Scripted<R>,
+    ) -> Sandbox<R> {
+        let (tmp, home, project, calls) = sandbox("README.md", "# demo project\n");
+        let server = server(&project);
+        Sandbox {
+            tmp,
+            home,
+            project,
+            calls,
+            server,
+        }
+    }
+
+    /// Where the test's recording hook script goes.
+    pub fn recorder(&self) -> std::path::PathBuf {
+        self.tmp.path().join("record.sh")
+    }
+
+    pub fn hj(&self, args: &[&str]) -> String {
+        hj(&self.project, &self.home, args)
+    }
+
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        serde_json::from_str(&self.hj(args)).unwrap()
+    }
+
+    /// What the recording hook saw (`recorded_calls`).
+    pub fn recorded(&self) -> Vec<(String, Vec<u8>)> {
+        recorded_calls(&self.calls)
+    }
+
+    /// What a recording plugin saw (`recorded_names`).
+    pub fn recorded_names(&self) -> Vec<(String, String)> {
+        recorded_names(&self.calls)
+    }
+
+    pub fn events(&self) -> Vec<serde_json::Value> {
+        journal_events(&self.project, &self.home)
+    }
+
+    /// Keeps the run's directory when `HOOKJOURNAL_E2E_KEEP` is set (`keep`).
+    pub fn keep(self) {
+        let requests = self.server.requests();
+        keep(self.tmp, &requests);
+    }
+}
+
 /// `hookjournal ARGS` as the client's user runs it: in `project`, with `home` and nothing else
 /// of the tester's environment; asserts success, returns stdout.
 pub fn hj(project: &std::path::Path, home: &std::path::Path, args: &[&str]) -> String {
