@@ -298,61 +298,20 @@ fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, us
     let recorded = env.recorded_names();
     // The shim's hook for OpenCode's last bus event (`session.idle`) can still be running when
     // the client has exited: read until the journal holds as many invocations as were recorded
-    // (bounded; an extra one still fails the comparison below).
+    // (bounded; an extra one still fails the comparison).
     let start = Instant::now();
-    let journal = loop {
-        let journal: Vec<(String, String, String, String)> = env
-            .events()
-            .into_iter()
+    let events = loop {
+        let events = env.events();
+        let invocations = events
+            .iter()
             .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
-            .map(|e| {
-                (
-                    e["kind"].as_str().unwrap_or("").to_string(),
-                    e["host"].as_str().unwrap_or("").to_string(),
-                    e["name"].as_str().unwrap_or("").to_string(),
-                    e["session_id"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect();
-        if journal.len() >= recorded.len() || start.elapsed() > Duration::from_secs(30) {
-            break journal;
+            .count();
+        if invocations >= recorded.len() || start.elapsed() > Duration::from_secs(30) {
+            break events;
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    let malformed = journal.iter().filter(|j| j.0 == "Malformed").count();
-    if malformed > 0 {
-        failures.push(format!("{malformed} invocations journaled as Malformed"));
-    }
-    let hosts: BTreeMap<&str, usize> = journal.iter().fold(BTreeMap::new(), |mut m, j| {
-        *m.entry(j.1.as_str()).or_insert(0) += 1;
-        m
-    });
-    if hosts.keys().any(|h| *h != "opencode") {
-        failures.push(format!("hosts recorded: {hosts:?}"));
-    }
-    let mut a: Vec<(String, String)> = recorded.clone();
-    let mut b: Vec<(String, String)> = journal.iter().map(|j| (j.2.clone(), j.3.clone())).collect();
-    a.sort();
-    b.sort();
-    if a != b {
-        failures.push(format!(
-            "the recording plugin saw {} calls, the journal holds {}: {:?} vs {:?}",
-            a.len(),
-            b.len(),
-            recorded,
-            journal.iter().map(|j| &j.2).collect::<Vec<_>>()
-        ));
-    }
-    let mut counts = BTreeMap::new();
-    for (name, _) in &recorded {
-        *counts.entry(name.clone()).or_insert(0) += 1;
-    }
-    eprintln!(
-        "calls seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
-        recorded.len(),
-        journal.len()
-    );
-    counts
+    common::client::check_named_journaled("opencode", &recorded, &events, failures)
 }
 
 /// Tokens and USD of the session equal what the server reported for the requests OpenCode keeps

@@ -243,54 +243,7 @@ export default function (pi) {{
 /// Every recorded event is in the journal exactly once, with its session, as host `pi`, and
 /// nothing is `Malformed`. Returns the calls per name.
 fn check_journaled(env: &Env, failures: &mut Vec<String>) -> BTreeMap<String, usize> {
-    let recorded = env.recorded_names();
-    let journal: Vec<(String, String, String, String)> = env
-        .events()
-        .into_iter()
-        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
-        .map(|e| {
-            (
-                e["kind"].as_str().unwrap_or("").to_string(),
-                e["host"].as_str().unwrap_or("").to_string(),
-                e["name"].as_str().unwrap_or("").to_string(),
-                e["session_id"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    let malformed = journal.iter().filter(|j| j.0 == "Malformed").count();
-    if malformed > 0 {
-        failures.push(format!("{malformed} invocations journaled as Malformed"));
-    }
-    let hosts: BTreeMap<&str, usize> = journal.iter().fold(BTreeMap::new(), |mut m, j| {
-        *m.entry(j.1.as_str()).or_insert(0) += 1;
-        m
-    });
-    if hosts.keys().any(|h| *h != "pi") {
-        failures.push(format!("hosts recorded: {hosts:?}"));
-    }
-    let mut a: Vec<(String, String)> = recorded.clone();
-    let mut b: Vec<(String, String)> = journal.iter().map(|j| (j.2.clone(), j.3.clone())).collect();
-    a.sort();
-    b.sort();
-    if a != b {
-        failures.push(format!(
-            "the recording extension saw {} events, the journal holds {}: {:?} vs {:?}",
-            a.len(),
-            b.len(),
-            recorded,
-            journal.iter().map(|j| &j.2).collect::<Vec<_>>()
-        ));
-    }
-    let mut counts = BTreeMap::new();
-    for (name, _) in &recorded {
-        *counts.entry(name.clone()).or_insert(0) += 1;
-    }
-    eprintln!(
-        "events seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
-        recorded.len(),
-        journal.len()
-    );
-    counts
+    common::client::check_named_journaled("pi", &env.recorded_names(), &env.events(), failures)
 }
 
 /// Tokens and USD of the session equal what the server reported for the agent's requests (pi

@@ -246,21 +246,8 @@ pub fn check_journaled(
     events: &[serde_json::Value],
     failures: &mut Vec<String>,
 ) -> std::collections::BTreeMap<String, usize> {
-    let journal: Vec<&serde_json::Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
-        .collect();
-    let malformed = journal.iter().filter(|e| e["kind"] == "Malformed").count();
-    if malformed > 0 {
-        failures.push(format!("{malformed} invocations journaled as Malformed"));
-    }
-    let mut hosts = std::collections::BTreeMap::new();
-    for e in &journal {
-        *hosts.entry(e["host"].as_str().unwrap_or("")).or_insert(0) += 1;
-    }
-    if hosts.keys().any(|h| *h != host) {
-        failures.push(format!("hosts recorded: {hosts:?}"));
-    }
+    let journal = invocations(events);
+    let (malformed, hosts) = malformed_and_hosts(host, &journal, failures);
     let mut a: Vec<&Vec<u8>> = recorded.iter().map(|r| &r.1).collect();
     let payloads: Vec<Vec<u8>> = journal.iter().map(|e| super::payload_bytes(e)).collect();
     let mut b: Vec<&Vec<u8>> = payloads.iter().collect();
@@ -275,14 +262,86 @@ pub fn check_journaled(
             journal.iter().map(|e| &e["name"]).collect::<Vec<_>>()
         ));
     }
-    let mut counts = std::collections::BTreeMap::new();
-    for (name, _) in recorded {
-        *counts.entry(name.clone()).or_insert(0) += 1;
-    }
+    let counts = per_name(recorded.iter().map(|r| &r.0));
     eprintln!(
         "invocations seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
         recorded.len(),
         journal.len()
     );
+    counts
+}
+
+/// `check_journaled` for a plugin host, whose recorder saw (name, session) rather than payload
+/// bytes: every call is in the journal exactly once under its name and session.
+pub fn check_named_journaled(
+    host: &str,
+    recorded: &[(String, String)],
+    events: &[serde_json::Value],
+    failures: &mut Vec<String>,
+) -> std::collections::BTreeMap<String, usize> {
+    let journal = invocations(events);
+    let (malformed, hosts) = malformed_and_hosts(host, &journal, failures);
+    let text = |e: &serde_json::Value, k: &str| e[k].as_str().unwrap_or("").to_string();
+    let mut a: Vec<(String, String)> = recorded.to_vec();
+    let mut b: Vec<(String, String)> = journal
+        .iter()
+        .map(|e| (text(e, "name"), text(e, "session_id")))
+        .collect();
+    a.sort();
+    b.sort();
+    if a != b {
+        failures.push(format!(
+            "the recording plugin saw {} calls, the journal holds {}: {:?} vs {:?}",
+            a.len(),
+            b.len(),
+            recorded,
+            journal.iter().map(|e| &e["name"]).collect::<Vec<_>>()
+        ));
+    }
+    let counts = per_name(recorded.iter().map(|r| &r.0));
+    eprintln!(
+        "calls seen {}, journaled {} ({malformed} Malformed, hosts {hosts:?}): {counts:?}",
+        recorded.len(),
+        journal.len()
+    );
+    counts
+}
+
+/// The journal's hook invocations: `Hook` and `Malformed` events.
+fn invocations(events: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    events
+        .iter()
+        .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
+        .collect()
+}
+
+/// How many invocations are `Malformed` and which hosts they were recorded as; a failure for
+/// each Malformed one and for any host but `host`.
+fn malformed_and_hosts<'a>(
+    host: &str,
+    journal: &[&'a serde_json::Value],
+    failures: &mut Vec<String>,
+) -> (usize, std::collections::BTreeMap<&'a str, usize>) {
+    let malformed = journal.iter().filter(|e| e["kind"] == "Malformed").count();
+    if malformed > 0 {
+        failures.push(format!("{malformed} invocations journaled as Malformed"));
+    }
+    let mut hosts = std::collections::BTreeMap::new();
+    for e in journal {
+        *hosts.entry(e["host"].as_str().unwrap_or("")).or_insert(0) += 1;
+    }
+    if hosts.keys().any(|h| *h != host) {
+        failures.push(format!("hosts recorded: {hosts:?}"));
+    }
+    (malformed, hosts)
+}
+
+fn per_name<'a>(
+    names: impl Iterator<Item = &'a String>,
+) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for name in names {
+        *counts.entry(name.clone()).or_insert(0) += 1;
+    }
     counts
 }
