@@ -179,8 +179,8 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     // The hosts whose hooks are files of hookjournal's own (a plugin, a shim, scripts).
     match t.host {
         Host::Openclaw => return openclaw::install(cmd, t.scope, t.dry_run),
-        Host::Opencode => return opencode::install(cmd, t.scope, t.dry_run),
-        Host::Pi => return pi::install(cmd, t.scope, t.dry_run),
+        Host::Opencode => return opencode::HOST.install(cmd, t.scope, t.dry_run),
+        Host::Pi => return pi::HOST.install(cmd, t.scope, t.dry_run),
         Host::Cline => return cline::install(cmd, t.scope, t.dry_run),
         _ => {}
     }
@@ -477,8 +477,8 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
     // The hosts whose hooks are files of hookjournal's own (a plugin, a shim, scripts).
     match t.host {
         Host::Openclaw => return openclaw::uninstall(t.scope, t.dry_run),
-        Host::Opencode => return opencode::uninstall(t.scope, t.dry_run),
-        Host::Pi => return pi::uninstall(t.scope, t.dry_run),
+        Host::Opencode => return opencode::HOST.uninstall(t.scope, t.dry_run),
+        Host::Pi => return pi::HOST.uninstall(t.scope, t.dry_run),
         Host::Cline => return cline::uninstall(t.scope, t.dry_run),
         _ => {}
     }

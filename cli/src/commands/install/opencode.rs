@@ -6,11 +6,9 @@
 //! and only a file install wrote.
 
 use super::Scope;
-use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail};
 use projections::host::OPENCODE;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// The shim as shipped; install replaces its settings line.
 const SHIM: &str = include_str!("opencode/hookjournal.js");
@@ -61,7 +59,7 @@ fn is_ours(text: &str) -> bool {
 }
 
 /// The shim as install writes and uninstall removes it.
-const HOST: super::shim::ShimHost = super::shim::ShimHost {
+pub(super) const HOST: super::shim::ShimHost = super::shim::ShimHost {
     facts: &OPENCODE,
     path: plugin_path,
     text: shim,
@@ -69,16 +67,6 @@ const HOST: super::shim::ShimHost = super::shim::ShimHost {
     noun: "plugin",
     events: "OpenCode hooks and events",
 };
-
-/// `install --host opencode [--scope project|user]`.
-pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
-    HOST.install(cmd, scope, dry_run)
-}
-
-/// `uninstall --host opencode`: the shim install wrote; the journal stays.
-pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
-    HOST.uninstall(scope, dry_run)
-}
 
 #[cfg(test)]
 mod tests {
@@ -90,14 +78,7 @@ mod tests {
         assert_eq!(SHIM.matches(SETTINGS_LINE).count(), 1);
         let text = shim(Path::new("/bin/hj"), Some(Path::new("/p/.hookjournal")));
         assert!(!text.contains(SETTINGS_LINE));
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("const SETTINGS = "))
-            .unwrap();
-        let json = line
-            .trim_start_matches("const SETTINGS = ")
-            .trim_end_matches(';');
-        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let v = super::super::shim::settings_in(&text, "const SETTINGS = ");
         assert_eq!(v["command"], "/bin/hj");
         assert_eq!(v["journal"], "/p/.hookjournal");
         assert_eq!(

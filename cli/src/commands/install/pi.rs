@@ -6,11 +6,9 @@
 //! Uninstall removes that file, and only a file install wrote.
 
 use super::Scope;
-use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail};
 use projections::host::PI;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// The shim as shipped; install replaces its settings line.
 const SHIM: &str = include_str!("pi/hookjournal.ts");
@@ -64,7 +62,7 @@ fn is_ours(text: &str) -> bool {
 }
 
 /// The shim as install writes and uninstall removes it.
-const HOST: super::shim::ShimHost = super::shim::ShimHost {
+pub(super) const HOST: super::shim::ShimHost = super::shim::ShimHost {
     facts: &PI,
     path: plugin_path,
     text: shim,
@@ -72,16 +70,6 @@ const HOST: super::shim::ShimHost = super::shim::ShimHost {
     noun: "extension",
     events: "pi events",
 };
-
-/// `install --host pi [--scope project|user]`.
-pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
-    HOST.install(cmd, scope, dry_run)
-}
-
-/// `uninstall --host pi`: the shim install wrote; the journal stays.
-pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
-    HOST.uninstall(scope, dry_run)
-}
 
 #[cfg(test)]
 mod tests {
@@ -93,14 +81,7 @@ mod tests {
         assert_eq!(SHIM.matches(SETTINGS_LINE).count(), 1);
         let text = shim(Path::new("/bin/hj"), Some(Path::new("/p/.hookjournal")));
         assert!(!text.contains(SETTINGS_LINE));
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("const SETTINGS: any = "))
-            .unwrap();
-        let json = line
-            .trim_start_matches("const SETTINGS: any = ")
-            .trim_end_matches(';');
-        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let v = super::super::shim::settings_in(&text, "const SETTINGS: any = ");
         assert_eq!(v["command"], "/bin/hj");
         assert_eq!(v["journal"], "/p/.hookjournal");
         assert_eq!(

@@ -161,3 +161,12 @@ pub(super) fn remove_shim(
     );
     Ok(ExitCode::SUCCESS)
 }
+
+/// The settings object a shim's text declares on the line starting `decl` (its first line that
+/// does), for the shims' tests.
+#[cfg(test)]
+pub(super) fn settings_in(text: &str, decl: &str) -> serde_json::Value {
+    let line = text.lines().find(|l| l.starts_with(decl)).unwrap();
+    let json = line.trim_start_matches(decl).trim_end_matches(';');
+    serde_json::from_str(json).unwrap()
+}
