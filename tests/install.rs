@@ -1173,11 +1173,8 @@ fn copilot_and_cursor_from_install_to_uninstall() {
     let project = env.project.clone();
     std::fs::create_dir(project.join(".git")).unwrap();
     let mut t = String::new();
-    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
-        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
-    };
     let out = env.run(&["install", "--host", "copilot"]);
-    step(&mut t, "hookjournal install --host copilot", &out);
+    common::step(&mut t, "hookjournal install --host copilot", &out);
     let hooks = fs::read_to_string(project.join(".github/hooks/hookjournal.json")).unwrap();
     t.push_str(&format!(
         "$ cat .github/hooks/hookjournal.json\n{}\n",
@@ -1203,19 +1200,19 @@ fn copilot_and_cursor_from_install_to_uninstall() {
     ] {
         let command = registered["hooks"][event][0]["bash"].as_str().unwrap();
         let out = env.run_shell(command, &project, &[], fixture(stem).as_bytes());
-        step(
+        common::step(
             &mut t,
             &format!("({event}) {}", env.normalize(command)),
             &out,
         );
     }
     let out = env.run(&["show", "e5b35fae"]);
-    step(&mut t, "hookjournal show e5b35fae", &out);
+    common::step(&mut t, "hookjournal show e5b35fae", &out);
     let out = env.run(&["uninstall", "--host", "copilot"]);
-    step(&mut t, "hookjournal uninstall --host copilot", &out);
+    common::step(&mut t, "hookjournal uninstall --host copilot", &out);
 
     let out = env.run(&["install", "--host", "cursor"]);
-    step(&mut t, "hookjournal install --host cursor", &out);
+    common::step(&mut t, "hookjournal install --host cursor", &out);
     let hooks = fs::read_to_string(project.join(".cursor/hooks.json")).unwrap();
     let registered: Value = serde_json::from_str(&hooks).unwrap();
     for event in [
@@ -1232,16 +1229,16 @@ fn copilot_and_cursor_from_install_to_uninstall() {
                 .replace("/home/dev/acme-api", project.to_str().unwrap());
         let command = registered["hooks"][event][0]["command"].as_str().unwrap();
         let out = env.run_shell(command, &project, &[], payload.as_bytes());
-        step(
+        common::step(
             &mut t,
             &format!("({event}) {}", env.normalize(command)),
             &out,
         );
     }
     let out = env.run(&["show", "c-77"]);
-    step(&mut t, "hookjournal show c-77", &out);
+    common::step(&mut t, "hookjournal show c-77", &out);
     let out = env.run(&["uninstall", "--host", "cursor"]);
-    step(&mut t, "hookjournal uninstall --host cursor", &out);
+    common::step(&mut t, "hookjournal uninstall --host cursor", &out);
     common::assert_expected("install-copilot-cursor.txt", &t);
 }
 
@@ -1310,15 +1307,12 @@ fn qwen_from_install_to_uninstall() {
     let settings = project.join(".qwen/settings.json");
     write(&settings, QWEN_SETTINGS);
     let mut t = String::new();
-    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
-        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
-    };
     let out = env.run(&["install", "--host", "qwen", "--dry-run"]);
-    step(&mut t, "hookjournal install --host qwen --dry-run", &out);
+    common::step(&mut t, "hookjournal install --host qwen --dry-run", &out);
     let out = env.run(&["install", "--host", "qwen"]);
-    step(&mut t, "hookjournal install --host qwen", &out);
+    common::step(&mut t, "hookjournal install --host qwen", &out);
     let out = env.run(&["tasks", "add", "Migrate the billing tables"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal tasks add \"Migrate the billing tables\"",
         &out,
@@ -1371,20 +1365,20 @@ fn qwen_from_install_to_uninstall() {
             .unwrap();
         let command = group["hooks"][0]["command"].as_str().unwrap();
         let out = env.run_shell(command, &project, &hook_env, fixture(stem).as_bytes());
-        step(
+        common::step(
             &mut t,
             &format!("({stem}) {}", env.normalize(command)),
             &out,
         );
     }
     let out = env.run(&["show", "37eb0d32"]);
-    step(&mut t, "hookjournal show 37eb0d32", &out);
+    common::step(&mut t, "hookjournal show 37eb0d32", &out);
     let out = env.run(&["uninstall", "--host", "qwen"]);
-    step(&mut t, "hookjournal uninstall --host qwen", &out);
+    common::step(&mut t, "hookjournal uninstall --host qwen", &out);
     assert_eq!(fs::read_to_string(&settings).unwrap(), QWEN_SETTINGS);
 
     let out = env.run(&["install", "--host", "qwen", "--scope", "user"]);
-    step(&mut t, "hookjournal install --host qwen --scope user", &out);
+    common::step(&mut t, "hookjournal install --host qwen --scope user", &out);
     let user = env.home.join(".qwen/settings.json");
     let installed = read_json(&user);
     assert_eq!(
@@ -1393,13 +1387,13 @@ fn qwen_from_install_to_uninstall() {
         "{installed}"
     );
     let out = env.run(&["uninstall", "--host", "qwen", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal uninstall --host qwen --scope user",
         &out,
     );
     let out = env.run(&["install", "--host", "qwen", "--scope", "local"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal install --host qwen --scope local",
         &out,
@@ -1533,15 +1527,12 @@ fn crush_from_install_to_uninstall() {
     let settings = project.join("crush.json");
     write(&settings, CRUSH_SETTINGS);
     let mut t = String::new();
-    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
-        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
-    };
     let out = env.run(&["install", "--host", "crush", "--dry-run"]);
-    step(&mut t, "hookjournal install --host crush --dry-run", &out);
+    common::step(&mut t, "hookjournal install --host crush --dry-run", &out);
     let out = env.run(&["install", "--host", "crush"]);
-    step(&mut t, "hookjournal install --host crush", &out);
+    common::step(&mut t, "hookjournal install --host crush", &out);
     let out = env.run(&["tasks", "add", "Cut the release"]);
-    step(&mut t, "hookjournal tasks add \"Cut the release\"", &out);
+    common::step(&mut t, "hookjournal tasks add \"Cut the release\"", &out);
     let registered = read_json(&settings);
     let handlers = registered["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(handlers.len(), 2, "{registered}");
@@ -1569,20 +1560,20 @@ fn crush_from_install_to_uninstall() {
             hook_env.push(("CRUSH_TOOL_INPUT_COMMAND", cmd));
         }
         let out = env.run_shell(&command, &project, &hook_env, payload.as_bytes());
-        step(
+        common::step(
             &mut t,
             &format!("({stem}) {}", env.normalize(&command)),
             &out,
         );
     }
     let out = env.run(&["show", "5b1c7e2a"]);
-    step(&mut t, "hookjournal show 5b1c7e2a", &out);
+    common::step(&mut t, "hookjournal show 5b1c7e2a", &out);
     let out = env.run(&["uninstall", "--host", "crush"]);
-    step(&mut t, "hookjournal uninstall --host crush", &out);
+    common::step(&mut t, "hookjournal uninstall --host crush", &out);
     assert_eq!(fs::read_to_string(&settings).unwrap(), CRUSH_SETTINGS);
 
     let out = env.run(&["install", "--host", "crush", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal install --host crush --scope user",
         &out,
@@ -1594,13 +1585,13 @@ fn crush_from_install_to_uninstall() {
         "{installed}"
     );
     let out = env.run(&["uninstall", "--host", "crush", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal uninstall --host crush --scope user",
         &out,
     );
     let out = env.run(&["install", "--host", "crush", "--scope", "local"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal install --host crush --scope local",
         &out,
@@ -1624,16 +1615,13 @@ fn pi_from_install_to_uninstall() {
     write(&mine, "export default function (pi) {}\n");
     let shim = project.join(".pi/extensions/hookjournal.ts");
     let mut t = String::new();
-    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
-        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
-    };
     for args in [
         &["install", "--host", "pi", "--dry-run"][..],
         &["install", "--host", "pi"],
         &["tasks", "add", "Migrate the billing tables"],
     ] {
         let out = env.run(args);
-        step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
+        common::step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
     }
     let text = fs::read_to_string(&shim).unwrap();
     let settings: Value = serde_json::from_str(
@@ -1664,7 +1652,7 @@ fn pi_from_install_to_uninstall() {
         &["uninstall", "--host", "pi"],
     ] {
         let out = env.run(args);
-        step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
+        common::step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
     }
     assert!(!shim.exists() && mine.exists());
     // A file of the user's named like the shim is neither overwritten nor removed.
@@ -1674,7 +1662,7 @@ fn pi_from_install_to_uninstall() {
         &["uninstall", "--host", "pi"],
     ] {
         let out = env.run(args);
-        step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
+        common::step(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
     }
     assert_eq!(
         fs::read_to_string(&shim).unwrap(),
@@ -1682,23 +1670,23 @@ fn pi_from_install_to_uninstall() {
     );
     // The user scope: every project's own journal, found from where pi runs.
     let out = env.run(&["install", "--host", "pi", "--scope", "user"]);
-    step(&mut t, "hookjournal install --host pi --scope user", &out);
+    common::step(&mut t, "hookjournal install --host pi --scope user", &out);
     let user = env.home.join(".pi/agent/extensions/hookjournal.ts");
     assert!(!fs::read_to_string(&user).unwrap().contains("\"journal\""));
     let out = env.run(&["uninstall", "--host", "pi", "--scope", "user"]);
-    step(&mut t, "hookjournal uninstall --host pi --scope user", &out);
+    common::step(&mut t, "hookjournal uninstall --host pi --scope user", &out);
     assert!(!user.exists());
     let agent_dir = env.root().join("pi-agent");
     env.set_env("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap());
     let out = env.run(&["install", "--host", "pi", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "PI_CODING_AGENT_DIR=$TEST_ENV/pi-agent hookjournal install --host pi --scope user",
         &out,
     );
     assert!(agent_dir.join("extensions/hookjournal.ts").exists());
     let out = env.run(&["install", "--host", "pi", "--scope", "local"]);
-    step(&mut t, "hookjournal install --host pi --scope local", &out);
+    common::step(&mut t, "hookjournal install --host pi --scope local", &out);
     common::assert_expected("install-pi.txt", &t);
 }
 
@@ -1767,15 +1755,12 @@ fn droid_from_install_to_uninstall() {
     let settings = project.join(".factory/settings.json");
     write(&settings, DROID_SETTINGS);
     let mut t = String::new();
-    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
-        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
-    };
     let out = env.run(&["install", "--host", "droid", "--dry-run"]);
-    step(&mut t, "hookjournal install --host droid --dry-run", &out);
+    common::step(&mut t, "hookjournal install --host droid --dry-run", &out);
     let out = env.run(&["install", "--host", "droid"]);
-    step(&mut t, "hookjournal install --host droid", &out);
+    common::step(&mut t, "hookjournal install --host droid", &out);
     let out = env.run(&["tasks", "add", "Migrate the billing tables"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal tasks add \"Migrate the billing tables\"",
         &out,
@@ -1839,20 +1824,20 @@ fn droid_from_install_to_uninstall() {
             .unwrap();
         let command = group["hooks"][0]["command"].as_str().unwrap();
         let out = env.run_shell(command, &project, &hook_env, fixture(stem).as_bytes());
-        step(
+        common::step(
             &mut t,
             &format!("({stem}) {}", env.normalize(command)),
             &out,
         );
     }
     let out = env.run(&["show", "e5a8d496"]);
-    step(&mut t, "hookjournal show e5a8d496", &out);
+    common::step(&mut t, "hookjournal show e5a8d496", &out);
     let out = env.run(&["uninstall", "--host", "droid"]);
-    step(&mut t, "hookjournal uninstall --host droid", &out);
+    common::step(&mut t, "hookjournal uninstall --host droid", &out);
     assert_eq!(fs::read_to_string(&settings).unwrap(), DROID_SETTINGS);
 
     let out = env.run(&["install", "--host", "droid", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal install --host droid --scope user",
         &out,
@@ -1865,13 +1850,13 @@ fn droid_from_install_to_uninstall() {
         "{installed}"
     );
     let out = env.run(&["uninstall", "--host", "droid", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal uninstall --host droid --scope user",
         &out,
     );
     let out = env.run(&["install", "--host", "droid", "--scope", "local"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal install --host droid --scope local",
         &out,
@@ -1894,19 +1879,16 @@ fn cline_from_install_to_uninstall() {
     let mine = hooks.join("TaskComplete");
     write(&mine, "#!/bin/sh\nsay done\n");
     let mut t = String::new();
-    let step = |t: &mut String, shown: &str, out: &common::CommandOutput| {
-        t.push_str(&format!("$ {shown}\n{}\n", out.render()));
-    };
     let out = env.run(&["install", "--host", "cline", "--dry-run"]);
-    step(&mut t, "hookjournal install --host cline --dry-run", &out);
+    common::step(&mut t, "hookjournal install --host cline --dry-run", &out);
     assert!(!hooks.join("TaskStart").exists());
     let out = env.run(&["install", "--host", "cline"]);
-    step(&mut t, "hookjournal install --host cline", &out);
+    common::step(&mut t, "hookjournal install --host cline", &out);
     let out = env.run(&["install", "--host", "cline"]);
-    step(&mut t, "hookjournal install --host cline (again)", &out);
+    common::step(&mut t, "hookjournal install --host cline (again)", &out);
     assert_eq!(fs::read_to_string(&mine).unwrap(), "#!/bin/sh\nsay done\n");
     let out = env.run(&["tasks", "add", "Migrate the billing tables"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal tasks add \"Migrate the billing tables\"",
         &out,
@@ -1937,14 +1919,14 @@ fn cline_from_install_to_uninstall() {
             &hook_env,
             fixture(stem).as_bytes(),
         );
-        step(&mut t, &format!("({stem}) .clinerules/hooks/{file}"), &out);
+        common::step(&mut t, &format!("({stem}) .clinerules/hooks/{file}"), &out);
     }
     let out = env.run(&["show", "1795654254352_3i7th"]);
-    step(&mut t, "hookjournal show 1795654254352_3i7th", &out);
+    common::step(&mut t, "hookjournal show 1795654254352_3i7th", &out);
     let out = env.run(&["uninstall", "--host", "cline", "--dry-run"]);
-    step(&mut t, "hookjournal uninstall --host cline --dry-run", &out);
+    common::step(&mut t, "hookjournal uninstall --host cline --dry-run", &out);
     let out = env.run(&["uninstall", "--host", "cline"]);
-    step(&mut t, "hookjournal uninstall --host cline", &out);
+    common::step(&mut t, "hookjournal uninstall --host cline", &out);
     let left: Vec<_> = fs::read_dir(&hooks)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -1953,7 +1935,7 @@ fn cline_from_install_to_uninstall() {
     assert_eq!(fs::read_to_string(&mine).unwrap(), "#!/bin/sh\nsay done\n");
 
     let out = env.run(&["install", "--host", "cline", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal install --host cline --scope user",
         &out,
@@ -1961,14 +1943,14 @@ fn cline_from_install_to_uninstall() {
     let user = env.home.join(".cline/hooks");
     assert_eq!(fs::read_dir(&user).unwrap().count(), 9);
     let out = env.run(&["uninstall", "--host", "cline", "--scope", "user"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal uninstall --host cline --scope user",
         &out,
     );
     assert!(!user.exists());
     let out = env.run(&["install", "--host", "cline", "--scope", "local"]);
-    step(
+    common::step(
         &mut t,
         "hookjournal install --host cline --scope local",
         &out,

@@ -476,6 +476,12 @@ impl TestEnvironment {
     }
 }
 
+/// Appends `$ SHOWN`, then what the command printed (`CommandOutput::render`) and a blank line,
+/// to a transcript compared whole.
+pub fn step(t: &mut String, shown: &str, out: &CommandOutput) {
+    t.push_str(&format!("$ {shown}\n{}\n", out.render()));
+}
+
 /// Replaces every "<digits><s|m|h|d> ago" with "[AGO]".
 fn replace_ages(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
