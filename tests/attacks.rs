@@ -6,9 +6,16 @@
 //! itself ignored with its reason when not run as root, and fails instead when
 //! `HOOKJOURNAL_REQUIRE_ROOT=1` (CI). `HOOKJOURNAL_TEST_BIN=/path/to/hookjournal` runs the attacks
 //! against another build (an older release) to see them succeed.
+//!
+//! Each attack runs in a `TestEnvironment` (cleared environment, HOME and project under one temp
+//! root). A test passes or fails on the attack's effect: nothing ran, nothing was written
+//! outside, nothing leaked. What the user is told (a refusal, an ignored setting) is compared
+//! whole with `tests/expected/attacks/` (`HOOKJOURNAL_BLESS=1` rewrites them) for this build's
+//! binary only: against another build, wording is not what is tested.
 
 mod common;
 
+use common::{CommandOutput, TestEnvironment};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -87,27 +94,65 @@ fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Failed> {
     }
 }
 
-/// A repository as cloned: `repo/` with a committed `.hookjournal/config.toml`, and the user's
-/// own (empty) config directory beside it.
+/// Whether the attacks run against the binary this build made (not `HOOKJOURNAL_TEST_BIN`):
+/// only then are outputs compared whole with `tests/expected/attacks/`. Against another build
+/// a test fails only when its attack succeeds (its effect), never over wording.
+fn this_build() -> bool {
+    bin() == Path::new(common::BIN)
+}
+
+/// Compares `text` with `tests/expected/attacks/NAME` (`HOOKJOURNAL_BLESS=1` rewrites it), for
+/// this build's binary.
+fn assert_expected(name: &str, text: &str) {
+    if this_build() {
+        common::assert_expected(&format!("attacks/{name}"), text);
+    }
+}
+
+/// `hookjournal` in `env`'s cleared environment, run in `cwd`, with the binary under attack.
+fn command_in(env: &TestEnvironment, cwd: &Path) -> Command {
+    let base = env.command(cwd);
+    let mut c = Command::new(bin());
+    c.env_clear().current_dir(cwd);
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c
+}
+
+/// An output, normalised by `env` (`$TEST_ENV`, times, redactions), as `CommandOutput::render`
+/// shows it.
+fn render(env: &TestEnvironment, o: &Output) -> String {
+    CommandOutput {
+        stdout: env.normalize(&text(&o.stdout)),
+        stderr: env.normalize(&text(&o.stderr)),
+        code: o.status.code(),
+    }
+    .render()
+}
+
+/// A repository as cloned, in a `TestEnvironment`: the project with a committed
+/// `.hookjournal/config.toml`, and the user's own (empty) home beside it.
 struct Repo {
-    root: tempfile::TempDir,
+    env: TestEnvironment,
     repo: PathBuf,
-    xdg: PathBuf,
 }
 
 impl Repo {
     fn new(config: &str) -> Repo {
-        let root = tempfile::tempdir().unwrap();
-        let repo = root.path().join("repo");
+        let env = TestEnvironment::new();
+        let repo = env.project.clone();
         std::fs::create_dir_all(repo.join(".hookjournal")).unwrap();
-        std::fs::create_dir_all(root.path().join("xdg")).unwrap();
-        let r = Repo {
-            xdg: root.path().join("xdg"),
-            repo,
-            root,
-        };
+        let r = Repo { env, repo };
         r.write_config(config);
         r
+    }
+
+    /// The temp root the repository and the home are in (`$TEST_ENV`).
+    fn root(&self) -> &Path {
+        self.env.root()
     }
 
     fn journal(&self) -> PathBuf {
@@ -126,17 +171,10 @@ impl Repo {
     }
 
     /// The binary as an agent runs it in the repository: no `--journal`, the project named by
-    /// `$CLAUDE_PROJECT_DIR`, the user's config directory isolated.
+    /// `$CLAUDE_PROJECT_DIR`, the environment cleared, the home the test's own.
     fn command(&self) -> Command {
-        let mut c = Command::new(bin());
-        c.current_dir(&self.repo)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.path())
-            .env("XDG_CONFIG_HOME", &self.xdg)
-            .env("CLAUDE_PROJECT_DIR", &self.repo)
-            .env("HOOKJOURNAL_DRAINER", "inline")
-            .env("NO_COLOR", "1");
+        let mut c = command_in(&self.env, &self.repo);
+        c.env("CLAUDE_PROJECT_DIR", &self.repo);
         c
     }
 
@@ -157,6 +195,11 @@ impl Repo {
         let mut c = self.command();
         c.args(args);
         run_timed(c, b"", Duration::from_secs(60)).0
+    }
+
+    /// Appends `$ WHAT` and the output, normalised and whole, to `t`.
+    fn shown(&self, t: &mut String, what: &str, o: &Output) {
+        t.push_str(&format!("$ {what}\n{}\n", render(&self.env, o)));
     }
 }
 
@@ -230,7 +273,7 @@ fn notification(cwd: &Path) -> String {
 /// A program in the repository that leaves a mark when it runs (what a planted task program
 /// would do, minus the harm).
 fn plant_program(repo: &Repo) -> PathBuf {
-    let mark = repo.root.path().join("the-repository-program-ran");
+    let mark = repo.root().join("the-repository-program-ran");
     let prog = repo.journal().join("x");
     std::fs::write(
         &prog,
@@ -255,18 +298,17 @@ fn planted_task_command_never_runs() -> Outcome {
     check(!text(&out.stdout).contains("\"continue\":false"), || {
         format!("the agent was stopped:\n{}", show(&out))
     })?;
-    let err = text(&out.stderr);
-    check(
-        err.contains("ignored policy.task_command, policy.loop_agent_env")
-            && err.contains("hookjournal trust")
-            && err.lines().count() == 1,
-        || format!("not said in one line:\n{}", show(&out)),
-    )?;
     check(end.status.success(), || show(&end))?;
+    // What the user is told, in one line: which settings were ignored, and how to trust them.
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal hook  # PreCompact", &out);
+    r.shown(&mut t, "hookjournal hook  # SessionEnd", &end);
+    assert_expected("planted-task-command.txt", &t);
     Ok(Completion::Completed)
 }
 
 fn planted_loop_settings_never_stop_the_agent() -> Outcome {
+    let mut t = String::new();
     for config in [
         "[policy]\nloop_mode = true\n",
         "[policy]\nloop_agent_env = \"HOME\"\n",
@@ -278,14 +320,17 @@ fn planted_loop_settings_never_stop_the_agent() -> Outcome {
             out.status.success() && !text(&out.stdout).contains("\"continue\":false"),
             || format!("{config}: the agent was stopped:\n{}", show(&out)),
         )?;
+        t.push_str(&format!("# config.toml:\n{config}"));
+        r.shown(&mut t, "hookjournal hook  # PreCompact", &out);
     }
+    assert_expected("planted-loop-settings.txt", &t);
     Ok(Completion::Completed)
 }
 
 fn planted_mirrors_never_write_outside_the_journal() -> Outcome {
     let r = Repo::new("");
-    let outside = r.root.path().join("outside.jsonl");
-    let abs = r.root.path().join("abs.jsonl");
+    let outside = r.root().join("outside.jsonl");
+    let abs = r.root().join("abs.jsonl");
     r.write_config(&format!(
         "[mirror]\nsession_log = \"../../outside.jsonl\"\nnotification_log = \"{}\"\n",
         abs.display()
@@ -299,6 +344,10 @@ fn planted_mirrors_never_write_outside_the_journal() -> Outcome {
             show(&b)
         )
     })?;
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal hook  # Notification", &a);
+    r.shown(&mut t, "hookjournal hook  # Stop", &b);
+    assert_expected("planted-mirrors.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -306,8 +355,10 @@ fn planted_ship_target_receives_nothing() -> Outcome {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let r = Repo::new(&format!("[ship]\notlp = \"http://127.0.0.1:{port}\"\n"));
-    r.hook(&stop(&r.repo));
+    let mut r = Repo::new(&format!("[ship]\notlp = \"http://127.0.0.1:{port}\"\n"));
+    r.env
+        .redact(&format!("127.0.0.1:{port}"), "127.0.0.1:[PORT]");
+    let hook = r.hook(&stop(&r.repo));
     let out = r.run(&["ship"]);
     let mut connections = 0;
     while listener.accept().is_ok() {
@@ -319,9 +370,10 @@ fn planted_ship_target_receives_nothing() -> Outcome {
             show(&out)
         )
     })?;
-    check(text(&out.stderr).contains("ignored ship.otlp"), || {
-        show(&out)
-    })?;
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal hook  # Stop", &hook);
+    r.shown(&mut t, "hookjournal ship", &out);
+    assert_expected("planted-ship-target.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -333,36 +385,44 @@ fn a_trusted_file_applies_until_it_changes_or_is_revoked() -> Outcome {
             .map(|t| t.lines().count())
             .unwrap_or(0)
     };
+    let mut said = String::new();
     let t = r.run(&["trust"]);
-    check(
-        t.status.success() && text(&t.stdout).contains("mirror.session_log = \"mirror.jsonl\""),
-        || show(&t),
-    )?;
+    check(t.status.success(), || show(&t))?;
+    r.shown(&mut said, "hookjournal trust", &t);
     let out = r.hook(&stop(&r.repo));
     check(lines() == 1, || {
         format!("a trusted mirror is not written:\n{}", show(&out))
     })?;
-    check(out.stderr.is_empty(), || show(&out))?;
+    r.shown(&mut said, "hookjournal hook  # Stop, trusted", &out);
     // Changed after it was trusted: untrusted again.
     r.write_config("[mirror]\nsession_log = \"mirror.jsonl\"\n# changed\n");
     let out = r.hook(&stop(&r.repo));
     check(lines() == 1, || {
         format!("a changed file was still trusted:\n{}", show(&out))
     })?;
-    check(text(&out.stderr).contains("not trusted"), || show(&out))?;
+    r.shown(&mut said, "hookjournal hook  # Stop, changed since", &out);
     // Trusted again, then revoked.
-    check(r.run(&["trust"]).status.success(), || "trust".into())?;
-    r.hook(&stop(&r.repo));
+    let t = r.run(&["trust"]);
+    check(t.status.success(), || show(&t))?;
+    r.shown(&mut said, "hookjournal trust", &t);
+    let out = r.hook(&stop(&r.repo));
     check(lines() == 2, || "trusted again, not written".into())?;
+    r.shown(&mut said, "hookjournal hook  # Stop, trusted again", &out);
     let rv = r.run(&["trust", "--revoke"]);
     check(rv.status.success(), || show(&rv))?;
-    r.hook(&stop(&r.repo));
+    r.shown(&mut said, "hookjournal trust --revoke", &rv);
+    let out = r.hook(&stop(&r.repo));
     check(lines() == 2, || "a revoked file was still trusted".into())?;
+    r.shown(&mut said, "hookjournal hook  # Stop, revoked", &out);
+    // The record's hash is of the file's path (under the temp root) and its content.
+    let said = common::replace_pattern(&said, "(blake3 xxxxxxxxxxxxxxxx…)", "(blake3 [HASH]…)");
+    assert_expected("trusted-until-changed-or-revoked.txt", &said);
     Ok(Completion::Completed)
 }
 
 fn ignored_settings_are_listed_by_status_and_never_shown_to_gemini_users() -> Outcome {
-    let r = Repo::new("[policy]\ntask_command = \"./x\"\nreminder_threshold = 3\n");
+    let mut r = Repo::new("[policy]\ntask_command = \"./x\"\nreminder_threshold = 3\n");
+    r.env.pin_now_ahead();
     let g = r.hook(&format!(
         r#"{{"hook_event_name":"BeforeTool","session_id":"g","cwd":"{}","timestamp":"t","tool_name":"ls","tool_input":{{}}}}"#,
         r.repo.display()
@@ -371,12 +431,10 @@ fn ignored_settings_are_listed_by_status_and_never_shown_to_gemini_users() -> Ou
         format!("Gemini would show this:\n{}", show(&g))
     })?;
     let st = r.run(&["status"]);
-    let out = text(&st.stdout);
-    check(
-        out.contains("ignored    1 setting in")
-            && out.contains("policy.task_command = \"./x\"  (runs a program)"),
-        || show(&st),
-    )?;
+    check(st.status.success(), || show(&st))?;
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal status", &st);
+    assert_expected("ignored-settings-status.txt", &t);
     let js = r.run(&["status", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&js.stdout).map_err(|e| e.to_string())?;
     check(
@@ -391,10 +449,9 @@ fn a_file_others_can_write_cannot_be_trusted() -> Outcome {
     let mirror = r.repo.join("mirror.jsonl");
     std::fs::set_permissions(r.config(), std::fs::Permissions::from_mode(0o666)).unwrap();
     let t = r.run(&["trust"]);
-    check(
-        !t.status.success() && text(&t.stderr).contains("is writable by others (mode 0666"),
-        || show(&t),
-    )?;
+    check(!t.status.success(), || show(&t))?;
+    let mut said = String::new();
+    r.shown(&mut said, "hookjournal trust  # config.toml mode 0666", &t);
     // Trusted while private, then opened to others: ignored.
     std::fs::set_permissions(r.config(), std::fs::Permissions::from_mode(0o644)).unwrap();
     check(r.run(&["trust"]).status.success(), || "trust".into())?;
@@ -403,9 +460,12 @@ fn a_file_others_can_write_cannot_be_trusted() -> Outcome {
     check(!mirror.exists(), || {
         format!("honoured while group-writable:\n{}", show(&out))
     })?;
-    check(text(&out.stderr).contains("is writable by others"), || {
-        show(&out)
-    })?;
+    r.shown(
+        &mut said,
+        "hookjournal hook  # Stop, trusted at 0644, now 0664",
+        &out,
+    );
+    assert_expected("writable-by-others.txt", &said);
     Ok(Completion::Completed)
 }
 
@@ -439,6 +499,13 @@ impl OtherUser {
         Ok(OtherUser { name, uid, gid })
     }
 
+    /// Shows this user's uid as `[OTHER UID]` and name as `[OTHER USER]` in `env`'s outputs:
+    /// they are whatever `useradd` gave.
+    fn redact_in(&self, env: &mut TestEnvironment) {
+        env.redact(&format!("uid {}", self.uid), "uid [OTHER UID]");
+        env.redact(&self.name, "[OTHER USER]");
+    }
+
     /// `sh -c SCRIPT` as this user.
     fn sh(&self, script: &str) -> Output {
         Command::new("sh")
@@ -461,18 +528,20 @@ fn another_users_config_is_never_honoured_nor_trusted() -> Outcome {
         return skip;
     }
     let other = OtherUser::create()?;
-    let r = Repo::new("[mirror]\nsession_log = \"mirror.jsonl\"\n");
+    let mut r = Repo::new("[mirror]\nsession_log = \"mirror.jsonl\"\n");
+    other.redact_in(&mut r.env);
     let mirror = r.repo.join("mirror.jsonl");
     std::os::unix::fs::chown(r.config(), Some(other.uid), Some(other.gid)).unwrap();
     let t = r.run(&["trust"]);
-    check(
-        !t.status.success() && text(&t.stderr).contains(&format!("is owned by uid {}", other.uid)),
-        || show(&t),
-    )?;
+    check(!t.status.success(), || show(&t))?;
     let out = r.hook(&stop(&r.repo));
     check(!mirror.exists(), || {
         format!("another user's mirror was honoured:\n{}", show(&out))
     })?;
+    let mut said = String::new();
+    r.shown(&mut said, "hookjournal trust", &t);
+    r.shown(&mut said, "hookjournal hook  # Stop", &out);
+    assert_expected("another-users-config.txt", &said);
     Ok(Completion::Completed)
 }
 
@@ -481,8 +550,10 @@ fn a_second_users_journal_in_a_shared_ancestor_runs_nothing() -> Outcome {
         return skip;
     }
     let other = OtherUser::create()?;
-    let root = tempfile::tempdir().unwrap();
-    let shared = root.path().join("shared");
+    let env = TestEnvironment::new();
+    // The temp root, like /tmp, is a directory every user can enter.
+    std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = env.root().join("shared");
     std::fs::create_dir(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let mark = shared.join("ran");
@@ -499,14 +570,8 @@ fn a_second_users_journal_in_a_shared_ancestor_runs_nothing() -> Outcome {
     let project = shared.join("victim-project");
     std::fs::create_dir(&project).unwrap();
     let run = |payload: String| {
-        let mut c = Command::new(bin());
-        c.current_dir(&project)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", root.path())
-            .env("XDG_CONFIG_HOME", root.path().join("xdg"))
-            .env("HOOKJOURNAL_DRAINER", "inline")
-            .arg("hook");
+        let mut c = command_in(&env, &project);
+        c.arg("hook");
         run_timed(c, payload.as_bytes(), Duration::from_secs(20)).0
     };
     let a = run(precompact(&project));
@@ -518,6 +583,8 @@ fn a_second_users_journal_in_a_shared_ancestor_runs_nothing() -> Outcome {
     check(!outside.exists(), || {
         format!("the second user's mirror was written:\n{}", show(&b))
     })?;
+    // What the hooks print is not compared whole: as root they spool their events into the
+    // planted journal, as files of its owner (reported as a bug; not to be pinned as right).
     Ok(Completion::Completed)
 }
 
@@ -539,10 +606,10 @@ fn config_as_a_fifo_does_not_hang_the_hook() -> Outcome {
     check(!killed, || {
         "the hook hung on a FIFO config.toml (killed after 10 s)".into()
     })?;
-    check(
-        out.status.success() && text(&out.stderr).contains("is a FIFO, not a regular file"),
-        || show(&out),
-    )?;
+    check(out.status.success(), || show(&out))?;
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal hook  # Stop, config.toml a FIFO", &out);
+    assert_expected("config-as-a-fifo.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -572,16 +639,25 @@ fn config_linked_to_dev_zero_is_not_read() -> Outcome {
             show(&out)
         )
     })?;
+    // Not read: refused as a link, whatever the file it points at.
     check(
         text(&out.stderr).contains("is a symbolic link, which is not followed"),
         || show(&out),
     )?;
+    let mut t = String::new();
+    r.shown(
+        &mut t,
+        "hookjournal hook  # Stop, config.toml a link to /dev/zero",
+        &out,
+    );
+    assert_expected("config-linked-to-dev-zero.txt", &t);
     Ok(Completion::Completed)
 }
 
 fn config_linked_to_a_secret_is_never_echoed() -> Outcome {
-    let r = Repo::new("");
-    let secret = r.root.path().join("id_ed25519");
+    let mut r = Repo::new("");
+    r.env.pin_now_ahead();
+    let secret = r.root().join("id_ed25519");
     std::fs::write(
         &secret,
         "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n",
@@ -604,12 +680,23 @@ fn config_linked_to_a_secret_is_never_echoed() -> Outcome {
         "password = \"{}\"\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n",
         "x".repeat(80)
     ));
-    let out = r.hook(&stop(&r.repo));
-    let err = text(&out.stderr);
+    let toml = r.hook(&stop(&r.repo));
+    let err = text(&toml.stderr);
     check(
         !err.contains("b3BlbnNzaC1rZXkt") && err.lines().count() == 1,
-        || show(&out),
+        || show(&toml),
     )?;
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal hook  # Stop, config.toml a link", &out);
+    r.shown(&mut t, "hookjournal status", &st);
+    r.shown(
+        &mut t,
+        "hookjournal hook  # Stop, config.toml not TOML",
+        &toml,
+    );
+    // The chain head hashes the hooks' recorded times, which are the real clock's.
+    let t = common::replace_pattern(&t, " xxxxxxxxxxxxxxxx\n", " [CHAIN HEAD]\n");
+    assert_expected("config-linked-to-a-secret.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -632,6 +719,7 @@ fn out_onto_a_device_node_writes_through() -> Outcome {
         return skip;
     }
     let r = small_journal();
+    let mut t = String::new();
     for (i, args) in [
         &["export", "--report", "events", "--out"][..],
         &["report", "--html"],
@@ -639,7 +727,7 @@ fn out_onto_a_device_node_writes_through() -> Outcome {
     .iter()
     .enumerate()
     {
-        let dev = r.root.path().join(format!("null{i}"));
+        let dev = r.root().join(format!("null{i}"));
         let c = std::ffi::CString::new(dev.as_os_str().as_encoded_bytes()).unwrap();
         let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
         check(rc == 0, || "mknod".into())?;
@@ -654,12 +742,19 @@ fn out_onto_a_device_node_writes_through() -> Outcome {
             )
         })?;
         check(out.status.success(), || show(&out))?;
+        r.shown(
+            &mut t,
+            &r.env.normalize(&format!("hookjournal {}", a.join(" "))),
+            &out,
+        );
     }
+    assert_expected("out-onto-a-device-node.txt", &t);
     Ok(Completion::Completed)
 }
 
 fn out_onto_a_fifo_writes_through() -> Outcome {
     let r = small_journal();
+    let mut t = String::new();
     for (i, args) in [
         &["export", "--report", "sessions", "--out"][..],
         &["report", "--html"],
@@ -667,7 +762,7 @@ fn out_onto_a_fifo_writes_through() -> Outcome {
     .iter()
     .enumerate()
     {
-        let fifo = r.root.path().join(format!("fifo{i}"));
+        let fifo = r.root().join(format!("fifo{i}"));
         mkfifo(&fifo);
         let reader = Command::new("timeout")
             .args(["10", "cat"])
@@ -686,18 +781,25 @@ fn out_onto_a_fifo_writes_through() -> Outcome {
         check(out.status.success() && !read.stdout.is_empty(), || {
             format!("{a:?}: nothing came through the FIFO:\n{}", show(&out))
         })?;
+        r.shown(
+            &mut t,
+            &r.env.normalize(&format!("hookjournal {}", a.join(" "))),
+            &out,
+        );
     }
+    assert_expected("out-onto-a-fifo.txt", &t);
     Ok(Completion::Completed)
 }
 
 fn out_onto_a_directory_or_a_link_refuses_in_one_line() -> Outcome {
     let r = small_journal();
-    let dir = r.root.path().join("a-dir");
+    let dir = r.root().join("a-dir");
     std::fs::create_dir(&dir).unwrap();
-    let target = r.root.path().join("target.jsonl");
+    let target = r.root().join("target.jsonl");
     std::fs::write(&target, "keep me\n").unwrap();
-    let link = r.root.path().join("link.jsonl");
+    let link = r.root().join("link.jsonl");
     std::os::unix::fs::symlink(&target, &link).unwrap();
+    let mut t = String::new();
     for args in [
         &["export", "--report", "events", "--out"][..],
         &["report", "--html"],
@@ -706,13 +808,20 @@ fn out_onto_a_directory_or_a_link_refuses_in_one_line() -> Outcome {
             let mut a: Vec<&str> = args.to_vec();
             a.push(p.to_str().unwrap());
             let out = r.run(&a);
-            let err = text(&out.stderr);
             check(
-                out.status.code() == Some(1)
-                    && err.lines().count() == 1
-                    && err.contains(&format!("is a {what}")),
-                || format!("{a:?}:\n{}", show(&out)),
+                out.status.code() == Some(1) && text(&out.stderr).lines().count() == 1,
+                || {
+                    format!(
+                        "{a:?} onto a {what}, not refused in one line:\n{}",
+                        show(&out)
+                    )
+                },
             )?;
+            r.shown(
+                &mut t,
+                &r.env.normalize(&format!("hookjournal {}", a.join(" "))),
+                &out,
+            );
         }
         check(std::fs::symlink_metadata(&dir).unwrap().is_dir(), || {
             "dir".into()
@@ -727,7 +836,7 @@ fn out_onto_a_directory_or_a_link_refuses_in_one_line() -> Outcome {
         )?;
     }
     // A regular file is still replaced atomically.
-    let file = r.root.path().join("out.jsonl");
+    let file = r.root().join("out.jsonl");
     std::fs::write(&file, "old\n").unwrap();
     let out = r.run(&[
         "export",
@@ -741,6 +850,12 @@ fn out_onto_a_directory_or_a_link_refuses_in_one_line() -> Outcome {
         out.status.success() && now.starts_with('{') && !now.contains("old"),
         || show(&out),
     )?;
+    r.shown(
+        &mut t,
+        "hookjournal export --report events --out $TEST_ENV/out.jsonl",
+        &out,
+    );
+    assert_expected("out-onto-a-directory-or-a-link.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -902,14 +1017,26 @@ fn export_skips_a_damaged_segment_when_asked_and_names_it() -> Outcome {
     })?;
     let out = r.run(&["export", "--report", "events", "--skip-damaged"]);
     let lines = text(&out.stdout).lines().count();
-    let err = text(&out.stderr);
     check(
         out.status.code() == Some(3)
             && lines >= 34
-            && err.contains("skipped")
-            && err.contains("00000000000000000017-00000000000000000032.seg"),
+            && text(&out.stderr).contains("00000000000000000017-00000000000000000032.seg"),
         || format!("{lines} lines:\n{}", show(&out)),
     )?;
+    // The events' lines hold the real clock's times and hashes: stderr and the exit are compared.
+    let mut t = String::new();
+    for (what, o) in [("", &plain), (" --skip-damaged", &out)] {
+        let shown = CommandOutput {
+            stdout: format!("[{} lines]\n", text(&o.stdout).lines().count()),
+            stderr: r.env.normalize(&text(&o.stderr)),
+            code: o.status.code(),
+        };
+        t.push_str(&format!(
+            "$ hookjournal export --report events{what}\n{}\n",
+            shown.render()
+        ));
+    }
+    assert_expected("export-skip-damaged.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -946,6 +1073,7 @@ fn export_reports_escape_c1_and_bidi_characters() -> Outcome {
 
 fn bad_dates_are_refused_in_one_line_with_exit_2() -> Outcome {
     let r = small_journal();
+    let mut t = String::new();
     for args in [
         &["cost", "--by", "day", "--since", "not-a-date"][..],
         &["cost", "--until", "2026-02-30"],
@@ -959,6 +1087,8 @@ fn bad_dates_are_refused_in_one_line_with_exit_2() -> Outcome {
             out.status.code() == Some(2) && err.lines().count() == 1 && out.stdout.is_empty(),
             || format!("{args:?}:\n{}", show(&out)),
         )?;
+        r.shown(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
     }
+    assert_expected("bad-dates.txt", &t);
     Ok(Completion::Completed)
 }

@@ -4,11 +4,20 @@
 //! checked afterwards. Tests that need a second Unix user create one (and remove it) where they
 //! run as root; elsewhere the runner reports them ignored, with the reason, and with
 //! `HOOKJOURNAL_REQUIRE_ROOT=1` (CI) a missing prerequisite is a failure.
+//!
+//! Each test runs in a `TestEnvironment` (cleared environment, HOME and project under one temp
+//! root). What it checks is the attack's effect (nothing followed, read or written outside the
+//! journal, nothing ingested); what `verify`, `status` and the hook say about planted links and
+//! foreign files is compared whole with `tests/expected/hostile_journal/` (`HOOKJOURNAL_BLESS=1`
+//! rewrites them), except where timing decides it (a hook that may meet its drain budget, a
+//! planted `lock.wanted` that is fresh for five seconds).
 
 mod common;
 
 use common::*;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use std::collections::BTreeMap;
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -59,6 +68,34 @@ fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), Failed> {
     }
 }
 
+/// `check`, for a hook's output: it exited 0, and printed nothing, or only that its event was
+/// spooled for the next hook (a hook bounds its time; on a loaded machine it may spool).
+fn quiet_hook(out: &std::process::Output, what: &str) -> Result<(), Failed> {
+    check(
+        out.status.success() && quiet_or_spooled(&out.stderr),
+        || {
+            format!(
+                "{what}: {:?}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        },
+    )
+}
+
+/// Runs `hookjournal ARGS` in the project and appends `$ hookjournal ARGS` and its whole
+/// output to `t`.
+fn step(env: &TestEnvironment, t: &mut String, args: &[&str]) -> CommandOutput {
+    let out = env.run(args);
+    shown(t, &format!("hookjournal {}", args.join(" ")), &out);
+    out
+}
+
+/// Appends `$ WHAT` and an output, whole, to `t`.
+fn shown(t: &mut String, what: &str, out: &CommandOutput) {
+    t.push_str(&format!("$ {what}\n{}\n", out.render()));
+}
+
 fn payload(session: &str, name: &str, i: usize) -> String {
     match name {
         "PreToolUse" => format!(
@@ -70,19 +107,73 @@ fn payload(session: &str, name: &str, i: usize) -> String {
     }
 }
 
-/// A journal with events in its log, its store, a hot cache and a spool file.
-fn journal(root: &Path) -> PathBuf {
-    let j = root.join("project").join(".hookjournal");
-    std::fs::create_dir_all(j.parent().unwrap()).unwrap();
+/// A project whose journal has events in its log, its store, a hot cache and a spool file.
+fn journal() -> TestEnvironment {
+    let env = TestEnvironment::new();
     for i in 0..5 {
-        assert!(hook(&j, payload("s", "PostToolUse", i).as_bytes(), &[])
-            .status
-            .success());
+        let out = env.hook_raw(payload("s", "PostToolUse", i).as_bytes(), &[]);
+        assert!(out.status.success() && quiet_or_spooled(&out.stderr));
     }
-    assert!(hook(&j, payload("s", "PreToolUse", 5).as_bytes(), &[])
-        .status
-        .success());
-    j
+    let out = env.hook_raw(payload("s", "PreToolUse", 5).as_bytes(), &[]);
+    assert!(out.status.success() && quiet_or_spooled(&out.stderr));
+    env
+}
+
+/// Every event in the project's journal, parsed, each raw line under `"_line"`: the spool is
+/// drained first (a writer; where it cannot run, e.g. another user's journal, the log is read as
+/// it is), and the export read raw (normalising would hide the recorded times).
+fn journaled(env: &TestEnvironment) -> Vec<serde_json::Value> {
+    let _ = env.command(&env.project).arg("drain").output();
+    let out = env
+        .command(&env.project)
+        .args(["export", "--report", "events"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "export: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    events_of(&String::from_utf8(out.stdout).unwrap())
+}
+
+/// Every hook payload in the project's journal, with how often it appears.
+fn journaled_payloads(env: &TestEnvironment) -> BTreeMap<Vec<u8>, usize> {
+    let mut m = BTreeMap::new();
+    for e in journaled(env) {
+        if e["kind"] == "Hook" {
+            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+/// `hookjournal hook` as Claude Code runs it for another project `dir` of the same world.
+fn hook_in(env: &TestEnvironment, dir: &Path, payload: &str) -> std::process::Output {
+    let mut c = env.command(dir);
+    c.arg("hook")
+        .env("CLAUDE_PROJECT_DIR", dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The file name of the one `.spool` file in `dir/spool`.
+fn spool_file(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir.join("spool"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "spool"))
+        .unwrap()
 }
 
 /// An outside file a planted link points at, and what it must still hold afterwards.
@@ -123,16 +214,17 @@ impl Victim {
 /// markers a reader and a drainer write, and a whole directory, when hooks and commands run,
 /// then no target outside the journal is read into it or written, and `verify` names every link.
 fn links_planted_in_a_journal_are_never_followed() -> Outcome {
-    let root = tempfile::tempdir().unwrap();
-    let outside = root.path().join("outside");
+    let mut env = journal();
+    let j = env.journal();
+    let outside = env.root().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
-    let j = journal(root.path());
     let wal = std::fs::read_dir(j.join("wal"))
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "wal"))
         .unwrap();
+    env.redact(wal.file_stem().unwrap().to_str().unwrap(), "[WAL SEGMENT]");
     let mut victims = Vec::new();
     for (n, (planted, name)) in [
         (wal.clone(), "log"),
@@ -151,43 +243,43 @@ fn links_planted_in_a_journal_are_never_followed() -> Outcome {
         std::os::unix::fs::symlink(&v.path, &planted).unwrap();
         victims.push(v);
     }
+    // What the hooks and `drain` print is not compared: a fresh `lock.wanted` (a reader waiting)
+    // makes a hook spool at once and `drain` step aside, a stale one (five seconds old) makes
+    // them meet the linked log; which one they meet is timing.
     for i in 10..14 {
-        let out = hook(&j, payload("s", "PostToolUse", i).as_bytes(), &[]);
+        let out = env.hook_raw(payload("s", "PostToolUse", i).as_bytes(), &[]);
         check(out.status.success(), || {
             format!("hook {i}: {:?}", out.status)
         })?;
     }
-    let _ = cmd(&j).arg("status").output().unwrap();
-    let _ = cmd(&j).arg("drain").output().unwrap();
-    let (code, text) = {
-        let o = cmd(&j).arg("verify").output().unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-        )
-    };
+    let mut t = String::new();
+    step(&env, &mut t, &["status"]);
+    let _ = env.run(&["drain"]);
+    let verify = step(&env, &mut t, &["verify"]);
     for v in &victims {
         v.untouched()?;
     }
-    check(code == Some(3), || format!("verify: {text}"))?;
-    check(text.contains("a symbolic link"), || {
-        format!("verify: {text}")
-    })?;
+    check(verify.code == Some(3), || verify.render())?;
     // `recover` replaces the links (never their targets) and keeps every event.
-    let _ = cmd(&j).arg("recover").output().unwrap();
+    let _ = env.run(&["recover"]);
     for v in &victims {
         v.untouched()?;
     }
+    assert_expected("hostile_journal/planted-links.txt", &t);
 
     // A directory of the journal replaced by a link: nothing is written through it.
     let spool_victim = outside.join("spool-dir");
     std::fs::create_dir_all(&spool_victim).unwrap();
     std::fs::remove_dir_all(j.join("spool")).ok();
     std::os::unix::fs::symlink(&spool_victim, j.join("spool")).unwrap();
-    let out = hook(&j, payload("s", "PreToolUse", 20).as_bytes(), &[]);
-    check(out.status.success(), || "a hook failed".into())?;
-    let out = hook(&j, payload("s", "PostToolUse", 21).as_bytes(), &[]);
-    check(out.status.success(), || "a hook failed".into())?;
+    let mut t = String::new();
+    for (i, name) in [(20, "PreToolUse"), (21, "PostToolUse")] {
+        let out = env.hook(payload("s", name, i).as_bytes(), &[]);
+        check(out.code == Some(0), || {
+            format!("hook {i}: {}", out.render())
+        })?;
+        shown(&mut t, &format!("hookjournal hook  # {name} {i}"), &out);
+    }
     let written: Vec<_> = std::fs::read_dir(&spool_victim)
         .unwrap()
         .flatten()
@@ -195,10 +287,7 @@ fn links_planted_in_a_journal_are_never_followed() -> Outcome {
     check(written.is_empty(), || {
         format!("{} files written through a linked spool/", written.len())
     })?;
-    let said = String::from_utf8_lossy(&out.stderr);
-    check(said.contains("symbolic link"), || {
-        format!("the hook said: {said}")
-    })?;
+    assert_expected("hostile_journal/linked-spool-directory.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -206,9 +295,9 @@ fn links_planted_in_a_journal_are_never_followed() -> Outcome {
 /// alone, when `status` runs, then it answers in one line within its budget, and never echoes
 /// what the link points at.
 fn special_files_as_control_files_are_refused_in_one_line() -> Outcome {
-    let root = tempfile::tempdir().unwrap();
-    let j = journal(root.path());
-    let secret = root.path().join("id_ed25519");
+    let env = journal();
+    let j = env.journal();
+    let secret = env.root().join("id_ed25519");
     std::fs::write(
         &secret,
         "-----BEGIN OPENSSH PRIVATE KEY-----\nsecretsecret\n",
@@ -216,9 +305,7 @@ fn special_files_as_control_files_are_refused_in_one_line() -> Outcome {
     .unwrap();
     let current = j.join("CURRENT");
     let original = std::fs::read(&current).unwrap();
-    let fifo_ok = Command::new("mkfifo")
-        .arg(root.path().join("fifo"))
-        .status();
+    let fifo_ok = Command::new("mkfifo").arg(env.root().join("fifo")).status();
     for how in ["fifo", "link", "huge"] {
         std::fs::remove_file(&current).unwrap();
         match how {
@@ -226,12 +313,13 @@ fn special_files_as_control_files_are_refused_in_one_line() -> Outcome {
                 if !fifo_ok.as_ref().is_ok_and(|s| s.success()) {
                     continue;
                 }
-                std::fs::rename(root.path().join("fifo"), &current).unwrap();
+                std::fs::rename(env.root().join("fifo"), &current).unwrap();
             }
             "link" => std::os::unix::fs::symlink(&secret, &current).unwrap(),
             _ => std::fs::write(&current, vec![b'a'; 8 << 20]).unwrap(),
         }
-        let mut child = cmd(&j)
+        let mut child = env
+            .command(&env.project)
             .arg("status")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -253,6 +341,15 @@ fn special_files_as_control_files_are_refused_in_one_line() -> Outcome {
         check(!err.contains("secret") && !err.contains("BEGIN"), || {
             format!("{how}: the secret was echoed: {err}")
         })?;
+        let shown = CommandOutput {
+            stdout: env.normalize(&String::from_utf8_lossy(&out.stdout)),
+            stderr: env.normalize(&err),
+            code: out.status.code(),
+        };
+        assert_expected(
+            &format!("hostile_journal/current-as-a-{how}.txt"),
+            &shown.render(),
+        );
         std::fs::remove_file(&current).unwrap();
         std::fs::write(&current, &original).unwrap();
     }
@@ -262,51 +359,44 @@ fn special_files_as_control_files_are_refused_in_one_line() -> Outcome {
 /// Given a link in `spool/` pointing at a valid spool file elsewhere, when hooks drain the
 /// spool, then the link is never ingested, and `verify` names it.
 fn a_spool_file_that_is_a_link_is_never_ingested() -> Outcome {
-    let root = tempfile::tempdir().unwrap();
-    let j = journal(root.path());
+    let mut env = journal();
+    let j = env.journal();
     // A genuine spool file, made elsewhere by the real binary, then linked in.
-    let other = root.path().join("elsewhere").join(".hookjournal");
-    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    let elsewhere = env.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
     let forged = payload("forged", "PreToolUse", 99);
-    assert!(hook(&other, forged.as_bytes(), &[]).status.success());
-    let file = std::fs::read_dir(other.join("spool"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "spool"))
-        .unwrap();
-    std::os::unix::fs::symlink(&file, j.join("spool").join(file.file_name().unwrap())).unwrap();
-    assert!(hook(&j, payload("s", "PostToolUse", 7).as_bytes(), &[])
-        .status
-        .success());
-    let counts = payload_counts(&j);
+    assert!(hook_in(&env, &elsewhere, &forged).status.success());
+    let file = spool_file(&elsewhere.join(".hookjournal"));
+    let name = file.file_name().unwrap().to_str().unwrap();
+    env.redact(name, "[FORGED].spool");
+    std::os::unix::fs::symlink(&file, j.join("spool").join(name)).unwrap();
+    // The hook's own output is not compared: with spooled events waiting, a loaded machine can
+    // make it meet its drain budget and spool its event too.
+    let out = env.hook_raw(payload("s", "PostToolUse", 7).as_bytes(), &[]);
+    quiet_hook(&out, "the hook")?;
+    let mut t = String::new();
+    let counts = journaled_payloads(&env);
     check(!counts.contains_key(forged.as_bytes()), || {
         "a linked spool file was ingested".into()
     })?;
-    let o = cmd(&j).arg("verify").output().unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
-    check(
-        o.status.code() == Some(3) && text.contains("a symbolic link"),
-        || format!("verify: {text}"),
-    )?;
+    let verify = step(&env, &mut t, &["verify"]);
+    check(verify.code == Some(3), || verify.render())?;
+    assert_expected("hostile_journal/linked-spool-file.txt", &t);
     Ok(Completion::Completed)
 }
 
 /// Given the spool's shared clock ahead of the wall clock (as after the wall clock stepped
 /// back), when record-only hooks spool, then their ids keep rising past it: arrival order holds.
 fn spool_files_keep_their_order_when_the_clock_steps_back() -> Outcome {
-    let root = tempfile::tempdir().unwrap();
-    let j = journal(root.path());
+    let env = journal();
+    let j = env.journal();
     // Ingest what waits, so that only the new files are listed.
-    let _ = cmd(&j).arg("drain").output().unwrap();
+    let _ = env.run(&["drain"]);
     let ahead: u64 = 4_000_000_000_000_000_000; // year 2096, in ns
     std::fs::write(j.join("spool.clock"), ahead.to_le_bytes()).unwrap();
     for i in 0..3 {
-        assert!(
-            hook(&j, payload("s", "PreToolUse", 100 + i).as_bytes(), &[])
-                .status
-                .success()
-        );
+        let out = env.hook_raw(payload("s", "PreToolUse", 100 + i).as_bytes(), &[]);
+        quiet_hook(&out, "a record-only hook")?;
     }
     let mut ids: Vec<String> = std::fs::read_dir(j.join("spool"))
         .unwrap()
@@ -327,16 +417,17 @@ fn spool_files_keep_their_order_when_the_clock_steps_back() -> Outcome {
         format!("spool ids {ids:?}")
     })?;
     // And they are ingested in that order.
-    let order: Vec<String> = events(&j)
+    let order: Vec<String> = journaled(&env)
         .iter()
-        .filter_map(|e| e["_line"].as_str().filter(|l| l.contains("/src/10")))
-        .map(String::from)
+        .filter(|e| e["kind"] == "Hook")
+        .filter_map(|e| {
+            let p: serde_json::Value = serde_json::from_slice(&payload_bytes(e)).ok()?;
+            let file = p["tool_input"]["file_path"].as_str()?;
+            file.starts_with("/src/10").then(|| file.to_string())
+        })
         .collect();
     check(
-        order.len() == 3
-            && order[0].contains("/src/100")
-            && order[1].contains("/src/101")
-            && order[2].contains("/src/102"),
+        order == ["/src/100.rs", "/src/101.rs", "/src/102.rs"],
         || format!("ingested as {order:?}"),
     )?;
     Ok(Completion::Completed)
@@ -386,27 +477,26 @@ impl OtherUser {
         })
     }
 
-    /// `hookjournal ARGS` as this user.
-    fn cmd(&self, journal: Option<&Path>) -> Command {
-        let mut c = Command::new(BIN);
-        if let Some(j) = journal {
-            c.arg("--journal").arg(j);
-        }
-        c.uid(self.uid)
-            .gid(self.gid)
-            .env_remove("HOOKJOURNAL_DIR")
-            .env_remove("CLAUDE_PROJECT_DIR")
-            .env("HOME", "/nonexistent")
-            .env("HOOKJOURNAL_DRAINER", "inline")
-            .env("NO_COLOR", "1");
+    /// `hookjournal` as this user, in `env`'s cleared environment, run in `cwd`.
+    fn cmd(&self, env: &TestEnvironment, cwd: &Path) -> Command {
+        let mut c = env.command(cwd);
+        c.uid(self.uid).gid(self.gid);
         c
     }
 
-    fn hook(&self, journal: Option<&Path>, cwd: &Path, payload: &str) -> std::process::Output {
-        use std::io::Write;
-        let mut c = self.cmd(journal);
+    /// `hookjournal [--journal J] hook` as this user, in `cwd`, with `payload` on stdin.
+    fn hook(
+        &self,
+        env: &TestEnvironment,
+        journal: Option<&Path>,
+        cwd: &Path,
+        payload: &str,
+    ) -> std::process::Output {
+        let mut c = self.cmd(env, cwd);
+        if let Some(j) = journal {
+            c.arg("--journal").arg(j);
+        }
         c.arg("hook")
-            .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -418,6 +508,16 @@ impl OtherUser {
             .write_all(payload.as_bytes())
             .unwrap();
         child.wait_with_output().unwrap()
+    }
+
+    /// Shows this user's uid as `[OTHER UID]` (and its name as `[OTHER USER]`) in `env`'s
+    /// outputs: it is whatever `useradd` gave.
+    fn redact_in(&self, env: &mut TestEnvironment, placeholder: &str) {
+        env.redact(
+            &format!("uid {}", self.uid),
+            &format!("uid [{placeholder} UID]"),
+        );
+        env.redact(&self.name, &format!("[{placeholder} USER]"));
     }
 }
 
@@ -438,11 +538,11 @@ fn second_user() -> Result<OtherUser, Outcome> {
     }
 }
 
-/// A temp directory every user can enter (the test's own are private).
-fn shared_tempdir() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    d
+/// A fresh world every user can enter (the test's own temp directories are private).
+fn shared_world() -> TestEnvironment {
+    let env = TestEnvironment::new();
+    std::fs::set_permissions(env.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    env
 }
 
 /// Given a valid spool file that another user wrote into a journal's `spool/` (a checksum is not
@@ -453,33 +553,31 @@ fn a_spool_file_another_user_wrote_is_never_ingested() -> Outcome {
         Ok(u) => u,
         Err(outcome) => return outcome,
     };
-    let root = shared_tempdir();
-    let j = journal(root.path());
-    let elsewhere = root.path().join("elsewhere").join(".hookjournal");
-    std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    let mut env = journal();
+    other.redact_in(&mut env, "OTHER");
+    let j = env.journal();
+    let elsewhere = env.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
     let forged = payload("s", "PreToolUse", 666);
-    assert!(hook(&elsewhere, forged.as_bytes(), &[]).status.success());
-    let file = std::fs::read_dir(elsewhere.join("spool"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "spool"))
-        .unwrap();
-    let planted = j.join("spool").join(file.file_name().unwrap());
+    assert!(hook_in(&env, &elsewhere, &forged).status.success());
+    let file = spool_file(&elsewhere.join(".hookjournal"));
+    let name = file.file_name().unwrap().to_str().unwrap();
+    env.redact(name, "[FORGED].spool");
+    let planted = j.join("spool").join(name);
     std::fs::copy(&file, &planted).unwrap();
     std::os::unix::fs::lchown(&planted, Some(other.uid), Some(other.gid)).unwrap();
-    assert!(hook(&j, payload("s", "PostToolUse", 8).as_bytes(), &[])
-        .status
-        .success());
-    check(!payload_counts(&j).contains_key(forged.as_bytes()), || {
-        "another user's spool file was ingested".into()
-    })?;
-    let o = cmd(&j).arg("verify").output().unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
+    // The hook's own output is not compared: with spooled events waiting, a loaded machine can
+    // make it meet its drain budget and spool its event too.
+    let out = env.hook_raw(payload("s", "PostToolUse", 8).as_bytes(), &[]);
+    quiet_hook(&out, "the hook")?;
+    let mut t = String::new();
     check(
-        o.status.code() == Some(3) && text.contains("owned by another user"),
-        || format!("verify: {text}"),
+        !journaled_payloads(&env).contains_key(forged.as_bytes()),
+        || "another user's spool file was ingested".into(),
     )?;
+    let verify = step(&env, &mut t, &["verify"]);
+    check(verify.code == Some(3), || verify.render())?;
+    assert_expected("hostile_journal/foreign-spool-file.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -495,8 +593,10 @@ fn a_journal_another_user_precreated_is_never_used() -> Outcome {
         Ok(u) => u,
         Err(outcome) => return outcome,
     };
-    let root = shared_tempdir();
-    let shared = root.path().join("shared");
+    let mut env = shared_world();
+    attacker.redact_in(&mut env, "ATTACKER");
+    victim.redact_in(&mut env, "VICTIM");
+    let shared = env.root().join("shared");
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let planted = shared.join(".hookjournal");
@@ -507,7 +607,7 @@ fn a_journal_another_user_precreated_is_never_used() -> Outcome {
     std::fs::create_dir(&project).unwrap();
     std::os::unix::fs::lchown(&project, Some(victim.uid), Some(victim.gid)).unwrap();
 
-    let out = victim.hook(None, &project, &payload("v", "PostToolUse", 1));
+    let out = victim.hook(&env, None, &project, &payload("v", "PostToolUse", 1));
     check(out.status.success(), || format!("{:?}", out.status))?;
     let inside: Vec<_> = std::fs::read_dir(&planted).unwrap().flatten().collect();
     check(inside.is_empty(), || {
@@ -521,19 +621,43 @@ fn a_journal_another_user_precreated_is_never_used() -> Outcome {
     check(m.uid() == victim.uid && m.mode() & 0o077 == 0, || {
         format!("its journal: uid {} mode {:o}", m.uid(), m.mode())
     })?;
+    let mut t = String::new();
+    let hook = CommandOutput {
+        stdout: env.normalize(&String::from_utf8_lossy(&out.stdout)),
+        stderr: env.normalize(&String::from_utf8_lossy(&out.stderr)),
+        code: out.status.code(),
+    };
+    shown(
+        &mut t,
+        "hookjournal hook  # in shared/project, as the victim",
+        &hook,
+    );
 
     // Told whose journal it is, never "no journal yet".
     let o = victim
-        .cmd(Some(&planted))
-        .arg("tasks")
-        .arg("add")
-        .arg("x")
+        .cmd(&env, &project)
+        .arg("--journal")
+        .arg(&planted)
+        .args(["tasks", "add", "x"])
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    check(!o.status.success() && !err.contains("no journal"), || {
-        format!("tasks add in another user's journal: {err}")
+    check(!o.status.success(), || {
+        format!(
+            "tasks add in another user's journal: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
     })?;
+    let add = CommandOutput {
+        stdout: env.normalize(&String::from_utf8_lossy(&o.stdout)),
+        stderr: env.normalize(&String::from_utf8_lossy(&o.stderr)),
+        code: o.status.code(),
+    };
+    shown(
+        &mut t,
+        "hookjournal --journal $TEST_ENV/shared/.hookjournal tasks add x  # as the victim",
+        &add,
+    );
+    assert_expected("hostile_journal/precreated-journal.txt", &t);
     Ok(Completion::Completed)
 }
 
@@ -545,29 +669,60 @@ fn root_reads_a_users_journal_and_leaves_only_the_users_files() -> Outcome {
         Ok(u) => u,
         Err(outcome) => return outcome,
     };
-    let root_dir = shared_tempdir();
-    let project = root_dir.path().join("project");
-    std::fs::create_dir(&project).unwrap();
+    let mut env = shared_world();
+    env.pin_now_ahead();
+    user.redact_in(&mut env, "USER");
+    let project = env.project.clone();
     std::os::unix::fs::lchown(&project, Some(user.uid), Some(user.gid)).unwrap();
-    let j = project.join(".hookjournal");
+    let j = env.journal();
     for i in 0..3 {
-        let out = user.hook(Some(&j), &project, &payload("u", "PostToolUse", i));
-        check(out.status.success(), || "the user's hook failed".into())?;
+        let out = user.hook(&env, Some(&j), &project, &payload("u", "PostToolUse", i));
+        quiet_hook(&out, "the user's hook")?;
     }
+    let mut t = String::new();
     for args in [
         &["status"][..],
         &["sessions"],
         &["verify"],
         &["export", "--report", "events"],
     ] {
-        let o = cmd(&j).args(args).output().unwrap();
-        check(o.status.success(), || {
-            format!("root's {args:?}: {}", String::from_utf8_lossy(&o.stderr))
+        let mut all = vec!["--journal", j.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let o = env.run(&all);
+        check(o.code == Some(0), || {
+            format!("root's {args:?}: {}", o.render())
         })?;
+        if args != ["export", "--report", "events"] {
+            let what = env.normalize(&format!("hookjournal {}", all.join(" ")));
+            shown(&mut t, &what, &o);
+        }
     }
     let as_root = payload("u", "PostToolUse", 50);
-    let out = hook(&j, as_root.as_bytes(), &[]);
+    let out = env
+        .command(&project)
+        .arg("--journal")
+        .arg(&j)
+        .arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(as_root.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
     check(out.status.success(), || "root's hook failed".into())?;
+    let hook = CommandOutput {
+        stdout: env.normalize(&String::from_utf8_lossy(&out.stdout)),
+        stderr: env.normalize(&String::from_utf8_lossy(&out.stderr)),
+        code: out.status.code(),
+    };
+    shown(
+        &mut t,
+        "hookjournal --journal $TEST_ENV/project/.hookjournal hook  # as root",
+        &hook,
+    );
     let foreign: Vec<String> = walk(&j)
         .into_iter()
         .filter(|(_, uid)| *uid != user.uid)
@@ -576,12 +731,16 @@ fn root_reads_a_users_journal_and_leaves_only_the_users_files() -> Outcome {
     check(foreign.is_empty(), || {
         format!("root left files the user does not own: {foreign:?}")
     })?;
-    let out = user.hook(Some(&j), &project, &payload("u", "PostToolUse", 51));
-    check(out.status.success(), || "the user's hook failed".into())?;
-    let counts = payload_counts(&j);
+    let out = user.hook(&env, Some(&j), &project, &payload("u", "PostToolUse", 51));
+    quiet_hook(&out, "the user's hook")?;
+    let counts = journaled_payloads(&env);
     check(counts.get(as_root.as_bytes()) == Some(&1), || {
         "root's event was not ingested by the user's next hook".into()
     })?;
+    // The chain head hashes the hooks' recorded times, which are the real clock's.
+    let t = replace_pattern(&t, " xxxxxxxxxxxxxxxx; ", " [CHAIN HEAD]; ");
+    let t = replace_pattern(&t, " xxxxxxxxxxxxxxxx\n", " [CHAIN HEAD]\n");
+    assert_expected("hostile_journal/root-in-a-users-journal.txt", &t);
     Ok(Completion::Completed)
 }
 
