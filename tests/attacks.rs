@@ -583,8 +583,20 @@ fn a_second_users_journal_in_a_shared_ancestor_runs_nothing() -> Outcome {
     check(!outside.exists(), || {
         format!("the second user's mirror was written:\n{}", show(&b))
     })?;
-    // What the hooks print is not compared whole: as root they spool their events into the
-    // planted journal, as files of its owner (reported as a bug; not to be pinned as right).
+    // Nothing of root's lands in the planted journal (its owner could read root's prompts
+    // there): the hooks pass it over and journal in the project.
+    let planted_spool = shared.join(".hookjournal/spool");
+    let landed = std::fs::read_dir(&planted_spool).map_or(0, |d| d.count());
+    check(!planted_spool.exists() || landed == 0, || {
+        format!(
+            "{landed} event file(s) of root's in the planted journal:\n{}\n{}",
+            show(&a),
+            show(&b)
+        )
+    })?;
+    check(project.join(".hookjournal").is_dir(), || {
+        format!("no journal in the project:\n{}", show(&a))
+    })?;
     Ok(Completion::Completed)
 }
 

@@ -35,7 +35,7 @@ pub fn journal_dir(flag: Option<&Path>, hook_mode: bool) -> PathBuf {
 
 /// The nearest ancestor of the cwd holding a `.hookjournal/` this user may use, else
 /// `./.hookjournal`. One another user owns (pre-created in a shared directory, say) or that is
-/// a link is passed over: it is not this user's journal (root, reading, takes any).
+/// a link is passed over: it is not this user's journal (root takes a user's own, `usable`).
 fn nearest_from_cwd() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     for dir in cwd.ancestors() {
@@ -47,11 +47,40 @@ fn nearest_from_cwd() -> PathBuf {
     cwd.join(DIR_NAME)
 }
 
-/// Whether `dir` is a real directory (not a link) this user owns (root: anyone's).
+/// Whether `dir` is a real directory (not a link) this user owns; for root, also another user's
+/// journal in that user's own directory that only its owner can write (root working in a user's
+/// project), never one planted in a directory someone else owns (a shared `/tmp`, say) or open to
+/// others: root's events would be that user's to read.
 fn usable(dir: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(dir).is_ok_and(|m| {
-        m.is_dir() && (m.uid() == journal::files::euid() || journal::files::euid() == 0)
+    let Ok(m) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    let me = journal::files::euid();
+    m.is_dir() && (m.uid() == me || (me == 0 && foreign_refusal(dir, &m).is_none()))
+}
+
+/// Why root must not record in `dir`, another user's journal: others can write to it, or it sits
+/// in a directory its owner does not own.
+fn foreign_refusal(dir: &Path, m: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if m.mode() & 0o022 != 0 {
+        return Some(format!(
+            "{} belongs to another user (uid {}) and others can write to it; nothing is recorded there",
+            dir.display(),
+            m.uid()
+        ));
+    }
+    let parent_owner = dir
+        .parent()
+        .and_then(|p| std::fs::symlink_metadata(p).ok())
+        .map(|p| p.uid());
+    (parent_owner != Some(m.uid())).then(|| {
+        format!(
+            "{} belongs to another user (uid {}) in a directory that user does not own; nothing is recorded there",
+            dir.display(),
+            m.uid()
+        )
     })
 }
 
@@ -77,6 +106,8 @@ pub fn refusal(dir: &Path) -> Option<String> {
             dir.display(),
             m.uid()
         ))
+    } else if m.uid() != me {
+        foreign_refusal(dir, &m)
     } else {
         None
     }
