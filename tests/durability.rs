@@ -76,8 +76,7 @@ fn hide_long_hex(text: &str) -> String {
 
 /// What varies between runs in what the journal says about itself: chain hashes (they hash the
 /// hooks' recorded times, which are the real clock's), spool files' names (a stamp and the
-/// writer's pid), the pid in a temporary file's name, and the order of `recover`'s "moved
-/// aside" lines (the file system's listing order).
+/// writer's pid) and the pid in a temporary file's name.
 fn stable(text: &str) -> String {
     let s = hide_hex(text, "chain head ", 16);
     let s = hide_hex(&s, "prev hash ", 16);
@@ -87,8 +86,7 @@ fn stable(text: &str) -> String {
         "dddddddddddddddddddd-dddddddddd-dddddd.spool",
         "[SPOOL FILE]",
     );
-    let mut lines: Vec<String> = s
-        .split_inclusive('\n')
+    s.split_inclusive('\n')
         .map(|l| match l.split_once("[SPOOL FILE].") {
             // `.NAME.PID.N.tmp`
             Some((head, tail)) if tail.starts_with(|c: char| c.is_ascii_digit()) => {
@@ -97,15 +95,7 @@ fn stable(text: &str) -> String {
             }
             _ => l.to_string(),
         })
-        .collect();
-    let aside = |l: &String| l.starts_with("moved aside (not deleted): ");
-    let mut i = 0;
-    while i < lines.len() {
-        let n = lines[i..].iter().take_while(|l| aside(l)).count();
-        lines[i..i + n].sort();
-        i += n.max(1);
-    }
-    lines.concat()
+        .collect()
 }
 
 /// `hookjournal --journal J ARGS` in the test's environment, normalised (and `stable`).

@@ -68,7 +68,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let head = j.head_seq();
     drop(j);
 
-    if !r.changed && damaged == 0 && r.lost.is_none() {
+    if !r.changed && damaged == 0 && r.lost.is_none() && !r.log_gone_uncounted {
         println!(
             "nothing to repair: the active store and its write-ahead log agree ({head} events); checkpoint rebuilt from the log"
         );
@@ -111,6 +111,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         Some((a, b)) => {
             println!("lost: seq {a}..{b} were claimed by a damaged copy and are in no intact one")
         }
+        None if r.log_gone_uncounted => println!(
+            "lost: cannot be counted: the write-ahead log and its mirror were both missing, so events after seq {} that only they held are gone, and nothing left tells how many (an export or a backup has them)",
+            r.head_seq
+        ),
         None => println!("lost: nothing"),
     }
     println!("the journal holds {head} events; checkpoint rebuilt from the log");

@@ -117,6 +117,9 @@ pub struct Recovered {
     pub from_store_only: u64,
     /// Seqs some copy claimed that no intact copy holds (lost), as a range.
     pub lost: Option<(Seq, Seq)>,
+    /// Both copies of the write-ahead log were missing and nothing of this boot witnessed how far
+    /// the journal reached: events only they held are gone, and how many cannot be told.
+    pub log_gone_uncounted: bool,
     /// Problems found on the way (each one line).
     pub found: Vec<String>,
     /// Stores and files moved aside (never deleted).

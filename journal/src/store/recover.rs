@@ -18,6 +18,7 @@ impl Journal {
             .head()
             .filter(|h| h.boot == crate::hot::boot_id());
         let witnessed = this_boot.as_ref().map(|h| h.seq).unwrap_or(0);
+        let unwitnessed = this_boot.is_none();
         // And of how far sled got: a store that lost events it had is rebuilt (as `verify` says).
         let sled_had = this_boot.map(|h| h.sled_seq).unwrap_or(0);
         HotCache::new(dir).invalidate()?;
@@ -44,6 +45,7 @@ impl Journal {
         let store = read_store_copy(dir, base, sealed_seq, deadline, &mut r.found)?;
         let pair = wal::read_pair(dir, base)?;
         r.found.extend(wal::describe(&pair, dir, base));
+        r.log_gone_uncounted = unwitnessed && !pair.log.present && !pair.mirror.present;
         let claimed = store
             .claimed
             .max(pair.scan.events.last().map(|e| e.seq).unwrap_or(0))
@@ -349,6 +351,8 @@ fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
             r.changed = true;
         }
     }
+    // Said in the same order on every file system (a directory lists in its own order).
+    r.moved_aside.sort();
     Ok(())
 }
 
