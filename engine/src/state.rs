@@ -773,9 +773,12 @@ pub fn drain(
                 continue
             }
             Err(e) => {
-                loaded.warnings.push(format!(
+                let warning = format!(
                     "{e}; left in the spool (`hookjournal verify` names it, `hookjournal recover` journals its bytes)"
-                ));
+                );
+                if first_time(&warning) {
+                    loaded.warnings.push(warning);
+                }
                 continue;
             }
         };
@@ -1055,4 +1058,14 @@ impl Partial {
     pub fn into_state(self) -> State {
         self.state
     }
+}
+
+/// Whether this process has not said `warning` yet: a command that drains more than once (as
+/// `recover` does) names a damaged spool file once.
+fn first_time(warning: &str) -> bool {
+    static SAID: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    SAID.lock()
+        .map(|mut said| said.insert(warning.to_string()))
+        .unwrap_or(true)
 }
