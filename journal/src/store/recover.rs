@@ -182,6 +182,13 @@ fn read_store_copy(
         found.push("CURRENT names no active store".into());
         return Ok(copy);
     };
+    // A damaged `CURRENT` can name a store that is not there: opening it would create one.
+    if !crate::files::is_present(&dir.join(name)) {
+        found.push(format!(
+            "CURRENT names the active store {name}, which does not exist"
+        ));
+        return Ok(copy);
+    }
     // The store is closed again before this returns (it may be moved aside later).
     match open_sled_waiting(&dir.join(name), deadline) {
         Ok(db) => match scan_store(&db, name, &mut copy.claimed) {
@@ -261,11 +268,14 @@ fn salvage_tail(
 fn tail_base(dir: &Path, after_sealed: Seq, deadline: std::time::Instant) -> Result<Seq> {
     let from_log = wal::list(dir)?.last().map(|(b, _)| *b).unwrap_or(0);
     let from_store = match read_current(dir) {
-        Ok(Some(name)) => match open_sled_waiting(&dir.join(&name), deadline) {
-            Ok(db) => read_head(&db, &name).map(|(_, _, b)| b).unwrap_or(0),
-            Err(Error::Busy) => return Err(Error::Busy),
-            Err(_) => 0,
-        },
+        // (Only a store that is there: opening one a damaged `CURRENT` names would create it.)
+        Ok(Some(name)) if crate::files::is_present(&dir.join(&name)) => {
+            match open_sled_waiting(&dir.join(&name), deadline) {
+                Ok(db) => read_head(&db, &name).map(|(_, _, b)| b).unwrap_or(0),
+                Err(Error::Busy) => return Err(Error::Busy),
+                Err(_) => 0,
+            }
+        }
         _ => 0,
     };
     Ok(after_sealed.max(from_log).max(from_store))
