@@ -50,7 +50,7 @@ fn writer_until_killed() {
                     tx.push(event(i));
                 }
                 j.commit(tx).unwrap();
-                if batch % 3 == 0 {
+                if batch.is_multiple_of(3) {
                     j.seal_if_full().unwrap();
                 }
                 first + n - 1
