@@ -338,10 +338,11 @@ fn check_copies(
                     "{place}: {what} at byte {at}, followed by whole records; {other} holds them intact (a write torn by a power cut, or damage to this copy alone): the next writer or `hookjournal recover` rewrites it"
                 ))
             }
-            // Past the merged log, where the other copy never reached: a batch is acknowledged
+            // Past the merged log, where the other copy holds nothing whole (it never reached
+            // here, or its own write was torn here with nothing after): a batch is acknowledged
             // only once both copies are synced past it, so nothing from here on ever was; the
             // opener cuts it, keeping the whole records aside.
-            Some((at, what)) if state.records_after_stop && other_state.len <= *at => {
+            Some((at, what)) if state.records_after_stop && holds_nothing_from(other_state, *at) => {
                 report.notes.push(format!(
                     "{place}: {what} at byte {at}, followed by whole records {other} never reached: an interrupted write, never acknowledged; the next writer cuts it and keeps those records aside"
                 ))
@@ -367,6 +368,16 @@ fn check_copies(
             what: format!("it and {mirror_place} hold different records at byte {at} (the journal was edited): `hookjournal recover` keeps what continues the chain"),
         });
     }
+}
+
+/// Whether a copy holds no whole record at or after byte `at`: it ends there, or its reading
+/// stops there (or before) with no whole record after the stop.
+fn holds_nothing_from(copy: &wal::CopyState, at: u64) -> bool {
+    copy.len <= at
+        || copy
+            .stops
+            .as_ref()
+            .is_some_and(|(stop, _)| *stop <= at && !copy.records_after_stop)
 }
 
 /// The seq of the first event at or after byte `at` of the merged log.
@@ -877,6 +888,50 @@ mod tests {
             r.notes
                 .iter()
                 .any(|n| n.contains("never reached: an interrupted write")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    /// Given both copies torn at the same record by one interrupted write, the log with nothing
+    /// after the tear and its mirror with whole records after it (a power cut kept later pages of
+    /// the mirror's unsynced append), when verified, then it is a note: the log holds nothing
+    /// whole from there on, so no batch there was ever acknowledged (a power-loss cycle of seed
+    /// 953069118 was called damage).
+    #[test]
+    fn one_write_torn_in_both_copies_with_records_after_in_one_is_a_note() {
+        let dir = journal();
+        let wal = crate::wal::path(dir.path(), 31);
+        let mirror = crate::wal::mirror_path(dir.path(), 31);
+        let bytes = std::fs::read(&wal).unwrap();
+        let mut ends = Vec::new();
+        let mut n = 0;
+        for cut in 0..=bytes.len() {
+            let k = crate::wal::scan_bytes(&bytes[..cut]).events.len();
+            if k > n {
+                ends.push(cut);
+                n = k;
+            }
+        }
+        assert!(ends.len() >= 4, "{ends:?}");
+        let k = ends.len();
+        let mut torn = bytes.clone();
+        torn[ends[k - 4] + 2..ends[k - 3]].fill(0);
+        std::fs::write(&mirror, &torn).unwrap();
+        std::fs::write(&wal, &torn[..ends[k - 3]]).unwrap();
+        let r = check(dir.path());
+        assert!(
+            !r.damage
+                .iter()
+                .any(|d| d.what.contains("followed by whole records")),
+            "{:?}",
+            r.damage
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.starts_with("wal/00000000000000000031.mirror: ")
+                    && n.contains("never reached: an interrupted write")),
             "{:?}",
             r.notes
         );
