@@ -321,9 +321,16 @@ fn concurrent_hooks_while_export_loops_lose_and_duplicate_nothing() {
         let exporter = s.spawn(|| {
             let mut runs = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // A reader waits for the lock within a bound (10 s); on a loaded machine 64 hooks
+                // can outlast it, and it says so: how long it waited is the machine's, not a
+                // property of the journal (the export after the race must succeed).
                 let out = env.run(&["export", "--report", "events"]);
                 assert!(
-                    out.code == Some(0) || out.stderr.contains("no journal"),
+                    out.code == Some(0)
+                        || out.stderr.contains("no journal")
+                        || out
+                            .stderr
+                            .contains("is busy (another process held its lock for"),
                     "{}",
                     out.render()
                 );
@@ -354,6 +361,8 @@ fn concurrent_hooks_while_export_loops_lose_and_duplicate_nothing() {
         exporter.join().unwrap()
     });
     assert!(exports > 0);
+    let after = env.run(&["export", "--report", "events"]);
+    assert_eq!(after.code, Some(0), "{}", after.render());
     // Anything still spooled is drained by the next hook.
     env.hook_raw(br#"{"hook_event_name":"Stop","session_id":"drain"}"#, &[]);
     let counts = journaled_payloads(&env);

@@ -73,6 +73,7 @@ impl DirLock {
             return Err(Error::Busy);
         }
         let mut marked = false;
+        let mut marked_at: Option<Instant> = None;
         let mut pause = Duration::from_micros(200);
         loop {
             // SAFETY: flock on a file descriptor we own; no memory is touched.
@@ -99,10 +100,19 @@ impl DirLock {
                 }
                 return Err(Error::Busy);
             }
-            if priority && !marked && now - start > Duration::from_millis(20) {
+            // The marker is written after a short wait, and written again each second while the
+            // reader still waits: hooks honour one only while it is fresh (5 s), and a reader on
+            // a loaded machine can wait longer than that.
+            let due = match marked_at {
+                None => now - start > Duration::from_millis(20),
+                Some(at) => now - at > Duration::from_secs(1),
+            };
+            if priority && due {
                 marked =
                     crate::files::write_marker(&wanted, std::process::id().to_string().as_bytes())
-                        .is_ok();
+                        .is_ok()
+                        || marked;
+                marked_at = Some(now);
             }
             if !priority && reader_waiting(&wanted) {
                 return Err(Error::Busy);
