@@ -290,6 +290,11 @@ fn check_copies(
 ) {
     let wal_place = DamagePlace::Wal(format!("{base:020}.wal"));
     let mirror_place = DamagePlace::Wal(format!("{base:020}.mirror"));
+    // Whether the machine restarted since the journal's last write (its hot cache's head names
+    // another boot, or is gone): only then can a power cut explain a tear.
+    let restarted = crate::hot::HotCache::new(dir)
+        .head()
+        .is_none_or(|h| h.boot != crate::hot::boot_id());
     let first_missing = pair.scan.events.last().map(|e| e.seq + 1).unwrap_or(base);
     if !dir.join(wal::DIR).is_dir() {
         // A journal written before the log has neither a log nor a hot cache.
@@ -345,6 +350,16 @@ fn check_copies(
             Some((at, what)) if state.records_after_stop && holds_nothing_from(other_state, *at) => {
                 report.notes.push(format!(
                     "{place}: {what} at byte {at}, followed by whole records {other} never reached: an interrupted write, never acknowledged; the next writer cuts it and keeps those records aside"
+                ))
+            }
+            // Torn in both copies (no copy holds the record here intact) after a restart: a power
+            // cut can drop the same unsynced page of both, and a batch is acknowledged only once
+            // both copies are synced past it, which would have made this record durable in both.
+            // So nothing from here on ever was. In the boot of the journal's last write no power
+            // cut came between: the same damage there is damage.
+            Some((at, what)) if state.records_after_stop && restarted => {
+                report.notes.push(format!(
+                    "{place}: {what} at byte {at}, followed by whole records, with {other} torn there too: an interrupted write a restart cut (never acknowledged); the next writer cuts it and keeps those records aside"
                 ))
             }
             Some((at, what)) if state.records_after_stop => report.damage.push(Damage {
@@ -932,6 +947,60 @@ mod tests {
                 .iter()
                 .any(|n| n.starts_with("wal/00000000000000000031.mirror: ")
                     && n.contains("never reached: an interrupted write")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    /// Given the same record torn in both copies with whole records after it in both, when
+    /// verified in the boot of the journal's last write, then it is damage (no power cut came
+    /// between: something damaged the files); when verified after a restart, then it is a note:
+    /// a power cut drops the same unsynced page of both copies, and nothing past it was ever
+    /// acknowledged (a power-loss cycle of seed 300051151 was called damage).
+    #[test]
+    fn one_record_torn_in_both_copies_is_damage_unless_the_machine_restarted() {
+        let dir = journal();
+        let wal = crate::wal::path(dir.path(), 31);
+        let mirror = crate::wal::mirror_path(dir.path(), 31);
+        let bytes = std::fs::read(&wal).unwrap();
+        let mut torn = bytes.clone();
+        torn[10..20].fill(0);
+        std::fs::write(&wal, &torn).unwrap();
+        std::fs::write(&mirror, &torn).unwrap();
+        // The journal's last write in this boot.
+        let hot = crate::hot::HotCache::new(dir.path());
+        let mut head = crate::hot::HotHead {
+            epoch: 1,
+            seq: 35,
+            hash: [0; 32],
+            boot: crate::hot::boot_id().to_string(),
+            complete: false,
+            sled_seq: 35,
+            drained: Vec::new(),
+        };
+        hot.set_head(&head).unwrap();
+        let r = check(dir.path());
+        assert!(
+            r.damage.iter().any(|d| d
+                .what
+                .contains("followed by whole records no copy can chain")),
+            "{:?}",
+            r.damage
+        );
+        head.boot = "an earlier boot".into();
+        hot.set_head(&head).unwrap();
+        let r = check(dir.path());
+        assert!(
+            !r.damage
+                .iter()
+                .any(|d| d.what.contains("followed by whole records")),
+            "{:?}",
+            r.damage
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("torn there too: an interrupted write a restart cut")),
             "{:?}",
             r.notes
         );
