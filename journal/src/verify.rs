@@ -334,47 +334,18 @@ fn check_copies(
             });
             continue;
         }
-        match &state.stops {
-            // A power cut keeps later pages of an unsynced write without earlier ones: when the
-            // other copy holds the torn record and every one after it, nothing is lost and the
-            // next writer rewrites this copy from the other.
-            Some((at, what)) if state.records_after_stop && (*at as usize) < pair.bytes.len() => {
-                report.notes.push(format!(
-                    "{place}: {what} at byte {at}, followed by whole records; {other} holds them intact (a write torn by a power cut, or damage to this copy alone): the next writer or `hookjournal recover` rewrites it"
-                ))
-            }
-            // Past the merged log, where the other copy holds nothing whole (it never reached
-            // here, or its own write was torn here with nothing after): a batch is acknowledged
-            // only once both copies are synced past it, so nothing from here on ever was; the
-            // opener cuts it, keeping the whole records aside.
-            Some((at, what)) if state.records_after_stop && holds_nothing_from(other_state, *at) => {
-                report.notes.push(format!(
-                    "{place}: {what} at byte {at}, followed by whole records {other} never reached: an interrupted write, never acknowledged; the next writer cuts it and keeps those records aside"
-                ))
-            }
-            // Torn in both copies (no copy holds the record here intact) after a restart: a power
-            // cut can drop the same unsynced page of both, and a batch is acknowledged only once
-            // both copies are synced past it, which would have made this record durable in both.
-            // So nothing from here on ever was. In the boot of the journal's last write no power
-            // cut came between: the same damage there is damage.
-            Some((at, what)) if state.records_after_stop && restarted => {
-                report.notes.push(format!(
-                    "{place}: {what} at byte {at}, followed by whole records, with {other} torn there too: an interrupted write a restart cut (never acknowledged); the next writer cuts it and keeps those records aside"
-                ))
-            }
-            Some((at, what)) if state.records_after_stop => report.damage.push(Damage {
-                seq: Some(first_missing.min(seq_at(pair, *at).unwrap_or(first_missing))),
-                place: place.clone(),
-                what: format!("{what} at byte {at}, followed by whole records no copy can chain: `hookjournal recover` keeps them aside"),
-            }),
-            Some((at, what)) => report.notes.push(format!(
-                "{place}: {what} at byte {at}: an interrupted write, never acknowledged; the next writer cuts it"
-            )),
-            None => report.notes.push(format!(
-                "{place} lacks the last {} bytes {other} holds: an interrupted write; the next writer completes it",
-                (pair.bytes.len() as u64).saturating_sub(state.len)
-            )),
-        }
+        describe_copy(
+            Copy {
+                state,
+                place,
+                other,
+                other_state,
+            },
+            pair,
+            first_missing,
+            restarted,
+            report,
+        );
     }
     if let Some(at) = pair.conflict {
         report.damage.push(Damage {
@@ -382,6 +353,73 @@ fn check_copies(
             place: wal_place,
             what: format!("it and {mirror_place} hold different records at byte {at} (the journal was edited): `hookjournal recover` keeps what continues the chain"),
         });
+    }
+}
+
+/// One copy of the log, beside the other.
+struct Copy<'a> {
+    state: &'a wal::CopyState,
+    place: &'a DamagePlace,
+    other: &'a DamagePlace,
+    other_state: &'a wal::CopyState,
+}
+
+/// What a present copy that differs from the merged log says: a note when an interrupted
+/// write explains it, damage otherwise (`restarted`: the machine restarted since the journal's
+/// last write).
+fn describe_copy(
+    c: Copy<'_>,
+    pair: &wal::Pair,
+    first_missing: Seq,
+    restarted: bool,
+    report: &mut VerifyReport,
+) {
+    let Copy {
+        state,
+        place,
+        other,
+        other_state,
+    } = c;
+    match &state.stops {
+        // A power cut keeps later pages of an unsynced write without earlier ones: when the
+        // other copy holds the torn record and every one after it, nothing is lost and the
+        // next writer rewrites this copy from the other.
+        Some((at, what)) if state.records_after_stop && (*at as usize) < pair.bytes.len() => {
+            report.notes.push(format!(
+                "{place}: {what} at byte {at}, followed by whole records; {other} holds them intact (a write torn by a power cut, or damage to this copy alone): the next writer or `hookjournal recover` rewrites it"
+            ))
+        }
+        // Past the merged log, where the other copy holds nothing whole (it never reached
+        // here, or its own write was torn here with nothing after): a batch is acknowledged
+        // only once both copies are synced past it, so nothing from here on ever was; the
+        // opener cuts it, keeping the whole records aside.
+        Some((at, what)) if state.records_after_stop && holds_nothing_from(other_state, *at) => {
+            report.notes.push(format!(
+                "{place}: {what} at byte {at}, followed by whole records {other} never reached: an interrupted write, never acknowledged; the next writer cuts it and keeps those records aside"
+            ))
+        }
+        // Torn in both copies (no copy holds the record here intact) after a restart: a power
+        // cut can drop the same unsynced page of both, and a batch is acknowledged only once
+        // both copies are synced past it, which would have made this record durable in both.
+        // So nothing from here on ever was. In the boot of the journal's last write no power
+        // cut came between: the same damage there is damage.
+        Some((at, what)) if state.records_after_stop && restarted => {
+            report.notes.push(format!(
+                "{place}: {what} at byte {at}, followed by whole records, with {other} torn there too: an interrupted write a restart cut (never acknowledged); the next writer cuts it and keeps those records aside"
+            ))
+        }
+        Some((at, what)) if state.records_after_stop => report.damage.push(Damage {
+            seq: Some(first_missing.min(seq_at(pair, *at).unwrap_or(first_missing))),
+            place: place.clone(),
+            what: format!("{what} at byte {at}, followed by whole records no copy can chain: `hookjournal recover` keeps them aside"),
+        }),
+        Some((at, what)) => report.notes.push(format!(
+            "{place}: {what} at byte {at}: an interrupted write, never acknowledged; the next writer cuts it"
+        )),
+        None => report.notes.push(format!(
+            "{place} lacks the last {} bytes {other} holds: an interrupted write; the next writer completes it",
+            (pair.bytes.len() as u64).saturating_sub(state.len)
+        )),
     }
 }
 
