@@ -902,16 +902,8 @@ mod tests {
         );
     }
 
-    /// Given a log copy torn past where its mirror ends, with whole records after the tear (a
-    /// power cut kept later pages of an unsynced append), when verified, then it is a note: no
-    /// batch there was ever acknowledged, since the mirror never reached it.
-    #[test]
-    fn a_tear_past_where_the_other_copy_ends_is_a_note() {
-        let dir = journal();
-        let wal = crate::wal::path(dir.path(), 31);
-        let mirror = crate::wal::mirror_path(dir.path(), 31);
-        let bytes = std::fs::read(&wal).unwrap();
-        // Where each record ends.
+    /// Where each record of a log ends (at least four records).
+    fn record_ends(bytes: &[u8]) -> Vec<usize> {
         let mut ends = Vec::new();
         let mut n = 0;
         for cut in 0..=bytes.len() {
@@ -922,6 +914,19 @@ mod tests {
             }
         }
         assert!(ends.len() >= 4, "{ends:?}");
+        ends
+    }
+
+    /// Given a log copy torn past where its mirror ends, with whole records after the tear (a
+    /// power cut kept later pages of an unsynced append), when verified, then it is a note: no
+    /// batch there was ever acknowledged, since the mirror never reached it.
+    #[test]
+    fn a_tear_past_where_the_other_copy_ends_is_a_note() {
+        let dir = journal();
+        let wal = crate::wal::path(dir.path(), 31);
+        let mirror = crate::wal::mirror_path(dir.path(), 31);
+        let bytes = std::fs::read(&wal).unwrap();
+        let ends = record_ends(&bytes);
         let k = ends.len();
         std::fs::write(&mirror, &bytes[..ends[k - 4]]).unwrap();
         let mut torn = bytes.clone();
@@ -957,16 +962,7 @@ mod tests {
         let wal = crate::wal::path(dir.path(), 31);
         let mirror = crate::wal::mirror_path(dir.path(), 31);
         let bytes = std::fs::read(&wal).unwrap();
-        let mut ends = Vec::new();
-        let mut n = 0;
-        for cut in 0..=bytes.len() {
-            let k = crate::wal::scan_bytes(&bytes[..cut]).events.len();
-            if k > n {
-                ends.push(cut);
-                n = k;
-            }
-        }
-        assert!(ends.len() >= 4, "{ends:?}");
+        let ends = record_ends(&bytes);
         let k = ends.len();
         let mut torn = bytes.clone();
         torn[ends[k - 4] + 2..ends[k - 3]].fill(0);
