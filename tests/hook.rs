@@ -8,7 +8,7 @@ mod common;
 use common::kill::{kill_hooks, Campaign};
 use common::*;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::Stdio;
 
@@ -34,44 +34,6 @@ fn rel(path: &std::path::Path, dir: &str) -> String {
         .unwrap()
         .to_string_lossy()
         .into_owned()
-}
-
-/// Every event in the project's journal, parsed, each raw line under `"_line"`: the spool is
-/// drained first (as `common::events` does), and the export read raw (normalising would hide
-/// the recorded times the lines hold).
-fn journaled(env: &TestEnvironment) -> Vec<Value> {
-    let _ = env.command(&env.project).arg("drain").output();
-    let out = env
-        .command(&env.project)
-        .args(["export", "--report", "events"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "export: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    events_of(&String::from_utf8(out.stdout).unwrap())
-}
-
-/// Every hook payload in the project's journal, with how often it appears.
-fn journaled_payloads(env: &TestEnvironment) -> BTreeMap<Vec<u8>, usize> {
-    let mut m = BTreeMap::new();
-    for e in journaled(env) {
-        if e["kind"] == "Hook" {
-            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
-        }
-    }
-    m
-}
-
-/// `hookjournal ARGS` in the project, asserting exit 0; stdout parsed as JSON.
-/// (Read raw: normalising would replace its times with placeholders that are not JSON.)
-fn json(env: &TestEnvironment, args: &[&str]) -> Value {
-    let out = env.command(&env.project).args(args).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{args:?}: {stdout}");
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?} ({e}): {stdout}"))
 }
 
 /// The number of files waiting in the project journal's spool.
@@ -147,7 +109,7 @@ fn every_fixture_payload_is_recorded_once_verbatim_with_empty_stdout() {
         let out = env.hook(&bytes, &[]);
         assert_eq!(out.code, Some(0), "{name}: {}", out.render());
         assert!(out.stdout.is_empty(), "{name}: {}", out.render());
-        let evs = journaled(&env);
+        let evs = env.journaled();
         let hooks: Vec<_> = evs
             .iter()
             .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
@@ -179,7 +141,7 @@ fn bad_inputs_exit_zero_and_are_recorded_as_malformed_byte_for_byte() {
         let out = env.hook(&bytes, &[]);
         assert_eq!(out.code, Some(0), "{name}: {}", out.render());
         assert!(out.stdout.is_empty(), "{name}: {}", out.render());
-        let evs = journaled(&env);
+        let evs = env.journaled();
         assert!(!evs.is_empty(), "{name}: nothing recorded");
         let first = &evs[0];
         // Objects with a string event name are hook events, however odd the rest (escape
@@ -238,7 +200,7 @@ fn codex_notify_json_from_last_argument_is_journaled() {
     let j = env.journal();
     let out = env.run(&["--journal", j.to_str().unwrap(), "hook", &arg]);
     assert_eq!(out.render(), "");
-    let evs = journaled(&env);
+    let evs = env.journaled();
     assert_eq!(evs.len(), 1, "{evs:?}");
     assert_eq!(
         describe(&evs[0]),
@@ -257,7 +219,7 @@ fn payload_over_the_cap_keeps_prefix_length_and_hash() {
     );
     let out = env.hook(big.as_bytes(), &[]);
     assert_eq!(out.render(), "");
-    let evs = journaled(&env);
+    let evs = env.journaled();
     assert_eq!(evs[0]["kind"], "Malformed");
     assert_eq!(evs[0]["truncated"]["original_len"], big.len());
     assert_eq!(
@@ -365,7 +327,7 @@ fn concurrent_hooks_while_export_loops_lose_and_duplicate_nothing() {
     assert_eq!(after.code, Some(0), "{}", after.render());
     // Anything still spooled is drained by the next hook.
     env.hook_raw(br#"{"hook_event_name":"Stop","session_id":"drain"}"#, &[]);
-    let counts = journaled_payloads(&env);
+    let counts = env.journaled_payloads();
     for w in 0..64 {
         for i in 0..50 {
             let n = counts
@@ -402,7 +364,7 @@ fn kill_9_at_random_moments_loses_no_acknowledged_event() {
     env.hook_raw(br#"{"hook_event_name":"Stop","session_id":"drain"}"#, &[]);
     let v = env.run(&["verify", "--json"]);
     assert_eq!(v.code, Some(0), "verify after kills: {}", v.render());
-    let counts = journaled_payloads(&env);
+    let counts = env.journaled_payloads();
     for p in &acknowledged {
         assert_eq!(
             counts.get(p.as_bytes()).copied(),
@@ -446,7 +408,8 @@ fn busy_journal_spools_and_the_next_hook_drains_in_order() {
     drop(lock);
     let out = env.hook(br#"{"hook_event_name":"Stop","session_id":"s"}"#, &[]);
     assert_eq!(out.code, Some(0), "{}", out.render());
-    let evs: Vec<_> = journaled(&env)
+    let evs: Vec<_> = env
+        .journaled()
         .into_iter()
         .filter(|e| e["kind"] == "Hook")
         .collect();
@@ -497,7 +460,8 @@ fn record_only_events_skip_the_store_and_are_ingested_before_any_answer() {
     );
     assert_expected("hook/restore-after-fast-path.txt", &out.render());
     assert_eq!(spooled(&env), 0);
-    let names: Vec<String> = journaled(&env)
+    let names: Vec<String> = env
+        .journaled()
         .iter()
         .filter(|e| e["kind"] == "Hook")
         .map(|e| e["name"].as_str().unwrap().to_string())
@@ -577,7 +541,8 @@ fn gemini_environment_breaks_a_tie_but_never_overrides_the_payload_or_flag() {
     env.hook(plain, &[("GEMINI_SESSION_ID", "g1")]);
     let codex = br#"{"hook_event_name":"Stop","session_id":"c1","turn_id":"t"}"#;
     env.hook(codex, &[("GEMINI_SESSION_ID", "g1")]);
-    let hosts: Vec<String> = journaled(&env)
+    let hosts: Vec<String> = env
+        .journaled()
         .iter()
         .filter(|e| e["kind"] == "Hook")
         .map(|e| e["host"].as_str().unwrap().to_string())
@@ -599,7 +564,7 @@ fn a_panic_under_the_lock_spools_the_event_and_still_exits_zero() {
             replace_pattern(&t, &format!("hook.rs:{n}"), "hook.rs:[LINE]:")
         });
     assert_expected("hook/panic-under-the-lock.txt", &text);
-    let evs = journaled(&env);
+    let evs = env.journaled();
     assert_eq!(evs.len(), 1);
     assert_eq!(payload_bytes(&evs[0]), p.to_vec());
     assert_eq!(evs[0]["spooled"], true);
@@ -690,8 +655,8 @@ fn flipped_bytes_in_a_segment_or_the_active_store_make_verify_exit_3_naming_the_
     // acknowledged event is kept, and the spooled one is ingested.
     let recovered = env.run(&["recover"]);
     assert_eq!(recovered.code, Some(0), "{}", recovered.render());
-    assert_eq!(json(&env, &["verify", "--json"])["ok"], true);
-    let counts = journaled_payloads(&env);
+    assert_eq!(env.json(&["verify", "--json"])["ok"], true);
+    let counts = env.journaled_payloads();
     for i in 0..50 {
         assert_eq!(
             counts.get(marker_payload(3, 2 * i + 1).as_bytes()).copied(),
@@ -752,7 +717,7 @@ fn served_calls_are_journaled_under_their_caller_and_shown_as_served() {
         assert_eq!(out.code, Some(0), "{}", out.render());
         assert!(out.stdout.is_empty(), "{}", out.render());
     }
-    let evs = journaled(&env);
+    let evs = env.journaled();
     let hooks: Vec<_> = evs.iter().filter(|e| e["kind"] == "Hook").collect();
     assert_eq!(hooks.len(), 2);
     assert!(hooks.iter().all(|e| e["session_id"] == caller), "{hooks:?}");
@@ -760,7 +725,7 @@ fn served_calls_are_journaled_under_their_caller_and_shown_as_served() {
     for (e, p) in hooks.iter().zip(&payloads) {
         assert_eq!(payload_bytes(e), p.as_bytes());
     }
-    let rows = json(&env, &["sessions", "--json"]);
+    let rows = env.json(&["sessions", "--json"]);
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["session_id"], caller);
@@ -793,12 +758,12 @@ fn reads_from_the_hot_cache_see_the_events_still_in_the_spool() {
         assert!(env.hook_raw(pre, &[]).status.success());
     }
     assert_eq!(spooled(&env), 3);
-    let rows = json(&env, &["sessions", "--json"]);
+    let rows = env.json(&["sessions", "--json"]);
     assert_eq!(rows[0]["events"], 5, "{rows}");
-    let show = json(&env, &["show", "s-hot", "--json"]);
+    let show = env.json(&["show", "s-hot", "--json"]);
     assert_eq!(show["events"], 5, "{show}");
     assert_eq!(spooled(&env), 3);
-    let status = json(&env, &["status", "--json"]);
+    let status = env.json(&["status", "--json"]);
     assert_eq!(
         (status["events"].as_u64(), status["spooled"].as_u64()),
         (Some(2), Some(3))
@@ -833,13 +798,10 @@ fn sessions_shows_the_ones_started_last_and_all_on_request() {
         &format!("$ hookjournal sessions --last 2\n{last}\n$ hookjournal sessions --all\n{all}"),
     );
     assert_eq!(
-        json(&env, &["sessions", "--json"])
-            .as_array()
-            .unwrap()
-            .len(),
+        env.json(&["sessions", "--json"]).as_array().unwrap().len(),
         3
     );
-    let last = json(&env, &["sessions", "--json", "--last", "1"]);
+    let last = env.json(&["sessions", "--json", "--last", "1"]);
     assert_eq!(last[0]["session_id"], "s-three", "{last}");
     assert_eq!(last.as_array().unwrap().len(), 1);
 }
@@ -888,7 +850,7 @@ fn every_copilot_payload_is_journaled_as_copilot_and_none_is_malformed() {
         );
         sent.push((stem, bytes));
     }
-    let evs = journaled(&env);
+    let evs = env.journaled();
     let hooks: Vec<_> = evs
         .iter()
         .filter(|e| e["kind"] == "Hook" || e["kind"] == "Malformed")
@@ -959,7 +921,8 @@ fn a_qwen_payload_is_journaled_as_qwen_not_gemini() {
         let out = hook_with(&env, &["--host", "gemini"], &payload, &vars);
         assert_eq!(out.code, Some(0), "{stem}: {}", out.render());
     }
-    let hosts: Vec<String> = journaled(&env)
+    let hosts: Vec<String> = env
+        .journaled()
         .iter()
         .filter(|e| e["kind"] == "Hook")
         .map(|e| e["host"].as_str().unwrap().to_string())

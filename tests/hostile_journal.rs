@@ -16,7 +16,6 @@ mod common;
 
 use common::*;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -83,19 +82,6 @@ fn quiet_hook(out: &std::process::Output, what: &str) -> Result<(), Failed> {
     )
 }
 
-/// Runs `hookjournal ARGS` in the project and appends `$ hookjournal ARGS` and its whole
-/// output to `t`.
-fn step(env: &TestEnvironment, t: &mut String, args: &[&str]) -> CommandOutput {
-    let out = env.run(args);
-    shown(t, &format!("hookjournal {}", args.join(" ")), &out);
-    out
-}
-
-/// Appends `$ WHAT` and an output, whole, to `t`.
-fn shown(t: &mut String, what: &str, out: &CommandOutput) {
-    t.push_str(&format!("$ {what}\n{}\n", out.render()));
-}
-
 fn payload(session: &str, name: &str, i: usize) -> String {
     match name {
         "PreToolUse" => format!(
@@ -117,35 +103,6 @@ fn journal() -> TestEnvironment {
     let out = env.hook_raw(payload("s", "PreToolUse", 5).as_bytes(), &[]);
     assert!(out.status.success() && quiet_or_spooled(&out.stderr));
     env
-}
-
-/// Every event in the project's journal, parsed, each raw line under `"_line"`: the spool is
-/// drained first (a writer; where it cannot run, e.g. another user's journal, the log is read as
-/// it is), and the export read raw (normalising would hide the recorded times).
-fn journaled(env: &TestEnvironment) -> Vec<serde_json::Value> {
-    let _ = env.command(&env.project).arg("drain").output();
-    let out = env
-        .command(&env.project)
-        .args(["export", "--report", "events"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "export: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    events_of(&String::from_utf8(out.stdout).unwrap())
-}
-
-/// Every hook payload in the project's journal, with how often it appears.
-fn journaled_payloads(env: &TestEnvironment) -> BTreeMap<Vec<u8>, usize> {
-    let mut m = BTreeMap::new();
-    for e in journaled(env) {
-        if e["kind"] == "Hook" {
-            *m.entry(payload_bytes(&e)).or_insert(0) += 1;
-        }
-    }
-    m
 }
 
 /// `hookjournal hook` as Claude Code runs it for another project `dir` of the same world.
@@ -253,16 +210,16 @@ fn links_planted_in_a_journal_are_never_followed() -> Outcome {
         })?;
     }
     let mut t = String::new();
-    step(&env, &mut t, &["status"]);
+    env.step(&mut t, &["status"]);
     let _ = env.run(&["drain"]);
-    let verify = step(&env, &mut t, &["verify"]);
+    let verify = env.step(&mut t, &["verify"]);
     for v in &victims {
         v.untouched()?;
     }
     check(verify.code == Some(3), || verify.render())?;
     // `recover` replaces the links (never their targets), keeps every event it can, and says
     // that what only the replaced log held cannot be counted (nothing witnessed how far it went).
-    step(&env, &mut t, &["recover"]);
+    env.step(&mut t, &["recover"]);
     for v in &victims {
         v.untouched()?;
     }
@@ -279,7 +236,7 @@ fn links_planted_in_a_journal_are_never_followed() -> Outcome {
         check(out.code == Some(0), || {
             format!("hook {i}: {}", out.render())
         })?;
-        shown(&mut t, &format!("hookjournal hook  # {name} {i}"), &out);
+        common::step(&mut t, &format!("hookjournal hook  # {name} {i}"), &out);
     }
     let written: Vec<_> = std::fs::read_dir(&spool_victim)
         .unwrap()
@@ -376,11 +333,11 @@ fn a_spool_file_that_is_a_link_is_never_ingested() -> Outcome {
     let out = env.hook_raw(payload("s", "PostToolUse", 7).as_bytes(), &[]);
     quiet_hook(&out, "the hook")?;
     let mut t = String::new();
-    let counts = journaled_payloads(&env);
+    let counts = env.journaled_payloads();
     check(!counts.contains_key(forged.as_bytes()), || {
         "a linked spool file was ingested".into()
     })?;
-    let verify = step(&env, &mut t, &["verify"]);
+    let verify = env.step(&mut t, &["verify"]);
     check(verify.code == Some(3), || verify.render())?;
     assert_expected("hostile_journal/linked-spool-file.txt", &t);
     Ok(Completion::Completed)
@@ -418,7 +375,8 @@ fn spool_files_keep_their_order_when_the_clock_steps_back() -> Outcome {
         format!("spool ids {ids:?}")
     })?;
     // And they are ingested in that order.
-    let order: Vec<String> = journaled(&env)
+    let order: Vec<String> = env
+        .journaled()
         .iter()
         .filter(|e| e["kind"] == "Hook")
         .filter_map(|e| {
@@ -573,10 +531,10 @@ fn a_spool_file_another_user_wrote_is_never_ingested() -> Outcome {
     quiet_hook(&out, "the hook")?;
     let mut t = String::new();
     check(
-        !journaled_payloads(&env).contains_key(forged.as_bytes()),
+        !env.journaled_payloads().contains_key(forged.as_bytes()),
         || "another user's spool file was ingested".into(),
     )?;
-    let verify = step(&env, &mut t, &["verify"]);
+    let verify = env.step(&mut t, &["verify"]);
     check(verify.code == Some(3), || verify.render())?;
     assert_expected("hostile_journal/foreign-spool-file.txt", &t);
     Ok(Completion::Completed)
@@ -628,7 +586,7 @@ fn a_journal_another_user_precreated_is_never_used() -> Outcome {
         stderr: env.normalize(&String::from_utf8_lossy(&out.stderr)),
         code: out.status.code(),
     };
-    shown(
+    common::step(
         &mut t,
         "hookjournal hook  # in shared/project, as the victim",
         &hook,
@@ -653,7 +611,7 @@ fn a_journal_another_user_precreated_is_never_used() -> Outcome {
         stderr: env.normalize(&String::from_utf8_lossy(&o.stderr)),
         code: o.status.code(),
     };
-    shown(
+    common::step(
         &mut t,
         "hookjournal --journal $TEST_ENV/shared/.hookjournal tasks add x  # as the victim",
         &add,
@@ -695,7 +653,7 @@ fn root_reads_a_users_journal_and_leaves_only_the_users_files() -> Outcome {
         })?;
         if args != ["export", "--report", "events"] {
             let what = env.normalize(&format!("hookjournal {}", all.join(" ")));
-            shown(&mut t, &what, &o);
+            common::step(&mut t, &what, &o);
         }
     }
     let as_root = payload("u", "PostToolUse", 50);
@@ -719,7 +677,7 @@ fn root_reads_a_users_journal_and_leaves_only_the_users_files() -> Outcome {
         stderr: env.normalize(&String::from_utf8_lossy(&out.stderr)),
         code: out.status.code(),
     };
-    shown(
+    common::step(
         &mut t,
         "hookjournal --journal $TEST_ENV/project/.hookjournal hook  # as root",
         &hook,
@@ -734,7 +692,7 @@ fn root_reads_a_users_journal_and_leaves_only_the_users_files() -> Outcome {
     })?;
     let out = user.hook(&env, Some(&j), &project, &payload("u", "PostToolUse", 51));
     quiet_hook(&out, "the user's hook")?;
-    let counts = journaled_payloads(&env);
+    let counts = env.journaled_payloads();
     check(counts.get(as_root.as_bytes()) == Some(&1), || {
         "root's event was not ingested by the user's next hook".into()
     })?;

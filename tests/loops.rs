@@ -48,37 +48,10 @@ fn ok(env: &TestEnvironment, args: &[&str]) -> CommandOutput {
     out
 }
 
-/// Runs `hookjournal ARGS` and appends `$ hookjournal ARGS` and its whole output to `t`.
-fn step(env: &TestEnvironment, t: &mut String, args: &[&str]) -> CommandOutput {
-    let out = env.run(args);
-    shown(t, &format!("hookjournal {}", args.join(" ")), &out);
-    out
-}
-
-/// Appends `$ WHAT` and an output, whole, to `t`.
-fn shown(t: &mut String, what: &str, out: &CommandOutput) {
-    t.push_str(&format!("$ {what}\n{}\n", out.render()));
-}
-
-/// The raw (not normalised) stdout of `hookjournal ARGS`, which must succeed.
-fn raw(env: &TestEnvironment, args: &[&str]) -> String {
-    let out = env.command(&env.project).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json(env: &TestEnvironment, args: &[&str]) -> serde_json::Value {
-    serde_json::from_str(&raw(env, args)).unwrap()
-}
-
 /// The journal's events of `kind`, after a writer (`drain`) has ingested the spool.
 fn task_events(env: &TestEnvironment, kind: &str) -> Vec<serde_json::Value> {
     ok(env, &["drain"]);
-    events_of(&raw(env, &["export", "--report", "events"]))
+    events_of(&env.raw(&["export", "--report", "events"]))
         .into_iter()
         .filter(|e| e["kind"] == kind)
         .collect()
@@ -131,7 +104,7 @@ fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_hold
     drop(held);
     // The next writer ingests the spool: every task failed once, released by its own agent.
     ok(&env, &["drain"]);
-    let tasks = json(&env, &["tasks", "list", "--json"]);
+    let tasks = env.json(&["tasks", "list", "--json"]);
     let tasks = tasks.as_array().unwrap();
     assert_eq!(tasks.len(), 16);
     for t in tasks {
@@ -162,12 +135,12 @@ fn sixteen_loop_agents_are_stopped_and_released_exactly_once_while_a_reader_hold
 fn the_next_hook_ingests_a_spooled_compaction_and_releases_the_agents_task() {
     let env = project("[hook]\nlock_wait_ms = 20\n");
     let mut t = String::new();
-    step(&env, &mut t, &["tasks", "add", "ship it"]);
-    step(&env, &mut t, &["tasks", "claim", "T1", "--agent", "dev-1"]);
+    env.step(&mut t, &["tasks", "add", "ship it"]);
+    env.step(&mut t, &["tasks", "claim", "T1", "--agent", "dev-1"]);
     // The journal held by this test for the hook's whole run: it is busy, never a race.
     let held = hold(&env.journal());
     let out = env.hook(precompact("s1").as_bytes(), &[("RALPH_AGENT_ID", "dev-1")]);
-    shown(&mut t, "<PreCompact hook of dev-1, the journal held>", &out);
+    common::step(&mut t, "<PreCompact hook of dev-1, the journal held>", &out);
     drop(held);
     assert_eq!(spooled(&env), 1);
     // Another session's prompt: its hook ingests the spool before it answers, and the
@@ -179,7 +152,7 @@ fn the_next_hook_ingests_a_spooled_compaction_and_releases_the_agents_task() {
     let released = task_events(&env, "TaskReleased");
     assert_eq!(released.len(), 1, "{released:?}");
     assert_eq!(released[0]["payload"]["agent"], "dev-1");
-    step(&env, &mut t, &["tasks", "show", "T1"]);
+    env.step(&mut t, &["tasks", "show", "T1"]);
     assert_expected("loops/spooled-compaction-released.txt", &t);
 }
 
@@ -226,7 +199,7 @@ fn eight_agents_racing_claim_next_over_four_tasks_claim_each_once() {
         .collect();
     claimed.sort();
     assert_eq!(claimed, ["T1", "T2", "T3", "T4"]);
-    let tasks = json(&env, &["tasks", "list", "--json"]);
+    let tasks = env.json(&["tasks", "list", "--json"]);
     let mut owners: Vec<&str> = tasks
         .as_array()
         .unwrap()
@@ -242,17 +215,17 @@ fn eight_agents_racing_claim_next_over_four_tasks_claim_each_once() {
 fn claiming_a_held_task_fails_clearly_and_changes_nothing() {
     let env = project("");
     let mut t = String::new();
-    step(&env, &mut t, &["tasks", "add", "only one"]);
-    step(&env, &mut t, &["tasks", "claim", "T1", "--agent", "dev-1"]);
+    env.step(&mut t, &["tasks", "add", "only one"]);
+    env.step(&mut t, &["tasks", "claim", "T1", "--agent", "dev-1"]);
     for args in [
         &["tasks", "claim", "T1", "--agent", "dev-2"][..],
         &["tasks", "start", "T1", "--agent", "dev-2"],
         &["tasks", "claim", "T1"],
     ] {
-        let out = step(&env, &mut t, args);
+        let out = env.step(&mut t, args);
         assert_eq!(out.code, Some(1), "{}", out.render());
     }
-    step(&env, &mut t, &["tasks", "show", "T1"]);
+    env.step(&mut t, &["tasks", "show", "T1"]);
     assert_expected("loops/claim-held.txt", &t);
 }
 
@@ -261,24 +234,20 @@ fn release_stale_frees_a_task_whose_agent_was_killed() {
     let mut env = project("");
     env.normalize_ages();
     let mut t = String::new();
-    step(&env, &mut t, &["tasks", "add", "long job"]);
-    step(&env, &mut t, &["tasks", "claim", "T1", "--agent", "dev-9"]);
+    env.step(&mut t, &["tasks", "add", "long job"]);
+    env.step(&mut t, &["tasks", "claim", "T1", "--agent", "dev-9"]);
     // dev-9's session is killed (kill -9): no SessionEnd ever comes.
     let out = env.hook(
         br#"{"hook_event_name":"UserPromptSubmit","session_id":"k","prompt":"go"}"#,
         &[("RALPH_AGENT_ID", "dev-9")],
     );
-    shown(&mut t, "<UserPromptSubmit hook of dev-9>", &out);
-    step(&env, &mut t, &["tasks", "release-stale", "--lease", "3600"]);
+    common::step(&mut t, "<UserPromptSubmit hook of dev-9>", &out);
+    env.step(&mut t, &["tasks", "release-stale", "--lease", "3600"]);
     std::thread::sleep(std::time::Duration::from_millis(2_100));
-    step(&env, &mut t, &["tasks", "release-stale", "--lease", "1"]);
-    step(&env, &mut t, &["tasks", "show", "T1"]);
+    env.step(&mut t, &["tasks", "release-stale", "--lease", "1"]);
+    env.step(&mut t, &["tasks", "show", "T1"]);
     // Another agent can take it now.
-    step(
-        &env,
-        &mut t,
-        &["tasks", "claim", "--next", "--agent", "dev-10"],
-    );
+    env.step(&mut t, &["tasks", "claim", "--next", "--agent", "dev-10"]);
     // How long dev-9 was silent is the machine's (at least the 2 s slept).
     let t = replace_pattern(&t, "silent for dds", "silent for [N]s");
     let t = replace_pattern(&t, "silent for ds", "silent for [N]s");
@@ -326,7 +295,7 @@ fn the_loops_own_task_program_fails_the_agents_tasks_busy_journal_or_not() {
     ];
     let mut t = String::new();
     let out = env.hook(precompact("a").as_bytes(), &vars);
-    shown(&mut t, "<PreCompact hook of dev-1>", &out);
+    common::step(&mut t, "<PreCompact hook of dev-1>", &out);
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "list --status active --json\nfail 41 --reason context limit reached\nfail 43 --reason context limit reached\n"
@@ -339,7 +308,7 @@ fn the_loops_own_task_program_fails_the_agents_tasks_busy_journal_or_not() {
         br#"{"hook_event_name":"SessionEnd","session_id":"b","reason":"other"}"#,
         &vars,
     );
-    shown(&mut t, "<SessionEnd hook of dev-1, the journal held>", &out);
+    common::step(&mut t, "<SessionEnd hook of dev-1, the journal held>", &out);
     drop(held);
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
@@ -375,7 +344,7 @@ fn the_loops_task_program_runs_once_for_a_compaction_the_gemini_session_file_sho
     // An ordinary request: the session file shows no compression; the program is not run.
     std::fs::copy(fixtures.join("gemini-0.61.0-chats/tool-run.jsonl"), &chat).unwrap();
     let out = env.hook(precompress(&chat).as_bytes(), &vars);
-    shown(&mut t, "<PreCompress hook, no compression>", &out);
+    common::step(&mut t, "<PreCompress hook, no compression>", &out);
     assert!(!log.exists(), "the task program ran on an ordinary request");
     // A session file that shows a compression: the program runs once.
     let other = env.root().join("compressed.jsonl");
@@ -385,14 +354,14 @@ fn the_loops_task_program_runs_once_for_a_compaction_the_gemini_session_file_sho
     )
     .unwrap();
     let out = env.hook(precompress(&other).as_bytes(), &vars);
-    shown(&mut t, "<PreCompress hook, a compression>", &out);
+    common::step(&mut t, "<PreCompress hook, a compression>", &out);
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "list --status active --json\nfail 41 --reason context limit reached\nfail 43 --reason context limit reached\n"
     );
     // The next request, with no new compression: not again.
     let out = env.hook(precompress(&other).as_bytes(), &vars);
-    shown(&mut t, "<PreCompress hook, no new compression>", &out);
+    common::step(&mut t, "<PreCompress hook, no new compression>", &out);
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 3);
     t.push_str("$ <the recorded ExternalRelease payloads>\n");
     t.push_str(&external_releases(&env));
@@ -441,19 +410,19 @@ fn live_mirrors_carry_the_export_reports_lines() {
             br#"{"hook_event_name":"SessionEnd","session_id":"m","reason":"other"}"#,
         ),
     ] {
-        shown(&mut t, &format!("<{name} hook>"), &env.hook(payload, &[]));
+        common::step(&mut t, &format!("<{name} hook>"), &env.hook(payload, &[]));
     }
     let session_log = std::fs::read_to_string(env.project.join(".session-log.jsonl")).unwrap();
     let notifications =
         std::fs::read_to_string(env.project.join("logs/notifications.jsonl")).unwrap();
     assert_eq!(
         session_log,
-        raw(&env, &["export", "--report", "session-log"]),
+        env.raw(&["export", "--report", "session-log"]),
         "same lines as the export"
     );
     assert_eq!(
         notifications,
-        raw(&env, &["export", "--report", "notifications"])
+        env.raw(&["export", "--report", "notifications"])
     );
     t.push_str(&format!("$ cat .session-log.jsonl\n{session_log}\n"));
     t.push_str(&format!("$ cat logs/notifications.jsonl\n{notifications}"));

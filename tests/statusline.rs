@@ -4,9 +4,7 @@
 
 mod common;
 use common::harness::{missing, Ran};
-use common::{
-    assert_expected, events_of, replace_pattern, test_path, CommandOutput, TestEnvironment, BIN,
-};
+use common::{assert_expected, replace_pattern, test_path, CommandOutput, TestEnvironment, BIN};
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
@@ -63,29 +61,8 @@ fn input(project: &Path, session: &str, cost: f64, used: f64) -> String {
     .to_string()
 }
 
-/// The raw (not normalised) stdout of `hookjournal ARGS`, which must succeed.
-fn raw(env: &TestEnvironment, args: &[&str]) -> String {
-    let out = env.command(&env.project).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json(env: &TestEnvironment, args: &[&str]) -> serde_json::Value {
-    serde_json::from_str(&raw(env, args)).unwrap()
-}
-
-/// The journal's events, after a writer (`drain`) has ingested the spool.
-fn events(env: &TestEnvironment) -> Vec<serde_json::Value> {
-    raw(env, &["drain"]);
-    events_of(&raw(env, &["export", "--report", "events"]))
-}
-
 fn host_events(env: &TestEnvironment) -> Vec<serde_json::Value> {
-    events(env)
+    env.journaled()
         .into_iter()
         .filter(|e| e["kind"] == "HostReported")
         .collect()
@@ -100,11 +77,6 @@ fn started(session: &str) -> TestEnvironment {
     );
     assert_eq!(out.code, Some(0), "{}", out.render());
     env
-}
-
-/// Appends `$ WHAT` and an output, whole, to `t`.
-fn shown(t: &mut String, what: &str, out: &CommandOutput) {
-    t.push_str(&format!("$ {what}\n{}\n", out.render()));
 }
 
 fn statusline_prints_one_line_for_every_documented_shape() {
@@ -133,15 +105,15 @@ fn statusline_prints_one_line_for_every_documented_shape() {
     for (shown_as, inp) in &cases {
         let what = if shown_as.is_empty() { inp } else { shown_as };
         let out = statusline(&env, inp.as_bytes(), &[]);
-        shown(&mut t, &format!("<statusline> < {what}"), &out);
+        common::step(&mut t, &format!("<statusline> < {what}"), &out);
     }
     assert!(!env.journal().exists(), "the statusline created a journal");
     // Binary garbage and a huge input.
     let out = statusline(&env, &[0xff, 0x00, 0xfe, 0x1b], &[]);
-    shown(&mut t, "<statusline> < <bytes ff 00 fe 1b>", &out);
+    common::step(&mut t, "<statusline> < <bytes ff 00 fe 1b>", &out);
     let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(3 << 20));
     let out = statusline(&env, big.as_bytes(), &[]);
-    shown(&mut t, "<statusline> < <a 3 MiB JSON object>", &out);
+    common::step(&mut t, "<statusline> < <a 3 MiB JSON object>", &out);
     assert_expected("statusline/shapes.txt", &t);
 }
 
@@ -178,7 +150,7 @@ fn statusline_records_a_reading_only_when_it_changes() {
     let reading = |cost, used| input(&env.project, "s-rec", cost, used);
     for _ in 0..3 {
         let out = statusline(&env, reading(0.30, 20.0).as_bytes(), &[]);
-        shown(&mut t, "<statusline> < <s-rec, $0.30, 20%>", &out);
+        common::step(&mut t, "<statusline> < <s-rec, $0.30, 20%>", &out);
     }
     assert_eq!(
         host_events(&env).len(),
@@ -203,7 +175,7 @@ fn statusline_records_a_reading_only_when_it_changes() {
     statusline(&env, reading(0.04, 8.0).as_bytes(), &[]);
     statusline(&env, reading(0.12, 11.0).as_bytes(), &[]);
     assert_eq!(host_events(&env).len(), 4);
-    let cost = json(&env, &["cost", "--json"]);
+    let cost = env.json(&["cost", "--json"]);
     let rec = &cost["reconciliation"]["sessions"][0];
     assert_eq!(rec["session"], "s-rec");
     assert_eq!(rec["host_epochs"], 2);
@@ -213,10 +185,10 @@ fn statusline_records_a_reading_only_when_it_changes() {
     );
     assert_eq!(rec["host_source"], "statusline");
     // `show` has the host's last context reading.
-    let show = json(&env, &["show", "s-rec", "--json"]);
+    let show = env.json(&["show", "s-rec", "--json"]);
     assert_eq!(show["host_reported"]["context_tokens"], 15500);
     assert_eq!(show["host_reported"]["epochs"], 2);
-    shown(&mut t, "hookjournal cost", &env.run(&["cost"]));
+    common::step(&mut t, "hookjournal cost", &env.run(&["cost"]));
     assert_expected("statusline/records-on-change.txt", &t);
 }
 
@@ -227,7 +199,7 @@ fn statusline_shows_the_task_in_progress_from_the_journal() {
     // The first call finds no cached facts and starts a refresh in the background.
     let first = statusline(&env, inp.as_bytes(), &[]);
     let mut t = String::new();
-    shown(
+    common::step(
         &mut t,
         "<statusline> < <db5b5fab, $0.20, 16%> (no facts cached)",
         &first,
@@ -237,7 +209,7 @@ fn statusline_shows_the_task_in_progress_from_the_journal() {
     loop {
         let out = statusline(&env, inp.as_bytes(), &[]);
         if out.render() != first.render() {
-            shown(
+            common::step(
                 &mut t,
                 "<statusline> < <db5b5fab, $0.20, 16%> (refreshed)",
                 &out,
@@ -264,7 +236,7 @@ fn statusline_chains_the_users_own_and_can_only_record() {
     );
     let mut t = String::new();
     let out = statusline(&env, inp.as_bytes(), &["--chain", theirs]);
-    shown(
+    common::step(
         &mut t,
         &format!("<statusline> --chain '{theirs}' < <s-chain, $0.30, 20%>"),
         &out,
@@ -274,7 +246,7 @@ fn statusline_chains_the_users_own_and_can_only_record() {
         input(&env.project, "s-chain", 0.4, 20.0).as_bytes(),
         &["--record-only", "--chain", "echo theirs only"],
     );
-    shown(
+    common::step(
         &mut t,
         "<statusline> --record-only --chain 'echo theirs only' < <s-chain, $0.40, 20%>",
         &out,
@@ -285,7 +257,7 @@ fn statusline_chains_the_users_own_and_can_only_record() {
     let out = statusline(&env, inp.as_bytes(), &["--chain", "sleep 30"]);
     // Cut off, not waited for: it would run 30 s (the bound is slack for a loaded machine).
     assert!(t0.elapsed() < std::time::Duration::from_secs(25));
-    shown(
+    common::step(
         &mut t,
         "<statusline> --chain 'sleep 30' < <s-chain, $0.30, 20%>",
         &out,
@@ -302,7 +274,7 @@ fn cost_shows_transcript_and_host_cost_and_names_the_difference() {
     for (c, u) in [(0.11, 30.0), (0.36, 80.0), (0.02, 9.0), (0.21, 16.0)] {
         statusline(&env, input(&env.project, SID, c, u).as_bytes(), &[]);
     }
-    let v = json(&env, &["cost", "--json"]);
+    let v = env.json(&["cost", "--json"]);
     let rec = &v["reconciliation"]["sessions"][0];
     assert!(
         (rec["transcript_usd"].as_f64().unwrap() - 0.54969).abs() < 1e-5,
@@ -328,14 +300,6 @@ fn cost_shows_transcript_and_host_cost_and_names_the_difference() {
 fn settings_file(env: &TestEnvironment, name: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(env.project.join(".claude").join(name)).unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-/// Runs `hookjournal ARGS`, which must succeed, and appends it and its whole output to `t`.
-fn step(env: &TestEnvironment, t: &mut String, args: &[&str]) -> CommandOutput {
-    let out = env.run(args);
-    assert_eq!(out.code, Some(0), "{args:?}: {}", out.render());
-    shown(t, &format!("hookjournal {}", args.join(" ")), &out);
-    out
 }
 
 /// Appends a settings file's `statusLine` (`None`: the whole file), normalised, to `t`.
@@ -367,14 +331,14 @@ fn install_statusline_chains_the_users_own_and_uninstall_restores_it() {
     env.redact(bin.to_str().unwrap(), "$BIN");
 
     let mut t = String::new();
-    step(&env, &mut t, &["install", "--statusline"]);
+    env.step(&mut t, &["install", "--statusline"]);
     shown_settings(&env, &mut t, "settings.json", Some("statusLine"));
     let registered = settings_file(&env, "settings.json")["statusLine"]["command"]
         .as_str()
         .unwrap()
         .to_string();
     // Installing again changes nothing; the chained command is not wrapped twice.
-    step(&env, &mut t, &["install", "--statusline"]);
+    env.step(&mut t, &["install", "--statusline"]);
     assert_eq!(
         settings_file(&env, "settings.json")["statusLine"]["command"],
         registered.as_str()
@@ -390,22 +354,21 @@ fn install_statusline_chains_the_users_own_and_uninstall_restores_it() {
         "[INPUT LENGTH]\"bytes\"",
     );
     let out = env.run_shell(&registered, &env.project, &[], inp.as_bytes());
-    shown(
+    common::step(
         &mut t,
         "<the registered status line> < <s-inst, $0.30, 20%>",
         &out,
     );
 
     // Record-only: theirs alone is shown.
-    step(
-        &env,
+    env.step(
         &mut t,
         &["install", "--statusline", "--statusline-record-only"],
     );
     shown_settings(&env, &mut t, "settings.json", Some("statusLine"));
 
     // Uninstall gives back exactly what the user had.
-    step(&env, &mut t, &["uninstall"]);
+    env.step(&mut t, &["uninstall"]);
     assert_eq!(settings_file(&env, "settings.json"), original);
     assert_expected("statusline/install-chained.txt", &t);
 }
@@ -415,13 +378,9 @@ fn install_statusline_without_one_adds_ours_and_uninstall_removes_it() {
     let bin = std::fs::canonicalize(BIN).unwrap();
     env.redact(bin.to_str().unwrap(), "$BIN");
     let mut t = String::new();
-    step(
-        &env,
-        &mut t,
-        &["install", "--statusline", "--scope", "local"],
-    );
+    env.step(&mut t, &["install", "--statusline", "--scope", "local"]);
     shown_settings(&env, &mut t, "settings.local.json", Some("statusLine"));
-    step(&env, &mut t, &["uninstall", "--scope", "local"]);
+    env.step(&mut t, &["uninstall", "--scope", "local"]);
     shown_settings(&env, &mut t, "settings.local.json", None);
     assert_expected("statusline/install-local.txt", &t);
 }
@@ -434,10 +393,10 @@ fn watch_once_prints_sessions_burn_context_and_tasks() {
     statusline(&env, input(&env.project, SID, 0.61, 16.0).as_bytes(), &[]);
     let mut t = String::new();
     // watch never drains the spool (it would hold the lock longer): the reading waits there.
-    step(&env, &mut t, &["watch", "--once"]);
+    env.step(&mut t, &["watch", "--once"]);
     // Once a writer has ingested it, the host's figure (above the transcripts') shows.
-    step(&env, &mut t, &["drain"]);
-    step(&env, &mut t, &["watch", "--once"]);
+    env.step(&mut t, &["drain"]);
+    env.step(&mut t, &["watch", "--once"]);
     let t = replace_pattern(&t, " · dd:dd:dd\n", " · [CLOCK]\n");
     assert_expected("statusline/watch-once.txt", &last_column_fixed(&t));
 }
@@ -553,7 +512,8 @@ fn watch_runs_live_in_a_terminal_and_quits_on_q() -> Ran {
         screen.contains("\x1b[?1049h") && screen.contains("\x1b[?1049l"),
         "no alternate screen"
     );
-    let prompts = events(&env)
+    let prompts = env
+        .journaled()
         .into_iter()
         .filter(|e| e["name"] == "UserPromptSubmit")
         .count();

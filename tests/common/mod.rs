@@ -416,6 +416,50 @@ impl TestEnvironment {
         child.wait_with_output().unwrap()
     }
 
+    /// The raw (not normalised) stdout of `hookjournal ARGS` in the project, which must succeed.
+    pub fn raw(&self, args: &[&str]) -> String {
+        let out = self.command(&self.project).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `raw`, parsed as JSON (read raw: normalised times are not JSON).
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let text = self.raw(args);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?} ({e}): {text}"))
+    }
+
+    /// Every event in the project's journal, parsed, each raw line under `"_line"`: the spool is
+    /// drained first (a writer; where it cannot run, e.g. another user's journal, the log is read
+    /// as it is), and the export read raw.
+    pub fn journaled(&self) -> Vec<serde_json::Value> {
+        let _ = self.command(&self.project).arg("drain").output();
+        events_of(&self.raw(&["export", "--report", "events"]))
+    }
+
+    /// Every hook payload in the project's journal, with how often it appears.
+    pub fn journaled_payloads(&self) -> std::collections::BTreeMap<Vec<u8>, usize> {
+        let mut m = std::collections::BTreeMap::new();
+        for e in self.journaled() {
+            if e["kind"] == "Hook" {
+                *m.entry(payload_bytes(&e)).or_insert(0) += 1;
+            }
+        }
+        m
+    }
+
+    /// Runs `hookjournal ARGS` in the project and appends `$ hookjournal ARGS` and its whole
+    /// output to `t` (`step`).
+    pub fn step(&self, t: &mut String, args: &[&str]) -> CommandOutput {
+        let out = self.run(args);
+        step(t, &format!("hookjournal {}", args.join(" ")), &out);
+        out
+    }
+
     /// `hook_raw`, normalised.
     pub fn hook(&self, payload: &[u8], env: &[(&str, &str)]) -> CommandOutput {
         let out = self.hook_raw(payload, env);
