@@ -902,6 +902,18 @@ mod tests {
         );
     }
 
+    /// That `verify` called no torn record damage, and said a note `is_it` recognises.
+    fn tear_is_a_note(r: &VerifyReport, is_it: impl Fn(&str) -> bool) {
+        assert!(
+            !r.damage
+                .iter()
+                .any(|d| d.what.contains("followed by whole records")),
+            "{:?}",
+            r.damage
+        );
+        assert!(r.notes.iter().any(|n| is_it(n)), "{:?}", r.notes);
+    }
+
     /// Where each record of a log ends (at least four records).
     fn record_ends(bytes: &[u8]) -> Vec<usize> {
         let mut ends = Vec::new();
@@ -935,20 +947,7 @@ mod tests {
         let r = check(dir.path());
         // (Here the store holds those events too, and says so: this journal's store is synced,
         // which a power cut before the mirror's sync would not have let happen.)
-        assert!(
-            !r.damage
-                .iter()
-                .any(|d| d.what.contains("followed by whole records")),
-            "{:?}",
-            r.damage
-        );
-        assert!(
-            r.notes
-                .iter()
-                .any(|n| n.contains("never reached: an interrupted write")),
-            "{:?}",
-            r.notes
-        );
+        tear_is_a_note(&r, |n| n.contains("never reached: an interrupted write"));
     }
 
     /// Given both copies torn at the same record by one interrupted write, the log with nothing
@@ -969,21 +968,10 @@ mod tests {
         std::fs::write(&mirror, &torn).unwrap();
         std::fs::write(&wal, &torn[..ends[k - 3]]).unwrap();
         let r = check(dir.path());
-        assert!(
-            !r.damage
-                .iter()
-                .any(|d| d.what.contains("followed by whole records")),
-            "{:?}",
-            r.damage
-        );
-        assert!(
-            r.notes
-                .iter()
-                .any(|n| n.starts_with("wal/00000000000000000031.mirror: ")
-                    && n.contains("never reached: an interrupted write")),
-            "{:?}",
-            r.notes
-        );
+        tear_is_a_note(&r, |n| {
+            n.starts_with("wal/00000000000000000031.mirror: ")
+                && n.contains("never reached: an interrupted write")
+        });
     }
 
     /// Given the same record torn in both copies with whole records after it in both, when
@@ -1024,20 +1012,9 @@ mod tests {
         head.boot = "an earlier boot".into();
         hot.set_head(&head).unwrap();
         let r = check(dir.path());
-        assert!(
-            !r.damage
-                .iter()
-                .any(|d| d.what.contains("followed by whole records")),
-            "{:?}",
-            r.damage
-        );
-        assert!(
-            r.notes
-                .iter()
-                .any(|n| n.contains("torn there too: an interrupted write a restart cut")),
-            "{:?}",
-            r.notes
-        );
+        tear_is_a_note(&r, |n| {
+            n.contains("torn there too: an interrupted write a restart cut")
+        });
     }
 
     #[test]
