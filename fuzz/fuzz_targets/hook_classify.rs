@@ -43,8 +43,15 @@ fuzz_target!(|data: &[u8]| {
                 Kind::Hook { .. } | Kind::Malformed { .. }
             ));
         }
-        if let (Some(_), Ok(text)) = (parsed, std::str::from_utf8(payload)) {
-            scenario = scenario.host(Host::from_name(&ev.host)).given_hook(text);
+        // The scenario reads the payload as the fold reads a stored event: with the event name
+        // its kind holds (what `--event` named, for Copilot CLI's camelCase hooks).
+        if let (Some(_), Ok(text), Kind::Hook { name }) =
+            (parsed, std::str::from_utf8(payload), ev.kind())
+        {
+            scenario = scenario
+                .host(Host::from_name(&ev.host))
+                .named(&name)
+                .given_hook(text);
         }
     }
 });

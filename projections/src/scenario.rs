@@ -43,6 +43,9 @@ pub struct Scenario {
     /// What the next hook event's read of the session file shows (recorded as caused by it,
     /// before the policy decides, as the hook does).
     pub next_reading: Option<ContextObserved>,
+    /// The event name the hook's command line gives the next payload (`--event`: Copilot CLI's
+    /// camelCase hooks name none in the payload), as the fold reads it from the stored kind.
+    pub next_name: Option<String>,
 }
 
 impl Default for Scenario {
@@ -74,6 +77,7 @@ impl Scenario {
             agent: None,
             host: Host::Claude,
             next_reading: None,
+            next_name: None,
         }
     }
 
@@ -137,8 +141,9 @@ impl Scenario {
         self
     }
 
-    fn parse(&self, payload: &str) -> (Kind, HookEvent) {
-        let ev = event::parse(&self.host, payload.as_bytes())
+    fn parse(&mut self, payload: &str) -> (Kind, HookEvent) {
+        let name = self.next_name.take();
+        let ev = event::parse_named(&self.host, payload.as_bytes(), name.as_deref())
             .unwrap_or_else(|| panic!("not a hook payload: {payload}"));
         (
             Kind::Hook {
@@ -210,6 +215,12 @@ impl Scenario {
             recorded.push(self.record(x));
         }
         (d, recorded)
+    }
+
+    /// Names the next hook payload's event as its command line does (`--event NAME`).
+    pub fn named(mut self, name: &str) -> Self {
+        self.next_name = Some(name.to_string());
+        self
     }
 
     /// A hook event that happened before (answered as the hook would have answered it).
