@@ -329,7 +329,7 @@ impl Harness {
         cmd.args(extra);
         cmd.current_dir(&self.project).env_clear();
         // A clean environment: nothing of the developer's Claude Code, API keys or hookjournal.
-        for k in ["PATH", "LANG", "LC_ALL", "TMPDIR"] {
+        for k in ["PATH", "LANG", "LC_ALL"] {
             if let Some(v) = std::env::var_os(k) {
                 cmd.env(k, v);
             }
@@ -341,6 +341,7 @@ impl Harness {
         };
         cmd.env("SHELL", shell)
             .env("HOME", &self.home)
+            .env("TMPDIR", common::client::private_tmp(&self.home))
             .env("TERM", "dumb")
             .env("ANTHROPIC_BASE_URL", &self.base_url)
             .env("ANTHROPIC_API_KEY", "dummy-key-for-the-local-model-server")

@@ -128,12 +128,13 @@ fn claude() -> Result<PathBuf, String> {
 fn claude_cmd(claude: &Path, home: &Path, cwd: &Path) -> Command {
     let mut cmd = Command::new(claude);
     cmd.current_dir(cwd).env_clear();
-    for k in ["PATH", "LANG", "LC_ALL", "TMPDIR"] {
+    for k in ["PATH", "LANG", "LC_ALL"] {
         if let Some(v) = std::env::var_os(k) {
             cmd.env(k, v);
         }
     }
     cmd.env("HOME", home)
+        .env("TMPDIR", common::client::private_tmp(home))
         .env("TERM", "dumb")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_TELEMETRY", "1")

@@ -530,6 +530,7 @@ fn codex_exec(
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
+        .env("TMPDIR", common::client::private_tmp(home))
         .env("CODEX_HOME", home.join(".codex"))
         .env("HJ_MOCK_KEY", "hj-test-key")
         .stdin(std::process::Stdio::null());
@@ -747,6 +748,10 @@ fn ccusage_codex(bin: &Path, codex_home: &Path, report: &str) -> Value {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", codex_home.parent().unwrap())
+        .env(
+            "TMPDIR",
+            common::client::private_tmp(codex_home.parent().unwrap()),
+        )
         .env("CODEX_HOME", codex_home)
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())

@@ -230,6 +230,7 @@ impl Env {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &self.home)
+        .env("TMPDIR", common::client::private_tmp(&self.home))
         .env("TERM", "dumb")
         .env("XDG_CACHE_HOME", &client.xdg_cache)
         .env("XDG_CONFIG_HOME", self.home.join(".config"))

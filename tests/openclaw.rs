@@ -249,6 +249,7 @@ impl Harness {
         cmd.env_clear()
             .env("PATH", path)
             .env("HOME", &self.home)
+            .env("TMPDIR", common::client::private_tmp(&self.home))
             .env("TERM", "dumb")
             .env("NO_COLOR", "1")
             .env("OPENCLAW_GATEWAY_TOKEN", &self.token)

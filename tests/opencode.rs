@@ -208,6 +208,7 @@ impl Env {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("TMPDIR", common::client::private_tmp(&self.home))
             .env("TERM", "dumb")
             .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
             .env("OPENCODE_DISABLE_MODELS_FETCH", "1")

@@ -187,6 +187,7 @@ impl Env {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("TMPDIR", common::client::private_tmp(&self.home))
             .env("TERM", "dumb")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -94,6 +94,15 @@ pub fn sandbox(
     (tmp, home, project, calls)
 }
 
+/// The client's own `$TMPDIR`, inside its sandbox's `home`: what a client unpacks there (the
+/// bun-built ones extract a native library at every start, 5.5 MB each) goes with the sandbox
+/// instead of piling up in the machine's `/tmp`.
+pub fn private_tmp(home: &std::path::Path) -> std::path::PathBuf {
+    let dir = home.join(".tmp");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// A real client's world for one test (`sandbox` with a README in its project) and the scripted
 /// model server it talks to; a host's test adds its own settings and runs.
 pub struct Sandbox<R> {
