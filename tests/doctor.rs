@@ -250,3 +250,31 @@ fn the_opencode_and_pi_shims_are_found_with_their_program() {
         &format!("{installed}---- changed ----\n{changed}"),
     );
 }
+
+/// Cline's hook scripts (one executable per event, no settings file): found where install wrote
+/// them, with the program they run; a script gone, one not executable and one naming a program
+/// that is gone are problems naming their fix; a file of the user's own under an event's name is
+/// said and left.
+#[test]
+fn clines_hook_scripts_are_found_with_their_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnvironment::new();
+    fs::create_dir_all(env.project.join(".git")).unwrap();
+    let out = env.run(&["install", "--host", "cline"]);
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    let installed = doctor(&env, &[]);
+    let hooks = env.project.join(".clinerules/hooks");
+    fs::remove_file(hooks.join("TaskCancel")).unwrap();
+    fs::set_permissions(hooks.join("PreToolUse"), fs::Permissions::from_mode(0o644)).unwrap();
+    fs::write(hooks.join("TaskError"), "#!/bin/sh\necho mine\n").unwrap();
+    let start = hooks.join("TaskStart");
+    let text = fs::read_to_string(&start).unwrap();
+    let gone = text.replacen("exec '", "exec '/nonexistent", 1);
+    assert_ne!(gone, text, "the script runs the program with exec");
+    fs::write(&start, gone).unwrap();
+    let changed = doctor(&env, &[]);
+    assert_expected(
+        "doctor/cline.txt",
+        &format!("{installed}---- changed ----\n{changed}"),
+    );
+}

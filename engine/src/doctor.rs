@@ -94,6 +94,7 @@ pub fn hosts(w: &Where) -> Vec<Finding> {
     for facts in [&host::OPENCODE, &host::PI] {
         any |= shim(w, facts, &mut out);
     }
+    any |= cline(w, &mut out);
     if !any {
         let (what, fix) = match w.project {
             Some(p) => (
@@ -591,6 +592,140 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
             format!("{} names no program", path.display()),
             fix,
         )),
+    }
+    true
+}
+
+/// Cline's hook files in its hooks directory, by what each is.
+#[derive(Default)]
+struct ClineScripts {
+    /// The program each of hookjournal's scripts runs (`None`: it names none).
+    ours: Vec<Option<String>>,
+    /// Events with no file at all.
+    missing: Vec<&'static str>,
+    /// Events whose file is the user's own.
+    own: Vec<&'static str>,
+    /// hookjournal's scripts that are not executable (Cline skips them).
+    idle: Vec<&'static str>,
+}
+
+impl ClineScripts {
+    fn read(dir: &Path) -> ClineScripts {
+        use std::os::unix::fs::PermissionsExt;
+        let mut found = ClineScripts::default();
+        for file in host::CLINE
+            .registered()
+            .filter_map(|(e, _)| host::cline_hook_file(e.name))
+        {
+            let path = dir.join(file);
+            match std::fs::read_to_string(&path) {
+                Ok(text) if registration::is_cline_hook(&text) => {
+                    let runs =
+                        std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+                    if !runs {
+                        found.idle.push(file);
+                    }
+                    found.ours.push(registration::cline_hook_program(&text));
+                }
+                Ok(_) => found.own.push(file),
+                Err(_) => found.missing.push(file),
+            }
+        }
+        found
+    }
+}
+
+/// Cline's hook scripts (Cline runs the executable named after each event in its hooks
+/// directory): those `install` wrote, that each is executable, and the program they run. A file of
+/// the user's own under an event's name stays theirs (install keeps it): that event is not
+/// journaled, which is said, not a problem.
+fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
+    let facts = &host::CLINE;
+    let topic = facts.product;
+    let Some(install) = facts.install.as_ref() else {
+        return false;
+    };
+    let scope = if w.project.is_some() {
+        Scope::Project
+    } else {
+        Scope::User
+    };
+    let project = w.project.unwrap_or(Path::new("."));
+    let Some(dir) = install.settings_path(scope, project, user_dir(facts).as_deref()) else {
+        return false;
+    };
+    let ClineScripts {
+        ours,
+        missing,
+        own,
+        idle,
+    } = ClineScripts::read(&dir);
+    if ours.is_empty() {
+        return false;
+    }
+    let fix = install_cmd(&Host::Cline, scope);
+    let total = ours.len() + missing.len() + own.len();
+    out.push(ok(
+        topic,
+        format!(
+            "hookjournal's hook scripts are in {} ({} of {total} events)",
+            dir.display(),
+            ours.len()
+        ),
+    ));
+    if !missing.is_empty() {
+        out.push(problem(
+            topic,
+            format!(
+                "no hook script for {}: {} not journaled",
+                missing.join(", "),
+                if missing.len() == 1 {
+                    "that event is"
+                } else {
+                    "those events are"
+                }
+            ),
+            fix.clone(),
+        ));
+    }
+    if !idle.is_empty() {
+        out.push(problem(
+            topic,
+            format!(
+                "{} not executable: Cline does not run {}",
+                idle.join(", "),
+                if idle.len() == 1 { "it" } else { "them" }
+            ),
+            format!(
+                "chmod +x {}",
+                idle.iter()
+                    .map(|f| dir.join(f).display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+        ));
+    }
+    for file in own {
+        out.push(info(
+            topic,
+            format!(
+                "{} is your own hook: that event is not journaled",
+                dir.join(file).display()
+            ),
+        ));
+    }
+    let mut programs: Vec<Option<String>> = ours;
+    programs.sort();
+    programs.dedup();
+    for program in programs {
+        match program {
+            Some(p) => out.push(program_finding(topic, &p, w.version, fix.clone())),
+            None => out.push(problem(
+                topic,
+                "a hook script of hookjournal's runs no hookjournal program".into(),
+                fix.clone(),
+            )),
+        }
     }
     true
 }

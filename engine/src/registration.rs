@@ -50,15 +50,45 @@ pub fn split_program(cmd: &str) -> Option<(String, &str)> {
             }
             None
         }
+        // sh's single quotes, with `'\''` for a quote inside (as `install` writes a path).
         '\'' => {
-            let end = cmd[1..].find('\'')? + 1;
-            Some((cmd[1..end].to_string(), &cmd[end + 1..]))
+            let mut at = 0;
+            loop {
+                let end = at + 1 + cmd[at + 1..].find('\'')?;
+                word.push_str(&cmd[at + 1..end]);
+                match cmd[end + 1..].strip_prefix("\\'") {
+                    Some(rest) if rest.starts_with('\'') => {
+                        word.push('\'');
+                        at = cmd.len() - rest.len();
+                    }
+                    _ => return Some((word, &cmd[end + 1..])),
+                }
+            }
         }
         _ => {
             let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
             Some((cmd[..end].to_string(), &cmd[end..]))
         }
     }
+}
+
+/// The second line of each Cline hook script `install` writes: how install, uninstall and doctor
+/// know a hook file is hookjournal's (Cline has no settings file: a file per event is the
+/// registration).
+pub const CLINE_HOOK_MARKER: &str = "# hookjournal's Cline hook";
+
+/// Whether a Cline hook file's text is a script `install` wrote.
+pub fn is_cline_hook(text: &str) -> bool {
+    text.lines()
+        .nth(1)
+        .is_some_and(|l| l.starts_with(CLINE_HOOK_MARKER))
+}
+
+/// The program a Cline hook script runs: its `exec hookjournal hook …` line's.
+pub fn cline_hook_program(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("exec "))
+        .and_then(hook_program)
 }
 
 /// One hookjournal handler found in a settings file.
@@ -259,5 +289,40 @@ mod tests {
         );
         assert!(Settings::parse("{").is_err());
         assert!(!Settings::parse("").unwrap().registers());
+    }
+
+    #[test]
+    fn a_single_quoted_program_may_hold_a_quote_as_sh_writes_it() {
+        // Given a program path with a quote in it, quoted for sh as install quotes it,
+        let cmd = r"'/opt/it'\''s here/hookjournal' hook --host cline";
+        // when the command is split, then the quote is part of the program.
+        assert_eq!(
+            split_program(cmd),
+            Some((
+                "/opt/it's here/hookjournal".to_string(),
+                " hook --host cline"
+            ))
+        );
+        assert_eq!(
+            hook_program(cmd).as_deref(),
+            Some("/opt/it's here/hookjournal")
+        );
+        assert_eq!(
+            split_program("'/a/hookjournal' hook"),
+            Some(("/a/hookjournal".to_string(), " hook"))
+        );
+        assert_eq!(split_program("'/a/hookjournal hook"), None);
+    }
+
+    #[test]
+    fn a_cline_hook_script_is_known_by_its_marker_and_names_its_program() {
+        let script = "#!/bin/sh\n# hookjournal's Cline hook (`hookjournal uninstall --host cline` removes it).\nexec '/bin/it'\\''s hj/hookjournal' hook --host cline --journal '/p/.hookjournal'\n";
+        assert!(is_cline_hook(script));
+        assert_eq!(
+            cline_hook_program(script).as_deref(),
+            Some("/bin/it's hj/hookjournal")
+        );
+        assert!(!is_cline_hook("#!/bin/sh\necho mine\n"));
+        assert_eq!(cline_hook_program("#!/bin/sh\nexec my-tool\n"), None);
     }
 }

@@ -9,13 +9,11 @@
 use super::{create_journal, project_line, project_root, unified_diff, write_settings, Scope};
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
+use engine::registration::{is_cline_hook as is_ours, CLINE_HOOK_MARKER as MARKER};
 use projections::host::{cline_hook_file, CLINE};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// The script's second line: how uninstall knows a hook file is hookjournal's.
-const MARKER: &str = "# hookjournal's Cline hook";
 
 /// The hooks directory for `scope`: the project's `.clinerules/hooks`, or the user's
 /// (`$CLINE_DIR/hooks`, else `~/.cline/hooks`).
@@ -49,11 +47,6 @@ fn script(exe: &Path, journal: Option<&Path>) -> String {
         command.push_str(&format!(" --journal {}", quoted(&j.to_string_lossy())));
     }
     format!("#!/bin/sh\n{MARKER} (`hookjournal uninstall --host cline` removes it).\n{command}\n")
-}
-
-/// Whether `text` is a hook file install wrote.
-fn is_ours(text: &str) -> bool {
-    text.lines().nth(1).is_some_and(|l| l.starts_with(MARKER))
 }
 
 /// The hook files, one per registered event, in table order.
