@@ -23,6 +23,17 @@ fn installed() -> TestEnvironment {
     env
 }
 
+/// A project (a git checkout) with `install --host H` run for each of `hosts`.
+fn installed_for(hosts: &[&str]) -> TestEnvironment {
+    let env = TestEnvironment::new();
+    fs::create_dir_all(env.project.join(".git")).unwrap();
+    for host in hosts {
+        let out = env.run(&["install", "--host", host]);
+        assert_eq!(out.code, Some(0), "{}", out.render());
+    }
+    env
+}
+
 /// The command `install` registered for SessionStart.
 fn registered_command(env: &TestEnvironment) -> String {
     let v = settings(env);
@@ -152,10 +163,7 @@ fn a_project_setting_ignored_until_trusted_is_named_with_the_command() {
 
 #[test]
 fn copilot_cli_registration_and_folder_trust_are_checked() {
-    let env = TestEnvironment::new();
-    fs::create_dir_all(env.project.join(".git")).unwrap();
-    let out = env.run(&["install", "--host", "copilot"]);
-    assert_eq!(out.code, Some(0), "{}", out.render());
+    let env = installed_for(&["copilot"]);
     let untrusted = doctor(&env, &[]);
     // Trusted as Copilot records it (a comment on top, the folder's parent).
     fs::create_dir_all(env.home.join(".copilot")).unwrap();
@@ -226,12 +234,7 @@ fn json_output_and_user_scope() {
 /// is no registration; a shim whose program is gone is a problem naming the install.
 #[test]
 fn the_opencode_and_pi_shims_are_found_with_their_program() {
-    let env = TestEnvironment::new();
-    fs::create_dir_all(env.project.join(".git")).unwrap();
-    for host in ["opencode", "pi"] {
-        let out = env.run(&["install", "--host", host]);
-        assert_eq!(out.code, Some(0), "{}", out.render());
-    }
+    let env = installed_for(&["opencode", "pi"]);
     let installed = doctor(&env, &[]);
     // pi's shim naming a program that is gone; OpenCode's replaced by a plugin of the user's.
     let pi = env.project.join(".pi/extensions/hookjournal.ts");
@@ -258,10 +261,7 @@ fn the_opencode_and_pi_shims_are_found_with_their_program() {
 #[test]
 fn clines_hook_scripts_are_found_with_their_program() {
     use std::os::unix::fs::PermissionsExt;
-    let env = TestEnvironment::new();
-    fs::create_dir_all(env.project.join(".git")).unwrap();
-    let out = env.run(&["install", "--host", "cline"]);
-    assert_eq!(out.code, Some(0), "{}", out.render());
+    let env = installed_for(&["cline"]);
     let installed = doctor(&env, &[]);
     let hooks = env.project.join(".clinerules/hooks");
     fs::remove_file(hooks.join("TaskCancel")).unwrap();
