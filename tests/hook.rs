@@ -9,7 +9,6 @@ use common::kill::{kill_hooks, Campaign};
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::process::Stdio;
 
 fn files(dir: &str) -> Vec<std::path::PathBuf> {
@@ -58,19 +57,11 @@ fn hook_with(
     vars: &[(String, String)],
 ) -> CommandOutput {
     let mut c = env.command(&env.project);
-    c.arg("--journal")
-        .arg(env.journal())
-        .arg("hook")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    c.arg("--journal").arg(env.journal()).arg("hook").args(args);
     for (k, v) in vars {
         c.env(k, v);
     }
-    let mut child = c.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(payload).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = feed(&mut c, payload);
     CommandOutput {
         stdout: env.normalize(&String::from_utf8_lossy(&out.stdout)),
         stderr: env.normalize(&String::from_utf8_lossy(&out.stderr)),

@@ -108,19 +108,8 @@ fn journal() -> TestEnvironment {
 /// `hookjournal hook` as Claude Code runs it for another project `dir` of the same world.
 fn hook_in(env: &TestEnvironment, dir: &Path, payload: &str) -> std::process::Output {
     let mut c = env.command(dir);
-    c.arg("hook")
-        .env("CLAUDE_PROJECT_DIR", dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    c.arg("hook").env("CLAUDE_PROJECT_DIR", dir);
+    common::feed(&mut c, payload.as_bytes())
 }
 
 /// The file name of the one `.spool` file in `dir/spool`.
@@ -455,18 +444,8 @@ impl OtherUser {
         if let Some(j) = journal {
             c.arg("--journal").arg(j);
         }
-        c.arg("hook")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        c.arg("hook");
+        common::feed(&mut c, payload.as_bytes())
     }
 
     /// Shows this user's uid as `[OTHER UID]` (and its name as `[OTHER USER]`) in `env`'s

@@ -76,15 +76,20 @@ pub fn cmd(journal: &Path) -> Command {
 /// Runs `hookjournal --journal J hook` with `payload` on stdin and `env` set.
 pub fn hook(journal: &Path, payload: &[u8], env: &[(&str, &str)]) -> Output {
     let mut c = cmd(journal);
-    c.arg("hook")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    c.arg("hook");
     for (k, v) in env {
         c.env(k, v);
     }
-    let mut child = c.spawn().expect("spawn hook");
-    child.stdin.take().unwrap().write_all(payload).unwrap();
+    feed(&mut c, payload)
+}
+
+/// Runs `c` with `stdin` written to it and its stdout and stderr captured.
+pub fn feed(c: &mut Command, stdin: &[u8]) -> Output {
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
 
@@ -383,19 +388,14 @@ impl TestEnvironment {
             .env("HOME", &self.home)
             .env("NO_COLOR", "1")
             .env("HOOKJOURNAL_DRAINER", "inline")
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .current_dir(cwd);
         for (k, v) in &self.env {
             c.env(k, v);
         }
         for (k, v) in env {
             c.env(k, v);
         }
-        let mut child = c.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = feed(&mut c, stdin);
         self.output(out)
     }
 
@@ -403,17 +403,11 @@ impl TestEnvironment {
     /// the project), `payload` on stdin; the raw output.
     pub fn hook_raw(&self, payload: &[u8], env: &[(&str, &str)]) -> Output {
         let mut c = self.command(&self.project);
-        c.arg("hook")
-            .env("CLAUDE_PROJECT_DIR", &self.project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.arg("hook").env("CLAUDE_PROJECT_DIR", &self.project);
         for (k, v) in env {
             c.env(k, v);
         }
-        let mut child = c.spawn().unwrap();
-        child.stdin.take().unwrap().write_all(payload).unwrap();
-        child.wait_with_output().unwrap()
+        feed(&mut c, payload)
     }
 
     /// The raw (not normalised) stdout of `hookjournal ARGS` in the project, which must succeed.
