@@ -513,14 +513,18 @@ fn a_sealed_only_journal_with_a_damaged_empty_marker_is_named_and_repaired() {
     assert!(j.join("ACTIVE_EMPTY").exists());
     harm(&j.join("ACTIVE_EMPTY"), &Harm::Truncate);
     let mut t = "# ACTIVE_EMPTY truncated\n".to_string();
-    let out = step(&env, &j, &mut t, &["verify"]);
-    assert_eq!(out.code, Some(3), "{}", out.render());
-    let out = step(&env, &j, &mut t, &["recover"]);
-    assert_eq!(out.code, Some(0), "{}", out.render());
-    let out = step(&env, &j, &mut t, &["verify"]);
-    assert_eq!(out.code, Some(0), "{}", out.render());
+    damaged_then_recovered(&env, &j, &mut t, "");
     assert_expected("durability/damaged-empty-marker.txt", &t);
     assert_eq!(payload_counts(&j).len(), 20);
+}
+
+/// `verify` names the damage (exit 3), `recover` mends it (exit 0) and `verify` then says valid
+/// (exit 0), each shown in `t`; `what` labels a failure.
+fn damaged_then_recovered(env: &TestEnvironment, j: &Path, t: &mut String, what: &str) {
+    for (command, code) in [("verify", 3), ("recover", 0), ("verify", 0)] {
+        let out = step(env, j, t, &[command]);
+        assert_eq!(out.code, Some(code), "{what} {command}: {}", out.render());
+    }
 }
 
 /// `hookjournal --journal J` in the test's environment, to run as a child.
@@ -916,12 +920,7 @@ fn a_deleted_current_never_restarts_the_journal_at_seq_one() {
     let out = hook_in(&env, &p);
     shown(&mut t, "hookjournal hook", &out);
     assert_eq!(out.code, Some(0));
-    let out = step(&env, &j, &mut t, &["verify"]);
-    assert_eq!(out.code, Some(3), "{}", out.render());
-    let out = step(&env, &j, &mut t, &["recover"]);
-    assert_eq!(out.code, Some(0), "{}", out.render());
-    let out = step(&env, &j, &mut t, &["verify"]);
-    assert_eq!(out.code, Some(0), "{}", out.render());
+    damaged_then_recovered(&env, &j, &mut t, "");
     assert_expected("durability/deleted-current.txt", &t);
     let after = json(&env, &j, &["status", "--json"]);
     assert!(after["events"].as_u64() > before["events"].as_u64());
@@ -1096,12 +1095,7 @@ fn a_deleted_log_mirror_or_wal_directory_is_named_and_recover_agrees() {
             _ => std::fs::remove_dir_all(j.join("wal")).unwrap(),
         }
         t.push_str(&format!("### {what} deleted\n"));
-        let out = step(&env, &j, &mut t, &["verify"]);
-        assert_eq!(out.code, Some(3), "{what} deleted: {}", out.render());
-        let out = step(&env, &j, &mut t, &["recover"]);
-        assert_eq!(out.code, Some(0), "{what}: {}", out.render());
-        let out = step(&env, &j, &mut t, &["verify"]);
-        assert_eq!(out.code, Some(0), "{what}: {}", out.render());
+        damaged_then_recovered(&env, &j, &mut t, what);
         assert_eq!(payload_counts(&j), expected, "{what}");
         let out = step(&env, &j, &mut t, &["recover"]);
         assert_eq!(out.code, Some(0), "{what}: {}", out.render());
