@@ -622,8 +622,28 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
         .as_str()
         .expect("a session")
         .to_string();
+    // On a failure, the whole sequence: which hook, under which id, continuing which.
+    let sequence: Vec<String> = journaled
+        .iter()
+        .map(|e| {
+            let p = &e["payload"];
+            format!(
+                "{} {} {} resumedFrom={} nextSessionId={}",
+                e["seq"],
+                p["hook_event_name"],
+                e["session_id"],
+                p["event"]["resumedFrom"],
+                p["event"]["nextSessionId"]
+            )
+        })
+        .collect();
     for e in &journaled {
-        assert_eq!(e["session_id"].as_str(), Some(sid.as_str()), "{e}");
+        assert_eq!(
+            e["session_id"].as_str(),
+            Some(sid.as_str()),
+            "{e}\nthe journal:\n{}",
+            sequence.join("\n")
+        );
         assert_eq!(e["host"], "openclaw");
     }
 
