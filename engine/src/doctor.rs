@@ -714,9 +714,14 @@ fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
             ),
         ));
     }
-    let mut programs: Vec<Option<String>> = ours;
-    programs.sort();
-    programs.dedup();
+    // Each program once, in the order of the first event that runs it (an order that does not
+    // depend on where the programs live).
+    let mut programs: Vec<Option<String>> = Vec::new();
+    for program in ours {
+        if !programs.contains(&program) {
+            programs.push(program);
+        }
+    }
     for program in programs {
         match program {
             Some(p) => out.push(program_finding(topic, &p, w.version, fix.clone())),
