@@ -307,14 +307,7 @@ fn registered_events(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mu
 /// Each program the handlers run: it exists, is executable and is this version.
 fn programs(w: &Where, h: &Host, scope: Scope, s: &Settings, out: &mut Vec<Finding>) {
     let topic = h.facts().product;
-    let mut seen: Vec<&str> = s
-        .handlers
-        .values()
-        .flatten()
-        .map(|x| x.program.as_str())
-        .collect();
-    seen.sort_unstable();
-    seen.dedup();
+    let seen = once_each(s.handlers.values().flatten().map(|x| x.program.as_str()));
     for program in seen {
         out.push(program_finding(
             topic,
@@ -323,6 +316,19 @@ fn programs(w: &Where, h: &Host, scope: Scope, s: &Settings, out: &mut Vec<Findi
             install_cmd(h, scope),
         ));
     }
+}
+
+/// Each item once, in the order it first appears: programs are listed by the first event that
+/// runs them, an order that does not depend on where the programs live (sorting their paths
+/// would).
+fn once_each<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
 }
 
 /// Whether `program` exists, runs and says `version`.
@@ -714,15 +720,7 @@ fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
             ),
         ));
     }
-    // Each program once, in the order of the first event that runs it (an order that does not
-    // depend on where the programs live).
-    let mut programs: Vec<Option<String>> = Vec::new();
-    for program in ours {
-        if !programs.contains(&program) {
-            programs.push(program);
-        }
-    }
-    for program in programs {
+    for program in once_each(ours) {
         match program {
             Some(p) => out.push(program_finding(topic, &p, w.version, fix.clone())),
             None => out.push(problem(
@@ -1033,4 +1031,23 @@ fn dir_bytes(dir: &Path) -> u64 {
             _ => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::once_each;
+
+    #[test]
+    fn programs_are_listed_once_in_the_order_they_first_appear() {
+        // Given programs named by events in order, one of them twice, the later sorting first.
+        let named = [
+            "/w/hookjournal",
+            "/nonexistent/w/hookjournal",
+            "/w/hookjournal",
+        ];
+        // When each is listed once
+        let listed = once_each(named);
+        // Then the first event's program comes first, whatever its path sorts as.
+        assert_eq!(listed, ["/w/hookjournal", "/nonexistent/w/hookjournal"]);
+    }
 }
