@@ -15,7 +15,8 @@
 //! summariser fails fires `before_compaction` only; `llm_output` comes after `agent_end`, once a
 //! run, with the last call's usage and `contextTokenBudget`; `transcriptPath` holds the session
 //! key and `sessionFile` a `sqlite:` reference; the gateway takes ~15 s to start here (40-70 s
-//! on 2 busy cores). A model call reporting 196,000 of a 200,000 budget makes OpenClaw compact
+//! on 2 busy cores). The heartbeat is off (`heartbeat.every: "0m"`): a heartbeat runs on the main
+//! session key, a second session this test does not drive. A model call reporting 196,000 of a 200,000 budget makes OpenClaw compact
 //! on its own at the next turn (several `before_compaction`), before any finalize could be
 //! revised: the emergency revision is tested in projections/tests/openclaw.rs only.
 //!
@@ -42,6 +43,10 @@ const SESSION_KEY: &str = "agent:main:hj-e2e";
 /// A prompt holding this makes the model call the `exec` tool once.
 const TOOL_MARK: &str = "HJ-RUN-TOOL";
 const TURN_TIMEOUT: Duration = Duration::from_secs(180);
+/// How long `gateway call` and `sessions compact` wait for the gateway (their default, 10 s, is
+/// less than a reset may take on a loaded machine: it waits up to 15 s for the session's work to
+/// drain and 15 s more for a run to end).
+const CALL_TIMEOUT_MS: &str = "150000";
 
 /// The hooks hookjournal's shim forwards, and the counter counts.
 const HOOKS: &[&str] = &[
@@ -497,7 +502,7 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
   gateway: {{ mode: "local", bind: "loopback", port: {port}, auth: {{ mode: "token", token: "{token}" }} }},
   models: {{ providers: {{ mock: {{ baseUrl: "http://127.0.0.1:{model_port}/v1", api: "openai-completions",
     apiKey: "dummy", models: [{{ id: "mock-1", name: "mock-1", contextWindow: 200000, maxTokens: 4096 }}] }} }} }},
-  agents: {{ defaults: {{ model: {{ primary: "mock/mock-1" }} }} }},
+  agents: {{ defaults: {{ model: {{ primary: "mock/mock-1" }}, heartbeat: {{ every: "0m" }} }} }},
   plugins: {{ entries: {{
     hjcount: {{ enabled: true, hooks: {{ allowConversationAccess: true }} }},
     "memory-core": {{ enabled: false }},
@@ -561,7 +566,14 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
     agent("turn 1 (tool)", &p1);
     let compacted = h.run(
         "sessions compact",
-        &["sessions", "compact", SESSION_KEY, "--json"],
+        &[
+            "sessions",
+            "compact",
+            SESSION_KEY,
+            "--timeout",
+            CALL_TIMEOUT_MS,
+            "--json",
+        ],
     );
     assert!(compacted.contains("\"compacted\": true"), "{compacted}");
     agent("turn 2", p2);
@@ -574,6 +586,8 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
             "sessions.reset",
             "--params",
             &params,
+            "--timeout",
+            CALL_TIMEOUT_MS,
             "--json",
         ],
     );
@@ -622,16 +636,17 @@ fn real_openclaw_session_is_journaled_and_restored_after_compaction_and_reset() 
         .as_str()
         .expect("a session")
         .to_string();
-    // On a failure, the whole sequence: which hook, under which id, continuing which.
+    // On a failure, the whole sequence: which hook, under which id and key, continuing which.
     let sequence: Vec<String> = journaled
         .iter()
         .map(|e| {
             let p = &e["payload"];
             format!(
-                "{} {} {} resumedFrom={} nextSessionId={}",
+                "{} {} {} key={} resumedFrom={} nextSessionId={}",
                 e["seq"],
                 p["hook_event_name"],
                 e["session_id"],
+                p["ctx"]["sessionKey"],
                 p["event"]["resumedFrom"],
                 p["event"]["nextSessionId"]
             )
