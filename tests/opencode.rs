@@ -6,14 +6,16 @@
 //! event the shim forwards.
 //!
 //! Run one, a task seeded: `bash` (its response reports a prompt at the model's limit, so
-//! OpenCode compacts after that step and the turn goes on), `read README.md`, a final text.
-//! Checked: every call the recording plugin saw is journaled once, as host `opencode`, with its
-//! session (none `Malformed`); the seeded task reaches the model with the prompt (OpenCode takes
-//! context only there and after a tool); the compaction is counted once; README.md is a file read;
-//! tokens and USD equal what the server reported for every request OpenCode records as an
-//! assistant message (the agent's and the compaction's; not the title generator's), priced at
-//! GPT-4.1's rates. Run two, `opencode run … --session <id>`: the restore after the compaction
-//! reaches the model with the prompt.
+//! OpenCode compacts after that step and the turn goes on), `read README.md`, `task` (a `general`
+//! subagent, run by OpenCode in a child session), a final text. Checked: every call the recording
+//! plugin saw is journaled once, as host `opencode`, with its session (a subagent's under the
+//! session that started it; none `Malformed`); the subagent is that session's, started and
+//! stopped, with no session of its own; the seeded task reaches the model with the prompt
+//! (OpenCode takes context only there and after a tool); the compaction is counted once; README.md
+//! is a file read; tokens and USD equal what the server reported for every request OpenCode
+//! records as an assistant message (the agent's, the subagent's and the compaction's; not the
+//! title generator's), priced at GPT-4.1's rates. Run two, `opencode run … --session <id>`: the
+//! restore after the compaction reaches the model with the prompt.
 //!
 //! Running it
 //! ----------
@@ -42,6 +44,8 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: write a marker with the shell, then read README.md.";
 const PROMPT_2: &str = "HJ-PROMPT-2: and now the second turn.";
+/// What the agent asks of its subagent (OpenCode's `task` tool, a `general` subagent).
+const SUBAGENT_PROMPT: &str = "HJ-SUBAGENT: say hi and stop.";
 /// The restore's first words after a compaction, as any session's restore text has them.
 const RESTORE: &str = "after context compaction, from its event journal";
 
@@ -94,11 +98,13 @@ const SUMMARY: Usage = Usage {
 /// What the server answered, per request (`role`: role).
 type Exchange = common::chat_server::Exchange<Role>;
 
-/// Who sent a request: OpenCode's title generator, its compaction agent, or the agent.
+/// Who sent a request: OpenCode's title generator, its compaction agent, the subagent the agent
+/// started (in its child session), or the agent.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Role {
     Title,
     Compaction,
+    Subagent,
     Agent,
 }
 
@@ -114,21 +120,29 @@ fn start_server(project: PathBuf) -> Server {
 }
 
 /// OpenCode's side requests by their system prompt: the title generator's and the compaction
-/// agent's ("You are a context summarization agent").
+/// agent's ("You are a context summarization agent"); the subagent's by its conversation's first
+/// prompt, the one the agent gave it.
 fn role(request: &Value) -> Role {
     let system = request["messages"][0].to_string();
+    let first_prompt = request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .map(Value::to_string)
+        .unwrap_or_default();
     if system.contains("title generator") {
         Role::Title
     } else if system.contains("summarization agent") {
         Role::Compaction
+    } else if first_prompt.contains(SUBAGENT_PROMPT) && !first_prompt.contains("HJ-PROMPT") {
+        Role::Subagent
     } else {
         Role::Agent
     }
 }
 
-/// Side requests get text. The agent, per run: run one calls `bash` (its response reports `BIG`:
-/// OpenCode compacts after that step, and the turn goes on), then `read README.md`, then ends;
-/// run two (`PROMPT_2`) answers at once.
+/// Side requests and the subagent get text. The agent, per run: run one calls `bash` (its response
+/// reports `BIG`: OpenCode compacts after that step, and the turn goes on), then `read README.md`,
+/// then `task` (a `general` subagent), then ends; run two (`PROMPT_2`) answers at once.
 fn reply(
     request: &Value,
     role: Role,
@@ -144,6 +158,7 @@ fn reply(
                 SUMMARY,
             )
         }
+        Role::Subagent => return text("HJ-MOCK-SUB: the subagent is done.", NORMAL),
         Role::Agent => {}
     }
     if request.to_string().contains("HJ-PROMPT-2") {
@@ -157,6 +172,11 @@ fn reply(
             json!({"command": "echo hj-shell-ran > marker.txt", "description": "write a marker"}),
         ),
         1 => ("read", json!({"filePath": project.join("README.md")})),
+        2 => (
+            "task",
+            json!({"description": "hj subagent", "prompt": SUBAGENT_PROMPT,
+                "subagent_type": "general"}),
+        ),
         _ => return text("HJ-MOCK-FINAL: all done.", usage),
     };
     (
@@ -241,7 +261,8 @@ impl Env {
 
 /// A plugin that records every call hookjournal's shim forwards (the same hooks and events, from
 /// the host table; a completed assistant message only), one file per call, named by time, process
-/// and call order.
+/// and call order, with the session it belongs to: a subagent's child session's calls are the
+/// root session's.
 fn recorder(calls: &Path) -> String {
     let names: Vec<&str> = projections::host::OPENCODE
         .registered()
@@ -253,14 +274,18 @@ import {{ writeFileSync }} from "node:fs";
 const DIR = {dir};
 const NAMES = new Set({names});
 let n = 0;
+// A subagent's child session (its `session.created` names its `parentID`) is its root session's.
+const parents = new Map();
+const root = (session) => parents.get(session) ?? session;
 const record = (name, session) =>
   writeFileSync(`${{DIR}}/${{Date.now()}}.${{process.pid}}.${{String(++n).padStart(5, "0")}}.json`,
-    JSON.stringify({{ name, session }}));
+    JSON.stringify({{ name, session: root(session) }}));
 export const HjRecord = async () => {{
   const hooks = {{
     event: async ({{ event }}) => {{
       if (!NAMES.has(event?.type)) return;
       const p = event.properties ?? {{}};
+      if (event.type === "session.created" && p.info?.parentID) parents.set(p.info.id, root(p.info.parentID));
       if (event.type === "message.updated" && !(p.info?.role === "assistant" && p.info?.time?.completed)) return;
       record(event.type, p.sessionID ?? p.info?.sessionID ?? p.info?.id ?? "");
     }},
@@ -423,6 +448,24 @@ fn real_opencode_session_is_journaled_restored_and_costed() -> Ran {
         .is_some_and(|p| p.contains(PROMPT))
     {
         failures.push(format!("prompts {}", show["last_prompts"]));
+    }
+    // The subagent ran in a child session: filed under this one, started and stopped, its usage
+    // counted above with the session's; no session of its own.
+    let subagents = show["subagents"].as_array().cloned().unwrap_or_default();
+    let served_sub = exchanges.iter().any(|e| e.role == Role::Subagent);
+    if !served_sub
+        || subagents.len() != 1
+        || subagents[0]["agent_type"] != "general"
+        || subagents[0]["running"] != false
+    {
+        failures.push(format!(
+            "subagents {} (the server served the subagent: {served_sub})",
+            show["subagents"]
+        ));
+    }
+    let sessions = env.json(&["sessions", "--all", "--json"]);
+    if sessions.as_array().map(Vec::len) != Some(1) {
+        failures.push(format!("sessions {sessions}"));
     }
 
     // Run two: the restore after the compaction goes with the next prompt.

@@ -5,6 +5,11 @@
 //! `{"hook_event_name", "host_time", "directory", "event"}` (a bus event, named by its `type`).
 //! This reads that payload into the canonical event.
 //!
+//! Subagents: OpenCode runs one in a child session (`session.created` with `info.parentID`); the
+//! shim adds `parent_session_id` (the root session) to every call of a child session. Those calls
+//! are filed under that session with the child's id as the agent's: the child's start and idle
+//! are the subagent's start and stop, its prompt is not the session's, its usage is.
+//!
 //! Usage: a completed assistant message (`message.updated`, `info.role` assistant) carries its
 //! `tokens{input, output, reasoning, cache{read, write}}` and `modelID`; OpenCode sends the same
 //! message more than once, so it is counted once by its id (the largest reading wins).
@@ -26,6 +31,9 @@ struct Raw {
     output: Option<Value>,
     #[serde(default)]
     event: Option<Value>,
+    /// The root session of a subagent's child session (the shim's own field).
+    #[serde(default)]
+    parent_session_id: Option<Value>,
 }
 
 fn obj(v: Option<&Value>) -> Map<String, Value> {
@@ -64,7 +72,7 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     let props = obj(event.get("properties"));
     let info = obj(props.get("info"));
     // A session's own events name it in `info.id`; a message's in `info.sessionID`.
-    let session_id = st(&input, "sessionID")
+    let own_session = st(&input, "sessionID")
         .or_else(|| st(&props, "sessionID"))
         .or_else(|| st(&info, "sessionID"))
         .or_else(|| {
@@ -72,6 +80,27 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
                 .then(|| st(&info, "id"))
                 .flatten()
         });
+    // A subagent runs in a child session: its calls are the session's that started it (the shim
+    // names that one; the child's `session.created` names its `parentID` itself), the child's id
+    // is the subagent's.
+    let parent = raw
+        .parent_session_id
+        .as_ref()
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .or_else(|| {
+            (name == "session.created")
+                .then(|| st(&info, "parentID"))
+                .flatten()
+        });
+    let (session_id, agent_id) = match parent {
+        Some(p) => (Some(p), own_session),
+        None => (own_session, None),
+    };
+    let agent_type = agent_id
+        .as_ref()
+        .and_then(|_| st(&input, "agent").or_else(|| st(&info, "agent")));
     let cwd = raw
         .directory
         .as_ref()
@@ -89,11 +118,23 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
         session_id,
         cwd,
         transcript_path: None,
-        agent_id: None,
-        agent_type: None,
         agent_name: st(&input, "agent").or_else(|| st(&obj(output.get("message")), "agent")),
         model: model.clone(),
-        canonical: canonical(kind, &input, &output, &props),
+        canonical: match (kind, &agent_id) {
+            (Some(EventKind::SessionStart), Some(id)) => Canonical::SubagentStart {
+                agent_id: id.clone(),
+                agent_type: agent_type.clone(),
+            },
+            (Some(EventKind::Stop), Some(id)) => Canonical::SubagentStop {
+                agent_id: id.clone(),
+                agent_type: agent_type.clone(),
+                transcript: None,
+                last_message: None,
+            },
+            _ => canonical(kind, &input, &output, &props),
+        },
+        agent_id,
+        agent_type,
         metrics: PayloadMetrics {
             duration_ms: None,
             tokens_in: usage.as_ref().map(|u| u.input),

@@ -2,7 +2,8 @@
 //! opencode-1.18.33/shim: the payloads a `tests/opencode.rs` run journaled, paths rewritten),
 //! given/when/then: each reads as the host table says, a session's start rides on its first
 //! prompt, usage is counted once per assistant message, a compaction is counted once, its
-//! summariser told what to keep, and the restore given with the next prompt.
+//! summariser told what to keep, and the restore given with the next prompt; a subagent's child
+//! session is the session's subagent.
 
 use projections::derived::TaskOp;
 use projections::event::{self, EventKind};
@@ -19,6 +20,8 @@ fn oc(stem: &str) -> String {
 }
 
 const SID: &str = "ses_deb1f0da2ffeXBTmfTse3869ZP";
+/// The child session OpenCode ran the session's subagent in (`task`, a `general` subagent).
+const CHILD: &str = "ses_de915c53fffe5CL0d0OyjJ8GW4";
 
 fn with_a_task() -> Scenario {
     Scenario::default().host(Host::OpenCode).given_task_command(
@@ -54,16 +57,22 @@ fn every_forwarded_payload_reads_as_the_table_says_and_names_its_session() {
             "{name}"
         );
         let ev = event::parse(&Host::OpenCode, payload.as_bytes()).unwrap();
-        assert_eq!(
-            ev.canonical.kind(),
-            OPENCODE.event(&name).unwrap().kind,
-            "{name}"
-        );
+        // A subagent's child session's start and idle are the subagent's.
+        let kind = match (OPENCODE.event(&name).unwrap().kind, &ev.agent_id) {
+            (EventKind::SessionStart, Some(_)) => EventKind::SubagentStart,
+            (EventKind::Stop, Some(_)) => EventKind::SubagentStop,
+            (kind, _) => kind,
+        };
+        assert_eq!(ev.canonical.kind(), kind, "{name}");
+        // The subagent's calls are its session's, the child's id the subagent's.
+        let child = entry.file_name().to_string_lossy().starts_with("sub.")
+            && !name.starts_with("tool.execute");
+        assert_eq!(ev.agent_id.as_deref(), child.then_some(CHILD), "{name}");
         assert_eq!(ev.session_id.as_deref(), Some(SID), "{name}");
         assert_eq!(ev.cwd.as_deref(), Some("/home/dev/acme-api"), "{name}");
         seen += 1;
     }
-    assert_eq!(seen, 16);
+    assert_eq!(seen, 22);
     let prompt = event::parse(&Host::OpenCode, oc("01.chat.message").as_bytes()).unwrap();
     assert_eq!(prompt.model.as_deref(), Some("gpt-4.1"));
     assert_eq!(prompt.canonical.kind(), EventKind::Prompt);
@@ -165,4 +174,43 @@ fn a_compaction_is_counted_once_its_summariser_told_and_restored_at_the_next_pro
     t.and()
         .when_hook(&oc("02.chat.message-resumed"))
         .then_no_answer();
+}
+
+/// OpenCode runs a subagent in a child session; the shim names the session that started it.
+#[test]
+fn a_subagents_child_session_is_the_sessions_subagent_with_its_usage_and_not_its_prompt() {
+    let first = first_turn();
+    let refs: Vec<&str> = first.iter().map(String::as_str).collect();
+    let t = Scenario::default()
+        .host(Host::OpenCode)
+        .given_hooks(&refs)
+        .given_hook(&oc("sub.tool.execute.before"))
+        .when_hook(&oc("sub.session.created"))
+        .then_state(|st| {
+            assert!(!st.sessions.contains_key(CHILD), "no session of its own");
+            let s = &st.sessions[SID];
+            assert_eq!(s.subagents.len(), 1);
+            assert_eq!(s.subagents[0].agent_id, CHILD);
+            assert_eq!(s.subagents[0].agent_type.as_deref(), Some("general"));
+            assert!(s.subagents[0].running);
+        })
+        .and()
+        // The subagent's prompt: no answer (no restore, no tasks), not the session's prompt.
+        .when_hook(&oc("sub.chat.message"))
+        .then_no_answer()
+        .and()
+        .given_hook(&oc("sub.message.updated"))
+        .when_hook(&oc("sub.session.idle"))
+        .then_state(|st| {
+            assert!(!st.sessions.contains_key(CHILD));
+            let s = &st.sessions[SID];
+            assert_eq!(s.prompt_count, 1);
+            assert!(s.prompts[0].contains("HJ-PROMPT:"), "{:?}", s.prompts);
+            assert!(!s.subagents[0].running, "the child's idle is its stop");
+            // The subagent's usage is the session's: its message beside the session's two.
+            assert_eq!(s.usage_by_key.len(), 3);
+        });
+    t.and()
+        .when_hook(&oc("sub.tool.execute.after"))
+        .then_state(|st| assert_eq!(st.sessions[SID].subagents.len(), 1));
 }

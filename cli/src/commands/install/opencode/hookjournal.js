@@ -3,8 +3,9 @@
 // own process. Each hook and bus event named in SETTINGS is forwarded to `hookjournal hook --host
 // opencode` as {"hook_event_name", "host_time", "directory", "input", "output"} (a hook) or
 // {"hook_event_name", "host_time", "directory", "event"} (a bus event, named by its type) on
-// stdin, through one ordered queue, and the answer hookjournal prints is applied the way the hook
-// takes it: context appended to the prompt, to the tool's output, to the compaction prompt.
+// stdin, with "parent_session_id" in a subagent's child session, through one ordered queue, and
+// the answer hookjournal prints is applied the way the hook takes it: context appended to the
+// prompt, to the tool's output, to the compaction prompt.
 import { spawn, spawnSync } from "node:child_process";
 
 // HOOKJOURNAL-SETTINGS (this line and the next are written by install)
@@ -72,9 +73,35 @@ function hookArgs() {
   return args;
 }
 
+// A subagent runs in a child session (`session.created` names its `parentID`, before the child's
+// first hook): each child's root session, so that the child's calls are filed under the session
+// that started it, as `parent_session_id`.
+const PARENTS = Symbol.for("hookjournal.opencode.parents");
+globalThis[PARENTS] ??= new Map();
+
+function sessionOf(fields) {
+  const p = fields.event?.properties;
+  return fields.input?.sessionID ?? p?.sessionID ?? p?.info?.sessionID ?? p?.info?.id;
+}
+
+function rootOf(fields) {
+  const parents = globalThis[PARENTS];
+  const info = fields.event?.type === "session.created" ? fields.event.properties?.info : undefined;
+  if (info?.id && info?.parentID) parents.set(info.id, parents.get(info.parentID) ?? info.parentID);
+  const session = sessionOf(fields);
+  return session === undefined ? undefined : parents.get(session);
+}
+
 // Enters the queue now (in the order OpenCode called), settles when hookjournal answered.
 function forward(name, directory, fields) {
-  const body = payload({ hook_event_name: name, host_time: new Date().toISOString(), directory, ...fields });
+  const parent_session_id = rootOf(fields);
+  const body = payload({
+    hook_event_name: name,
+    host_time: new Date().toISOString(),
+    directory,
+    ...(parent_session_id ? { parent_session_id } : {}),
+    ...fields,
+  });
   const q = globalThis[QUEUE];
   const entry = { body, directory, timeoutMs: TIMEOUT_MS[name] };
   q.waiting.push(entry);
