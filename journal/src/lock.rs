@@ -22,6 +22,16 @@ fn reader_waiting(wanted: &Path) -> bool {
         .is_some_and(|age| age < Duration::from_secs(5))
 }
 
+/// Whether a reader that began waiting at `start` and last wrote its marker at `marked_at` writes
+/// it (again) `now`: after a short wait, then each second while it still waits. Hooks honour a
+/// marker only while it is fresh (5 s), and a reader on a loaded machine can wait longer.
+fn marker_due(start: Instant, marked_at: Option<Instant>, now: Instant) -> bool {
+    match marked_at {
+        None => now.saturating_duration_since(start) > Duration::from_millis(20),
+        Some(at) => now.saturating_duration_since(at) > Duration::from_secs(1),
+    }
+}
+
 pub(crate) struct DirLock {
     _file: File,
 }
@@ -100,14 +110,7 @@ impl DirLock {
                 }
                 return Err(Error::Busy);
             }
-            // The marker is written after a short wait, and written again each second while the
-            // reader still waits: hooks honour one only while it is fresh (5 s), and a reader on
-            // a loaded machine can wait longer than that.
-            let due = match marked_at {
-                None => now - start > Duration::from_millis(20),
-                Some(at) => now - at > Duration::from_secs(1),
-            };
-            if priority && due {
+            if priority && marker_due(start, marked_at, now) {
                 marked =
                     crate::files::write_marker(&wanted, std::process::id().to_string().as_bytes())
                         .is_ok()
@@ -122,5 +125,30 @@ impl DirLock {
             // is one syscall; a 4 ms step showed in the tail at 1M events).
             pause = (pause * 2).min(Duration::from_millis(1));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marker_due;
+    use std::time::{Duration, Instant};
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_waiting_reader_marks_after_a_short_wait_and_again_each_second() {
+        // Given a reader that began waiting at t0
+        let t0 = Instant::now();
+        // Then its first marker is due only past 20 ms
+        assert!(!marker_due(t0, None, t0));
+        assert!(!marker_due(t0, None, t0 + 20 * MS));
+        assert!(marker_due(t0, None, t0 + 21 * MS));
+        // And once written at t1, again only past a second later, and each second on: a marker
+        // never ages past its 5 s freshness while the reader still waits
+        let t1 = t0 + 21 * MS;
+        assert!(!marker_due(t0, Some(t1), t1 + 1000 * MS));
+        assert!(marker_due(t0, Some(t1), t1 + 1001 * MS));
+        let t9 = t1 + 9000 * MS;
+        assert!(marker_due(t0, Some(t9 - 1001 * MS), t9));
     }
 }
