@@ -8,7 +8,8 @@
 //! Subagents: OpenCode runs one in a child session (`session.created` with `info.parentID`); the
 //! shim adds `parent_session_id` (the root session) to every call of a child session. Those calls
 //! are filed under that session with the child's id as the agent's: the child's start and idle
-//! are the subagent's start and stop, its prompt is not the session's, its usage is.
+//! (or error, or deletion) are the subagent's start and stop, its compactions and prompt are not
+//! the session's, its usage is.
 //!
 //! Usage: a completed assistant message (`message.updated`, `info.role` assistant) carries its
 //! `tokens{input, output, reasoning, cache{read, write}}` and `modelID`; OpenCode sends the same
@@ -120,18 +121,13 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
         transcript_path: None,
         agent_name: st(&input, "agent").or_else(|| st(&obj(output.get("message")), "agent")),
         model: model.clone(),
-        canonical: match (kind, &agent_id) {
-            (Some(EventKind::SessionStart), Some(id)) => Canonical::SubagentStart {
-                agent_id: id.clone(),
-                agent_type: agent_type.clone(),
-            },
-            (Some(EventKind::Stop), Some(id)) => Canonical::SubagentStop {
-                agent_id: id.clone(),
-                agent_type: agent_type.clone(),
-                transcript: None,
-                last_message: None,
-            },
-            _ => canonical(kind, &input, &output, &props),
+        canonical: match &agent_id {
+            Some(id) => in_subagent(
+                canonical(kind, &input, &output, &props),
+                id,
+                agent_type.as_deref(),
+            ),
+            None => canonical(kind, &input, &output, &props),
         },
         agent_id,
         agent_type,
@@ -209,6 +205,29 @@ fn canonical(
             summary: None,
         },
         _ => Canonical::Other,
+    }
+}
+
+/// What an event of a subagent's child session is to the session that started it: the child's
+/// start is the subagent's; its idle, its error and its deletion are the subagent's stop (not the
+/// session's: its agent is still at work, its tasks still held); a compaction of the child's own
+/// history is not the session's.
+fn in_subagent(c: Canonical, agent_id: &str, agent_type: Option<&str>) -> Canonical {
+    let stop = |last_message| Canonical::SubagentStop {
+        agent_id: agent_id.to_string(),
+        agent_type: agent_type.map(str::to_string),
+        transcript: None,
+        last_message,
+    };
+    match c {
+        Canonical::SessionStart { .. } => Canonical::SubagentStart {
+            agent_id: agent_id.to_string(),
+            agent_type: agent_type.map(str::to_string),
+        },
+        Canonical::Stop { .. } | Canonical::SessionEnd { .. } => stop(None),
+        Canonical::StopFailure { error } => stop(Some(error)),
+        Canonical::PreCompact { .. } | Canonical::PostCompact { .. } => Canonical::Other,
+        other => other,
     }
 }
 

@@ -214,3 +214,49 @@ fn a_subagents_child_session_is_the_sessions_subagent_with_its_usage_and_not_its
         .when_hook(&oc("sub.tool.execute.after"))
         .then_state(|st| assert_eq!(st.sessions[SID].subagents.len(), 1));
 }
+
+/// A child session's error or deletion is its subagent's stop, never the session's failure or end
+/// (which would release a loop agent's task); a compaction of its own history is not the
+/// session's.
+#[test]
+fn a_subagents_error_deletion_or_compaction_is_not_the_sessions() {
+    use projections::session::Status;
+    let first = first_turn();
+    let refs: Vec<&str> = first.iter().map(String::as_str).collect();
+    let idle = oc("sub.session.idle");
+    let error = idle.replace(
+        r#""type":"session.idle","properties":{"#,
+        r#""type":"session.error","properties":{"error":{"name":"APIError","data":{"message":"HJ-SUB-ERROR"}},"#,
+    );
+    let error = error.replace(
+        r#""hook_event_name":"session.idle""#,
+        r#""hook_event_name":"session.error""#,
+    );
+    let deleted = idle.replace("session.idle", "session.deleted");
+    let compacted = idle.replace("session.idle", "session.compacted");
+    assert!(error.contains("HJ-SUB-ERROR") && deleted.contains("session.deleted"));
+    Scenario::default()
+        .host(Host::OpenCode)
+        .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
+        .agent(Some("dev-1"))
+        .given_hooks(&refs)
+        .given_hook(&oc("sub.session.created"))
+        .when_hook(&error)
+        .then_state(|st| {
+            let s = &st.sessions[SID];
+            assert!(!s.subagents[0].running);
+            assert_eq!(s.subagents[0].last_message.as_deref(), Some("HJ-SUB-ERROR"));
+            assert!(s.failed_tools.is_empty(), "{:?}", s.failed_tools);
+        })
+        .and()
+        .when_hook(&compacted)
+        .then_state(|st| assert_eq!(st.sessions[SID].compactions, 0))
+        .and()
+        .when_hook(&deleted)
+        .then_event_kinds(&[])
+        .then_state(|st| {
+            assert_ne!(st.sessions[SID].status, Status::Ended);
+            assert!(!st.sessions.contains_key(CHILD));
+        });
+}
