@@ -44,11 +44,15 @@ fn obj(v: Option<&Value>) -> Map<String, Value> {
     }
 }
 
-fn st(m: &Map<String, Value>, key: &str) -> Option<String> {
-    m.get(key)
-        .and_then(Value::as_str)
+/// A non-empty string value.
+fn text(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
+}
+
+fn st(m: &Map<String, Value>, key: &str) -> Option<String> {
+    text(m.get(key))
 }
 
 fn num(m: &Map<String, Value>, key: &str) -> u64 {
@@ -84,17 +88,11 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     // A subagent runs in a child session: its calls are the session's that started it (the shim
     // names that one; the child's `session.created` names its `parentID` itself), the child's id
     // is the subagent's.
-    let parent = raw
-        .parent_session_id
-        .as_ref()
-        .and_then(Value::as_str)
-        .filter(|p| !p.is_empty())
-        .map(str::to_string)
-        .or_else(|| {
-            (name == "session.created")
-                .then(|| st(&info, "parentID"))
-                .flatten()
-        });
+    let parent = text(raw.parent_session_id.as_ref()).or_else(|| {
+        (name == "session.created")
+            .then(|| st(&info, "parentID"))
+            .flatten()
+    });
     let (session_id, agent_id) = match parent {
         Some(p) => (Some(p), own_session),
         None => (own_session, None),
@@ -102,12 +100,7 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     let agent_type = agent_id
         .as_ref()
         .and_then(|_| st(&input, "agent").or_else(|| st(&info, "agent")));
-    let cwd = raw
-        .directory
-        .as_ref()
-        .and_then(Value::as_str)
-        .filter(|d| !d.is_empty())
-        .map(str::to_string)
+    let cwd = text(raw.directory.as_ref())
         .or_else(|| st(&info, "directory"))
         .or_else(|| st(&obj(info.get("path")), "cwd"));
     let usage = (name == "message.updated").then(|| usage(&info)).flatten();

@@ -33,15 +33,22 @@ fn with_a_task() -> Scenario {
 }
 
 /// The run's first turn, up to the compaction.
-fn first_turn() -> [String; 6] {
-    [
-        oc("01.session.created"),
-        oc("01.chat.message"),
-        oc("01.tool.execute.before"),
-        oc("01.tool.execute.after"),
-        oc("01.message.updated"),
-        oc("02.message.updated"),
-    ]
+trait FirstTurn {
+    fn given_first_turn(self) -> Self;
+}
+
+impl FirstTurn for Scenario {
+    fn given_first_turn(self) -> Scenario {
+        let turn = [
+            oc("01.session.created"),
+            oc("01.chat.message"),
+            oc("01.tool.execute.before"),
+            oc("01.tool.execute.after"),
+            oc("01.message.updated"),
+            oc("02.message.updated"),
+        ];
+        self.given_hooks(&turn.iter().map(String::as_str).collect::<Vec<_>>())
+    }
 }
 
 #[test]
@@ -100,11 +107,9 @@ fn the_startup_tasks_ride_on_the_first_prompt_nested() {
 
 #[test]
 fn usage_is_counted_once_per_assistant_message_and_files_read_come_from_the_tools() {
-    let first = first_turn();
-    let refs: Vec<&str> = first.iter().map(String::as_str).collect();
     Scenario::default()
         .host(Host::OpenCode)
-        .given_hooks(&refs)
+        .given_first_turn()
         // The same message again (OpenCode sends it more than once): nothing more.
         .when_hook(&oc("02.message.updated"))
         .then_state(|st| {
@@ -122,15 +127,13 @@ fn usage_is_counted_once_per_assistant_message_and_files_read_come_from_the_tool
 
 #[test]
 fn a_compaction_is_counted_once_its_summariser_told_and_restored_at_the_next_prompt() {
-    let first = first_turn();
-    let refs: Vec<&str> = first.iter().map(String::as_str).collect();
     // A loop agent's task in progress: what the summariser should keep.
     let t = Scenario::default()
         .host(Host::OpenCode)
         .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
         .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
         .agent(Some("dev-1"))
-        .given_hooks(&refs)
+        .given_first_turn()
         .when_hook(&oc("01.experimental.session.compacting"))
         .then_event_kinds(&["Checkpoint", "TaskReleased"])
         .then_state(|st| assert_eq!(st.sessions[SID].compactions, 1));
@@ -179,11 +182,9 @@ fn a_compaction_is_counted_once_its_summariser_told_and_restored_at_the_next_pro
 /// OpenCode runs a subagent in a child session; the shim names the session that started it.
 #[test]
 fn a_subagents_child_session_is_the_sessions_subagent_with_its_usage_and_not_its_prompt() {
-    let first = first_turn();
-    let refs: Vec<&str> = first.iter().map(String::as_str).collect();
     let t = Scenario::default()
         .host(Host::OpenCode)
-        .given_hooks(&refs)
+        .given_first_turn()
         .given_hook(&oc("sub.tool.execute.before"))
         .when_hook(&oc("sub.session.created"))
         .then_state(|st| {
@@ -221,8 +222,6 @@ fn a_subagents_child_session_is_the_sessions_subagent_with_its_usage_and_not_its
 #[test]
 fn a_subagents_error_deletion_or_compaction_is_not_the_sessions() {
     use projections::session::Status;
-    let first = first_turn();
-    let refs: Vec<&str> = first.iter().map(String::as_str).collect();
     let idle = oc("sub.session.idle");
     let error = idle.replace(
         r#""type":"session.idle","properties":{"#,
@@ -240,7 +239,7 @@ fn a_subagents_error_deletion_or_compaction_is_not_the_sessions() {
         .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
         .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
         .agent(Some("dev-1"))
-        .given_hooks(&refs)
+        .given_first_turn()
         .given_hook(&oc("sub.session.created"))
         .when_hook(&error)
         .then_state(|st| {
