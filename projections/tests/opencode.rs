@@ -32,6 +32,13 @@ fn with_a_task() -> Scenario {
     )
 }
 
+/// A loop agent (`dev-1`) holding task T1.
+fn with_a_claimed_task() -> Scenario {
+    with_a_task()
+        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
+        .agent(Some("dev-1"))
+}
+
 /// The run's first turn, up to the compaction.
 trait FirstTurn {
     fn given_first_turn(self) -> Self;
@@ -128,11 +135,7 @@ fn usage_is_counted_once_per_assistant_message_and_files_read_come_from_the_tool
 #[test]
 fn a_compaction_is_counted_once_its_summariser_told_and_restored_at_the_next_prompt() {
     // A loop agent's task in progress: what the summariser should keep.
-    let t = Scenario::default()
-        .host(Host::OpenCode)
-        .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
-        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
-        .agent(Some("dev-1"))
+    let t = with_a_claimed_task()
         .given_first_turn()
         .when_hook(&oc("01.experimental.session.compacting"))
         .then_event_kinds(&["Checkpoint", "TaskReleased"])
@@ -234,11 +237,7 @@ fn a_subagents_error_deletion_or_compaction_is_not_the_sessions() {
     let deleted = idle.replace("session.idle", "session.deleted");
     let compacted = idle.replace("session.idle", "session.compacted");
     assert!(error.contains("HJ-SUB-ERROR") && deleted.contains("session.deleted"));
-    Scenario::default()
-        .host(Host::OpenCode)
-        .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
-        .given_task_command(TaskOp::Claim, "T1", None, Some("dev-1"))
-        .agent(Some("dev-1"))
+    with_a_claimed_task()
         .given_first_turn()
         .given_hook(&oc("sub.session.created"))
         .when_hook(&error)
