@@ -7,12 +7,13 @@
 //! A task is seeded and `reminder_threshold = 1` set, so the first tool result is answered with a
 //! task reminder. Run one: `read_files` on notes.txt, then text. Run two (Cline has no headless
 //! second turn in a session: `--id` forces its TUI, see FACTS.md, so it is a second session):
-//! `apply_patch` adding a file, then text. Checked: every hook run the counting hook saw is
-//! journaled once, as host `cline`, in its session (none `Malformed`); the reminder reaches the
-//! model's next request as Cline's `<hook_context source="PostToolUse">`; the snapshot has the
-//! file read, the file edited and the tool calls; each session's tokens, USD and context are
-//! what the server reported for its requests (read from Cline's messages file, which the hook
-//! finds under `$HOME`). Cline announces no compaction to its hooks: that is not checked (see
+//! `apply_patch` adding a file, then `spawn_agent` (a subagent answering with text), then text.
+//! Checked: every hook run the counting hook saw is journaled once, as host `cline`, in its
+//! session (none `Malformed`); the reminder reaches the model's next request as Cline's
+//! `<hook_context source="PostToolUse">`; the snapshot has the file read, the file edited, the
+//! tool calls and the finished subagent; each session's tokens, USD and context are what the
+//! server reported for its requests, the subagent's included (read from Cline's messages files,
+//! the session's and the subagent's beside it, which the hook finds under `$HOME`). Cline announces no compaction to its hooks: that is not checked (see
 //! docs/hooks.md, "Cline CLI").
 //!
 //! Running it
@@ -39,6 +40,8 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(180);
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: read notes.txt.";
 const PROMPT_2: &str = "HJ-PROMPT-2: add a file.";
+/// The system prompt run two's agent gives the subagent it spawns (`spawn_agent`).
+const SUBAGENT_SYSTEM: &str = "HJ-SUBAGENT-SYS: you are a helper subagent.";
 /// What the server reports for every request: prompt tokens (cached included), cached, output.
 const SERVED: (u64, u64, u64) = (11_000, 4_000, 12);
 /// gpt-4.1's USD per token (input, cache read, output), from the price data.
@@ -58,13 +61,28 @@ fn client() -> Option<PathBuf> {
 }
 
 /// The agent's script, by the conversation so far: a tool call while the request has no tool
-/// result yet, then text.
+/// result yet, then text; in run two, after its tool, a subagent (`spawn_agent`), which answers
+/// with text.
 fn reply(request: &Value, project: &Path) -> common::chat_server::Answer {
     let text = request.to_string();
+    let messages = request["messages"].to_string();
     let answered = request["messages"]
         .as_array()
         .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
-    let (delta, finish) = if answered {
+    let subagent = request["messages"][0]["content"]
+        .to_string()
+        .contains(SUBAGENT_SYSTEM);
+    let spawned = messages.contains("\"name\":\"spawn_agent\"");
+    let (delta, finish) = if subagent {
+        (
+            common::chat_server::text("HJ-SUB-FINAL: the notes say hello."),
+            "stop",
+        )
+    } else if answered && text.contains("HJ-PROMPT-2") && !spawned {
+        let args = json!({"systemPrompt": SUBAGENT_SYSTEM, "task": "HJ-SUBAGENT-TASK: say hello."});
+        let call = common::chat_server::tool_call(3, "spawn_agent", &args);
+        (call, "tool_calls")
+    } else if answered {
         (common::chat_server::text("HJ-MOCK-FINAL: done."), "stop")
     } else if text.contains("HJ-PROMPT-2") {
         let patch = "*** Begin Patch\n*** Add File: added.txt\n+hj added\n*** End Patch\n";
@@ -193,23 +211,29 @@ impl Env {
     }
 }
 
-/// The snapshot: the file read, the file edited, the tool calls, over both runs' sessions.
+/// The snapshot: the file read, the file edited, the tool calls and the subagent, over both runs'
+/// sessions.
 fn check_snapshot(env: &Env) {
     let rows: Value = serde_json::from_str(&env.hj(&["sessions", "--json"])).unwrap();
     let mut read = Vec::new();
     let mut edited = Vec::new();
     let mut tools = 0;
+    let mut subagents = Vec::new();
     for row in rows.as_array().unwrap() {
         let id = row["session_id"].as_str().unwrap();
         let show: Value = serde_json::from_str(&env.hj(&["show", id, "--json"])).unwrap();
         read.extend(show["files_read"].as_array().cloned().unwrap_or_default());
         edited.extend(show["files_edited"].as_array().cloned().unwrap_or_default());
         tools += show["tool_calls"].as_u64().unwrap_or(0);
+        subagents.extend(show["subagents"].as_array().cloned().unwrap_or_default());
     }
     let p = env.project.display();
     assert_eq!(read, [json!(format!("{p}/notes.txt"))]);
     assert_eq!(edited, [json!(format!("{p}/added.txt"))]);
-    assert_eq!(tools, 2);
+    // read_files, apply_patch and spawn_agent; the subagent, finished.
+    assert_eq!(tools, 3);
+    assert_eq!(subagents.len(), 1, "{subagents:?}");
+    assert_eq!(subagents[0]["running"], false, "{subagents:?}");
     // Cline's apply_patch wrote it (without the patch's last newline).
     assert_eq!(
         fs::read_to_string(env.project.join("added.txt")).unwrap(),
@@ -217,8 +241,9 @@ fn check_snapshot(env: &Env) {
     );
 }
 
-/// Each session's tokens and USD are what the server reported for its requests (two per run:
-/// the tool call and the text), and its context is the last request's prompt.
+/// Each session's tokens and USD are what the server reported for its requests (run one: the
+/// tool call and the text; run two: those, the spawn and its subagent's one, which Cline keeps
+/// in a file of the subagent's own), and its context is the last request's prompt.
 fn check_usage(env: &Env, sessions: &[&str], served: usize) {
     let (prompt, cached, output) = SERVED;
     let mut total = (0, 0, 0, 0.0);
@@ -231,9 +256,11 @@ fn check_usage(env: &Env, sessions: &[&str], served: usize) {
         );
         let usd = show["usd"].as_f64().unwrap_or(0.0);
         eprintln!("session {sid}: tokens {got:?} (uncached in, out, cache read) ${usd:.6}");
+        let subagents = show["subagents"].as_array().map_or(0, Vec::len);
+        let n = if subagents == 0 { 2 } else { 4 };
         assert_eq!(
             got,
-            (2 * (prompt - cached), 2 * output, 2 * cached),
+            (n * (prompt - cached), n * output, n * cached),
             "{show}"
         );
         assert_eq!(show["model"], MODEL, "{show}");
@@ -320,7 +347,8 @@ fn cline_runs_are_journaled_once_and_the_answer_reaches_the_model() -> Ran {
     assert_eq!(sessions.len(), 2, "{recorded:?}");
     for name in ["agent_start", "tool_call", "tool_result", "agent_end"] {
         let n = recorded.iter().filter(|(n, _)| n == name).count();
-        assert_eq!(n, 2, "{name} once per run: {recorded:?}");
+        // Once per run and once in the subagent; three tools (the spawn one of them).
+        assert_eq!(n, 3, "{name}: {recorded:?}");
     }
     eprintln!(
         "hook runs seen {}, journaled {}",

@@ -259,6 +259,8 @@ struct FileReading {
     model: Option<String>,
     compressions: Vec<String>,
     window: Option<u64>,
+    /// The subagent whose own file it is (its usage is the session's; its context is not).
+    agent: Option<String>,
 }
 
 impl FileReading {
@@ -274,7 +276,7 @@ impl FileReading {
             out.push(Observation::usage(UsageObserved {
                 path: self.path.clone(),
                 offset: self.end,
-                agent_id: None,
+                agent_id: self.agent.clone(),
                 record,
             }));
         }
@@ -303,7 +305,7 @@ impl FileReading {
 /// New usage, the context and compactions from a host's session file of `format`, read from the
 /// offset the journal recorded and deduplicated against the session's state: a request, a
 /// response or a compaction counted already is left out. `agent`: the subagent whose own
-/// transcript it is (Claude Code's shape); `model`: the session's, for a Codex rollout chunk
+/// file it is (Claude Code's transcript, Cline's messages file); `model`: the session's, for a Codex rollout chunk
 /// that starts after the rollout's turn context.
 pub fn session_file_events(
     format: SessionFileFormat,
@@ -336,6 +338,7 @@ pub fn session_file_events(
                 model: context.map(|c| c.1),
                 compressions,
                 window,
+                agent: None,
             }
         };
     let reading = match format {
@@ -416,7 +419,9 @@ fn read_their_own_way(
             transcript_events(session, path, agent, max, deadline)
         }
         SessionFileFormat::DroidSession => droid_session_events(session, path, max, deadline),
-        SessionFileFormat::ClineMessages => cline_messages_events(session, path, max, deadline),
+        SessionFileFormat::ClineMessages => {
+            cline_messages_events(session, path, agent, max, deadline)
+        }
         _ => return None,
     })
 }
@@ -458,6 +463,7 @@ fn droid_session_events(
         model: model.filter(|m| !m.is_empty()),
         compressions: scan.compactions,
         window: None,
+        agent: None,
     }
     .observations(session)
 }
@@ -469,6 +475,7 @@ fn droid_session_events(
 fn cline_messages_events(
     session: Option<&SessionState>,
     path: &str,
+    agent: Option<&str>,
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
@@ -485,15 +492,18 @@ fn cline_messages_events(
         .and_then(|f| f.to_str())
         .unwrap_or_default();
     let scan = projections::cline_session::scan(&bytes, id);
+    // A subagent's file (`spawn_agent`'s, beside the session's): its context is its own.
+    let context = scan.context.filter(|_| agent.is_none());
     FileReading {
         path: path.to_string(),
         end: bytes.len() as u64,
         offset: recorded_offset(session, path),
         records: scan.records,
-        tokens: scan.context.as_ref().map(|c| c.tokens),
-        model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
+        tokens: context.as_ref().map(|c| c.tokens),
+        model: context.map(|c| c.model).filter(|m| !m.is_empty()),
         compressions: Vec::new(),
         window: None,
+        agent: agent.map(str::to_string),
     }
     .observations(session)
 }

@@ -50,7 +50,11 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     let agent_id = st(&raw, "parent_agent_id").and(st(&raw, "agent_id"));
     let kind = CLINE.event(&name).map(|e| e.kind);
     Some(HookEvent {
-        canonical: canonical(&name, kind, &raw),
+        // A subagent's start, end and failure are the subagent's, not the session's.
+        canonical: match &agent_id {
+            Some(id) => canonical(&name, kind, &raw).in_subagent(id, None),
+            None => canonical(&name, kind, &raw),
+        },
         name,
         host: Host::Cline,
         session_id,

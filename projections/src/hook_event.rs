@@ -121,6 +121,30 @@ pub enum Canonical {
 }
 
 impl Canonical {
+    /// What an event of a subagent (`agent_id`) is to the session that started it: its start is
+    /// the subagent's; its end of turn, its failure and its end are the subagent's stop (not the
+    /// session's: the session's agent is still at work, its tasks still held); a compaction of
+    /// the subagent's own history is not the session's. Any other event stays what it is.
+    pub fn in_subagent(self, agent_id: &str, agent_type: Option<&str>) -> Canonical {
+        let stop = |last_message| Canonical::SubagentStop {
+            agent_id: agent_id.to_string(),
+            agent_type: agent_type.map(str::to_string),
+            transcript: None,
+            last_message,
+        };
+        match self {
+            Canonical::SessionStart { .. } => Canonical::SubagentStart {
+                agent_id: agent_id.to_string(),
+                agent_type: agent_type.map(str::to_string),
+            },
+            Canonical::Stop { last_message, .. } => stop(last_message),
+            Canonical::SessionEnd { .. } => stop(None),
+            Canonical::StopFailure { error } => stop(Some(error)),
+            Canonical::PreCompact { .. } | Canonical::PostCompact { .. } => Canonical::Other,
+            other => other,
+        }
+    }
+
     /// Which canonical event this is.
     pub fn kind(&self) -> EventKind {
         match self {

@@ -295,6 +295,8 @@ pub struct DerivedPath {
     pub dirs: &'static [(&'static str, &'static str)],
     /// The file under it.
     pub file: &'static str,
+    /// A subagent's own file under it (`{agent}`: the subagent's id), when it has one.
+    pub subagent_file: Option<&'static str>,
 }
 
 /// The file a host keeps per session (usage per model call, the context, compactions), and when
@@ -1612,7 +1614,8 @@ pub const CLINE: HostFacts = HostFacts {
         before_can_cancel: false,
     },
     // Usage per response of the lead agent and the context, in
-    // `~/.cline/data/sessions/<id>/<id>.messages.json`, which no payload names: found from the
+    // `~/.cline/data/sessions/<id>/<id>.messages.json` (a `spawn_agent` subagent's in
+    // `<id>/<agent id>.messages.json` beside it), which no payload names: found from the
     // hook's environment as the CLI finds it, read whole at the run's end (every response is
     // there by then) and at shutdown: not after each tool, where parsing the whole growing file
     // would cost every tool call (the context for the pressure notice is the last run's).
@@ -1632,6 +1635,7 @@ pub const CLINE: HostFacts = HostFacts {
                 ("HOME", ".cline/data/sessions"),
             ],
             file: "{session}/{session}.messages.json",
+            subagent_file: Some("{session}/{agent}.messages.json"),
         }),
     },
     trust: Trust::None,

@@ -3,7 +3,7 @@
 //! engine executes the plan (`engine::hook`), owning the reads, their budget and the clock.
 
 use crate::event::{Canonical, EventKind, HookEvent};
-use crate::host::{SessionFileFacts, SessionFileFormat};
+use crate::host::{DerivedPath, SessionFileFacts, SessionFileFormat};
 use crate::session::SessionState;
 
 /// One file to read, from where the session's reading stopped.
@@ -62,12 +62,20 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
             // A subagent's own Stop still names the main transcript.
             plan.reads.push(read(path, None));
         } else if let Some((d, id)) = facts.derived_path.zip(p.session_id.as_deref()) {
-            // A session id that could leave its directory names no file.
-            if id != "." && id != ".." && !id.contains(['/', '\\', '\0']) {
+            if names_no_path(id) {
                 plan.reads.push(Read {
                     under: Some(d.dirs),
                     ..read(&d.file.replace("{session}", id), None)
                 });
+                // Its subagents' own files, which may have been written after their stop.
+                for agent in session.map(|s| &s.subagents).into_iter().flatten() {
+                    if let Some(path) = subagent_path(&d, id, &agent.agent_id) {
+                        plan.reads.push(Read {
+                            under: Some(d.dirs),
+                            ..read(&path, Some(&agent.agent_id))
+                        });
+                    }
+                }
             }
         }
         // Subagent transcripts lag their SubagentStop: catch up on what they wrote since.
@@ -82,6 +90,20 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
                     ..read(path, Some(agent))
                 });
             }
+        }
+    } else if let Canonical::SubagentStop {
+        agent_id,
+        transcript: None,
+        ..
+    } = &p.canonical
+    {
+        // A subagent's own file beside the session's (Cline's), which no payload names.
+        let derived = facts.derived_path.zip(p.session_id.as_deref());
+        if let Some(path) = derived.and_then(|(d, id)| subagent_path(&d, id, agent_id)) {
+            plan.reads.push(Read {
+                under: facts.derived_path.map(|d| d.dirs),
+                ..read(&path, Some(agent_id))
+            });
         }
     } else if let Canonical::SubagentStop {
         agent_id,
@@ -100,6 +122,18 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
         }
     }
     plan
+}
+
+/// Whether an id from a payload can name a file: one that could leave its directory names none.
+fn names_no_path(id: &str) -> bool {
+    id != "." && id != ".." && !id.is_empty() && !id.contains(['/', '\\', '\0'])
+}
+
+/// A subagent's own file under the session's directories (`DerivedPath::subagent_file`).
+fn subagent_path(d: &DerivedPath, session: &str, agent: &str) -> Option<String> {
+    let file = d.subagent_file?;
+    (names_no_path(session) && names_no_path(agent))
+        .then(|| file.replace("{session}", session).replace("{agent}", agent))
 }
 
 /// Whether the session's own file is read at this event.
@@ -270,5 +304,52 @@ mod tests {
         let mut sub = end("17_x");
         sub.agent_id = Some("a2".into());
         assert_eq!(super::plan(&sub, None).reads, []);
+    }
+
+    /// Given a Cline subagent (`spawn_agent`), whose usage Cline keeps in a file of its own beside
+    /// the session's: when it ends, that file is read as the subagent's; when the session's run
+    /// ends, the session's file and its known subagents' files are read (a subagent's file can be
+    /// written after its end); an agent id that could leave the directory names no file.
+    #[test]
+    fn a_cline_subagents_own_file_is_read_at_its_end_and_at_the_sessions() {
+        let sub_end = |agent: &str| {
+            event(
+                Host::Cline,
+                &format!(
+                    r#"{{"hookName":"agent_end","sessionContext":{{"rootSessionId":"17_x"}},"agent_id":"{agent}","parent_agent_id":"lead"}}"#
+                ),
+            )
+        };
+        use SessionFileFormat::ClineMessages as M;
+        let plan = plan(&sub_end("agent_2"), None);
+        assert_eq!(
+            paths(&plan),
+            [(M, "17_x/agent_2.messages.json", Some("agent_2"), 4)]
+        );
+        assert_eq!(
+            plan.reads[0].under.and_then(|u| u.last()),
+            Some(&("HOME", ".cline/data/sessions"))
+        );
+        for bad in ["..", "a/b", "."] {
+            assert_eq!(super::plan(&sub_end(bad), None).reads, [], "{bad}");
+        }
+        let mut s = SessionState::default();
+        s.subagents.push(crate::session::Subagent {
+            agent_id: "agent_2".into(),
+            agent_type: None,
+            running: false,
+            last_message: None,
+        });
+        let end = event(
+            Host::Cline,
+            r#"{"hookName":"agent_end","sessionContext":{"rootSessionId":"17_x"},"agent_id":"lead","parent_agent_id":null}"#,
+        );
+        assert_eq!(
+            paths(&super::plan(&end, Some(&s))),
+            [
+                (M, "17_x/17_x.messages.json", None, 4),
+                (M, "17_x/agent_2.messages.json", Some("agent_2"), 4)
+            ]
+        );
     }
 }

@@ -115,11 +115,9 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
         agent_name: st(&input, "agent").or_else(|| st(&obj(output.get("message")), "agent")),
         model: model.clone(),
         canonical: match &agent_id {
-            Some(id) => in_subagent(
-                canonical(kind, &input, &output, &props),
-                id,
-                agent_type.as_deref(),
-            ),
+            Some(id) => {
+                canonical(kind, &input, &output, &props).in_subagent(id, agent_type.as_deref())
+            }
             None => canonical(kind, &input, &output, &props),
         },
         agent_id,
@@ -198,29 +196,6 @@ fn canonical(
             summary: None,
         },
         _ => Canonical::Other,
-    }
-}
-
-/// What an event of a subagent's child session is to the session that started it: the child's
-/// start is the subagent's; its idle, its error and its deletion are the subagent's stop (not the
-/// session's: its agent is still at work, its tasks still held); a compaction of the child's own
-/// history is not the session's.
-fn in_subagent(c: Canonical, agent_id: &str, agent_type: Option<&str>) -> Canonical {
-    let stop = |last_message| Canonical::SubagentStop {
-        agent_id: agent_id.to_string(),
-        agent_type: agent_type.map(str::to_string),
-        transcript: None,
-        last_message,
-    };
-    match c {
-        Canonical::SessionStart { .. } => Canonical::SubagentStart {
-            agent_id: agent_id.to_string(),
-            agent_type: agent_type.map(str::to_string),
-        },
-        Canonical::Stop { .. } | Canonical::SessionEnd { .. } => stop(None),
-        Canonical::StopFailure { error } => stop(Some(error)),
-        Canonical::PreCompact { .. } | Canonical::PostCompact { .. } => Canonical::Other,
-        other => other,
     }
 }
 

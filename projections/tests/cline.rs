@@ -207,3 +207,75 @@ fn a_cut_or_foreign_file_gives_nothing_and_a_reread_the_same_keys() {
         cline_session::scan(&bytes, RUN)
     );
 }
+
+/// The `spawn_agent` run (tests/fixtures/real-hosts/cline-3.0.65/payloads/subagent): the lead
+/// agent's spawn, the subagent's start and end, the spawn's result.
+const SPAWN: &str = "1795682305354_4tv3f";
+const SUBAGENT: &str = "agent_1795682305772_v9k8i5";
+
+fn sub(stem: &str) -> String {
+    cl(&format!("subagent/{stem}"))
+}
+
+/// Given the lead agent spawning a subagent, when the subagent starts and ends, then it is the
+/// session's subagent, started then finished with its last words, and the session is still at
+/// work (the subagent's end is not the session's); nothing is answered at either.
+#[test]
+fn a_spawned_subagent_starts_and_ends_as_the_sessions_subagent() {
+    let start = event::parse(&Host::Cline, sub("02.TaskStart-subagent").as_bytes()).unwrap();
+    assert_eq!(start.session_id.as_deref(), Some(SPAWN));
+    assert_eq!(
+        start.canonical,
+        Canonical::SubagentStart {
+            agent_id: SUBAGENT.into(),
+            agent_type: None
+        }
+    );
+    Scenario::default()
+        .host(Host::Cline)
+        .given_hook(&sub("01.PreToolUse-spawn_agent"))
+        .when_hook(&sub("02.TaskStart-subagent"))
+        .then_no_answer()
+        .then_state(|st| {
+            let s = &st.sessions[SPAWN];
+            assert_eq!(s.subagents.len(), 1);
+            assert!(s.subagents[0].running);
+        })
+        .and()
+        .when_hook(&sub("03.TaskComplete-subagent"))
+        .then_no_answer()
+        .then_state(|st| {
+            let s = &st.sessions[SPAWN];
+            assert!(!s.subagents[0].running);
+            assert_eq!(
+                s.subagents[0].last_message.as_deref(),
+                Some("HJ-SUBAGENT-FINAL: notes say hello.")
+            );
+            assert_eq!(s.status, projections::session::Status::Active);
+        });
+}
+
+/// Given the subagent's own messages file (beside the session's; the server reported prompts of
+/// 10,400 and 10,800 tokens, 2,000 and 3,000 cached, 14 and 18 out), when it is read, then each
+/// of its two responses is one record, as the session's file's are.
+#[test]
+fn a_subagents_own_messages_file_holds_its_responses() {
+    let bytes = std::fs::read(dir().join("../sessions/subagent.messages.json")).unwrap();
+    let scan = projections::cline_session::scan(&bytes, SPAWN);
+    let got: Vec<_> = scan
+        .records
+        .iter()
+        .map(|r| {
+            (
+                r.model.as_str(),
+                r.usage.input_tokens,
+                r.usage.cache_read,
+                r.usage.output_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [("gpt-4.1", 8_400, 2_000, 14), ("gpt-4.1", 7_800, 3_000, 18)]
+    );
+}
