@@ -219,7 +219,8 @@ fn sub(stem: &str) -> String {
 
 /// Given the lead agent spawning a subagent, when the subagent starts and ends, then it is the
 /// session's subagent, started then finished with its last words, and the session is still at
-/// work (the subagent's end is not the session's); nothing is answered at either.
+/// work (the subagent's end is not the session's); nothing is answered at either; the spawn's
+/// result is one tool call of the lead agent's.
 #[test]
 fn a_spawned_subagent_starts_and_ends_as_the_sessions_subagent() {
     let start = event::parse(&Host::Cline, sub("02.TaskStart-subagent").as_bytes()).unwrap();
@@ -252,6 +253,13 @@ fn a_spawned_subagent_starts_and_ends_as_the_sessions_subagent() {
                 Some("HJ-SUBAGENT-FINAL: notes say hello.")
             );
             assert_eq!(s.status, projections::session::Status::Active);
+        })
+        .and()
+        // The spawn's result is the lead agent's tool call, the subagent still the one.
+        .when_hook(&sub("04.PostToolUse-spawn_agent"))
+        .then_state(|st| {
+            let s = &st.sessions[SPAWN];
+            assert_eq!((s.subagents.len(), s.tool_calls), (1, 1));
         });
 }
 
