@@ -139,6 +139,25 @@ fn a_task_reminder_after_a_tool_is_a_context_modification() {
     then.then_event_kinds(&["ReminderIssued"]);
 }
 
+/// Each record as (message, request, model, uncached input, cache read, output).
+fn records(
+    scan: &projections::cline_session::MessagesScan,
+) -> Vec<(&str, &str, &str, u64, u64, u64)> {
+    scan.records
+        .iter()
+        .map(|r| {
+            (
+                r.message_id.as_str(),
+                r.request_id.as_str(),
+                r.model.as_str(),
+                r.usage.input_tokens,
+                r.usage.cache_read,
+                r.usage.output_tokens,
+            )
+        })
+        .collect()
+}
+
 fn messages() -> Vec<u8> {
     std::fs::read(dir().join("../sessions/run_commands.messages.json")).unwrap()
 }
@@ -152,22 +171,8 @@ fn usage_from_the_messages_file_once_per_response_priced() {
     use projections::cline_session;
     use projections::pricing::PricingTable;
     let scan = cline_session::scan(&messages(), RUN);
-    let got: Vec<_> = scan
-        .records
-        .iter()
-        .map(|r| {
-            (
-                r.message_id.as_str(),
-                r.request_id.as_str(),
-                r.model.as_str(),
-                r.usage.input_tokens,
-                r.usage.cache_read,
-                r.usage.output_tokens,
-            )
-        })
-        .collect();
     assert_eq!(
-        got,
+        records(&scan),
         [
             ("msg_0vocXDiU", RUN, "gpt-4.1", 900, 100, 50),
             ("msg_KY1qIycl", RUN, "gpt-4.1", 1_900, 100, 50),
@@ -270,20 +275,11 @@ fn a_spawned_subagent_starts_and_ends_as_the_sessions_subagent() {
 fn a_subagents_own_messages_file_holds_its_responses() {
     let bytes = std::fs::read(dir().join("../sessions/subagent.messages.json")).unwrap();
     let scan = projections::cline_session::scan(&bytes, SPAWN);
-    let got: Vec<_> = scan
-        .records
-        .iter()
-        .map(|r| {
-            (
-                r.model.as_str(),
-                r.usage.input_tokens,
-                r.usage.cache_read,
-                r.usage.output_tokens,
-            )
-        })
-        .collect();
     assert_eq!(
-        got,
-        [("gpt-4.1", 8_400, 2_000, 14), ("gpt-4.1", 7_800, 3_000, 18)]
+        records(&scan),
+        [
+            ("msg_Y7a8OFeS", SPAWN, "gpt-4.1", 8_400, 2_000, 14),
+            ("msg_ObcZ9N7y", SPAWN, "gpt-4.1", 7_800, 3_000, 18)
+        ]
     );
 }
