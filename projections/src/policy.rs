@@ -345,8 +345,10 @@ pub fn decide(st: &State, env: &Envelope, ev: &HookEvent, cfg: &PolicyConfig) ->
         // A host that takes no context here (Cursor): nothing to say, and no reminder spent on it.
         Canonical::Prompt { .. } | Canonical::ToolPost { .. } | Canonical::ToolPre { .. }
             if !ev.host.answers(ev.canonical.kind(), AnswerShape::Context) => {}
-        // A subagent's prompt: no reminder or notice injected into the subagent.
-        Canonical::Prompt { .. } if ev.agent_id.is_some() => {}
+        // A subagent's prompt or tool: no reminder or notice injected into the subagent (the
+        // session's agent keeps the tasks; the reminder comes at its own next tool or prompt).
+        Canonical::Prompt { .. } | Canonical::ToolPost { .. } | Canonical::ToolPre { .. }
+            if ev.agent_id.is_some() => {}
         Canonical::Prompt { .. } => {
             if let Some(s) = session {
                 at_prompt(st, s, ev, cfg, &mut d);

@@ -139,6 +139,29 @@ fn a_task_reminder_after_a_tool_is_a_context_modification() {
     then.then_event_kinds(&["ReminderIssued"]);
 }
 
+/// Given a session due a task reminder, when a subagent's tool ends, then nothing is injected
+/// into the subagent; the session's agent gets the reminder at its own next tool.
+#[test]
+fn a_subagents_tool_gets_no_reminder_and_the_session_gets_it_next() {
+    let mut t = Scenario::default()
+        .host(Host::Cline)
+        .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
+        .given_hook(&cl("01.TaskStart"));
+    for _ in 0..9 {
+        t = t.given_hook(&cl("03.PostToolUse"));
+    }
+    let in_subagent = cl("03.PostToolUse").replace(
+        r#""parent_agent_id":null"#,
+        r#""parent_agent_id":"agent_lead""#,
+    );
+    t.when_hook(&in_subagent)
+        .then_no_answer()
+        .then_event_kinds(&[])
+        .and()
+        .when_hook(&cl("03.PostToolUse"))
+        .then_event_kinds(&["ReminderIssued"]);
+}
+
 /// Each record as (message, request, model, uncached input, cache read, output).
 fn records(
     scan: &projections::cline_session::MessagesScan,
