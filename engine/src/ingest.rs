@@ -304,9 +304,9 @@ impl FileReading {
 
 /// New usage, the context and compactions from a host's session file of `format`, read from the
 /// offset the journal recorded and deduplicated against the session's state: a request, a
-/// response or a compaction counted already is left out. `agent`: the subagent whose own
-/// file it is (Claude Code's transcript, Cline's messages file); `model`: the session's, for a Codex rollout chunk
-/// that starts after the rollout's turn context.
+/// response or a compaction counted already is left out. `agent`: the subagent whose own file
+/// it is (Claude Code's transcript, Cline's messages file); `model`: the session's, for a Codex
+/// rollout chunk that starts after the rollout's turn context.
 pub fn session_file_events(
     format: SessionFileFormat,
     session: Option<&SessionState>,

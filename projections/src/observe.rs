@@ -62,13 +62,17 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
             // A subagent's own Stop still names the main transcript.
             plan.reads.push(read(path, None));
         } else if let Some((d, id)) = facts.derived_path.zip(p.session_id.as_deref()) {
-            if names_no_path(id) {
+            if safe_file_name(id) {
                 plan.reads.push(Read {
                     under: Some(d.dirs),
                     ..read(&d.file.replace("{session}", id), None)
                 });
-                // Its subagents' own files, which may have been written after their stop.
-                for agent in session.map(|s| &s.subagents).into_iter().flatten() {
+                // Its latest subagents' own files, which may have been written after their
+                // stop (measured: 11 ms after Cline's subagent `agent_end`); bounded, as every
+                // read is paid on the hook path.
+                let subagents = session.map_or(&[][..], |s| &s.subagents[..]);
+                let latest = &subagents[subagents.len().saturating_sub(CATCH_UP_SUBAGENTS)..];
+                for agent in latest {
                     if let Some(path) = subagent_path(&d, id, &agent.agent_id) {
                         plan.reads.push(Read {
                             under: Some(d.dirs),
@@ -124,15 +128,18 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
     plan
 }
 
+/// How many of a session's latest subagents have their own files read again at its end.
+const CATCH_UP_SUBAGENTS: usize = 8;
+
 /// Whether an id from a payload can name a file: one that could leave its directory names none.
-fn names_no_path(id: &str) -> bool {
+fn safe_file_name(id: &str) -> bool {
     id != "." && id != ".." && !id.is_empty() && !id.contains(['/', '\\', '\0'])
 }
 
 /// A subagent's own file under the session's directories (`DerivedPath::subagent_file`).
 fn subagent_path(d: &DerivedPath, session: &str, agent: &str) -> Option<String> {
     let file = d.subagent_file?;
-    (names_no_path(session) && names_no_path(agent))
+    (safe_file_name(session) && safe_file_name(agent))
         .then(|| file.replace("{session}", session).replace("{agent}", agent))
 }
 
@@ -308,8 +315,8 @@ mod tests {
 
     /// Given a Cline subagent (`spawn_agent`), whose usage Cline keeps in a file of its own beside
     /// the session's: when it ends, that file is read as the subagent's; when the session's run
-    /// ends, the session's file and its known subagents' files are read (a subagent's file can be
-    /// written after its end); an agent id that could leave the directory names no file.
+    /// ends, the session's file and its latest eight subagents' files are read (a subagent's file
+    /// can be written after its end); an agent id that could leave the directory names no file.
     #[test]
     fn a_cline_subagents_own_file_is_read_at_its_end_and_at_the_sessions() {
         let sub_end = |agent: &str| {
@@ -349,6 +356,25 @@ mod tests {
             [
                 (M, "17_x/17_x.messages.json", None, 4),
                 (M, "17_x/agent_2.messages.json", Some("agent_2"), 4)
+            ]
+        );
+        // Of ten subagents, the latest eight are read again, in their order.
+        for i in 3..=11 {
+            let mut a = s.subagents[0].clone();
+            a.agent_id = format!("agent_{i}");
+            s.subagents.push(a);
+        }
+        let plan = super::plan(&end, Some(&s));
+        let agents: Vec<_> = plan
+            .reads
+            .iter()
+            .filter_map(|r| r.agent.as_deref())
+            .collect();
+        assert_eq!(
+            agents,
+            [
+                "agent_4", "agent_5", "agent_6", "agent_7", "agent_8", "agent_9", "agent_10",
+                "agent_11"
             ]
         );
     }
