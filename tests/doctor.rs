@@ -231,7 +231,8 @@ fn json_output_and_user_scope() {
 
 /// OpenCode's and pi's shims (their hooks run in the host's own process): each found where
 /// install wrote it, with the program its settings name; a file of the user's own at that path
-/// is no registration; a shim whose program is gone is a problem naming the install.
+/// is no registration; a shim whose program is gone, or whose code is another hookjournal's, is
+/// a problem naming the install.
 #[test]
 fn the_opencode_and_pi_shims_are_found_with_their_program() {
     let env = installed_for(&["opencode", "pi"]);
@@ -241,7 +242,9 @@ fn the_opencode_and_pi_shims_are_found_with_their_program() {
     let text = fs::read_to_string(&pi).unwrap();
     let gone = text.replacen("\"command\":\"", "\"command\":\"/nonexistent/", 1);
     assert_ne!(gone, text, "the settings line names the program");
-    fs::write(&pi, gone).unwrap();
+    // …and whose code is not this hookjournal's (an older one's).
+    let older = gone.replacen("\n", "\n// a line an older shim had\n", 1);
+    fs::write(&pi, older).unwrap();
     fs::write(
         env.project.join(".opencode/plugins/hookjournal.js"),
         "export const Mine = async () => ({});\n",

@@ -69,6 +69,8 @@ pub struct Where<'a> {
     pub project: Option<&'a Path>,
     /// The running binary's `--version` line (`hookjournal 0.1.0`).
     pub version: &'a str,
+    /// The in-process hosts' shims as this binary ships them, by host name.
+    pub shims: &'a [(&'a str, &'a str)],
 }
 
 /// The hosts `install` registers with, in the table's order.
@@ -591,6 +593,18 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         facts.product,
         format!("the hookjournal shim is in {}", path.display()),
     ));
+    let shipped = w.shims.iter().find(|(h, _)| *h == facts.name);
+    if shipped.is_some_and(|(_, code)| without_settings(code) != without_settings(&text)) {
+        out.push(problem(
+            facts.product,
+            format!(
+                "{} is another hookjournal's shim (older, or changed): what this one's does \
+                 differently does not run",
+                path.display()
+            ),
+            fix.clone(),
+        ));
+    }
     match settings.as_ref().and_then(|s| s["command"].as_str()) {
         Some(program) => out.push(program_finding(facts.product, program, w.version, fix)),
         None => out.push(problem(
@@ -600,6 +614,13 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         )),
     }
     true
+}
+
+/// A shim's code without its settings line (the one line install writes).
+fn without_settings(code: &str) -> Vec<&str> {
+    code.lines()
+        .filter(|l| !l.starts_with("const SETTINGS"))
+        .collect()
 }
 
 /// Cline's hook files in its hooks directory, by what each is.

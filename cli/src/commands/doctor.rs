@@ -30,6 +30,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let w = Where {
         project: (!args.user).then_some(project.as_path()),
         version: &version,
+        shims: &crate::commands::install::SHIMS,
     };
     let now = crate::clock::now_us();
     let ago = |at: i64| format!("{} ({})", timestamp(at), relative(at, now));

@@ -21,6 +21,10 @@ mod pi;
 pub mod program;
 mod shim;
 
+/// The shims as shipped, by host name (their settings line as install leaves it blank): what
+/// `doctor` compares an installed shim with.
+pub const SHIMS: [(&str, &str); 2] = [("opencode", opencode::SHIM), ("pi", pi::SHIM)];
+
 use self::codex::{trust_codex_hooks, untrust_codex_hooks};
 use self::copilot_trust::copilot_trust_note;
 use self::doc::Doc;

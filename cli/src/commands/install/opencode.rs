@@ -11,7 +11,7 @@ use projections::host::OPENCODE;
 use std::path::{Path, PathBuf};
 
 /// The shim as shipped; install replaces its settings line.
-const SHIM: &str = include_str!("opencode/hookjournal.js");
+pub(super) const SHIM: &str = include_str!("opencode/hookjournal.js");
 /// The shim's first line: how uninstall knows the file is hookjournal's.
 const MARKER: &str = "// hookjournal's OpenCode shim";
 /// The settings line install writes.

@@ -11,7 +11,7 @@ use projections::host::PI;
 use std::path::{Path, PathBuf};
 
 /// The shim as shipped; install replaces its settings line.
-const SHIM: &str = include_str!("pi/hookjournal.ts");
+pub(super) const SHIM: &str = include_str!("pi/hookjournal.ts");
 /// The shim's first line: how uninstall knows the file is hookjournal's.
 const MARKER: &str = "// hookjournal's pi shim";
 /// The settings line install writes.
