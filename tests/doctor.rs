@@ -281,3 +281,24 @@ fn clines_hook_scripts_are_found_with_their_program() {
         &format!("{installed}---- changed ----\n{changed}"),
     );
 }
+
+/// OpenClaw's plugin (user-wide, in its state directory): found enabled, with the program its
+/// settings name; plugin code that is not this hookjournal's (an older one's) is a problem
+/// naming the install.
+#[test]
+fn openclaws_plugin_is_found_and_older_plugin_code_is_named() {
+    let env = installed_for(&["openclaw"]);
+    let installed = doctor(&env, &[]);
+    let code = env.home.join(".openclaw/extensions/hookjournal/index.js");
+    let text = fs::read_to_string(&code).unwrap();
+    fs::write(
+        &code,
+        text.replacen('\n', "\n// a line an older plugin had\n", 1),
+    )
+    .unwrap();
+    let changed = doctor(&env, &[]);
+    assert_expected(
+        "doctor/openclaw.txt",
+        &format!("{installed}---- changed ----\n{changed}"),
+    );
+}

@@ -593,17 +593,8 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         facts.product,
         format!("the hookjournal shim is in {}", path.display()),
     ));
-    let shipped = w.shims.iter().find(|(h, _)| *h == facts.name);
-    if shipped.is_some_and(|(_, code)| without_settings(code) != without_settings(&text)) {
-        out.push(problem(
-            facts.product,
-            format!(
-                "{} is another hookjournal's shim (older, or changed): what this one's does \
-                 differently does not run",
-                path.display()
-            ),
-            fix.clone(),
-        ));
+    if let Some(p) = another_shim(w, facts, &path, &fix) {
+        out.push(p);
     }
     match settings.as_ref().and_then(|s| s["command"].as_str()) {
         Some(program) => out.push(program_finding(facts.product, program, w.version, fix)),
@@ -614,6 +605,24 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         )),
     }
     true
+}
+
+/// A problem when the shim's code at `path` is not what this binary ships for the host (an older
+/// hookjournal installed it, or it was edited): what changed since does not run.
+fn another_shim(w: &Where, facts: &HostFacts, path: &Path, fix: &str) -> Option<Finding> {
+    let (_, shipped) = w.shims.iter().find(|(h, _)| *h == facts.name)?;
+    let text = std::fs::read_to_string(path).ok()?;
+    (without_settings(shipped) != without_settings(&text)).then(|| {
+        problem(
+            facts.product,
+            format!(
+                "{} is another hookjournal's shim (older, or changed): what this one's does \
+                 differently does not run",
+                path.display()
+            ),
+            fix.to_string(),
+        )
+    })
 }
 
 /// A shim's code without its settings line (the one line install writes).
@@ -794,6 +803,10 @@ fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
             ),
             fix.clone(),
         ));
+    }
+    let code = state.join("extensions/hookjournal/index.js");
+    if let Some(p) = another_shim(w, facts, &code, &fix) {
+        out.push(p);
     }
     if let Some(program) = settings.get("command").and_then(|c| c.as_str()) {
         out.push(program_finding(topic, program, w.version, fix));

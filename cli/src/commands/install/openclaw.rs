@@ -18,9 +18,12 @@ use std::process::ExitCode;
 /// The plugin's id, its directory name under `extensions/`, and its key in `plugins.entries`.
 const PLUGIN_ID: &str = "hookjournal";
 
+/// The plugin's code, as install writes it to `index.js`.
+pub(super) const PLUGIN_CODE: &str = include_str!("openclaw/index.js");
+
 /// The shim's files, as install writes them (besides the generated `hookjournal.json`).
 const SHIM: [(&str, &str); 3] = [
-    ("index.js", include_str!("openclaw/index.js")),
+    ("index.js", PLUGIN_CODE),
     ("package.json", include_str!("openclaw/package.json")),
     (
         "openclaw.plugin.json",
