@@ -121,17 +121,22 @@ fn nothing_is_answered_at_the_run_start_and_end_which_cline_does_not_read() {
         .then_no_answer();
 }
 
-#[test]
-fn a_task_reminder_after_a_tool_is_a_context_modification() {
+/// A run with an open task and nine tool calls: the next tool call makes ten, the default
+/// threshold without a task tool.
+fn due_a_reminder() -> Scenario {
     let mut t = Scenario::default()
         .host(Host::Cline)
         .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
         .given_hook(&cl("01.TaskStart"));
-    // The default threshold: ten tool calls without a task tool.
     for _ in 0..9 {
         t = t.given_hook(&cl("03.PostToolUse"));
     }
-    let then = t.when_hook(&cl("03.PostToolUse"));
+    t
+}
+
+#[test]
+fn a_task_reminder_after_a_tool_is_a_context_modification() {
+    let then = due_a_reminder().when_hook(&cl("03.PostToolUse"));
     let out = then.decision.output().unwrap();
     assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
     let text = out["contextModification"].as_str().unwrap();
@@ -143,18 +148,12 @@ fn a_task_reminder_after_a_tool_is_a_context_modification() {
 /// into the subagent; the session's agent gets the reminder at its own next tool.
 #[test]
 fn a_subagents_tool_gets_no_reminder_and_the_session_gets_it_next() {
-    let mut t = Scenario::default()
-        .host(Host::Cline)
-        .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None)
-        .given_hook(&cl("01.TaskStart"));
-    for _ in 0..9 {
-        t = t.given_hook(&cl("03.PostToolUse"));
-    }
     let in_subagent = cl("03.PostToolUse").replace(
         r#""parent_agent_id":null"#,
         r#""parent_agent_id":"agent_lead""#,
     );
-    t.when_hook(&in_subagent)
+    due_a_reminder()
+        .when_hook(&in_subagent)
         .then_no_answer()
         .then_event_kinds(&[])
         .and()
