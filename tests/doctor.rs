@@ -34,6 +34,18 @@ fn installed_for(hosts: &[&str]) -> TestEnvironment {
     env
 }
 
+/// `doctor` as installed for `hosts`, then after `change`, compared whole with `expected`.
+fn before_and_after(hosts: &[&str], expected: &str, change: impl FnOnce(&TestEnvironment)) {
+    let env = installed_for(hosts);
+    let installed = doctor(&env, &[]);
+    change(&env);
+    let changed = doctor(&env, &[]);
+    assert_expected(
+        expected,
+        &format!("{installed}---- changed ----\n{changed}"),
+    );
+}
+
 /// The command `install` registered for SessionStart.
 fn registered_command(env: &TestEnvironment) -> String {
     let v = settings(env);
@@ -235,26 +247,21 @@ fn json_output_and_user_scope() {
 /// a problem naming the install.
 #[test]
 fn the_opencode_and_pi_shims_are_found_with_their_program() {
-    let env = installed_for(&["opencode", "pi"]);
-    let installed = doctor(&env, &[]);
-    // pi's shim naming a program that is gone; OpenCode's replaced by a plugin of the user's.
-    let pi = env.project.join(".pi/extensions/hookjournal.ts");
-    let text = fs::read_to_string(&pi).unwrap();
-    let gone = text.replacen("\"command\":\"", "\"command\":\"/nonexistent/", 1);
-    assert_ne!(gone, text, "the settings line names the program");
-    // …and whose code is not this hookjournal's (an older one's).
-    let older = gone.replacen("\n", "\n// a line an older shim had\n", 1);
-    fs::write(&pi, older).unwrap();
-    fs::write(
-        env.project.join(".opencode/plugins/hookjournal.js"),
-        "export const Mine = async () => ({});\n",
-    )
-    .unwrap();
-    let changed = doctor(&env, &[]);
-    assert_expected(
-        "doctor/shims.txt",
-        &format!("{installed}---- changed ----\n{changed}"),
-    );
+    before_and_after(&["opencode", "pi"], "doctor/shims.txt", |env| {
+        // pi's shim naming a program that is gone; OpenCode's replaced by a plugin of the user's.
+        let pi = env.project.join(".pi/extensions/hookjournal.ts");
+        let text = fs::read_to_string(&pi).unwrap();
+        let gone = text.replacen("\"command\":\"", "\"command\":\"/nonexistent/", 1);
+        assert_ne!(gone, text, "the settings line names the program");
+        // …and whose code is not this hookjournal's (an older one's).
+        let older = gone.replacen("\n", "\n// a line an older shim had\n", 1);
+        fs::write(&pi, older).unwrap();
+        fs::write(
+            env.project.join(".opencode/plugins/hookjournal.js"),
+            "export const Mine = async () => ({});\n",
+        )
+        .unwrap();
+    });
 }
 
 /// Cline's hook scripts (one executable per event, no settings file): found where install wrote
@@ -264,22 +271,17 @@ fn the_opencode_and_pi_shims_are_found_with_their_program() {
 #[test]
 fn clines_hook_scripts_are_found_with_their_program() {
     use std::os::unix::fs::PermissionsExt;
-    let env = installed_for(&["cline"]);
-    let installed = doctor(&env, &[]);
-    let hooks = env.project.join(".clinerules/hooks");
-    fs::remove_file(hooks.join("TaskCancel")).unwrap();
-    fs::set_permissions(hooks.join("PreToolUse"), fs::Permissions::from_mode(0o644)).unwrap();
-    fs::write(hooks.join("TaskError"), "#!/bin/sh\necho mine\n").unwrap();
-    let start = hooks.join("TaskStart");
-    let text = fs::read_to_string(&start).unwrap();
-    let gone = text.replacen("exec '", "exec '/nonexistent", 1);
-    assert_ne!(gone, text, "the script runs the program with exec");
-    fs::write(&start, gone).unwrap();
-    let changed = doctor(&env, &[]);
-    assert_expected(
-        "doctor/cline.txt",
-        &format!("{installed}---- changed ----\n{changed}"),
-    );
+    before_and_after(&["cline"], "doctor/cline.txt", |env| {
+        let hooks = env.project.join(".clinerules/hooks");
+        fs::remove_file(hooks.join("TaskCancel")).unwrap();
+        fs::set_permissions(hooks.join("PreToolUse"), fs::Permissions::from_mode(0o644)).unwrap();
+        fs::write(hooks.join("TaskError"), "#!/bin/sh\necho mine\n").unwrap();
+        let start = hooks.join("TaskStart");
+        let text = fs::read_to_string(&start).unwrap();
+        let gone = text.replacen("exec '", "exec '/nonexistent", 1);
+        assert_ne!(gone, text, "the script runs the program with exec");
+        fs::write(&start, gone).unwrap();
+    });
 }
 
 /// OpenClaw's plugin (user-wide, in its state directory): found enabled, with the program its
@@ -287,18 +289,13 @@ fn clines_hook_scripts_are_found_with_their_program() {
 /// naming the install.
 #[test]
 fn openclaws_plugin_is_found_and_older_plugin_code_is_named() {
-    let env = installed_for(&["openclaw"]);
-    let installed = doctor(&env, &[]);
-    let code = env.home.join(".openclaw/extensions/hookjournal/index.js");
-    let text = fs::read_to_string(&code).unwrap();
-    fs::write(
-        &code,
-        text.replacen('\n', "\n// a line an older plugin had\n", 1),
-    )
-    .unwrap();
-    let changed = doctor(&env, &[]);
-    assert_expected(
-        "doctor/openclaw.txt",
-        &format!("{installed}---- changed ----\n{changed}"),
-    );
+    before_and_after(&["openclaw"], "doctor/openclaw.txt", |env| {
+        let code = env.home.join(".openclaw/extensions/hookjournal/index.js");
+        let text = fs::read_to_string(&code).unwrap();
+        fs::write(
+            &code,
+            text.replacen('\n', "\n// a line an older plugin had\n", 1),
+        )
+        .unwrap();
+    });
 }
