@@ -13,8 +13,8 @@
 //! `<hook_context source="PostToolUse">`; the snapshot has the file read, the file edited, the
 //! tool calls and the finished subagent; each session's tokens, USD and context are what the
 //! server reported for its requests, the subagent's included (read from Cline's messages files,
-//! the session's and the subagent's beside it, which the hook finds under `$HOME`). Cline announces no compaction to its hooks: that is not checked (see
-//! docs/hooks.md, "Cline CLI").
+//! the session's and the subagent's beside it, which the hook finds under `$HOME`). Cline
+//! announces no compaction to its hooks: that is not checked (see docs/hooks.md, "Cline CLI").
 //!
 //! Running it
 //! ----------
