@@ -147,6 +147,7 @@ const COMMANDS: &[&[&str]] = &[
     &["rewind"],
     &["verify"],
     &["recover"],
+    &["drain"],
     &["ship"],
     &["statusline"],
     &["report"],
@@ -264,7 +265,7 @@ fn completions_and_man_pages_cover_every_command() {
     }
     assert!(dir.join("hookjournal.1").is_file());
     assert!(
-        !dir.join("hookjournal-drain.1").exists(),
+        !dir.join("hookjournal-follow-session.1").exists(),
         "a hidden command got a page"
     );
 }

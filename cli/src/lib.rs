@@ -118,8 +118,12 @@ pub enum Command {
     ///
     /// `hookjournal man --dir ~/.local/share/man/man1`, then `man hookjournal`.
     Man(commands::man::Args),
-    /// The work hooks leave behind: sled ingests the log, seals, the hot cache is filled.
-    #[command(hide = true)]
+    /// Do now the upkeep a hook leaves to a background run: ingest the spool, catch the store up
+    /// with the log, seal a full store, fill the hot cache.
+    ///
+    /// No one needs to run it: every command ingests the spool before it reads or writes, and a
+    /// hook starts it detached when the store lags. Exit 0 when the journal is busy (left for
+    /// the next run).
     Drain(commands::drain::Args),
     /// Reads the rest of a Copilot CLI session's file once it is written (started by the hook).
     #[command(hide = true)]

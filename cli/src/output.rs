@@ -186,17 +186,6 @@ pub fn relative(at_us: i64, now_us: i64) -> String {
     }
 }
 
-/// Says on stderr that `n` spooled events are not in the log a command shows (readers never
-/// ingest them; the next hook or `hookjournal drain` does).
-pub fn say_spooled(n: usize) {
-    if n > 0 {
-        eprintln!(
-            "hookjournal: {} not in the log yet (spooled; the next hook or `hookjournal drain` ingests them)",
-            count(n as u64, "event")
-        );
-    }
-}
-
 /// "1 session", "2 sessions", "0 sessions": a count with its noun (regular plurals only).
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {

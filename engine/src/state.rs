@@ -380,8 +380,6 @@ fn readonly_view(dir: &Path) -> Result<View> {
     Ok(View {
         snap,
         state: full.state,
-        backlog: Vec::new(),
-        spooled,
     })
 }
 
@@ -415,14 +413,10 @@ pub fn is_readonly(e: &anyhow::Error) -> bool {
         .is_some_and(|e| matches!(e, journal::Error::ReadOnly(_)))
 }
 
-/// The checkpoint of the journal in `dir`, read under a short lock (the spool drained first).
+/// The checkpoint of the journal in `dir`, read under a short lock (the spool ingested first).
 pub fn read_checkpoint(dir: &Path) -> Result<State> {
     match open_read(dir) {
-        Ok(mut j) => {
-            let mut state = checkpoint_or_rebuild(&mut j)?;
-            fold_backlog(&mut state, &backlog(&j, j.head_seq())?);
-            Ok(state)
-        }
+        Ok(mut j) => checkpoint_or_rebuild(&mut j),
         Err(e) if is_readonly(&e) => Ok(readonly_view(dir)?.state),
         Err(e) => Err(e),
     }
@@ -504,15 +498,10 @@ pub fn collect_rewinds(snap: &ReadSnapshot) -> Result<Rewinds> {
 
 /// What most read commands need: a snapshot taken under a short lock, and the checkpoint.
 pub struct View {
-    /// The log as it was under the lock.
+    /// The log as it was under the lock, the spool ingested into it first.
     pub snap: ReadSnapshot,
-    /// The checkpoint at the snapshot's head, with the spool's backlog folded in.
+    /// The checkpoint at the snapshot's head.
     pub state: State,
-    /// Spooled events not yet in the log (so not in `snap`), in arrival order, as the
-    /// envelopes they would become: the next writer ingests them; readers fold them.
-    pub backlog: Vec<Envelope>,
-    /// How many events wait in the spool (`backlog.len()`, or those this user cannot read).
-    pub spooled: usize,
 }
 
 /// The log and the checkpoint of the journal in `dir`, as one consistent snapshot.
@@ -523,15 +512,8 @@ pub fn open_view(dir: &Path) -> Result<View> {
         Err(e) => return Err(e),
     };
     let snap = j.read_snapshot().context("reading the journal")?;
-    let mut state = checkpoint_or_rebuild(&mut j)?;
-    let waiting = backlog(&j, j.head_seq())?;
-    fold_backlog(&mut state, &waiting);
-    Ok(View {
-        snap,
-        state,
-        spooled: waiting.len(),
-        backlog: waiting,
-    })
+    let state = checkpoint_or_rebuild(&mut j)?;
+    Ok(View { snap, state })
 }
 
 /// Like `open_view` for commands that fold the whole log anyway (cost, notifications): only the
@@ -543,8 +525,6 @@ pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
             return Ok(View {
                 snap,
                 state: State::default(),
-                backlog: Vec::new(),
-                spooled: 0,
             });
         }
     }
@@ -562,13 +542,7 @@ pub fn open_log(dir: &Path, need_rewinds: bool) -> Result<View> {
             )
         })?;
     }
-    let waiting = backlog(&j, j.head_seq())?;
-    Ok(View {
-        snap,
-        state,
-        spooled: waiting.len(),
-        backlog: waiting,
-    })
+    Ok(View { snap, state })
 }
 
 /// Folds into the checkpoint the events the store copied from the write-ahead log at open (hooks
@@ -626,51 +600,47 @@ pub fn drain_all(j: &mut Journal) -> Result<()> {
     }
 }
 
-/// A store opened for reading, with what the log holds beyond its checkpoint folded in (the
-/// checkpoint is derived state a reader may bring up to date; the spool is left to writers).
-fn full_folded(j: journal::Result<Journal>) -> Result<Journal> {
+/// A store opened for reading, brought up to every acknowledged event (`catch_up`).
+fn full_caught_up(j: journal::Result<Journal>) -> Result<Journal> {
     let mut j = j.map_err(|e| anyhow::anyhow!("{e}"))?;
-    fold_unfolded(&mut j)?;
+    catch_up(&mut j)?;
     Ok(j)
 }
 
-/// Opens an existing journal for a read command (waits up to 10 s for busy hooks), its
-/// checkpoint folded up to the log's head. Readers never write events: the spool is not drained
-/// (see `backlog`). A directory holding only spooled events (the fast path never opened the
-/// store) counts as a journal.
+/// Opens an existing journal for a read command (waits up to 10 s for busy hooks), brought up
+/// to every acknowledged event (`catch_up`). A directory holding only spooled events (the fast
+/// path never opened the store) counts as a journal.
 pub fn open_read(dir: &Path) -> Result<Journal> {
     let create = dir.join(spool::SPOOL_DIR).is_dir();
     let mut j =
         Journal::open(dir, &cli_open_options(dir, create)).map_err(|e| open_error(dir, e))?;
-    fold_unfolded(&mut j)?;
+    catch_up(&mut j)?;
     Ok(j)
 }
 
-/// The spooled events the journal has not ingested yet, in arrival order, as the envelopes they
-/// would become after the head (`head`, a provisional seq each): what a reader folds in memory
-/// so that it answers with them, without ingesting them (that is a writer's job). A damaged
-/// spool file is left out (`verify` names it).
-pub fn backlog(j: &dyn Source, head: Seq) -> Result<Vec<Envelope>> {
-    let mut out = Vec::new();
-    for entry in spool::list(j.dir())? {
-        if j.was_drained(&entry.id)? {
-            continue;
-        }
-        let Ok(ev) = spool::read(&entry) else {
-            continue;
-        };
-        let seq = head + 1 + out.len() as Seq;
-        out.push(Envelope::seal(ev, seq, journal::ZERO_HASH));
+/// Brings a journal a reader holds (under its lock) up to every acknowledged event: a spooled
+/// event is acknowledged, so the spool is ingested here exactly as the next hook would ingest it
+/// (`drain_all`: the same fold, the same task releases and answers, the final seqs and hashes),
+/// and the events the store copied from the log are folded into the checkpoint. A reader then
+/// shows the journal as it is after a full drain; only a journal this user cannot write is
+/// read without its spool (`readonly_view` says so).
+pub fn catch_up(j: &mut Journal) -> Result<()> {
+    if spool_waiting(&*j)? {
+        drain_all(j)
+    } else {
+        fold_unfolded(j)
     }
-    Ok(out)
 }
 
-/// Folds `backlog` into a state holding every partition (a whole checkpoint).
-pub fn fold_backlog(state: &mut State, backlog: &[Envelope]) {
-    for env in backlog {
-        state.apply(env);
+/// Whether the spool holds a file the log has not ingested (a damaged one counts: the drain
+/// names it and leaves it in place).
+pub fn spool_waiting(j: &dyn Source) -> Result<bool> {
+    for entry in spool::list(j.dir())? {
+        if !j.was_drained(&entry.id)? {
+            return Ok(true);
+        }
     }
-    state.settle_index();
+    Ok(false)
 }
 
 /// Opens (with `create`, creates) a journal for a CLI command and drains its spool first.
@@ -708,18 +678,13 @@ pub fn open_error(dir: &Path, e: journal::Error) -> anyhow::Error {
 }
 
 impl View {
-    /// The full fold (cost, notifications), using the checkpoint's rewinds, with the spool's
-    /// backlog folded after the log.
+    /// The full fold (cost, notifications), using the checkpoint's rewinds.
     pub fn full(&self, progress: impl FnMut(u64)) -> Result<Full> {
-        let mut full = full_replay(
+        full_replay(
             &self.snap,
             Rewinds::from_list(&self.state.global.rewinds),
             progress,
-        )?;
-        for env in &self.backlog {
-            full.apply(env);
-        }
-        Ok(full)
+        )
     }
 }
 
@@ -840,10 +805,9 @@ pub struct Drained {
     pub more: bool,
 }
 
-/// What a read command answers from: only the partitions it names, read under a short lock, with
-/// the spool's backlog folded in memory (never ingested: readers do not write events). A journal
-/// this user can only read is replayed whole instead, and then every partition is held from the
-/// start.
+/// What a read command answers from: only the partitions it names, read under a short lock,
+/// after the spool is ingested (`catch_up`). A journal this user can only read is replayed whole
+/// instead, and then every partition is held from the start.
 pub struct Partial {
     j: Src,
     loaded: std::collections::BTreeSet<Partition>,
@@ -857,7 +821,7 @@ fn full(src: &mut Src) -> Result<Option<&mut Journal>> {
         let Src::Light(l) = std::mem::replace(src, Src::Readonly) else {
             unreachable!("matched above");
         };
-        *src = Src::Full(full_folded(l.upgrade())?);
+        *src = Src::Full(full_caught_up(l.upgrade())?);
     }
     Ok(match src {
         Src::Full(j) => Some(j),
@@ -869,7 +833,7 @@ fn full(src: &mut Src) -> Result<Option<&mut Journal>> {
 enum Src {
     /// The hot cache, current with the log and no spooled event waiting: no sled open.
     Light(Light),
-    /// The store, its spool drained.
+    /// The store, its spool ingested.
     Full(Journal),
     /// A journal this user cannot write: the state was replayed whole at open.
     Readonly,
@@ -878,12 +842,16 @@ enum Src {
 impl Partial {
     /// Opens the journal in `dir` for reading partitions; nothing is loaded yet. While the hot
     /// cache is current and no spooled event waits, partitions are read from the cache (sled's
-    /// open costs more than most reads); the first miss opens the store.
+    /// open costs more than most reads); the first miss opens the store, and so does a spooled
+    /// event, which is ingested first.
     pub fn open(dir: &Path) -> Result<Partial> {
         let create = dir.join(spool::SPOOL_DIR).is_dir();
         let j = match Journal::open_light(dir, &cli_open_options(dir, create)) {
+            Ok(journal::Opened::Light(l)) if spool_waiting(&l)? => {
+                Src::Full(full_caught_up(l.upgrade())?)
+            }
             Ok(journal::Opened::Light(l)) => Src::Light(l),
-            Ok(journal::Opened::Full(j)) => Src::Full(full_folded(Ok(j))?),
+            Ok(journal::Opened::Full(j)) => Src::Full(full_caught_up(Ok(j))?),
             Err(e) => {
                 let e = open_error(dir, e);
                 if !is_readonly(&e) {
@@ -896,35 +864,11 @@ impl Partial {
                 });
             }
         };
-        let mut p = Partial {
+        Ok(Partial {
             j,
             loaded: Default::default(),
             state: State::default(),
-        };
-        p.fold_backlog()?;
-        Ok(p)
-    }
-
-    /// Folds the spool's backlog in memory, loading first what each event touches: every
-    /// partition a spooled event changes is then held with it, and any partition loaded later
-    /// is one no spooled event changes (`fold::partitions_for` names them all).
-    fn fold_backlog(&mut self) -> Result<()> {
-        let events = match &self.j {
-            Src::Light(l) => backlog(l, l.head_seq())?,
-            Src::Full(j) => backlog(j, j.head_seq())?,
-            Src::Readonly => return Ok(()),
-        };
-        if events.is_empty() {
-            return Ok(());
-        }
-        for env in &events {
-            for p in fold::partitions_for(env) {
-                self.load(&p)?;
-            }
-            self.state.apply(env);
-        }
-        self.state.settle_index();
-        Ok(())
+        })
     }
 
     /// Loads partition `p` (a session the checkpoint does not hold stays absent). A partition

@@ -8,8 +8,11 @@ use engine::settings::Settings;
 use engine::state::{self, CacheMiss};
 use engine::writer::{write, Held, Writer};
 use journal::NewEvent;
+use projections::derived::{self, TaskCommand, TaskOp};
 use projections::host::Host;
-use projections::Kind;
+use projections::tasks::TaskRef;
+use projections::{Kind, KindOf};
+use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -29,6 +32,11 @@ fn payload(name: &str, session: &str, marker: &str) -> Vec<u8> {
 
 /// An invocation as the CLI's hook builds it from a Claude Code payload.
 fn invocation(bytes: &[u8]) -> Invocation {
+    invocation_of(bytes, None)
+}
+
+/// An invocation run by loop agent `agent` (its `$RALPH_AGENT_ID`), if any.
+fn invocation_of(bytes: &[u8], agent: Option<&str>) -> Invocation {
     let parsed = projections::event::parse(&Host::Claude, bytes).expect("a Claude Code payload");
     Invocation {
         ev: NewEvent {
@@ -39,13 +47,13 @@ fn invocation(bytes: &[u8]) -> Invocation {
             }
             .into(),
             session_id: parsed.session_id.clone(),
-            agent_id: None,
+            agent_id: agent.map(str::to_string),
             payload: bytes.to_vec(),
             truncated: None,
             spooled: false,
         },
         parsed: Some(parsed),
-        agent_id: None,
+        agent_id: agent.map(str::to_string),
         host: "claude".into(),
     }
 }
@@ -90,10 +98,10 @@ fn logged_markers(dir: &Path) -> Vec<String> {
 }
 
 /// Given hooks whose events are only recorded (they went to the spool), when a command reads
-/// the journal, then it sees them (folded in memory) and the spool is left as it was; only a
-/// writer (the drainer) ingests them, in order.
+/// the journal, then it ingests them first, in order, as the next writer would: the view holds
+/// them in the log with their final seqs, and the spool is empty.
 #[test]
-fn readers_fold_the_spool_backlog_and_only_writers_ingest_it() {
+fn a_reader_ingests_the_spool_before_it_shows_anything() {
     let (_t, dir) = journal_dir();
     assert_eq!(
         hook(&dir, &payload("PreToolUse-Bash.json", "s1", "a")),
@@ -106,16 +114,10 @@ fn readers_fold_the_spool_backlog_and_only_writers_ingest_it() {
     assert_eq!(spooled(&dir), 2);
 
     let view = state::open_view(&dir).unwrap();
-    assert_eq!((view.spooled, view.snap.head_seq), (2, 0));
+    assert_eq!(view.snap.head_seq, 2);
     assert_eq!(view.state.sessions["s1"].hook_events, 2);
-    assert_eq!(spooled(&dir), 2, "a reader ingested the spool");
-
-    engine::maintenance::drain(&dir, 1000).unwrap();
-    assert_eq!(spooled(&dir), 0);
+    assert_eq!(spooled(&dir), 0, "a reader left the spool for later");
     assert_eq!(logged_markers(&dir), ["a", "b"]);
-    let view = state::open_view(&dir).unwrap();
-    assert_eq!((view.spooled, view.snap.head_seq), (0, 2));
-    assert_eq!(view.state.sessions["s1"].hook_events, 2);
 }
 
 /// Given a light writer whose work needs a partition the hot cache lacks, when it reports the
@@ -244,4 +246,186 @@ fn concurrent_writers_lose_and_duplicate_nothing() {
     }
     let report = journal::verify(&dir, std::time::Duration::from_secs(10), |_| {}).unwrap();
     assert!(report.ok(), "{:?}", report.damage);
+}
+
+/// One step of a run: a hook (by one of four sessions, maybe a loop agent's, maybe while a
+/// reader holds the journal so that it must spool), or a read.
+#[derive(Clone, Debug)]
+enum Step {
+    Hook {
+        event: usize,
+        session: usize,
+        agent: bool,
+        busy: bool,
+    },
+    Read,
+}
+
+/// Record-only events (the tool calls, spooled by the fast path) and answering ones (a prompt, a
+/// compaction that stops a loop agent and releases its task, a restart, a stop).
+const EVENTS: [&str; 6] = [
+    "PreToolUse-Bash.json",
+    "PostToolUse-Write.json",
+    "UserPromptSubmit.json",
+    "PreCompact-auto.json",
+    "SessionStart-startup.json",
+    "Stop.json",
+];
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0..EVENTS.len(), 0..4usize, any::<bool>(), any::<bool>()).prop_map(
+            |(event, session, agent, busy)| Step::Hook { event, session, agent, busy }
+        ),
+        1 => Just(Step::Read),
+    ]
+}
+
+/// Holds the journal's lock as a long reader would: a hook then cannot take it and spools.
+fn hold_lock(dir: &Path) -> std::fs::File {
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("lock"))
+        .unwrap();
+    assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+    f
+}
+
+/// A `tasks` command, committed as the CLI commits it.
+fn task_command(dir: &Path, op: TaskOp, id: &str, agent: &str) {
+    let mut j = state::open_and_drain(dir, true).unwrap();
+    let mut loaded = state::Loaded::new(&j).unwrap();
+    let mut tx = j.begin();
+    let c = TaskCommand {
+        op,
+        task: TaskRef::global(id),
+        subject: Some(format!("task {id}")),
+        description: None,
+        agent: Some(agent.to_string()),
+        reason: None,
+    };
+    tx.push(engine::ingest::event(
+        1_764_000_000_000_000,
+        "cli",
+        None,
+        Some(agent),
+        Kind::TaskCommand,
+        derived::body(&c),
+    ));
+    let env = tx.events().last().unwrap().clone();
+    loaded.fold(&j, &env).unwrap();
+    loaded.write_back(&mut tx);
+    j.commit(tx).unwrap();
+}
+
+/// What the read commands answer from, each read as its command reads it: the log as `export`
+/// and `replay` show it (seq, hash, kind, session, spooled), the checkpoint `tasks`, `show` and
+/// `context` read, the partitions `sessions`, `cost` and `notifications` read, and the full fold
+/// `cost --by` and `report` take.
+#[derive(Debug, PartialEq)]
+struct Reads {
+    log: Vec<(u64, String, String, Option<String>, bool)>,
+    checkpoint: projections::fold::State,
+    partial: projections::fold::State,
+    full: projections::fold::State,
+}
+
+/// `from`'s journal copied whole to `to` (no process holds it): a second reader of the same
+/// journal, as it was, spool and all.
+fn copy_journal(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_journal(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Each read as its command reads it, each from its own copy of the journal as it is now, so
+/// that no read finds the spool another one ingested.
+fn reads(dir: &Path) -> Reads {
+    let copies = tempfile::tempdir().unwrap();
+    let copy = |name: &str| {
+        let to = copies.path().join(name).join(".hookjournal");
+        copy_journal(dir, &to);
+        to
+    };
+    let view = state::open_view(&copy("view")).unwrap();
+    let mut log = Vec::new();
+    view.snap
+        .for_each(|e| {
+            log.push((
+                e.seq,
+                journal::hex(&e.hash),
+                e.kind().label(),
+                e.session_id.clone(),
+                e.spooled,
+            ));
+            Ok(())
+        })
+        .unwrap();
+    let full = state::open_log(&copy("log"), true)
+        .unwrap()
+        .full(|_| {})
+        .unwrap()
+        .state;
+    let mut p = state::Partial::open(&copy("partial")).unwrap();
+    p.load_index().unwrap();
+    p.load_totals().unwrap();
+    p.load_cost().unwrap();
+    p.load(&projections::fold::Partition::Tasks).unwrap();
+    Reads {
+        log,
+        checkpoint: state::read_checkpoint(&copy("checkpoint")).unwrap(),
+        partial: p.into_state(),
+        full,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Given four loop agents each holding a task, when hooks of every kind run in any order —
+    /// record-only ones spooled by the fast path, answering ones spooled because a reader holds
+    /// the journal — with reads between them, then every read shows what the same read shows
+    /// after the spool is drained by a writer: the same log (seqs and hashes), the same
+    /// sessions, tasks (each release) and costs.
+    #[test]
+    fn every_read_equals_the_same_read_after_a_full_drain(
+        steps in proptest::collection::vec(step(), 1..12)
+    ) {
+        engine::maintenance::work_inline();
+        let (_t, dir) = journal_dir();
+        for a in 0..4 {
+            let (id, agent) = (format!("T{}", a + 1), format!("dev-{a}"));
+            task_command(&dir, TaskOp::Add, &id, &agent);
+            task_command(&dir, TaskOp::Claim, &id, &agent);
+        }
+        let mut settings = Settings::default();
+        settings.hook.lock_wait_ms = 0;
+        for (i, s) in steps.iter().chain([&Step::Read]).enumerate() {
+            match s {
+                Step::Hook { event, session, agent, busy } => {
+                    let bytes = payload(EVENTS[*event], &format!("s{session}"), &format!("m{i}"));
+                    let agent = agent.then(|| format!("dev-{session}"));
+                    let inv = invocation_of(&bytes, agent.as_deref());
+                    let held = busy.then(|| hold_lock(&dir));
+                    let handled = handle(&dir, &settings, &inv, &|| "a panic".into());
+                    drop(held);
+                    handled.after_answer(&dir, &settings, &inv);
+                }
+                Step::Read => {
+                    let now = reads(&dir);
+                    engine::maintenance::drain(&dir, 1000).unwrap();
+                    prop_assert_eq!(spooled(&dir), 0);
+                    prop_assert_eq!(now, reads(&dir));
+                }
+            }
+        }
+    }
 }

@@ -240,9 +240,8 @@ pub fn keep(tmp: tempfile::TempDir, requests: &[serde_json::Value]) {
     eprintln!("kept {}", tmp.keep().display());
 }
 
-/// The journal's events, exported (a writer drains the spool first: readers never do).
+/// The journal's events, exported (the export ingests the spool first).
 pub fn journal_events(project: &std::path::Path, home: &std::path::Path) -> Vec<serde_json::Value> {
-    hj(project, home, &["drain"]);
     super::events_of(&hj(project, home, &["export", "--report", "events"]))
 }
 

@@ -120,11 +120,9 @@ pub fn run_json(journal: &Path, args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&s).unwrap_or_else(|e| panic!("{args:?} printed invalid JSON ({e}): {s}"))
 }
 
-/// Every line of `export --report events`, parsed, with the raw line kept under `"_line"`.
-/// Readers never ingest the spool, so the spool is ingested first (`hookjournal drain`, a writer;
-/// where it cannot run, e.g. another user's journal, what the log holds is read as it is).
+/// Every line of `export --report events`, parsed, with the raw line kept under `"_line"` (the
+/// export ingests the spool first; another user's journal is read as its log holds it).
 pub fn events(journal: &Path) -> Vec<serde_json::Value> {
-    let _ = cmd(journal).arg("drain").output();
     events_of(&run(journal, &["export", "--report", "events"]))
 }
 
@@ -427,11 +425,10 @@ impl TestEnvironment {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?} ({e}): {text}"))
     }
 
-    /// Every event in the project's journal, parsed, each raw line under `"_line"`: the spool is
-    /// drained first (a writer; where it cannot run, e.g. another user's journal, the log is read
-    /// as it is), and the export read raw.
+    /// Every event in the project's journal, parsed, each raw line under `"_line"`, as `export`
+    /// writes them (the spool ingested first; another user's journal is read as its log holds
+    /// it).
     pub fn journaled(&self) -> Vec<serde_json::Value> {
-        let _ = self.command(&self.project).arg("drain").output();
         events_of(&self.raw(&["export", "--report", "events"]))
     }
 

@@ -1,4 +1,4 @@
-//! `hookjournal drain` (hidden): the work a hook leaves behind so that the agent does not wait for
+//! `hookjournal drain`: the work a hook leaves behind so that the agent does not wait for
 //! it. A hook answers from the hot cache and the write-ahead log without opening sled; when the
 //! sled store lags the log by `hook.drain_lag` events, the active store is full, or the hot cache
 //! is incomplete, it starts this command detached. It opens the store (which copies the log's new

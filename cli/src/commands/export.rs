@@ -62,11 +62,6 @@ pub struct Args {
 /// Writes the report, one JSON object a line.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let view = cmd.view()?;
-    // The reports read from the log event by event do not hold spooled events; the others fold
-    // them in (`View::full`, the checkpoint with the backlog).
-    if matches!(args.report, Report::Events | Report::SessionLog) {
-        crate::output::say_spooled(view.spooled);
-    }
     let filter = Filter {
         range: Range::new(args.since.as_deref(), args.until.as_deref())?,
         session: match &args.session {

@@ -169,7 +169,6 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     }
     let settings = cmd.settings();
     let view = cmd.view()?;
-    crate::output::say_spooled(view.spooled);
     let session = match &args.session {
         Some(s) => Some(engine::resolve_session(view.state.sessions.keys(), s)?),
         None => None,

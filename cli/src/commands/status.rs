@@ -19,16 +19,11 @@ pub struct Args {
 /// Prints the journal's size, sessions, last event and chain state.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
-    // Events waiting in the spool (readers never ingest them).
-    let waiting = journal::spool::list(dir).map(|l| l.len()).unwrap_or(0);
-    let (st, sessions) = match state::open_read(dir) {
-        Ok(j) => {
-            let mut st = j.status()?;
-            st.spooled = waiting;
-            let sessions = state::session_count(&j)?;
-            (st, sessions)
-        }
-        Err(e) if state::is_readonly(&e) => state::readonly_status(dir)?,
+    let ((st, sessions), readonly) = match state::open_read(dir) {
+        // Opened, the spool was ingested: what is left there could not be (damaged, or not this
+        // user's file), and `verify` names it.
+        Ok(j) => ((j.status()?, state::session_count(&j)?), false),
+        Err(e) if state::is_readonly(&e) => (state::readonly_status(dir)?, true),
         Err(e) => return Err(e),
     };
     let incidents = journal::incidents::read(dir);
@@ -72,8 +67,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     );
     if st.spooled > 0 {
         println!(
-            "spooled    {} waiting (the fast path or a busy lock put them there; counted in the views, in the log once the next hook ingests them)",
-            st.spooled
+            "spooled    {} {}",
+            st.spooled,
+            if readonly {
+                "waiting (read-only here: not in these figures until the journal's owner runs any command)"
+            } else {
+                "left in the spool: not ingested (damaged, or not this user's file; `hookjournal verify` names each)"
+            }
         );
     }
     match st.last_recorded_at_us {

@@ -322,8 +322,9 @@ fn refresh(dir: &Path, session: &str) {
     }
 }
 
-/// The facts from the hot cache when it is current (no sled open: a statusline refreshes
-/// often); else from the store, once the log's events it has not folded yet are folded in.
+/// The facts from the hot cache when it is current and nothing waits in the spool (no sled open:
+/// a statusline refreshes often); else from the store, once the spool is ingested and the log's
+/// events it has not folded yet are folded in.
 fn read_facts(dir: &Path, session: &str, settings: &Settings) -> Option<Facts> {
     let opts = OpenOptions {
         wait: Duration::ZERO,
@@ -337,6 +338,8 @@ fn read_facts(dir: &Path, session: &str, settings: &Settings) -> Option<Facts> {
         fold::session_key(session),
     ];
     let mut j = match Journal::open_light(dir, &opts).ok()? {
+        // A spooled event is acknowledged: it is ingested (below) before anything is shown.
+        journal::Opened::Light(l) if engine::state::spool_waiting(&l).ok()? => l.upgrade().ok()?,
         journal::Opened::Light(l) => {
             let cached: Option<Vec<Option<Vec<u8>>>> = keys
                 .iter()
@@ -352,8 +355,9 @@ fn read_facts(dir: &Path, session: &str, settings: &Settings) -> Option<Facts> {
         }
         journal::Opened::Full(j) => j,
     };
-    // The store may lag the log (hooks commit to the log and the cache): fold it in first.
-    engine::state::drain_all(&mut j).ok()?;
+    // The store may lag the log (hooks commit to the log and the cache), and the spool the
+    // store: both are brought in first.
+    engine::state::catch_up(&mut j).ok()?;
     let parts: Option<Vec<Option<Vec<u8>>>> = keys.iter().map(|k| j.get_state(k).ok()).collect();
     drop(j);
     facts_from(&parts?, settings)

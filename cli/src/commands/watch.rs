@@ -45,9 +45,9 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
         Err(journal::Error::NotFound(_)) => return Ok(Some(State::default())),
         Err(e) => return Err(anyhow::anyhow!("opening journal {}: {e}", dir.display())),
     };
-    // Hooks commit to the log and the hot cache: the store folds the events it copied from the
-    // log (never the spool: that would hold the lock longer).
-    engine::state::fold_unfolded(&mut j)?;
+    // Every acknowledged event: the spool ingested, the events the store copied from the log
+    // folded in.
+    engine::state::catch_up(&mut j)?;
     let st = engine::state::checkpoint(&j)?;
     drop(j);
     Ok(Some(st))
