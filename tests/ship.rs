@@ -1053,11 +1053,22 @@ fn otlp_receiver_gets_every_event_once_with_attributes_across_an_outage() {
 
     // The receiver is down (connection refused) when shipping starts, comes up after a while
     // and then answers 503 three times.
-    let mut shipper = ship(&j, &["--otlp", &url, "--redact", "--machine", "laptop-5"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut shipper = ship(
+        &j,
+        &[
+            "--otlp",
+            &url,
+            "--otlp-signals",
+            "logs",
+            "--redact",
+            "--machine",
+            "laptop-5",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     // Up only once the shipper has found it down.
     Stderr::of(&mut shipper).wait_for("unavailable", 0);
     let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
@@ -1127,7 +1138,12 @@ fn otlp_receiver_gets_every_event_once_with_attributes_across_an_outage() {
 
     // Nothing new: nothing sent. Then only the new events.
     let before = state.lock().unwrap().records.len();
-    let again = ok(ship(&j, &["--otlp", &url]).output().unwrap(), "ship again");
+    let again = ok(
+        ship(&j, &["--otlp", &url, "--otlp-signals", "logs"])
+            .output()
+            .unwrap(),
+        "ship again",
+    );
     assert!(again.contains("shipped 0 event(s)"), "{again}");
     assert_eq!(state.lock().unwrap().records.len(), before);
     spool_hooks(
@@ -1136,7 +1152,12 @@ fn otlp_receiver_gets_every_event_once_with_attributes_across_an_outage() {
         40,
         1_796_000_000_000_000,
     );
-    let more = ok(ship(&j, &["--otlp", &url]).output().unwrap(), "ship more");
+    let more = ok(
+        ship(&j, &["--otlp", &url, "--otlp-signals", "logs"])
+            .output()
+            .unwrap(),
+        "ship more",
+    );
     assert!(more.contains("shipped 40 event(s)"), "{more}");
     let st = state.lock().unwrap();
     let seqs: Vec<i64> = st.records.iter().map(|r| r.1).collect();
@@ -1149,9 +1170,12 @@ fn otlp_gives_up_after_retry_for_and_keeps_the_cursor() {
     let root = tempfile::tempdir().unwrap();
     let j = make_journal(root.path(), 6, 30);
     let url = format!("http://u:pw-secret@127.0.0.1:{}", free_port());
-    let out = ship(&j, &["--otlp", &url, "--retry-for", "1"])
-        .output()
-        .unwrap();
+    let out = ship(
+        &j,
+        &["--otlp", &url, "--otlp-signals", "logs", "--retry-for", "1"],
+    )
+    .output()
+    .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains("pw-secret"), "{err}");

@@ -57,6 +57,11 @@ struct Raw<'a> {
     error_context: Option<&'a RawValue>,
     #[serde(borrow, rename = "toolCallId")]
     tool_call_id: Option<&'a RawValue>,
+    // Claude Code, Codex, Droid, Qwen: `tool_use_id`; Qwen and Cline also `tool_call_id`.
+    #[serde(borrow)]
+    tool_use_id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "tool_call_id")]
+    tool_call_id_snake: Option<&'a RawValue>,
     #[serde(borrow, rename = "serverName")]
     server_name: Option<&'a RawValue>,
     // A subagent's final answer at Copilot's subagentStop.
@@ -466,6 +471,10 @@ pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<Hoo
         session_key: None,
         continues: None,
         usage: None,
+        tool_call_id: s(raw.tool_use_id)
+            .or_else(|| s(raw.tool_call_id_snake))
+            .or_else(|| s(raw.tool_call_id))
+            .filter(|id| !id.is_empty()),
     })
 }
 

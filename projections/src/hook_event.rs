@@ -262,6 +262,9 @@ pub struct HookEvent {
     pub mcp_server: Option<String>,
     /// What a resume, fork or model switch says of the context (Claude Code 2.1.330).
     pub resumed: Option<Resumed>,
+    /// The host's id of the tool call a tool event is about (`tool_use_id`, `toolCallId`, …),
+    /// the same at its before and after; `None` when the host sends none.
+    pub tool_call_id: Option<String>,
 }
 
 /// Claude Code 2.1.330's figures on a resumed (or forked) conversation, and at a model switch.

@@ -40,6 +40,7 @@ pub mod statusline;
 pub mod tasks;
 pub mod text;
 pub mod timeline;
+pub mod traces;
 pub mod transcript;
 pub mod views;
 

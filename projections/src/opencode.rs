@@ -135,6 +135,7 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
         served: false,
         mcp_server: None,
         resumed: None,
+        tool_call_id: None,
     })
 }
 

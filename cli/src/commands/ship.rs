@@ -1,8 +1,9 @@
 //! `ship --postgres URL | --otlp URL [--follow]`: copies the journal to a team store and/or an
-//! OpenTelemetry collector, exactly once from the journal's side (see `crate::ship`).
+//! OpenTelemetry receiver (traces in the GenAI conventions, and log records), exactly once from
+//! the journal's side (see `crate::ship`).
 
 use crate::cli_util::CommandHelper;
-use crate::ship::{self, mask_url, otlp, pg};
+use crate::ship::{self, mask_url, otlp, pg, traces};
 use anyhow::{bail, Result};
 
 use std::process::ExitCode;
@@ -16,10 +17,19 @@ pub struct Args {
     /// visible to other users.
     #[arg(long, value_name = "URL")]
     pub postgres: Option<String>,
-    /// OTLP/HTTP receiver; records are POSTed to URL/v1/logs (default: $HOOKJOURNAL_OTLP_URL,
-    /// then `otlp` in `[ship]`).
+    /// OTLP/HTTP receiver: one trace per turn is POSTed to URL/v1/traces and every event as a
+    /// log record to URL/v1/logs (default: $HOOKJOURNAL_OTLP_URL, then `otlp` in `[ship]`).
     #[arg(long, value_name = "URL")]
     pub otlp: Option<String>,
+    /// What to send the OTLP receiver: `traces`, `logs`, or `traces,logs` (the default). By
+    /// default a receiver that refuses one (Phoenix answers 405 to logs) gets the other, and ship
+    /// says so once; a signal named here and refused is an error.
+    #[arg(long, value_name = "SIGNALS", value_delimiter = ',')]
+    pub otlp_signals: Option<Vec<Signal>>,
+    /// Put the turn's prompt and final answer, and each tool call's input and result, in the
+    /// traces (`input.value`, `output.value`, `gen_ai.input.messages`, …); masked with --redact.
+    #[arg(long)]
+    pub content: bool,
     /// Keep shipping as the journal grows (stop with Ctrl-C: nothing half-done stays behind).
     #[arg(long)]
     pub follow: bool,
@@ -39,6 +49,15 @@ pub struct Args {
     /// retries for ever).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub retry_for: u64,
+}
+
+/// An OTLP signal.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Signal {
+    /// One trace per turn, in the GenAI semantic conventions (`/v1/traces`).
+    Traces,
+    /// Every event as a log record (`/v1/logs`).
+    Logs,
 }
 
 fn nonempty(v: Option<String>) -> Option<String> {
@@ -89,6 +108,15 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         otlp: otlp_target,
         agent: otlp::agent(),
         redact: args.redact,
+        signals: args
+            .otlp_signals
+            .clone()
+            .unwrap_or_else(|| vec![Signal::Traces, Signal::Logs]),
+        // Given by the user (not the default): a refusal is then an error.
+        chosen: args.otlp_signals.is_some(),
+        content: args.content,
+        live: None,
+        refused: Default::default(),
     };
     println!("journal {journal_id} (machine {machine})");
     let mut first = true;
@@ -155,6 +183,14 @@ struct Shipper<'a> {
     otlp: Option<otlp::Target<'a>>,
     agent: ureq::Agent,
     redact: bool,
+    signals: Vec<Signal>,
+    /// `--otlp-signals` was given: a signal the receiver refuses is an error, not a note.
+    chosen: bool,
+    content: bool,
+    /// The traces fold kept between the rounds of `--follow`.
+    live: Option<traces::Live>,
+    /// The signals the receiver refused (said once).
+    refused: std::collections::BTreeSet<Signal>,
 }
 
 impl Shipper<'_> {
@@ -180,13 +216,73 @@ impl Shipper<'_> {
             }
         }
         if let Some(t) = &self.otlp {
-            let r = otlp::ship_round(&self.agent, t)?;
-            if first || r.shipped > 0 {
-                report("OTLP", t.url, r.shipped, r.masked, r.head, self.redact);
+            let mut failed = None;
+            for signal in self.signals.clone() {
+                if self.refused.contains(&signal) {
+                    continue;
+                }
+                let shipped = match signal {
+                    Signal::Traces => {
+                        let options = projections::traces::Options {
+                            content: self.content,
+                        };
+                        traces::ship_round(&self.agent, t, options, &mut self.live).map(|r| {
+                            if first || r.spans > 0 {
+                                report_traces(t.url, &r, self.redact);
+                            }
+                        })
+                    }
+                    Signal::Logs => otlp::ship_round(&self.agent, t).map(|r| {
+                        if first || r.shipped > 0 {
+                            report("OTLP", t.url, r.shipped, r.masked, r.head, self.redact);
+                        }
+                    }),
+                };
+                match shipped {
+                    Ok(()) => {}
+                    Err(e) => match e.downcast_ref::<otlp::Refused>() {
+                        // Sent by default and refused: the other signal goes on, said once.
+                        Some(r) if !self.chosen && self.refused.len() + 1 < self.signals.len() => {
+                            eprintln!(
+                                "hookjournal: {} does not take OTLP {} (HTTP {}): sending the rest (`--otlp-signals` chooses)",
+                                r.endpoint,
+                                signal_name(signal),
+                                r.status
+                            );
+                            self.refused.insert(signal);
+                        }
+                        _ => failed = failed.or(Some(e)),
+                    },
+                }
+            }
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
         Ok(())
     }
+}
+
+fn signal_name(s: Signal) -> &'static str {
+    match s {
+        Signal::Traces => "traces",
+        Signal::Logs => "logs",
+    }
+}
+
+fn report_traces(url: &str, r: &traces::Round, redact: bool) {
+    let secrets = if redact {
+        format!(", {} secret(s) masked", r.masked)
+    } else {
+        String::new()
+    };
+    println!(
+        "OTLP traces {}: shipped {} span(s) in {} trace(s), up to seq {}{secrets}",
+        mask_url(url),
+        r.spans,
+        r.traces,
+        r.head
+    );
 }
 
 fn report(what: &str, url: &str, shipped: u64, masked: usize, head: u64, redact: bool) {

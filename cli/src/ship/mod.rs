@@ -1,11 +1,13 @@
-//! Shipping the journal beyond one machine: to a team store on PostgreSQL (`pg`) and as OTLP log
-//! records (`otlp`), each exactly once from the journal's side thanks to a durable cursor; and
-//! the team views that read the store back (`team`). Never on the hook path: only `ship` and
+//! Shipping the journal beyond one machine: to a team store on PostgreSQL (`pg`), as OTLP log
+//! records (`otlp`) and as OTLP traces in the GenAI conventions (`traces`), each exactly once from
+//! the journal's side thanks to a durable cursor; and the team views that read the store back
+//! (`team`). Never on the hook path: only `ship` and
 //! `--source` reach here.
 
 pub mod otlp;
 pub mod pg;
 pub mod team;
+pub mod traces;
 
 use anyhow::{Context, Result};
 use journal::Envelope;

@@ -45,47 +45,91 @@ pub struct Round {
     pub head: Seq,
 }
 
-/// `URL/v1/logs` (a URL already ending in `/v1/logs` is kept).
+/// `URL/v1/logs` (a URL already ending in `/v1/logs` or `/v1/traces` names the receiver).
 pub fn logs_endpoint(url: &str) -> String {
-    let u = url.trim_end_matches('/');
-    if u.ends_with("/v1/logs") {
-        u.to_string()
-    } else {
-        format!("{u}/v1/logs")
-    }
+    format!("{}/v1/logs", receiver(url))
 }
 
-/// `DIR/otlp-<hash of the endpoint>.cursor`: one cursor per receiver.
-pub fn cursor_path(dir: &Path, url: &str) -> PathBuf {
-    let h = blake3::hash(logs_endpoint(url).as_bytes());
+/// `URL/v1/traces`, as `logs_endpoint`.
+pub fn traces_endpoint(url: &str) -> String {
+    format!("{}/v1/traces", receiver(url))
+}
+
+/// The receiver's base URL: `url` without a trailing `/v1/logs` or `/v1/traces`.
+fn receiver(url: &str) -> &str {
+    let u = url.trim_end_matches('/');
+    u.strip_suffix("/v1/logs")
+        .or_else(|| u.strip_suffix("/v1/traces"))
+        .unwrap_or(u)
+}
+
+/// `DIR/otlp-<hash of the endpoint>.cursor`: one cursor per receiver and signal (the endpoint
+/// names both).
+pub fn cursor_path(dir: &Path, endpoint: &str) -> PathBuf {
+    let h = blake3::hash(endpoint.as_bytes());
     dir.join(format!("otlp-{}.cursor", &h.to_hex()[..16]))
 }
 
-fn read_cursor(path: &Path) -> Result<(Seq, Hash)> {
+/// A cursor: the last seq a receiver acknowledged, its hash, and (traces) the seq a fold must
+/// start from to rebuild the turns still open there (`seq + 1` when none is).
+pub struct Cursor {
+    /// The last event acknowledged (0: none).
+    pub seq: Seq,
+    /// Its hash.
+    pub hash: Hash,
+    /// Where the fold of the open turns starts.
+    pub resume: Seq,
+}
+
+pub fn read_cursor(path: &Path) -> Result<Cursor> {
     match journal::files::read_small(path, 4096).map(|b| String::from_utf8_lossy(&b).into_owned()) {
         Ok(s) => {
             let mut it = s.split_whitespace();
             let (Some(seq), Some(hash)) = (it.next(), it.next()) else {
                 bail!("{} is not a cursor (\"SEQ HASH\")", path.display());
             };
-            let seq = seq
+            let seq: Seq = seq
                 .parse()
                 .map_err(|_| anyhow!("{} is not a cursor", path.display()))?;
             let hash = unhex(hash).ok_or_else(|| anyhow!("{} is not a cursor", path.display()))?;
-            Ok((seq, hash))
+            let resume = match it.next() {
+                Some(r) => r
+                    .parse()
+                    .map_err(|_| anyhow!("{} is not a cursor", path.display()))?,
+                None => seq + 1,
+            };
+            Ok(Cursor { seq, hash, resume })
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((0, ZERO_HASH)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Cursor {
+            seq: 0,
+            hash: ZERO_HASH,
+            resume: 1,
+        }),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
 }
 
 /// Replaces the cursor atomically (temp file, fsync, rename).
 fn write_cursor(dir: &Path, path: &Path, seq: Seq, hash: &Hash) -> Result<()> {
+    write_cursor_resuming(dir, path, seq, hash, None)
+}
+
+/// `write_cursor`, with where a fold of the open turns starts (traces).
+pub fn write_cursor_resuming(
+    dir: &Path,
+    path: &Path,
+    seq: Seq,
+    hash: &Hash,
+    resume: Option<Seq>,
+) -> Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".otlp-cursor.")
         .tempfile_in(dir)
         .with_context(|| format!("creating a temp file in {}", dir.display()))?;
-    writeln!(tmp.as_file_mut(), "{seq} {}", hex(hash))?;
+    match resume {
+        Some(r) => writeln!(tmp.as_file_mut(), "{seq} {} {r}", hex(hash))?,
+        None => writeln!(tmp.as_file_mut(), "{seq} {}", hex(hash))?,
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path)
         .map_err(|e| e.error)
@@ -98,7 +142,7 @@ pub struct CursorLock(#[allow(dead_code)] std::fs::File);
 
 pub fn lock_cursor(dir: &Path, url: &str) -> Result<CursorLock> {
     use std::os::unix::fs::OpenOptionsExt;
-    let path = cursor_path(dir, url).with_extension("lock");
+    let path = cursor_path(dir, &logs_endpoint(url)).with_extension("lock");
     let f = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -128,8 +172,13 @@ pub fn agent() -> ureq::Agent {
 
 /// One round: everything past the cursor, request by request, the cursor moved after each 2xx.
 pub fn ship_round(agent: &ureq::Agent, t: &Target) -> Result<Round> {
-    let cursor = cursor_path(t.dir, t.url);
-    let (done, done_hash) = read_cursor(&cursor)?;
+    let endpoint = logs_endpoint(t.url);
+    let cursor = cursor_path(t.dir, &endpoint);
+    let Cursor {
+        seq: done,
+        hash: done_hash,
+        ..
+    } = read_cursor(&cursor)?;
     let view = engine::state::open_log(t.dir, false)?;
     let head = view.snap.head_seq;
     let mut round = Round {
@@ -146,7 +195,6 @@ pub fn ship_round(agent: &ureq::Agent, t: &Target) -> Result<Round> {
         return Ok(round);
     }
     let pricing = engine::settings::Settings::load(t.dir).0.pricing();
-    let endpoint = logs_endpoint(t.url);
     let resource = resource(t);
     let mut records: Vec<LogRecord> = Vec::new();
     let mut bytes = 0usize;
@@ -194,7 +242,7 @@ fn now_nanos() -> u64 {
         .unwrap_or(0)
 }
 
-fn kv(key: &str, v: Value) -> KeyValue {
+pub fn kv(key: &str, v: Value) -> KeyValue {
     KeyValue {
         key: key.to_string(),
         value: Some(AnyValue { value: Some(v) }),
@@ -202,11 +250,11 @@ fn kv(key: &str, v: Value) -> KeyValue {
     }
 }
 
-fn s(v: impl Into<String>) -> Value {
+pub fn s(v: impl Into<String>) -> Value {
     Value::StringValue(v.into())
 }
 
-fn resource(t: &Target) -> Resource {
+pub fn resource(t: &Target) -> Resource {
     Resource {
         attributes: vec![
             kv("service.name", s("hookjournal")),
@@ -387,7 +435,7 @@ fn kind_attrs(a: &mut Vec<KeyValue>, e: &Envelope, pricing: &projections::pricin
     }
 }
 
-/// POSTs one request, retrying connection failures, 429 and 5xx with exponential backoff.
+/// POSTs one request of log records (`post`), and says what the receiver rejected.
 fn send(
     agent: &ureq::Agent,
     endpoint: &str,
@@ -399,18 +447,65 @@ fn send(
         resource_logs: vec![ResourceLogs {
             resource: Some(resource.clone()),
             scope_logs: vec![ScopeLogs {
-                scope: Some(InstrumentationScope {
-                    name: "hookjournal".into(),
-                    version: env!("CARGO_PKG_VERSION").into(),
-                    ..Default::default()
-                }),
+                scope: Some(scope()),
                 log_records: records,
                 ..Default::default()
             }],
             ..Default::default()
         }],
     };
-    let body = req.encode_to_vec();
+    let bytes = post(agent, endpoint, t.retry_for, &req.encode_to_vec())?;
+    if let Ok(r) = ExportLogsServiceResponse::decode(&bytes[..]) {
+        if let Some(p) = r.partial_success.filter(|p| p.rejected_log_records > 0) {
+            eprintln!(
+                "hookjournal: the OTLP receiver rejected {} record(s): {}",
+                p.rejected_log_records,
+                crate::output::one_line(&p.error_message)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The instrumentation scope of everything hookjournal sends.
+pub fn scope() -> InstrumentationScope {
+    InstrumentationScope {
+        name: "hookjournal".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        ..Default::default()
+    }
+}
+
+/// A receiver that answered a request with a status a retry cannot change (a 4xx but 408 and
+/// 429): it does not take this signal, or not from us.
+#[derive(Debug)]
+pub struct Refused {
+    /// The endpoint, its credentials masked.
+    pub endpoint: String,
+    /// The HTTP status.
+    pub status: u16,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the OTLP receiver {} answered HTTP {}: not retried",
+            self.endpoint, self.status
+        )
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// POSTs one protobuf request body, retrying connection failures, 408, 429 and 5xx with
+/// exponential backoff for at most `retry_for` (`None`: for ever); returns the 2xx answer's body.
+pub fn post(
+    agent: &ureq::Agent,
+    endpoint: &str,
+    retry_for: Option<Duration>,
+    body: &[u8],
+) -> Result<Vec<u8>> {
     let started = Instant::now();
     let mut delay = Duration::from_millis(100);
     let mut warned = false;
@@ -418,34 +513,24 @@ fn send(
         let outcome = agent
             .post(endpoint)
             .header("Content-Type", "application/x-protobuf")
-            .send(&body[..]);
+            .send(body);
         let why = match outcome {
             Ok(mut resp) => {
                 let status = resp.status().as_u16();
                 if (200..300).contains(&status) {
-                    let bytes = resp.body_mut().read_to_vec().unwrap_or_default();
-                    if let Ok(r) = ExportLogsServiceResponse::decode(&bytes[..]) {
-                        if let Some(p) = r.partial_success.filter(|p| p.rejected_log_records > 0) {
-                            eprintln!(
-                                "hookjournal: the OTLP receiver rejected {} record(s): {}",
-                                p.rejected_log_records,
-                                crate::output::one_line(&p.error_message)
-                            );
-                        }
-                    }
-                    return Ok(());
+                    return Ok(resp.body_mut().read_to_vec().unwrap_or_default());
                 }
                 if status != 429 && status != 408 && !(500..600).contains(&status) {
-                    bail!(
-                        "the OTLP receiver {} answered HTTP {status}: not retried",
-                        mask_url(endpoint)
-                    );
+                    return Err(anyhow::Error::new(Refused {
+                        endpoint: mask_url(endpoint),
+                        status,
+                    }));
                 }
                 format!("HTTP {status}")
             }
             Err(e) => crate::output::one_line(&e.to_string()),
         };
-        if t.retry_for.is_some_and(|limit| started.elapsed() >= limit) {
+        if retry_for.is_some_and(|limit| started.elapsed() >= limit) {
             bail!(
                 "the OTLP receiver {} is unavailable ({why}) after {}s of retries; the cursor is kept, rerun to continue",
                 mask_url(endpoint),
