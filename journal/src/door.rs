@@ -638,6 +638,41 @@ pub fn read_nofollow(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
     read_regular(f, path, cap).map(Some)
 }
 
+/// Creates the directory `path` and whatever parents it lacks, by path (mode `mode`): for the
+/// user's own directories (a home's `~/.claude`), where links are the user's.
+pub fn create_dirs(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(mode)
+        .create(path)
+}
+
+/// What the link at `link` points at, when following it is the user's own choice: the link and
+/// its target both the running user's, the target a regular file with one link (a dotfile
+/// manager's `~/.claude/settings.json -> ~/dotfiles/claude.json`). Anything else is refused in one
+/// line.
+pub fn own_link_target(link: &Path) -> io::Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let me = euid();
+    let l = std::fs::symlink_metadata(link)?;
+    let real = std::fs::canonicalize(link).map_err(|_| {
+        refused(format!(
+            "{} is a symbolic link to nothing, which is not followed",
+            link.display()
+        ))
+    })?;
+    let m = std::fs::symlink_metadata(&real)?;
+    if l.uid() != me || m.uid() != me || !m.is_file() || m.nlink() != 1 {
+        return Err(refused(format!(
+            "{} is a symbolic link to {}, which is followed only when you own both and it is a regular file with one link",
+            link.display(),
+            real.display()
+        )));
+    }
+    Ok(real)
+}
+
 /// The first executable file `name` in the directories of `path_var` (a `PATH`), taking only
 /// absolute entries: an empty entry (the current directory) or a relative one (`node_modules/.bin`)
 /// would run what the repository one works in supplies.

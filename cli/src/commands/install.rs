@@ -5,7 +5,6 @@
 
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -772,7 +771,8 @@ fn write_place(path: &Path) -> anyhow::Result<WritePlace> {
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+            journal::door::create_dirs(parent, 0o755)
+                .with_context(|| format!("creating {}", parent.display()))?;
             let dir = journal::door::Dir::open(parent).map_err(open_err)?;
             let st = dir.lstat(Path::new(&name)).map_err(open_err)?;
             if st.is_none_or(|st| st.st_mode & libc::S_IFMT != libc::S_IFLNK) {
@@ -784,26 +784,9 @@ fn write_place(path: &Path) -> anyhow::Result<WritePlace> {
                 });
             }
             // A dotfile manager's link: followed when the user owns it and what it points at.
-            use std::os::unix::fs::MetadataExt;
-            let me = journal::files::euid();
-            let link_owner = st.map_or(0, |s| s.st_uid);
-            let real = fs::canonicalize(path).ok();
-            let target = real.as_deref().and_then(|r| fs::symlink_metadata(r).ok());
-            let (Some(real), Some(m)) = (real, target) else {
-                bail!(
-                    "{} is a symbolic link to nothing, which is not followed; nothing written",
-                    path.display()
-                );
-            };
-            if link_owner != me || m.uid() != me || !m.is_file() || m.nlink() != 1 {
-                bail!(
-                    "{} is a symbolic link to {}, which is followed only when you own both and it is a regular file with one link; nothing written",
-                    path.display(),
-                    real.display()
-                );
-            }
-            let parent = real.parent().unwrap_or(Path::new("/"));
-            let dir = journal::door::Dir::open(parent).map_err(open_err)?;
+            let real = journal::door::own_link_target(path).map_err(open_err)?;
+            let dir = journal::door::Dir::open(real.parent().unwrap_or(Path::new("/")))
+                .map_err(open_err)?;
             let name = real.file_name().unwrap_or_default().to_os_string();
             Ok(WritePlace {
                 dir,
@@ -891,17 +874,18 @@ fn write_file(
 /// Removes the file `path` (a link is removed itself, never what it points at); beneath the
 /// project, through no link on the way.
 fn remove_file(path: &Path) -> anyhow::Result<()> {
-    let WritePlace {
-        dir, name, real, ..
-    } = match ground_of(path) {
-        Ground::Project { .. } => write_place(path)?,
-        Ground::Home => {
-            fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
-            return Ok(());
-        }
+    let name = path.file_name().unwrap_or_default();
+    let dir = match ground_of(path) {
+        Ground::Project { root, rel } => journal::door::Dir::open(&root).and_then(|d| {
+            match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(p) => d.open_dir(p),
+                None => Ok(d),
+            }
+        }),
+        Ground::Home => journal::door::Dir::open(path.parent().unwrap_or(Path::new("."))),
     };
-    dir.remove_file(Path::new(&name))
-        .map_err(|e| file_error(&real, "removing", e))
+    dir.and_then(|d| d.remove_file(Path::new(name)))
+        .map_err(|e| file_error(path, "removing", e))
 }
 
 /// The file as a document, `None` if it does not exist. Comments and trailing commas are fine.
