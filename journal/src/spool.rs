@@ -295,3 +295,85 @@ pub fn sweep_temps(dir: &Path, age: std::time::Duration) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kind::{Body, WireKind};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    fn event() -> NewEvent {
+        NewEvent {
+            recorded_at_us: 1,
+            host: "claude".into(),
+            kind: WireKind {
+                tag: 9,
+                body: Body::Empty,
+            },
+            session_id: None,
+            agent_id: None,
+            payload: b"{}".to_vec(),
+            truncated: None,
+            spooled: false,
+        }
+    }
+
+    /// Given `spool/` swapped for a link to another directory and back, over and over, while
+    /// events are spooled: no spool file (nor temp file) ever lands in the other directory. The
+    /// spool used to be checked once by path and then written by path.
+    #[test]
+    fn a_spool_swapped_for_a_link_meanwhile_never_steers_a_write() {
+        let d = tempfile::tempdir().unwrap();
+        let j = d.path().join("journal");
+        let elsewhere = d.path().join("elsewhere");
+        fs::create_dir_all(j.join(SPOOL_DIR)).unwrap();
+        fs::create_dir(&elsewhere).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (j, elsewhere, stop) = (j.clone(), elsewhere.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let (spool, real) = (j.join(SPOOL_DIR), j.join("spool.real"));
+                while !stop.load(Ordering::Relaxed) {
+                    if fs::rename(&spool, &real).is_ok() {
+                        let _ = std::os::unix::fs::symlink(&elsewhere, &spool);
+                        std::thread::yield_now();
+                        let _ = fs::remove_file(&spool);
+                        let _ = fs::rename(&real, &spool);
+                    }
+                    std::thread::yield_now();
+                }
+            })
+        };
+        let started = std::time::Instant::now();
+        let mut written = 0;
+        while started.elapsed() < std::time::Duration::from_secs(2) {
+            if write(&j, &event()).is_ok() {
+                written += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        let landed: Vec<_> = fs::read_dir(&elsewhere).unwrap().flatten().collect();
+        assert!(written > 0, "nothing was spooled at all");
+        assert!(
+            landed.is_empty(),
+            "{} of {written} landed elsewhere: {landed:?}",
+            landed.len()
+        );
+    }
+
+    /// Given `spool.clock` hard-linked to a file elsewhere, the clock is not used: the file keeps
+    /// its bytes, and the stamp comes from the wall clock.
+    #[test]
+    fn a_hard_linked_clock_is_not_written() {
+        let d = tempfile::tempdir().unwrap();
+        let j = d.path().join("journal");
+        fs::create_dir_all(&j).unwrap();
+        let other = d.path().join("other");
+        fs::write(&other, b"keep me!").unwrap();
+        fs::hard_link(&other, j.join(CLOCK)).unwrap();
+        write(&j, &event()).unwrap();
+        assert_eq!(fs::read(&other).unwrap(), b"keep me!");
+    }
+}
