@@ -65,6 +65,7 @@ fn main() {
         a_linked_journal_directory_gets_no_gitignore,
         root_spooling_for_the_owner_never_takes_a_hard_linked_clock,
         a_home_link_you_own_is_followed_and_said_so_but_never_at_a_backup,
+        install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings,
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -1580,5 +1581,36 @@ fn a_home_link_you_own_is_followed_and_said_so_but_never_at_a_backup() -> Outcom
         &un,
     );
     assert_expected("home-link-followed.txt", &t);
+    Ok(Completion::Completed)
+}
+
+fn install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings() -> Outcome {
+    for what in ["a FIFO", "a link to /dev/zero"] {
+        let r = Repo::new("");
+        let settings = r.repo.join(".claude/settings.json");
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        if what == "a FIFO" {
+            mkfifo(&settings);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &settings).unwrap();
+        }
+        for args in [&["install"][..], &["uninstall"], &["doctor"]] {
+            let mut c = r.command();
+            c.args(args);
+            let (out, killed, took) = bounded(c, b"");
+            check(!killed && took < Duration::from_secs(5), || {
+                format!(
+                    "{args:?} with .claude/settings.json {what} (killed: {killed}, after {took:?}):\n{}",
+                    show(&out)
+                )
+            })?;
+            check(out.status.code().is_some(), || {
+                format!(
+                    "{args:?} with .claude/settings.json {what} died:\n{}",
+                    show(&out)
+                )
+            })?;
+        }
+    }
     Ok(Completion::Completed)
 }
