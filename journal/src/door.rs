@@ -478,6 +478,17 @@ impl Dir {
         Ok(())
     }
 
+    /// Removes the empty directory `name` of this directory (a link there is not removed, nor
+    /// followed).
+    pub fn remove_dir(&self, name: &Path) -> io::Result<()> {
+        let c = cstr(name)?;
+        // SAFETY: `c` outlives the call.
+        if unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Syncs the directory (a new or renamed name in it is durable after this).
     pub fn sync(&self) -> io::Result<()> {
         // SAFETY: fsync on a descriptor we own.

@@ -871,11 +871,9 @@ fn write_file(
     Ok(backup)
 }
 
-/// Removes the file `path` (a link is removed itself, never what it points at); beneath the
-/// project, through no link on the way.
-fn remove_file(path: &Path) -> anyhow::Result<()> {
-    let name = path.file_name().unwrap_or_default();
-    let dir = match ground_of(path) {
+/// The handle of `path`'s directory: beneath the project through no link, in the home as named.
+fn parent_dir(path: &Path) -> std::io::Result<journal::door::Dir> {
+    match ground_of(path) {
         Ground::Project { root, rel } => journal::door::Dir::open(&root).and_then(|d| {
             match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
                 Some(p) => d.open_dir(p),
@@ -883,9 +881,22 @@ fn remove_file(path: &Path) -> anyhow::Result<()> {
             }
         }),
         Ground::Home => journal::door::Dir::open(path.parent().unwrap_or(Path::new("."))),
-    };
-    dir.and_then(|d| d.remove_file(Path::new(name)))
+    }
+}
+
+/// Removes the file `path` (a link is removed itself, never what it points at); beneath the
+/// project, through no link on the way.
+fn remove_file(path: &Path) -> anyhow::Result<()> {
+    let name = path.file_name().unwrap_or_default();
+    parent_dir(path)
+        .and_then(|d| d.remove_file(Path::new(name)))
         .map_err(|e| file_error(path, "removing", e))
+}
+
+/// Removes the directory `path` if it is empty; whether it went.
+fn remove_dir_if_empty(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default();
+    parent_dir(path).is_ok_and(|d| d.remove_dir(Path::new(name)).is_ok())
 }
 
 /// The file as a document, `None` if it does not exist. Comments and trailing commas are fine.
@@ -894,16 +905,9 @@ fn read_settings(path: &Path) -> anyhow::Result<Option<Doc>> {
     let Some(text) = read_if_present(path)? else {
         return Ok(None);
     };
-    if let Ground::Project { root, rel } = ground_of(path) {
-        let dir = journal::door::Dir::open(&root)
-            .and_then(
-                |d| match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    Some(p) => d.open_dir(p),
-                    None => Ok(d),
-                },
-            )
-            .map_err(|e| file_error(path, "reading", e))?;
-        check_backup_name(&dir, rel.file_name().unwrap_or_default(), path)?;
+    if let Ground::Project { .. } = ground_of(path) {
+        let dir = parent_dir(path).map_err(|e| file_error(path, "reading", e))?;
+        check_backup_name(&dir, path.file_name().unwrap_or_default(), path)?;
     }
     match Doc::parse(&text) {
         Ok(doc) => Ok(Some(doc)),

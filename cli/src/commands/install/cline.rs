@@ -11,7 +11,6 @@ use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use engine::registration::{is_cline_hook as is_ours, CLINE_HOOK_MARKER as MARKER};
 use projections::host::{cline_hook_file, CLINE};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -163,9 +162,9 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
         super::remove_file(path)?;
     }
     // The directories go only when nothing of the user's is left in them.
-    if fs::remove_dir(&dir).is_ok() && scope == Scope::Project {
+    if super::remove_dir_if_empty(&dir) && scope == Scope::Project {
         if let Some(parent) = dir.parent() {
-            let _ = fs::remove_dir(parent);
+            super::remove_dir_if_empty(parent);
         }
     }
     println!(

@@ -11,7 +11,6 @@ use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject};
 use projections::host::OPENCLAW;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -227,7 +226,7 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
         super::remove_file(f)?;
     }
     // The directory goes only when nothing of the user's is left in it.
-    let _ = fs::remove_dir(&p.plugin_dir);
+    super::remove_dir_if_empty(&p.plugin_dir);
     if !files.is_empty() {
         println!("Removed the plugin from {}.", p.plugin_dir.display());
     }

@@ -153,7 +153,7 @@ pub(super) fn remove_shim(
     }
     super::remove_file(path)?;
     if let Some(dir) = path.parent() {
-        let _ = std::fs::remove_dir(dir);
+        super::remove_dir_if_empty(dir);
     }
     println!(
         "Removed the {noun} {}; the journal itself is untouched.",
