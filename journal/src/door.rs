@@ -851,6 +851,46 @@ mod tests {
     }
 
     #[test]
+    fn an_append_creates_then_appends_and_a_replace_keeps_the_mode_asked() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_root, dir, _) = given();
+        let sub = dir.create_dir_all(Path::new("logs/deep"), 0o755).unwrap();
+        for line in ["a\n", "b\n"] {
+            sub.append(Path::new("log"), 0o644)
+                .unwrap()
+                .write_all(line.as_bytes())
+                .unwrap();
+        }
+        assert_eq!(dir.read(Path::new("logs/deep/log"), 10).unwrap(), b"a\nb\n");
+        dir.replace(Path::new("logs/deep/log"), 0o640, b"c")
+            .unwrap();
+        let m = std::fs::metadata(dir.path().join("logs/deep/log")).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o640);
+    }
+
+    #[test]
+    fn a_home_link_is_followed_only_to_a_single_link_file_of_ones_own() {
+        let (root, _dir, victim) = given();
+        let link = root.path().join("settings.json");
+        symlink(&victim, &link).unwrap();
+        assert_eq!(
+            own_link_target(&link).unwrap(),
+            victim.canonicalize().unwrap()
+        );
+        // A target with a second name (a hard link) is refused.
+        std::fs::hard_link(&victim, root.path().join("second")).unwrap();
+        let e = own_link_target(&link).unwrap_err();
+        assert!(
+            e.to_string().contains("followed only when you own both"),
+            "{e}"
+        );
+        // A dangling link is refused.
+        let dangling = root.path().join("dangling");
+        symlink(root.path().join("nothing"), &dangling).unwrap();
+        assert!(own_link_target(&dangling).is_err());
+    }
+
+    #[test]
     fn find_program_skips_empty_and_relative_entries() {
         let d = tempfile::tempdir().unwrap();
         let bin = d.path().join("bin");
