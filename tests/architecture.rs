@@ -1,5 +1,6 @@
-//! The shape of the code, checked: no import circle among the modules of any crate, and no
-//! production function over 100 lines (issue 30). Read from the sources, as a reviewer would:
+//! The shape of the code, checked: no import circle among the modules of any crate, no
+//! production function over 100 lines (issue 30), and no more direct file-system call sites
+//! outside `journal::door` than there were (issue 38). Read from the sources, as a reviewer would:
 //! comments and `#[cfg(test)] mod tests` are left out, a `use crate::{a, b::C}` names `a` and
 //! `b`, and an item the crate root re-exports (`pub use damage::DamagePlace`) is counted as its
 //! module's. `cargo test -p hookjournal --test architecture -- --nocapture` prints the figures.
@@ -327,6 +328,108 @@ fn no_production_function_is_over_100_lines() {
     assert!(found.is_empty(), "{}", shown.join("\n"));
 }
 
+/// The functions of `std::fs` that reach the disk by path.
+const FS_CALLS: [&str; 18] = [
+    "read",
+    "read_to_string",
+    "write",
+    "copy",
+    "rename",
+    "remove_file",
+    "remove_dir",
+    "remove_dir_all",
+    "create_dir",
+    "create_dir_all",
+    "metadata",
+    "symlink_metadata",
+    "read_dir",
+    "canonicalize",
+    "set_permissions",
+    "hard_link",
+    "read_link",
+    "DirBuilder",
+];
+
+/// Direct call sites of the file system in `code` (production code): `fs::NAME(`, `fs::File::`,
+/// `fs::OpenOptions::`, `File::open(`, `File::create(`, `File::options(`, `OpenOptions::new(`.
+fn direct_fs_calls(code: &str) -> usize {
+    let mut n = 0;
+    for (i, _) in code.match_indices("fs::") {
+        // `fs::` itself, not the end of another name (`refs::`).
+        if code[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let rest = &code[i + 4..];
+        let name = ident_at(rest);
+        let after = &rest[name.len()..];
+        if FS_CALLS.contains(&name) && (after.starts_with('(') || after.starts_with("::"))
+            || (name == "File" || name == "OpenOptions") && after.starts_with("::")
+        {
+            n += 1;
+        }
+    }
+    for pat in [
+        "File::open(",
+        "File::create(",
+        "File::options(",
+        "OpenOptions::new(",
+    ] {
+        n += code
+            .match_indices(pat)
+            .filter(|(i, _)| !code[..*i].ends_with("fs::"))
+            .count();
+    }
+    n
+}
+
+/// Direct `std::fs` / `File::open` / `OpenOptions` call sites in production code outside the door
+/// (`journal/src/door.rs`), by file.
+fn direct_fs_sites(workspace: &Path) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for krate in CRATES {
+        let src = workspace.join(krate).join("src");
+        for f in sources(&src) {
+            let rel = f
+                .strip_prefix(workspace)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == "journal/src/door.rs" {
+                continue;
+            }
+            let n = direct_fs_calls(&production(&std::fs::read_to_string(&f).unwrap()));
+            if n > 0 {
+                out.insert(rel, n);
+            }
+        }
+    }
+    out
+}
+
+/// Direct file-system call sites outside `journal::door` at most: the number only goes down
+/// (issue 38: 174 at 767c39d). A new file operation goes through the door.
+const MAX_DIRECT_FS_SITES: usize = 147;
+
+#[test]
+fn direct_file_system_calls_outside_the_door_only_go_down() {
+    let sites = direct_fs_sites(&workspace());
+    let total: usize = sites.values().sum();
+    println!("{total} direct file-system call sites outside journal::door:");
+    for (f, n) in &sites {
+        println!("  {n:3} {f}");
+    }
+    assert!(
+        total <= MAX_DIRECT_FS_SITES,
+        "{total} direct std::fs/File::open/OpenOptions call sites in production code, more than \
+         {MAX_DIRECT_FS_SITES}: open files through journal::door (directory handles, no link \
+         followed, bounded reads). Run with --nocapture for the list."
+    );
+}
+
 /// The checks themselves: a planted circle and a planted long function are found.
 #[test]
 fn the_checks_find_what_they_look_for() {
@@ -349,6 +452,14 @@ fn the_checks_find_what_they_look_for() {
     assert_eq!(circles(&graph), vec![vec!["a", "b", "c"]]);
     let long: Vec<String> = long_functions(src, 100).into_iter().map(|f| f.2).collect();
     assert_eq!(long, ["long"]);
+    // Each way of reaching the disk by path is one site; a name that merely contains one is not.
+    assert_eq!(
+        direct_fs_calls(
+            "std::fs::read(p); fs::File::open(p); File::open(p); fs::OpenOptions::new();\n\
+             OpenOptions::new(); std::fs::Metadata; journal::door::read_following(p); refs::read(p);"
+        ),
+        5
+    );
     // A comment names nothing: without `a`'s call, the circle is gone.
     std::fs::write(src.join("c.rs"), "pub struct Deep;\n// crate::a::g();\n").unwrap();
     assert!(circles(&module_graph(src)).is_empty());

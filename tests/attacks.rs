@@ -55,6 +55,17 @@ fn main() {
         export_skips_a_damaged_segment_when_asked_and_names_it,
         export_reports_escape_c1_and_bidi_characters,
         bad_dates_are_refused_in_one_line_with_exit_2,
+        install_never_writes_through_a_committed_backup_link,
+        install_never_writes_through_a_linked_settings_file_or_directory,
+        a_mirror_never_appends_through_a_committed_link,
+        the_plugin_hook_reads_no_fifo_or_dev_zero_settings,
+        the_stop_hook_reads_no_fifo_or_dev_zero_git_files,
+        the_hooks_git_comes_only_from_absolute_path_entries,
+        the_plugin_launcher_runs_no_program_from_relative_path_entries,
+        a_linked_journal_directory_gets_no_gitignore,
+        root_spooling_for_the_owner_never_takes_a_hard_linked_clock,
+        a_home_link_you_own_is_followed_and_said_so_but_never_at_a_backup,
+        install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings,
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -1104,5 +1115,504 @@ fn bad_dates_are_refused_in_one_line_with_exit_2() -> Outcome {
         r.shown(&mut t, &format!("hookjournal {}", args.join(" ")), &out);
     }
     assert_expected("bad-dates.txt", &t);
+    Ok(Completion::Completed)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. One door to the disk (issue 38): no file hookjournal touches outside the journal's checked
+// paths is a trap. The victim is the user's `~/.bashrc`, outside the project.
+
+/// The user's `~/.bashrc` in `env`'s home, with the bytes it must keep.
+fn victim(env: &TestEnvironment) -> (PathBuf, &'static [u8]) {
+    let bashrc = env.home.join(".bashrc");
+    const BYTES: &[u8] = b"# the user's own shell setup\nexport EDITOR=vi\n";
+    std::fs::write(&bashrc, BYTES).unwrap();
+    (bashrc, BYTES)
+}
+
+fn unchanged(path: &Path, bytes: &[u8], what: impl FnOnce() -> String) -> Result<(), Failed> {
+    let now = std::fs::read(path).unwrap_or_default();
+    check(now == bytes, || {
+        format!(
+            "{} was changed (it now holds {:?}):\n{}",
+            path.display(),
+            text(&now),
+            what()
+        )
+    })
+}
+
+/// The hosts whose hooks are a settings file install edits, and that file in a project.
+const SETTINGS_HOSTS: [(&str, &str); 7] = [
+    ("claude", ".claude/settings.json"),
+    ("codex", ".codex/hooks.json"),
+    ("gemini", ".gemini/settings.json"),
+    ("cursor", ".cursor/hooks.json"),
+    ("qwen", ".qwen/settings.json"),
+    ("droid", ".factory/settings.json"),
+    ("crush", "crush.json"),
+];
+
+/// Another program's JSON config outside the project, a link's target.
+const DAEMON_JSON: &str = "{\"log-level\": \"info\"}\n";
+
+/// A committed settings file whose JSON is also a shell line.
+const SHELL_LINE_JSON: &str = "{\"x\":\"$(touch${IFS}/tmp/PWNED)\"}\n";
+
+fn install_never_writes_through_a_committed_backup_link() -> Outcome {
+    for (host, file) in SETTINGS_HOSTS {
+        let r = Repo::new("");
+        let (bashrc, bytes) = victim(&r.env);
+        let settings = r.repo.join(file);
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        std::fs::write(&settings, SHELL_LINE_JSON).unwrap();
+        let bak = settings.with_file_name(format!(
+            "{}.bak",
+            settings.file_name().unwrap().to_str().unwrap()
+        ));
+        std::os::unix::fs::symlink(&bashrc, &bak).unwrap();
+        let out = r.run(&["install", "--host", host]);
+        unchanged(&bashrc, bytes, || {
+            format!("install --host {host}:\n{}", show(&out))
+        })?;
+        check(
+            !out.status.success() && text(&out.stderr).lines().count() == 1,
+            || {
+                format!(
+                    "install --host {host} through a .bak link was not refused in one line:\n{}",
+                    show(&out)
+                )
+            },
+        )?;
+        check(
+            std::fs::read_to_string(&settings).unwrap() == SHELL_LINE_JSON,
+            || {
+                format!(
+                    "install --host {host} wrote the settings after refusing:\n{}",
+                    show(&out)
+                )
+            },
+        )?;
+        // Installed cleanly, then the link planted (a later commit): uninstall keeps off it too.
+        std::fs::remove_file(&bak).unwrap();
+        let ok = r.run(&["install", "--host", host]);
+        check(ok.status.success(), || {
+            format!("install --host {host}:\n{}", show(&ok))
+        })?;
+        let _ = std::fs::remove_file(&bak);
+        std::os::unix::fs::symlink(&bashrc, &bak).unwrap();
+        let un = r.run(&["uninstall", "--host", host]);
+        unchanged(&bashrc, bytes, || {
+            format!("uninstall --host {host}:\n{}", show(&un))
+        })?;
+        if host == "claude" {
+            let mut t = String::new();
+            r.shown(
+                &mut t,
+                "hookjournal install --host claude  # .claude/settings.json.bak -> ~/.bashrc",
+                &out,
+            );
+            r.shown(
+                &mut t,
+                "hookjournal uninstall --host claude  # the same, after an install",
+                &un,
+            );
+            assert_expected("install-backup-link.txt", &t);
+        }
+    }
+    Ok(Completion::Completed)
+}
+
+fn install_never_writes_through_a_linked_settings_file_or_directory() -> Outcome {
+    let mut t = String::new();
+    for (host, file) in SETTINGS_HOSTS {
+        // The settings file itself a link to a JSON file outside the project (a daemon's).
+        let r = Repo::new("");
+        let daemon = r.root().join("victim/daemon.json");
+        std::fs::create_dir_all(daemon.parent().unwrap()).unwrap();
+        std::fs::write(&daemon, DAEMON_JSON).unwrap();
+        let settings = r.repo.join(file);
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&daemon, &settings).unwrap();
+        let out = r.run(&["install", "--host", host]);
+        unchanged(&daemon, DAEMON_JSON.as_bytes(), || {
+            format!("install --host {host}:\n{}", show(&out))
+        })?;
+        check(
+            !out.status.success() && text(&out.stderr).lines().count() == 1,
+            || {
+                format!("install --host {host} through a linked settings file was not refused in one line:\n{}", show(&out))
+            },
+        )?;
+        if host == "claude" {
+            r.shown(
+                &mut t,
+                "hookjournal install  # .claude/settings.json -> $TEST_ENV/victim/daemon.json",
+                &out,
+            );
+        }
+        // A directory on the way a link out of the project.
+        let (dir, _) = file.split_once('/').unwrap_or(("", file));
+        if dir.is_empty() {
+            continue;
+        }
+        let r = Repo::new("");
+        let elsewhere = r.root().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, r.repo.join(dir)).unwrap();
+        let out = r.run(&["install", "--host", host]);
+        let planted = std::fs::read_dir(&elsewhere).unwrap().count();
+        check(planted == 0 && !out.status.success(), || {
+            format!(
+                "install --host {host} wrote {planted} file(s) through the linked {dir}:\n{}",
+                show(&out)
+            )
+        })?;
+        if host == "claude" {
+            r.shown(
+                &mut t,
+                "hookjournal install  # .claude -> $TEST_ENV/elsewhere",
+                &out,
+            );
+        }
+    }
+    assert_expected("install-linked-settings.txt", &t);
+    Ok(Completion::Completed)
+}
+
+fn a_mirror_never_appends_through_a_committed_link() -> Outcome {
+    let r = Repo::new("[mirror]\nsession_log = \".session-log.jsonl\"\nnotification_log = \"logs/notifications.jsonl\"\n");
+    let (bashrc, bytes) = victim(&r.env);
+    let t = r.run(&["trust"]);
+    check(t.status.success(), || show(&t))?;
+    // Committed after the config was trusted: a link at the file, a link on the way.
+    std::os::unix::fs::symlink(&bashrc, r.repo.join(".session-log.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&r.env.home, r.repo.join("logs")).unwrap();
+    let mut said = String::new();
+    for (what, payload) in [
+        ("Stop", stop(&r.repo)),
+        ("Notification", notification(&r.repo)),
+    ] {
+        let out = r.hook(&payload);
+        unchanged(&bashrc, bytes, || format!("{what}:\n{}", show(&out)))?;
+        check(!r.env.home.join("notifications.jsonl").exists(), || {
+            format!(
+                "{what}: a mirror was written through the linked logs/:\n{}",
+                show(&out)
+            )
+        })?;
+        check(out.status.success(), || show(&out))?;
+        r.shown(
+            &mut said,
+            &format!("hookjournal hook  # {what}, the mirror a link"),
+            &out,
+        );
+    }
+    // A hard link to the victim (an unpacked archive can hold one): not appended to either.
+    std::fs::remove_file(r.repo.join(".session-log.jsonl")).unwrap();
+    std::fs::hard_link(&bashrc, r.repo.join(".session-log.jsonl")).unwrap();
+    let out = r.hook(&stop(&r.repo));
+    unchanged(&bashrc, bytes, || format!("hard link:\n{}", show(&out)))?;
+    check(out.status.success(), || show(&out))?;
+    r.shown(
+        &mut said,
+        "hookjournal hook  # Stop, the mirror a hard link",
+        &out,
+    );
+    assert_expected("mirror-through-a-link.txt", &said);
+    Ok(Completion::Completed)
+}
+
+/// A command limited to 4 GiB of address space (a wall for a runaway read), killed after 10 s.
+fn bounded(mut c: Command, stdin: &[u8]) -> (Output, bool, Duration) {
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let (out, killed) = run_timed(c, stdin, Duration::from_secs(10));
+    (out, killed, started.elapsed())
+}
+
+fn the_plugin_hook_reads_no_fifo_or_dev_zero_settings() -> Outcome {
+    for what in ["a FIFO", "a link to /dev/zero"] {
+        let r = Repo::new("");
+        let settings = r.repo.join(".claude/settings.json");
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        if what == "a FIFO" {
+            mkfifo(&settings);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &settings).unwrap();
+        }
+        let mut c = r.command();
+        c.args(["hook", "--host", "claude", "--plugin"]);
+        let (out, killed, took) = bounded(c, stop(&r.repo).as_bytes());
+        check(
+            !killed && out.status.success() && took < Duration::from_secs(5),
+            || {
+                format!(
+                "hook --plugin with .claude/settings.json {what} (killed: {killed}, after {took:?}):\n{}",
+                show(&out)
+            )
+            },
+        )?;
+    }
+    Ok(Completion::Completed)
+}
+
+fn the_stop_hook_reads_no_fifo_or_dev_zero_git_files() -> Outcome {
+    for what in [
+        ".git a FIFO",
+        ".git/HEAD a link to /dev/zero",
+        ".git a link to /dev/zero",
+    ] {
+        let r = Repo::new("");
+        let dot_git = r.repo.join(".git");
+        match what {
+            ".git a FIFO" => mkfifo(&dot_git),
+            ".git a link to /dev/zero" => {
+                std::os::unix::fs::symlink("/dev/zero", &dot_git).unwrap()
+            }
+            _ => {
+                std::fs::create_dir(&dot_git).unwrap();
+                std::os::unix::fs::symlink("/dev/zero", dot_git.join("HEAD")).unwrap();
+            }
+        }
+        let c = r.command();
+        let mut c = c;
+        c.arg("hook");
+        let (out, killed, took) = bounded(c, stop(&r.repo).as_bytes());
+        check(
+            !killed && out.status.success() && took < Duration::from_secs(5),
+            || {
+                format!(
+                    "Stop hook with {what} (killed: {killed}, after {took:?}):\n{}",
+                    show(&out)
+                )
+            },
+        )?;
+    }
+    Ok(Completion::Completed)
+}
+
+/// A program named `name` in `dir` that leaves `mark` when it runs.
+fn plant_named(dir: &Path, name: &str, mark: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\necho ran >> '{}'\n", mark.display())).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn the_hooks_git_comes_only_from_absolute_path_entries() -> Outcome {
+    let r = Repo::new("");
+    let mark = r.root().join("the-repository-git-ran");
+    // No `.git` here: the hook asks git for the branch at Stop.
+    plant_named(&r.repo, "git", &mark);
+    plant_named(&r.repo.join("node_modules/.bin"), "git", &mark);
+    let path = format!(
+        ":node_modules/.bin:{}",
+        common::test_path().to_string_lossy()
+    );
+    let out = r.hook_env(&stop(&r.repo), &[("PATH", &path)]);
+    check(!mark.exists(), || {
+        format!(
+            "the repository's git ran from a relative PATH entry:\n{}",
+            show(&out)
+        )
+    })?;
+    check(out.status.success(), || show(&out))?;
+    Ok(Completion::Completed)
+}
+
+fn the_plugin_launcher_runs_no_program_from_relative_path_entries() -> Outcome {
+    let env = TestEnvironment::new();
+    let mark = env.root().join("the-repository-hookjournal-ran");
+    plant_named(&env.project, "hookjournal", &mark);
+    plant_named(&env.project.join("node_modules/.bin"), "hookjournal", &mark);
+    let launcher =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/hookjournal/bin/hookjournal-hook");
+    let mut c = Command::new("sh");
+    c.arg(&launcher)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("PATH", ":node_modules/.bin:/usr/bin:/bin")
+        .env("CLAUDE_PLUGIN_DATA", env.root().join("plugin-data"))
+        .current_dir(&env.project);
+    let (out, _) = run_timed(c, stop(&env.project).as_bytes(), Duration::from_secs(20));
+    check(!mark.exists(), || {
+        format!(
+            "the launcher ran the repository's hookjournal:\n{}",
+            show(&out)
+        )
+    })?;
+    check(out.status.success(), || show(&out))?;
+    Ok(Completion::Completed)
+}
+
+fn a_linked_journal_directory_gets_no_gitignore() -> Outcome {
+    let env = TestEnvironment::new();
+    // Another repository's directory, where a .gitignore of `*` would hide its files.
+    let other = env.root().join("other-repo/data");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("todo.txt"), "mine\n").unwrap();
+    std::os::unix::fs::symlink(&other, env.project.join(".hookjournal")).unwrap();
+    let mut said = String::new();
+    let install = command_in(&env, &env.project)
+        .args(["install", "--host", "claude"])
+        .output()
+        .unwrap();
+    let mut hook = command_in(&env, &env.project);
+    hook.arg("hook").env("CLAUDE_PROJECT_DIR", &env.project);
+    let (out, _) = run_timed(hook, stop(&env.project).as_bytes(), Duration::from_secs(20));
+    let listed: Vec<String> = std::fs::read_dir(&other)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    check(listed == ["todo.txt"], || {
+        format!(
+            "written through the linked .hookjournal: {listed:?}\n{}\n{}",
+            show(&install),
+            show(&out)
+        )
+    })?;
+    for (what, o) in [
+        (
+            "hookjournal install  # .hookjournal -> another repository's directory",
+            &install,
+        ),
+        ("hookjournal hook  # Stop", &out),
+    ] {
+        said.push_str(&format!("$ {what}\n{}\n", render(&env, o)));
+    }
+    assert_expected("linked-journal-directory.txt", &said);
+    Ok(Completion::Completed)
+}
+
+fn root_spooling_for_the_owner_never_takes_a_hard_linked_clock() -> Outcome {
+    if let Some(skip) = needs_root("root spools into a second user's journal") {
+        return skip;
+    }
+    let other = OtherUser::create()?;
+    let r = Repo::new("");
+    // The user's journal, made by a first hook, then the user's.
+    let first = r.hook(&stop(&r.repo));
+    check(first.status.success(), || show(&first))?;
+    let chown = Command::new("chown")
+        .args(["-R", &format!("{}:{}", other.uid, other.gid)])
+        .arg(&r.repo)
+        .output()
+        .unwrap();
+    check(chown.status.success(), || text(&chown.stderr))?;
+    // A root-owned file anyone may write (allowed as a hard link's target with
+    // protected_hardlinks=1), linked as the spool's clock.
+    let target = r.root().join("root-owned");
+    std::fs::write(&target, b"root's own bytes\n").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let clock = r.journal().join("spool.clock");
+    let _ = std::fs::remove_file(&clock);
+    std::fs::hard_link(&target, &clock).unwrap();
+    let out = r.hook(&stop(&r.repo));
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(&target).unwrap();
+    check(m.uid() == 0, || {
+        format!(
+            "root's file was handed to the second user (uid {}):\n{}",
+            m.uid(),
+            show(&out)
+        )
+    })?;
+    unchanged(&target, b"root's own bytes\n", || show(&out))?;
+    check(out.status.success(), || show(&out))?;
+    // The hook did spool (the attack's path was taken).
+    let spooled = std::fs::read_dir(r.journal().join("spool")).map_or(0, |d| d.count());
+    check(spooled > 0, || {
+        format!("root's hook spooled nothing:\n{}", show(&out))
+    })?;
+    Ok(Completion::Completed)
+}
+
+fn a_home_link_you_own_is_followed_and_said_so_but_never_at_a_backup() -> Outcome {
+    let r = Repo::new("");
+    let (bashrc, bytes) = victim(&r.env);
+    // A dotfile manager's link: ~/.claude/settings.json -> ~/dotfiles/claude.json.
+    let dotfile = r.env.home.join("dotfiles/claude.json");
+    std::fs::create_dir_all(dotfile.parent().unwrap()).unwrap();
+    std::fs::write(&dotfile, "{\"model\": \"opus\"}\n").unwrap();
+    let settings = r.env.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&dotfile, &settings).unwrap();
+    let out = r.run(&["install", "--scope", "user"]);
+    check(out.status.success(), || show(&out))?;
+    let now = std::fs::read_to_string(&dotfile).unwrap();
+    check(
+        now.contains("hookjournal")
+            && std::fs::symlink_metadata(&settings)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+        || {
+            format!(
+                "the link's target was not written, or the link was replaced:\n{}",
+                show(&out)
+            )
+        },
+    )?;
+    // The backup name a link: refused, nothing written.
+    let bak = r.env.home.join("dotfiles/claude.json.bak");
+    std::fs::remove_file(&bak).unwrap();
+    std::os::unix::fs::symlink(&bashrc, &bak).unwrap();
+    let un = r.run(&["uninstall", "--scope", "user"]);
+    unchanged(&bashrc, bytes, || show(&un))?;
+    check(!un.status.success(), || show(&un))?;
+    let mut t = String::new();
+    r.shown(
+        &mut t,
+        "hookjournal install --scope user  # ~/.claude/settings.json -> ~/dotfiles/claude.json",
+        &out,
+    );
+    r.shown(
+        &mut t,
+        "hookjournal uninstall --scope user  # ~/dotfiles/claude.json.bak -> ~/.bashrc",
+        &un,
+    );
+    assert_expected("home-link-followed.txt", &t);
+    Ok(Completion::Completed)
+}
+
+fn install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings() -> Outcome {
+    for what in ["a FIFO", "a link to /dev/zero"] {
+        let r = Repo::new("");
+        let settings = r.repo.join(".claude/settings.json");
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        if what == "a FIFO" {
+            mkfifo(&settings);
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &settings).unwrap();
+        }
+        for args in [&["install"][..], &["uninstall"], &["doctor"]] {
+            let mut c = r.command();
+            c.args(args);
+            let (out, killed, took) = bounded(c, b"");
+            check(!killed && took < Duration::from_secs(5), || {
+                format!(
+                    "{args:?} with .claude/settings.json {what} (killed: {killed}, after {took:?}):\n{}",
+                    show(&out)
+                )
+            })?;
+            check(out.status.code().is_some(), || {
+                format!(
+                    "{args:?} with .claude/settings.json {what} died:\n{}",
+                    show(&out)
+                )
+            })?;
+        }
+    }
     Ok(Completion::Completed)
 }

@@ -585,46 +585,106 @@ pub fn git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
         Some(d) => PathBuf::from(d),
         None => std::env::current_dir().unwrap_or_default(),
     };
-    if let Some(branch) = branch_from_head_file(&start) {
-        return GitObserved {
+    match head_file(&start) {
+        Head::Branch(branch) => GitObserved {
             branch: Some(branch),
             error: None,
-        };
+        },
+        // A FIFO or a device where `HEAD` should be: git would hang on it too.
+        Head::Refused(why) => GitObserved {
+            branch: None,
+            error: Some(why),
+        },
+        Head::AskGit => run_git_branch(cwd, timeout),
     }
-    run_git_branch(cwd, timeout)
 }
+
+/// What the repository's files say of its branch.
+enum Head {
+    Branch(String),
+    /// Git must be asked (see `branch_from_head_file`).
+    AskGit,
+    /// `.git` or `HEAD` is not a regular file of a sane size (an unpacked archive can hold a FIFO
+    /// or a link to `/dev/zero` there): nothing is read, and git is not asked either.
+    Refused(String),
+}
+
+/// How much `.git` (a `gitdir:` line) or `HEAD` may hold: a few lines at most.
+const HEAD_CAP: u64 = 4096;
 
 /// The branch named by the `HEAD` of the repository holding `dir` (`HEAD` when detached, as
 /// `rev-parse --abbrev-ref` says), read from the files. `None` when git must be asked: no
 /// `.git` found, `GIT_DIR` set, a reftable repository (its `HEAD` file names
 /// `refs/heads/.invalid`), or anything unexpected.
+#[cfg(test)]
 fn branch_from_head_file(dir: &Path) -> Option<String> {
-    if std::env::var_os("GIT_DIR").is_some() {
-        return None;
+    match head_file(dir) {
+        Head::Branch(b) => Some(b),
+        _ => None,
     }
-    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+}
+
+/// See `branch_from_head_file`. The files are read bounded and without blocking
+/// (`journal::door`): regular files of at most `HEAD_CAP` bytes.
+fn head_file(dir: &Path) -> Head {
+    if std::env::var_os("GIT_DIR").is_some() {
+        return Head::AskGit;
+    }
+    let Some(top) = dir.ancestors().find(|d| d.join(".git").exists()) else {
+        return Head::AskGit;
+    };
+    let read = |p: &Path| match journal::door::read_following(p, HEAD_CAP) {
+        Ok(Some(b)) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Ok(None) => Err(Head::AskGit),
+        Err(e) if e.kind() == std::io::ErrorKind::Other => Err(Head::Refused(e.to_string())),
+        Err(_) => Err(Head::AskGit),
+    };
     let dot_git = top.join(".git");
     let git_dir = if dot_git.is_dir() {
         dot_git
     } else {
         // A worktree or submodule: `.git` is a file saying `gitdir: <path>`.
-        let text = std::fs::read_to_string(&dot_git).ok()?;
-        let target = text.strip_prefix("gitdir:")?.trim();
-        top.join(target)
+        let text = match read(&dot_git) {
+            Ok(t) => t,
+            Err(h) => return h,
+        };
+        let Some(target) = text.strip_prefix("gitdir:") else {
+            return Head::AskGit;
+        };
+        top.join(target.trim())
     };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = match read(&git_dir.join("HEAD")) {
+        Ok(t) => t,
+        Err(h) => return h,
+    };
     let head = head.trim_end_matches(['\n', '\r']);
     if let Some(branch) = head.strip_prefix("ref: refs/heads/") {
         let branch = branch.trim();
-        return (!branch.is_empty() && branch != ".invalid").then(|| branch.to_string());
+        return if !branch.is_empty() && branch != ".invalid" {
+            Head::Branch(branch.to_string())
+        } else {
+            Head::AskGit
+        };
     }
     let detached = matches!(head.len(), 40 | 64) && head.bytes().all(|b| b.is_ascii_hexdigit());
-    detached.then(|| "HEAD".to_string())
+    if detached {
+        Head::Branch("HEAD".to_string())
+    } else {
+        Head::AskGit
+    }
 }
 
 /// `git rev-parse --abbrev-ref HEAD`, run directly (no shell), killed after `timeout`.
 fn run_git_branch(cwd: Option<&str>, timeout: Duration) -> GitObserved {
-    let mut cmd = Command::new("git");
+    // Found on absolute `PATH` entries only: an empty entry (the current directory) or a
+    // relative one would run the repository's own `git`.
+    let Some(git) = journal::door::find_program("git", std::env::var_os("PATH").as_deref()) else {
+        return GitObserved {
+            branch: None,
+            error: Some("git: not found on the absolute entries of PATH".into()),
+        };
+    };
+    let mut cmd = Command::new(git);
     cmd.args(["rev-parse", "--abbrev-ref", "HEAD"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -777,5 +837,24 @@ mod tests {
         // Something unexpected.
         std::fs::write(git_dir.join("HEAD"), "garbage\n").unwrap();
         assert_eq!(branch_from_head_file(d.path()), None);
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_at_head_is_refused_without_reading_or_asking_git() {
+        let d = tempfile::tempdir().unwrap();
+        let git_dir = d.path().join(".git");
+        std::fs::create_dir(&git_dir).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", git_dir.join("HEAD")).unwrap();
+        let started = Instant::now();
+        let seen = git_branch(d.path().to_str(), Duration::from_secs(10));
+        assert_eq!(seen.branch, None);
+        assert!(seen.error.unwrap().contains("a character device"));
+        std::fs::remove_file(git_dir.join("HEAD")).unwrap();
+        let c = std::ffi::CString::new(git_dir.join("HEAD").into_os_string().into_encoded_bytes())
+            .unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let seen = git_branch(d.path().to_str(), Duration::from_secs(10));
+        assert!(seen.error.unwrap().contains("a FIFO"));
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 }

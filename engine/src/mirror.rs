@@ -37,21 +37,32 @@ pub fn notification_row(n: &NotificationEntry) -> Value {
     })
 }
 
-/// A mirror path from the settings: relative paths are taken from the project (the journal
-/// directory's parent).
-fn resolve(dir: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        return p.to_path_buf();
-    }
-    let project = dir
-        .canonicalize()
-        .ok()
-        .and_then(|d| d.parent().map(Path::to_path_buf))
-        .unwrap_or_else(|| PathBuf::from("."));
-    project.join(p)
+/// A mirror opened to append: a relative path beneath the project (the journal directory's
+/// parent), an absolute one beneath the directory it names, through the door (`journal::door`):
+/// no link followed at any component beneath that directory, only a regular file with one link
+/// that the user owns (a repository can commit `.session-log.jsonl -> ~/.bashrc`, and the
+/// mirror's lines hold recorded text).
+fn open(dir: &Path, p: &Path) -> std::io::Result<std::fs::File> {
+    let (base, rel) = if p.is_absolute() {
+        let name = p
+            .file_name()
+            .ok_or_else(|| std::io::Error::other("names no file"))?;
+        (
+            p.parent().unwrap_or(Path::new("/")).to_path_buf(),
+            PathBuf::from(name),
+        )
+    } else {
+        let project = dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from("."));
+        (project, p.to_path_buf())
+    };
+    journal::door::Dir::open(&base)?.append(&rel, 0o666)
 }
 
-fn append(path: &Path, lines: &[Value]) -> std::io::Result<()> {
+fn append(dir: &Path, p: &Path, lines: &[Value]) -> std::io::Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
@@ -62,10 +73,7 @@ fn append(path: &Path, lines: &[Value]) -> std::io::Result<()> {
         buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');
     }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = open(dir, p)?;
     // One write of whole lines: O_APPEND keeps concurrent writers' lines apart.
     f.write_all(&buf)
 }
@@ -75,7 +83,7 @@ fn append(path: &Path, lines: &[Value]) -> std::io::Result<()> {
 pub fn write(dir: &Path, settings: &MirrorSettings, committed: &[Envelope]) {
     if let Some(p) = &settings.session_log {
         let rows: Vec<Value> = committed.iter().filter_map(session_log_row).collect();
-        if let Err(e) = append(&resolve(dir, p), &rows) {
+        if let Err(e) = append(dir, p, &rows) {
             eprintln!("hookjournal: mirror {}: {e}", p.display());
         }
     }
@@ -85,7 +93,7 @@ pub fn write(dir: &Path, settings: &MirrorSettings, committed: &[Envelope]) {
             .filter_map(NotificationEntry::from_event)
             .map(|n| notification_row(&n))
             .collect();
-        if let Err(e) = append(&resolve(dir, p), &rows) {
+        if let Err(e) = append(dir, p, &rows) {
             eprintln!("hookjournal: mirror {}: {e}", p.display());
         }
     }

@@ -115,10 +115,15 @@ pub struct Settings {
 
 impl Settings {
     /// Reads `path`: `Ok(None)` when it does not exist, `Err` (one line) when it does not parse.
+    /// The read is bounded and never blocks (`journal::door::read_following`): the hook reads
+    /// a project's `.claude/settings.json` on every event, and a repository can make it a FIFO
+    /// or a link to `/dev/zero`. (A link is followed: only handlers are looked for, nothing is
+    /// written, and the user's own settings are often a dotfile manager's link.)
     pub fn read(path: &Path) -> Result<Option<Settings>, String> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        let text = match journal::door::read_following(path, journal::door::READ_CAP) {
+            Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
+            Ok(None) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::Other => return Err(e.to_string()),
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
         Settings::parse(&text)

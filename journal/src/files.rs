@@ -200,9 +200,11 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// Opens a journal file to write in place, created (mode 0600) when missing: never through a
-/// link, never blocking on a FIFO, only a regular file; with `append`, every write goes to its
-/// end.
+/// link, never blocking on a FIFO, only a regular file with one link (a hard link planted in the
+/// journal would have the write, or root's `fchown`, land in a file elsewhere); with `append`,
+/// every write goes to its end.
 pub(crate) fn open_in_place(path: &Path, append: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::MetadataExt;
     let f = fs::OpenOptions::new()
         .read(!append)
         .write(true)
@@ -212,7 +214,17 @@ pub(crate) fn open_in_place(path: &Path, append: bool) -> std::io::Result<File> 
         .mode(crate::FILE_MODE)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
-    regular(f)
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if m.nlink() != 1 {
+        return Err(std::io::Error::other(format!(
+            "it has {} hard links, and a file written in place must have one",
+            m.nlink()
+        )));
+    }
+    Ok(f)
 }
 
 /// Writes a marker file in place (created mode 0600 when missing), never through a link.

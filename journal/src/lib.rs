@@ -11,6 +11,7 @@
 mod archive;
 pub mod checkpoint;
 mod damage;
+pub mod door;
 mod envelope;
 mod error;
 pub mod files;

@@ -13,9 +13,10 @@
 //! damaged file is caught before it could be ingested as a genuine event. (Files without the
 //! magic were written by 0.1.0 and are read as bare bodies.)
 
+use crate::door;
 use crate::envelope::{bincode_config, NewEvent};
 use crate::error::{IoContext, Result};
-use crate::files::{self, Durability};
+use crate::files;
 use crate::{DamagePlace, Error};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -45,26 +46,7 @@ pub struct SpoolEntry {
 pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let on_behalf = on_behalf_of(dir)?;
-    let spool = dir.join(SPOOL_DIR);
-    match fs::symlink_metadata(&spool) {
-        Ok(m) if m.is_dir() => {}
-        Ok(m) => {
-            return Err(Error::Unsafe {
-                path: spool,
-                what: if m.file_type().is_symlink() {
-                    "it is a symbolic link, which the journal never follows".into()
-                } else {
-                    "it is not a directory".into()
-                },
-            })
-        }
-        Err(_) => {
-            files::create_dir(&spool)?;
-            if let Some((uid, gid)) = on_behalf {
-                chown(&spool, uid, gid)?;
-            }
-        }
-    }
+    let spool = open_spool(dir, on_behalf)?;
     let id = format!(
         "{:020}-{:010}-{:06}",
         next_stamp(dir, on_behalf),
@@ -77,18 +59,51 @@ pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(blake3::hash(&body).as_bytes());
     bytes.extend_from_slice(&body);
-    files::write_atomic_with(&spool, &format!("{id}{SUFFIX}"), Durability::Durable, |f| {
-        use std::io::Write;
-        if let Some((uid, gid)) = on_behalf {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: fchown on a descriptor we own; no memory is touched.
-            if unsafe { libc::fchown(f.as_raw_fd(), uid, gid) } != 0 {
-                return Err(std::io::Error::last_os_error());
+    let name = format!("{id}{SUFFIX}");
+    // Created, renamed and synced through the `spool/` handle: swapping `spool` for a link
+    // meanwhile changes nothing of where the file lands.
+    spool
+        .replace_with(Path::new(&name), crate::FILE_MODE, true, |f| {
+            use std::io::Write;
+            if let Some((uid, gid)) = on_behalf {
+                door::fchown(f, uid, gid)?;
             }
-        }
-        f.write_all(&bytes)
-    })?;
+            f.write_all(&bytes)
+        })
+        .ctx(|| format!("writing {}", spool.path().join(&name).display()))?;
     Ok(id)
+}
+
+/// The journal's `spool/` as a handle, created (and, for root, handed to the owner through
+/// the handle) when missing; a link or anything but a directory there is refused.
+fn open_spool(dir: &Path, on_behalf: Option<(u32, u32)>) -> Result<door::Dir> {
+    let path = dir.join(SPOOL_DIR);
+    let unsafe_spool = |what: &str| Error::Unsafe {
+        path: path.clone(),
+        what: what.into(),
+    };
+    match door::Dir::open_nofollow(&path) {
+        Ok(d) => Ok(d),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            files::create_dir(&path)?;
+            let d =
+                door::Dir::open_nofollow(&path).ctx(|| format!("opening {}", path.display()))?;
+            if let Some((uid, gid)) = on_behalf {
+                d.fchown(uid, gid)
+                    .ctx(|| format!("giving {} to its journal's owner", path.display()))?;
+            }
+            Ok(d)
+        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
+            Err(match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    unsafe_spool("it is a symbolic link, which the journal never follows")
+                }
+                _ => unsafe_spool("it is not a directory"),
+            })
+        }
+        Err(e) => Err(e).ctx(|| format!("opening {}", path.display())),
+    }
 }
 
 /// `None` when the running user owns the journal; `Some(owner)` when root writes for its owner;
@@ -108,33 +123,28 @@ fn on_behalf_of(dir: &Path) -> Result<Option<(u32, u32)>> {
     }
 }
 
-fn chown(path: &Path, uid: u32, gid: u32) -> Result<()> {
-    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
-        .ctx(|| format!("giving {} to its journal's owner", path.display()))
-}
-
 /// The next stamp of the spool's shared clock: the wall clock in nanoseconds, but never less
 /// than one past the last stamp any writer took (`spool.clock`, 8 bytes read and advanced under
 /// its own `flock`, held for two small I/Os), so a clock stepped back never reorders arrivals.
 /// The file is not synced: after a power cut it may be older, and the wall clock (which moved
-/// on meanwhile) takes over again. Anything wrong with it falls back to the wall clock.
+/// on meanwhile) takes over again. Anything wrong with it falls back to the wall clock: a link,
+/// a special file, or a hard link (root would write into, and hand over, a file elsewhere).
+/// Root hands the clock to the journal's owner through its open descriptor, never by path.
 fn next_stamp(dir: &Path, on_behalf: Option<(u32, u32)>) -> u64 {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
-    let path = dir.join(CLOCK);
-    let stamp = shared_clock(&path, now);
-    if let Some((uid, gid)) = on_behalf {
-        let _ = chown(&path, uid, gid);
-    }
-    stamp.unwrap_or(now)
+    shared_clock(&dir.join(CLOCK), now, on_behalf).unwrap_or(now)
 }
 
-fn shared_clock(path: &Path, now: u64) -> Option<u64> {
+fn shared_clock(path: &Path, now: u64, on_behalf: Option<(u32, u32)>) -> Option<u64> {
     use std::os::unix::fs::FileExt;
     use std::os::unix::io::AsRawFd;
     let f = files::open_in_place(path, false).ok()?;
+    if let Some((uid, gid)) = on_behalf {
+        let _ = door::fchown(&f, uid, gid);
+    }
     // SAFETY: flock on a descriptor we own; released when `f` is closed.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return None;
@@ -283,5 +293,87 @@ pub fn sweep_temps(dir: &Path, age: std::time::Duration) {
         if is_tmp && old {
             let _ = fs::remove_file(entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kind::{Body, WireKind};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    fn event() -> NewEvent {
+        NewEvent {
+            recorded_at_us: 1,
+            host: "claude".into(),
+            kind: WireKind {
+                tag: 9,
+                body: Body::Empty,
+            },
+            session_id: None,
+            agent_id: None,
+            payload: b"{}".to_vec(),
+            truncated: None,
+            spooled: false,
+        }
+    }
+
+    /// Given `spool/` swapped for a link to another directory and back, over and over, while
+    /// events are spooled: no spool file (nor temp file) ever lands in the other directory. The
+    /// spool used to be checked once by path and then written by path.
+    #[test]
+    fn a_spool_swapped_for_a_link_meanwhile_never_steers_a_write() {
+        let d = tempfile::tempdir().unwrap();
+        let j = d.path().join("journal");
+        let elsewhere = d.path().join("elsewhere");
+        fs::create_dir_all(j.join(SPOOL_DIR)).unwrap();
+        fs::create_dir(&elsewhere).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let (j, elsewhere, stop) = (j.clone(), elsewhere.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let (spool, real) = (j.join(SPOOL_DIR), j.join("spool.real"));
+                while !stop.load(Ordering::Relaxed) {
+                    if fs::rename(&spool, &real).is_ok() {
+                        let _ = std::os::unix::fs::symlink(&elsewhere, &spool);
+                        std::thread::yield_now();
+                        let _ = fs::remove_file(&spool);
+                        let _ = fs::rename(&real, &spool);
+                    }
+                    std::thread::yield_now();
+                }
+            })
+        };
+        let started = std::time::Instant::now();
+        let mut written = 0;
+        while started.elapsed() < std::time::Duration::from_secs(2) {
+            if write(&j, &event()).is_ok() {
+                written += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        let landed: Vec<_> = fs::read_dir(&elsewhere).unwrap().flatten().collect();
+        assert!(written > 0, "nothing was spooled at all");
+        assert!(
+            landed.is_empty(),
+            "{} of {written} landed elsewhere: {landed:?}",
+            landed.len()
+        );
+    }
+
+    /// Given `spool.clock` hard-linked to a file elsewhere, the clock is not used: the file keeps
+    /// its bytes, and the stamp comes from the wall clock.
+    #[test]
+    fn a_hard_linked_clock_is_not_written() {
+        let d = tempfile::tempdir().unwrap();
+        let j = d.path().join("journal");
+        fs::create_dir_all(&j).unwrap();
+        let other = d.path().join("other");
+        fs::write(&other, b"keep me!").unwrap();
+        fs::hard_link(&other, j.join(CLOCK)).unwrap();
+        write(&j, &event()).unwrap();
+        assert_eq!(fs::read(&other).unwrap(), b"keep me!");
     }
 }

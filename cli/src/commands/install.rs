@@ -5,8 +5,6 @@
 
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -354,15 +352,6 @@ fn shim_journal(cmd: &CommandHelper, scope: Scope, cwd: &Path, project: &Path) -
     }
 }
 
-/// A file's text, `None` when it does not exist.
-fn read_if_present(path: &Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
-}
-
 /// The end of a dry run's report: the journal it would create, the notes on the program, and
 /// that nothing was written.
 fn dry_run_tail(journal: Option<&Path>, notes: &[String]) {
@@ -547,7 +536,7 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
         return Ok(ExitCode::SUCCESS);
     }
     if emptied {
-        fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        remove_file(&path)?;
         println!(
             "Removed {} (it held only hookjournal's {removed} hook{}); the journal itself is untouched.",
             path.display(),
@@ -681,15 +670,245 @@ fn statusline_base(exe: &Path, journal: Option<&Path>) -> anyhow::Result<String>
 }
 
 // ---------------------------------------------------------------------------------------------
-// Files.
+// Files, through the door (`journal::door`).
+//
+// A project is ground a cloned repository controls: its settings, their backups and every
+// directory on the way beneath the project root are reached with no link followed (one is
+// refused in one line naming it; nothing is written). The user's home is the user's own: a link
+// the user owns to a file the user owns (a dotfile manager's) is followed and said so, but never
+// one at a backup or temp name. Every read is bounded and never blocks on a FIFO or a device.
+
+/// Where a file install reads or writes is: beneath the project (the project root's handle), or
+/// in the user's own home and config directories.
+enum Ground {
+    Project { root: PathBuf, rel: PathBuf },
+    Home,
+}
+
+/// The ground `path` is on: beneath the project install works in (never the home directory
+/// itself), else the user's own.
+fn ground_of(path: &Path) -> Ground {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ground::Home;
+    };
+    let (root, _) = project_root(&cwd);
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    if home.is_some_and(|h| Path::new(&h) == root) {
+        return Ground::Home;
+    }
+    match path.strip_prefix(&root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => Ground::Project {
+            rel: rel.to_path_buf(),
+            root,
+        },
+        _ => Ground::Home,
+    }
+}
+
+/// The one-line error of a refused or failed file operation: the door's own refusals name the
+/// file already.
+fn file_error(path: &Path, doing: &str, e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::Other {
+        anyhow!("{e}; nothing written")
+    } else {
+        anyhow!("{doing} {}: {e}", path.display())
+    }
+}
+
+/// A file's text, `None` when it does not exist: bounded (`journal::door::READ_CAP`), a regular
+/// file only, never blocking; beneath the project, through no link.
+fn read_if_present(path: &Path) -> anyhow::Result<Option<String>> {
+    let bytes = match ground_of(path) {
+        Ground::Project { root, rel } => journal::door::Dir::open(&root)
+            .and_then(|d| d.read_if_present(&rel, journal::door::READ_CAP)),
+        Ground::Home => journal::door::read_following(path, journal::door::READ_CAP),
+    }
+    .map_err(|e| file_error(path, "reading", e))?;
+    Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// The name of `path`'s backup (`<file>.bak`).
+fn backup_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
+    let mut bak = name.to_os_string();
+    bak.push(".bak");
+    bak
+}
+
+/// The directory handle a file is written through, its name there, and the path it has.
+struct WritePlace {
+    dir: journal::door::Dir,
+    name: std::ffi::OsString,
+    real: PathBuf,
+    /// The link in the home it was reached through, if any.
+    via: Option<PathBuf>,
+}
+
+/// Where writing `path` lands: beneath the project through no link (missing directories made
+/// beneath the root's handle); in the home, the file itself, or the target of a link the user
+/// owns to a regular file the user owns (said so).
+fn write_place(path: &Path) -> anyhow::Result<WritePlace> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{} names no file", path.display()))?
+        .to_os_string();
+    let open_err = |e| file_error(path, "opening the directory of", e);
+    match ground_of(path) {
+        Ground::Project { root, rel } => {
+            let top = journal::door::Dir::open(&root).map_err(open_err)?;
+            let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(parent) => top.create_dir_all(parent, 0o755).map_err(open_err)?,
+                None => top,
+            };
+            Ok(WritePlace {
+                dir,
+                name,
+                real: path.to_path_buf(),
+                via: None,
+            })
+        }
+        Ground::Home => {
+            let parent = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            journal::door::create_dirs(parent, 0o755)
+                .with_context(|| format!("creating {}", parent.display()))?;
+            let dir = journal::door::Dir::open(parent).map_err(open_err)?;
+            let st = dir.lstat(Path::new(&name)).map_err(open_err)?;
+            if st.is_none_or(|st| st.st_mode & libc::S_IFMT != libc::S_IFLNK) {
+                return Ok(WritePlace {
+                    dir,
+                    name,
+                    real: path.to_path_buf(),
+                    via: None,
+                });
+            }
+            // A dotfile manager's link: followed when the user owns it and what it points at.
+            let real = journal::door::own_link_target(path).map_err(open_err)?;
+            let dir = journal::door::Dir::open(real.parent().unwrap_or(Path::new("/")))
+                .map_err(open_err)?;
+            let name = real.file_name().unwrap_or_default().to_os_string();
+            Ok(WritePlace {
+                dir,
+                name,
+                real,
+                via: Some(path.to_path_buf()),
+            })
+        }
+    }
+}
+
+/// Refuses a backup name that is a link or anything but a regular file (a repository can commit
+/// `settings.json.bak -> ~/.bashrc`): checked before anything is written.
+fn check_backup_name(
+    dir: &journal::door::Dir,
+    name: &std::ffi::OsStr,
+    shown: &Path,
+) -> anyhow::Result<()> {
+    let bak = backup_name(name);
+    match dir.lstat(Path::new(&bak)) {
+        Ok(Some(st)) if st.st_mode & libc::S_IFMT != libc::S_IFREG => bail!(
+            "{} is {}, which is never written through; nothing written",
+            shown.with_file_name(&bak).display(),
+            if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+                "a symbolic link"
+            } else {
+                "not a regular file"
+            }
+        ),
+        Ok(_) => Ok(()),
+        Err(e) => Err(file_error(shown, "checking the backup of", e)),
+    }
+}
+
+/// Writes `text` to `path` atomically (a new file beside it, synced, renamed over it inside the
+/// same directory handle), first keeping the previous file as `<file>.bak` the same way (a new
+/// file renamed into place: whatever was at that name is replaced, never written through).
+/// Returns the backup's path.
+fn write_settings(path: &Path, text: &str, had_previous: bool) -> anyhow::Result<Option<PathBuf>> {
+    write_file(path, text, had_previous, None)
+}
+
+/// `write_settings` with the new file's mode (`None`: the previous file's, else 0644).
+fn write_file(
+    path: &Path,
+    text: &str,
+    had_previous: bool,
+    mode: Option<u32>,
+) -> anyhow::Result<Option<PathBuf>> {
+    let WritePlace {
+        dir,
+        name,
+        real,
+        via,
+    } = write_place(path)?;
+    let name = Path::new(&name);
+    let current = dir
+        .lstat(name)
+        .map_err(|e| file_error(&real, "reading", e))?
+        .filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG);
+    let old_mode = current.map(|st| st.st_mode & 0o7777);
+    let mut backup = None;
+    if had_previous {
+        check_backup_name(&dir, name.as_os_str(), &real)?;
+        let before = dir
+            .read(name, journal::door::READ_CAP)
+            .map_err(|e| file_error(&real, "backing up", e))?;
+        let bak = backup_name(name.as_os_str());
+        dir.replace(Path::new(&bak), old_mode.unwrap_or(0o600), &before)
+            .map_err(|e| file_error(&real, "backing up", e))?;
+        backup = Some(real.with_file_name(bak));
+    }
+    dir.replace(name, mode.or(old_mode).unwrap_or(0o644), text.as_bytes())
+        .map_err(|e| file_error(&real, "replacing", e))?;
+    if let Some(link) = via {
+        println!(
+            "Note: {} is a link of yours; its target {} was written.",
+            link.display(),
+            real.display()
+        );
+    }
+    Ok(backup)
+}
+
+/// The handle of `path`'s directory: beneath the project through no link, in the home as named.
+fn parent_dir(path: &Path) -> std::io::Result<journal::door::Dir> {
+    match ground_of(path) {
+        Ground::Project { root, rel } => journal::door::Dir::open(&root).and_then(|d| {
+            match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(p) => d.open_dir(p),
+                None => Ok(d),
+            }
+        }),
+        Ground::Home => journal::door::Dir::open(path.parent().unwrap_or(Path::new("."))),
+    }
+}
+
+/// Removes the file `path` (a link is removed itself, never what it points at); beneath the
+/// project, through no link on the way.
+fn remove_file(path: &Path) -> anyhow::Result<()> {
+    let name = path.file_name().unwrap_or_default();
+    parent_dir(path)
+        .and_then(|d| d.remove_file(Path::new(name)))
+        .map_err(|e| file_error(path, "removing", e))
+}
+
+/// Removes the directory `path` if it is empty; whether it went.
+fn remove_dir_if_empty(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default();
+    parent_dir(path).is_ok_and(|d| d.remove_dir(Path::new(name)).is_ok())
+}
 
 /// The file as a document, `None` if it does not exist. Comments and trailing commas are fine.
+/// Beneath the project, its backup name is checked too, before anything is written.
 fn read_settings(path: &Path) -> anyhow::Result<Option<Doc>> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(anyhow!("{}: {e}", path.display())),
+    let Some(text) = read_if_present(path)? else {
+        return Ok(None);
     };
+    if let Ground::Project { .. } = ground_of(path) {
+        let dir = parent_dir(path).map_err(|e| file_error(path, "reading", e))?;
+        check_backup_name(&dir, path.file_name().unwrap_or_default(), path)?;
+    }
     match Doc::parse(&text) {
         Ok(doc) => Ok(Some(doc)),
         Err(e) => bail!(
@@ -697,59 +916,6 @@ fn read_settings(path: &Path) -> anyhow::Result<Option<Doc>> {
             path.display()
         ),
     }
-}
-
-/// Writes `text` to `path` atomically (same-directory temp file, fsync, rename), first copying the
-/// previous file to `<file>.bak`. A symlinked settings file is written through to its target.
-/// Returns the backup's path.
-fn write_settings(path: &Path, text: &str, had_previous: bool) -> anyhow::Result<Option<PathBuf>> {
-    let real = if had_previous {
-        fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-    } else {
-        path.to_path_buf()
-    };
-    let dir = real
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-
-    let mut backup = None;
-    if had_previous {
-        let mut name = real.file_name().unwrap_or_default().to_os_string();
-        name.push(".bak");
-        let bak = real.with_file_name(name);
-        fs::copy(&real, &bak)
-            .with_context(|| format!("backing up {} to {}", real.display(), bak.display()))?;
-        backup = Some(bak);
-    }
-
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".hookjournal-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", tmp.path().display()))?;
-    let permissions = match fs::metadata(&real) {
-        Ok(meta) => meta.permissions(),
-        Err(_) => {
-            use std::os::unix::fs::PermissionsExt;
-            fs::Permissions::from_mode(0o644)
-        }
-    };
-    tmp.as_file()
-        .set_permissions(permissions)
-        .with_context(|| format!("setting the mode of {}", tmp.path().display()))?;
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("syncing {}", tmp.path().display()))?;
-    tmp.persist(&real)
-        .map_err(|e| anyhow!("replacing {}: {}", real.display(), e.error))?;
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(backup)
 }
 
 /// Creates the journal (private to its owner, with a `.gitignore` of `*`), store included, so

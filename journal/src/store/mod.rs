@@ -336,14 +336,26 @@ pub(crate) fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Re
     }
 }
 
-/// Creates the journal directory (0700) with a `.gitignore` of `*`, if missing.
+/// Creates the journal directory (0700) with a `.gitignore` of `*`, if missing. A journal
+/// directory that is a link (a repository can commit `.hookjournal -> elsewhere`) is refused
+/// before anything is written: its `.gitignore` would land in the link's target.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
-    // Another user's journal (root writing for its owner) gets nothing but spool files.
-    if crate::files::owner(dir).is_some_and(|o| o != crate::files::euid()) {
-        return Ok(());
-    }
-    if !is_present(dir) {
-        create_dir(dir)?;
+    use std::os::unix::fs::MetadataExt;
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
+            return Err(Error::Unsafe {
+                path: dir.to_path_buf(),
+                what: if m.file_type().is_symlink() {
+                    "it is a symbolic link, which the journal never follows".into()
+                } else {
+                    "it is not a directory".into()
+                },
+            })
+        }
+        // Another user's journal (root writing for its owner) gets nothing but spool files.
+        Ok(m) if m.uid() != crate::files::euid() => return Ok(()),
+        Ok(_) => {}
+        Err(_) => create_dir(dir)?,
     }
     let gi = dir.join(".gitignore");
     if !is_present(&gi) {

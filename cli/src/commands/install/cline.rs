@@ -6,12 +6,11 @@
 //! name that is not hookjournal's (the user's own hook) is never touched: install leaves it and
 //! says that event is not journaled, uninstall leaves it in place.
 
-use super::{create_journal, project_line, project_root, unified_diff, write_settings, Scope};
+use super::{create_journal, project_line, project_root, unified_diff, Scope};
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use engine::registration::{is_cline_hook as is_ours, CLINE_HOOK_MARKER as MARKER};
 use projections::host::{cline_hook_file, CLINE};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -94,8 +93,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         None => None,
     };
     for (path, _) in &writes {
-        write_settings(path, &after, false)?;
-        make_executable(path)?;
+        super::write_file(path, &after, false, Some(0o755))?;
     }
     println!(
         "Wrote {} Cline hook files to {} ({} already there).",
@@ -127,18 +125,6 @@ fn kept_notes(kept: &[PathBuf]) {
             path.display()
         );
     }
-}
-
-#[cfg(unix)]
-fn make_executable(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("making {} executable", path.display()))
-}
-
-#[cfg(not(unix))]
-fn make_executable(_path: &Path) -> anyhow::Result<()> {
-    Ok(())
 }
 
 /// `uninstall --host cline`: the hook files install wrote; the user's own and the journal stay.
@@ -173,12 +159,12 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for path in &ours {
-        fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+        super::remove_file(path)?;
     }
     // The directories go only when nothing of the user's is left in them.
-    if fs::remove_dir(&dir).is_ok() && scope == Scope::Project {
+    if super::remove_dir_if_empty(&dir) && scope == Scope::Project {
         if let Some(parent) = dir.parent() {
-            let _ = fs::remove_dir(parent);
+            super::remove_dir_if_empty(parent);
         }
     }
     println!(

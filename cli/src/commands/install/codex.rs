@@ -3,10 +3,9 @@
 //! the trust it wrote.
 
 use super::{facts, settings_path_from_env, write_settings, Host, Scope};
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use engine::codex_trust;
 use engine::registration::is_hookjournal_command;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Codex runs a project or user hook only once it is trusted: the hooks just written are trusted
@@ -30,11 +29,7 @@ pub(super) fn trust_codex_hooks(
         );
         return Ok(());
     };
-    let before = match fs::read_to_string(&config) {
-        Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {}", config.display())),
-    };
+    let before = super::read_if_present(&config)?;
     let after = codex_trust::apply(before.as_deref().unwrap_or(""), &trusted)
         .map_err(|e| anyhow!("{}: {e}; hooks not trusted", config.display()))?;
     if before.as_deref() != Some(after.as_str()) {
@@ -102,10 +97,8 @@ pub(super) fn untrust_codex_hooks(
     let Some(trusted) = codex_trust::handlers(&key_path, hooks_text, is_hookjournal_command) else {
         return Ok(None);
     };
-    let before = match fs::read_to_string(&config) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", config.display())),
+    let Some(before) = super::read_if_present(&config)? else {
+        return Ok(None);
     };
     let (after, removed) = codex_trust::remove(&before, &trusted)
         .map_err(|e| anyhow!("{}: {e}; nothing changed", config.display()))?;

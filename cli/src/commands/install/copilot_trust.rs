@@ -7,8 +7,7 @@
 
 use super::doc::{prop, string_value, Doc};
 use super::{facts, settings_path_from_env, Host, Scope};
-use anyhow::{anyhow, Context};
-use std::fs;
+use anyhow::anyhow;
 use std::path::Path;
 
 /// Copilot CLI runs a repository's hooks only in a trusted folder, silently skipping them
@@ -20,11 +19,7 @@ pub(super) fn copilot_trust_note(project: &Path) -> anyhow::Result<()> {
         .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
         .ok_or_else(|| anyhow!("cannot find Copilot CLI's home"))?;
     let config = home.join("config.json");
-    let text = match fs::read_to_string(&config) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", config.display())),
-    };
+    let text = super::read_if_present(&config)?.unwrap_or_default();
     match trusted_by(&text, project) {
         Some(entry) => println!(
             "Trust: {} is trusted by Copilot CLI ({} lists {entry} in trustedFolders), so it runs \

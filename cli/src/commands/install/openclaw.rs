@@ -11,7 +11,6 @@ use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject};
 use projections::host::OPENCLAW;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -135,10 +134,8 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
         return Ok(ExitCode::SUCCESS);
     }
     let journal_note = create_journal(&journal)?;
-    fs::create_dir_all(&p.plugin_dir)
-        .with_context(|| format!("creating {}", p.plugin_dir.display()))?;
     for (path, text) in &files {
-        if fs::read_to_string(path).ok().as_deref() != Some(text) {
+        if super::read_if_present(path).ok().flatten().as_deref() != Some(text) {
             write_settings(path, text, false)?;
         }
     }
@@ -226,10 +223,10 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
         );
     }
     for f in &files {
-        fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
+        super::remove_file(f)?;
     }
     // The directory goes only when nothing of the user's is left in it.
-    let _ = fs::remove_dir(&p.plugin_dir);
+    super::remove_dir_if_empty(&p.plugin_dir);
     if !files.is_empty() {
         println!("Removed the plugin from {}.", p.plugin_dir.display());
     }
@@ -246,10 +243,8 @@ fn scope_usage_error() -> ExitCode {
 
 /// The config as a document, `None` if it does not exist.
 fn read_config(path: &Path) -> anyhow::Result<Option<Doc>> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(anyhow!("{}: {e}", path.display())),
+    let Some(text) = super::read_if_present(path)? else {
+        return Ok(None);
     };
     match Doc::parse_json5(&text) {
         Ok(doc) => Ok(Some(doc)),

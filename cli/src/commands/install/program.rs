@@ -139,15 +139,10 @@ pub fn temp_dirs() -> Vec<PathBuf> {
     out
 }
 
-/// The first `hookjournal` on `PATH` that is an executable file.
+/// The first `hookjournal` on `PATH`'s absolute entries that is an executable file
+/// (`journal::door::find_program`, which the hook's `git` is found with too).
 pub fn find_on_path(path_var: Option<&OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path_var?)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join("hookjournal"))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    journal::door::find_program("hookjournal", path_var)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -151,9 +151,9 @@ pub(super) fn remove_shim(
         println!("Dry run: nothing written.");
         return Ok(ExitCode::SUCCESS);
     }
-    std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+    super::remove_file(path)?;
     if let Some(dir) = path.parent() {
-        let _ = std::fs::remove_dir(dir);
+        super::remove_dir_if_empty(dir);
     }
     println!(
         "Removed the {noun} {}; the journal itself is untouched.",
