@@ -366,7 +366,7 @@ impl Traces {
     }
 
     fn hook(&mut self, env: &Envelope, sid: &str, ev: &HookEvent) {
-        let at = env.recorded_at_us;
+        let content = self.options.content;
         if let Canonical::Prompt { text } = &ev.canonical {
             if self
                 .open
@@ -376,7 +376,6 @@ impl Traces {
                 let t = self.open.remove(sid).expect("checked");
                 self.finish(sid.to_string(), t, false);
             }
-            let content = self.options.content;
             let t = self.turn(env, sid);
             t.prompted = true;
             t.worth = true;
@@ -392,36 +391,14 @@ impl Traces {
         }
         // A Gemini CLI PreCompress fires before every model request: no compaction.
         let compaction_facts = ev.host.facts().compaction;
-        let content = self.options.content;
         let t = self.turn(env, sid);
         if let Some(m) = &ev.model {
             t.root.text("gen_ai.request.model", m.clone());
         }
-        let agent = ev.agent_id.clone();
+        let at = env.recorded_at_us;
         match &ev.canonical {
             Canonical::ToolPre { tool, input } => {
-                let parent = t.parent_for(agent.as_deref());
-                let mut span = Span::new(
-                    format!("tool:{sid}:{}", env.seq),
-                    Some(parent),
-                    SpanKind::Tool,
-                    format!("execute_tool {tool}"),
-                    at,
-                );
-                span.text("gen_ai.tool.name", tool.clone());
-                if let Some(id) = &ev.tool_call_id {
-                    span.text("gen_ai.tool.call.id", id.clone());
-                }
-                if let (true, Some(i)) = (content, input) {
-                    span.text("gen_ai.tool.call.arguments", clip(&i.to_string()));
-                }
-                t.calls.push(OpenCall {
-                    id: ev.tool_call_id.clone(),
-                    tool: tool.clone(),
-                    agent: agent.clone(),
-                    span,
-                });
-                t.worth = true;
+                t.begin_call(sid, env, ev, tool, input.as_ref(), content)
             }
             Canonical::ToolPost {
                 tool,
@@ -435,61 +412,20 @@ impl Traces {
                 t.end_call(sid, env, ev, tool, input.as_ref(), result, None, content);
             }
             Canonical::ToolFailure { tool, input, error } => {
-                t.end_call(
-                    sid,
-                    env,
-                    ev,
-                    tool,
-                    input.as_ref(),
-                    None,
-                    Some(error.clone()),
-                    content,
-                );
+                let error = Some(error.clone());
+                t.end_call(sid, env, ev, tool, input.as_ref(), None, error, content);
             }
             Canonical::SubagentStart {
                 agent_id,
                 agent_type,
-            } => {
-                let name = agent_type.as_deref().unwrap_or("subagent");
-                let mut span = Span::new(
-                    format!("agent:{sid}:{}", env.seq),
-                    Some(t.root.key.clone()),
-                    SpanKind::Agent,
-                    format!("invoke_agent {name}"),
-                    at,
-                );
-                span.text("gen_ai.agent.name", name);
-                span.text("gen_ai.agent.id", agent_id.clone());
-                span.text("gen_ai.conversation.id", sid);
-                t.done.push(span);
-                t.agents.insert(agent_id.clone(), (t.done.len() - 1, true));
-                t.worth = true;
-            }
+            } => t.subagent_start(sid, env, agent_id, agent_type.as_deref()),
             Canonical::SubagentStop {
                 agent_id,
                 agent_type,
                 last_message,
                 ..
             } => {
-                let i = match t.agents.get(agent_id) {
-                    Some(&(i, _)) => i,
-                    None => {
-                        // A stop whose start the journal does not hold: a span of its own.
-                        let name = agent_type.as_deref().unwrap_or("subagent");
-                        let mut span = Span::new(
-                            format!("agent:{sid}:{}", env.seq),
-                            Some(t.root.key.clone()),
-                            SpanKind::Agent,
-                            format!("invoke_agent {name}"),
-                            at,
-                        );
-                        span.text("gen_ai.agent.name", name);
-                        span.text("gen_ai.agent.id", agent_id.clone());
-                        t.done.push(span);
-                        t.done.len() - 1
-                    }
-                };
-                t.agents.insert(agent_id.clone(), (i, false));
+                let i = t.subagent_start_of(sid, env, agent_id, agent_type.as_deref());
                 let span = &mut t.done[i];
                 span.end_us = at;
                 if let (true, Some(m)) = (content, last_message) {
@@ -528,20 +464,7 @@ impl Traces {
             _ => {}
         }
         if let Some(u) = &ev.usage {
-            // A model call the host reported in the hook (OpenClaw, pi, OpenCode).
-            let usage = Usage {
-                input_tokens: u.input,
-                output_tokens: u.output,
-                cache_read: u.cache_read,
-                cache_write_5m: u.cache_write,
-                cache_write_1h: 0,
-            };
-            let key = match (&u.run_id, u.once_per_run) {
-                (Some(run), true) => format!("run:{run}"),
-                _ => format!("seq:{}", env.seq),
-            };
-            let model = ev.model.clone().unwrap_or_default();
-            t.chat(sid, &key, agent.as_deref(), &model, &usage, None, None, at);
+            t.host_usage(sid, env, ev, u);
         }
     }
 
@@ -664,6 +587,101 @@ impl Open {
             .and_then(|a| self.agents.get(a))
             .map(|&(i, _)| self.done[i].key.clone())
             .unwrap_or_else(|| self.root.key.clone())
+    }
+
+    /// A tool call begins: a span, open until its after.
+    fn begin_call(
+        &mut self,
+        sid: &str,
+        env: &Envelope,
+        ev: &HookEvent,
+        tool: &str,
+        input: Option<&serde_json::Value>,
+        content: bool,
+    ) {
+        let agent = ev.agent_id.clone();
+        let mut span = Span::new(
+            format!("tool:{sid}:{}", env.seq),
+            Some(self.parent_for(agent.as_deref())),
+            SpanKind::Tool,
+            format!("execute_tool {tool}"),
+            env.recorded_at_us,
+        );
+        span.text("gen_ai.tool.name", tool);
+        if let Some(id) = &ev.tool_call_id {
+            span.text("gen_ai.tool.call.id", id.clone());
+        }
+        if let (true, Some(i)) = (content, input) {
+            span.text("gen_ai.tool.call.arguments", clip(&i.to_string()));
+        }
+        self.calls.push(OpenCall {
+            id: ev.tool_call_id.clone(),
+            tool: tool.to_string(),
+            agent,
+            span,
+        });
+        self.worth = true;
+    }
+
+    /// A subagent starts: a child agent span of the root.
+    fn subagent_start(&mut self, sid: &str, env: &Envelope, id: &str, agent_type: Option<&str>) {
+        let name = agent_type.unwrap_or("subagent");
+        let mut span = Span::new(
+            format!("agent:{sid}:{}", env.seq),
+            Some(self.root.key.clone()),
+            SpanKind::Agent,
+            format!("invoke_agent {name}"),
+            env.recorded_at_us,
+        );
+        span.text("gen_ai.agent.name", name);
+        span.text("gen_ai.agent.id", id);
+        span.text("gen_ai.conversation.id", sid);
+        self.done.push(span);
+        self.agents
+            .insert(id.to_string(), (self.done.len() - 1, true));
+        self.worth = true;
+    }
+
+    /// The index of the span of the subagent a stop ends (one begun now when the journal holds
+    /// no start), no longer running.
+    fn subagent_start_of(
+        &mut self,
+        sid: &str,
+        env: &Envelope,
+        id: &str,
+        agent_type: Option<&str>,
+    ) -> usize {
+        if !self.agents.contains_key(id) {
+            self.subagent_start(sid, env, id, agent_type);
+        }
+        let entry = self.agents.get_mut(id).expect("just begun");
+        entry.1 = false;
+        entry.0
+    }
+
+    /// A model call the host reported in the hook (OpenClaw, pi, OpenCode): a chat span.
+    fn host_usage(
+        &mut self,
+        sid: &str,
+        env: &Envelope,
+        ev: &HookEvent,
+        u: &crate::hook_event::HostUsage,
+    ) {
+        let usage = Usage {
+            input_tokens: u.input,
+            output_tokens: u.output,
+            cache_read: u.cache_read,
+            cache_write_5m: u.cache_write,
+            cache_write_1h: 0,
+        };
+        let key = match (&u.run_id, u.once_per_run) {
+            (Some(run), true) => format!("run:{run}"),
+            _ => format!("seq:{}", env.seq),
+        };
+        let model = ev.model.clone().unwrap_or_default();
+        let at = env.recorded_at_us;
+        let agent = ev.agent_id.as_deref();
+        self.chat(sid, &key, agent, &model, &usage, None, None, at);
     }
 
     /// Ends the call a tool event finishes: the open one with its id, else the oldest open one
