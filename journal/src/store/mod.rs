@@ -336,8 +336,10 @@ pub(crate) fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Re
     }
 }
 
-/// Creates the journal directory (0700) with a `.gitignore` of `*`, if missing.
+/// Creates the journal directory (0700) with a `.gitignore` of `*`, if missing. A directory
+/// hookjournal did not make and that is no journal is refused, untouched (`check_adoptable`).
 pub fn ensure_dir(dir: &Path) -> Result<()> {
+    crate::files::check_adoptable(dir)?;
     // Another user's journal (root writing for its owner) gets nothing but spool files.
     if crate::files::owner(dir).is_some_and(|o| o != crate::files::euid()) {
         return Ok(());
@@ -347,7 +349,12 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     }
     let gi = dir.join(".gitignore");
     if !is_present(&gi) {
-        write_atomic(dir, ".gitignore", b"*\n", Durability::Durable)?;
+        write_atomic(
+            dir,
+            ".gitignore",
+            crate::files::GITIGNORE,
+            Durability::Durable,
+        )?;
     }
     Ok(())
 }
