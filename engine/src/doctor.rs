@@ -842,6 +842,16 @@ pub fn journal(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
             return out;
         }
     };
+    if let journal::origin::Origin::Foreign(why) = journal::origin::status(dir) {
+        out.push(problem(
+            "origin",
+            format!(
+                "{} is foreign: {why}; hooks record nothing into it and inject nothing from it",
+                dir.display()
+            ),
+            "hookjournal trust (once you know the journal is yours)".into(),
+        ));
+    }
     out.push(ok(
         "journal",
         format!(

@@ -103,7 +103,7 @@ fn is_journal_name(name: &str) -> bool {
         "journal-id",
         "config.toml",
         ".gitignore",
-        "origin",
+        crate::origin::FILE,
         "wal",
         "hot",
         "state",

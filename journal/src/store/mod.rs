@@ -344,8 +344,15 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     if crate::files::owner(dir).is_some_and(|o| o != crate::files::euid()) {
         return Ok(());
     }
-    if !is_present(dir) {
+    // A journal made now (a new directory, or one with no event yet: empty, or a repository's
+    // settings) is marked as made here; a journal that came with events is not.
+    let created = !is_present(dir);
+    if created {
         create_dir(dir)?;
+    }
+    if created || (!is_present(&dir.join(crate::origin::FILE)) && !crate::origin::has_history(dir))
+    {
+        crate::origin::mark(dir)?;
     }
     let gi = dir.join(".gitignore");
     if !is_present(&gi) {
