@@ -63,12 +63,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             _ => anyhow::bail!("--source works with `sessions`, `cost` and `tasks` only"),
         };
     }
-    // A foreign journal is read as it is, with a note; install and uninstall work on the
-    // project, and trust and doctor say it themselves.
+    // A foreign journal is read as it is, with a note (`install` says it too: the hooks it
+    // registers will not use that journal); uninstall works on the project, and trust and
+    // doctor say it themselves.
     let says_origin = matches!(
         cli.command,
-        Command::Install(_)
-            | Command::Uninstall(_)
+        Command::Uninstall(_)
             | Command::Trust(_)
             | Command::Doctor(_)
             | Command::Demo(_)

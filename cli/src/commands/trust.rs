@@ -33,6 +33,14 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     }
     let adopted = match journal::origin::status(cmd.dir()) {
         journal::origin::Origin::Foreign(why) => {
+            // Only its owner adopts a journal (root would leave a file the owner's journal
+            // counts as a stranger's).
+            if journal::files::owner(cmd.dir()) != Some(journal::files::euid()) {
+                bail!(
+                    "{} is foreign and not yours: only its owner can adopt it",
+                    crate::output::escape(&cmd.dir().display().to_string())
+                );
+            }
             journal::origin::mark(cmd.dir())?;
             println!(
                 "adopted {} as this directory's journal (it was foreign: {why}): hooks record into it, and what it holds reaches the agent",
