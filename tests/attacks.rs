@@ -66,6 +66,8 @@ fn main() {
         root_spooling_for_the_owner_never_takes_a_hard_linked_clock,
         a_home_link_you_own_is_followed_and_said_so_but_never_at_a_backup,
         install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings,
+        doctor_never_runs_a_handler_the_repository_commits,
+        doctor_never_runs_a_cline_hook_script_the_repository_commits,
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -1614,5 +1616,68 @@ fn install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings() -> Outcome {
             })?;
         }
     }
+// Issue 38, item 4: `doctor` executes nothing it did not install.
+
+/// A program the repository commits at `tools/hookjournal`, which leaves a mark when it runs
+/// (`--version` included), and the absolute path that reaches it back through the clone.
+fn plant_tools_hookjournal(repo: &Repo) -> (String, PathBuf) {
+    let mark = repo.root().join("the-repository-program-ran");
+    let prog = repo.repo.join("tools/hookjournal");
+    std::fs::create_dir_all(prog.parent().unwrap()).unwrap();
+    std::fs::write(
+        &prog,
+        format!(
+            "#!/bin/sh\necho ran >> '{}'\necho 'hookjournal {}'\n",
+            mark.display(),
+            env!("CARGO_PKG_VERSION")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    ("/proc/self/cwd/tools/hookjournal".to_string(), mark)
+}
+
+fn doctor_never_runs_a_handler_the_repository_commits() -> Outcome {
+    let r = Repo::new("");
+    let (program, mark) = plant_tools_hookjournal(&r);
+    std::fs::create_dir_all(r.repo.join(".claude")).unwrap();
+    let hook =
+        serde_json::json!({"hooks": [{"type": "command", "command": format!("{program} hook")}]});
+    std::fs::write(
+        r.repo.join(".claude/settings.json"),
+        serde_json::json!({"hooks": {"SessionStart": [hook]}}).to_string(),
+    )
+    .unwrap();
+    let out = r.run(&["doctor"]);
+    check(!mark.exists(), || {
+        format!("doctor ran the repository's program:\n{}", show(&out))
+    })?;
+    check(out.status.code() == Some(1), || show(&out))?;
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal doctor", &out);
+    assert_expected("doctor-runs-no-committed-handler.txt", &t);
+    Ok(Completion::Completed)
+}
+
+fn doctor_never_runs_a_cline_hook_script_the_repository_commits() -> Outcome {
+    let r = Repo::new("");
+    let (program, mark) = plant_tools_hookjournal(&r);
+    let hooks = r.repo.join(".clinerules/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let script = hooks.join("TaskStart");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\n# hookjournal's Cline hook (`hookjournal uninstall --host cline` removes it).\nexec {program} hook --host cline\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = r.run(&["doctor"]);
+    check(!mark.exists(), || {
+        format!("doctor ran the repository's program:\n{}", show(&out))
+    })?;
+    check(out.status.code() == Some(1), || show(&out))?;
+    let mut t = String::new();
+    r.shown(&mut t, "hookjournal doctor", &out);
+    assert_expected("doctor-runs-no-committed-cline-script.txt", &t);
     Ok(Completion::Completed)
 }

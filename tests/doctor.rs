@@ -109,24 +109,42 @@ fn a_missing_and_a_stale_event_and_a_changed_timeout_are_named() {
 }
 
 #[test]
-fn a_registered_program_that_is_gone_or_another_version_is_named() {
+fn a_registered_program_that_is_gone_or_not_this_one_is_named_and_a_copy_is_not() {
     let env = installed();
     let text = fs::read_to_string(env.project.join(".claude/settings.json")).unwrap();
     let gone = text.replace(common::BIN, "/nonexistent/bin/hookjournal");
     fs::write(env.project.join(".claude/settings.json"), &gone).unwrap();
     let first = doctor(&env, &[]);
 
+    // Another program (an older hookjournal, say) is not run to ask its version.
     let old = env.root().join("old/hookjournal");
+    let ran = env.root().join("old-ran");
     fs::create_dir_all(old.parent().unwrap()).unwrap();
-    fs::write(&old, "#!/bin/sh\necho 'hookjournal 0.0.9'\n").unwrap();
+    fs::write(
+        &old,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho 'hookjournal 0.0.9'\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&old, fs::Permissions::from_mode(0o755)).unwrap();
     let older = text.replace(common::BIN, old.to_str().unwrap());
     fs::write(env.project.join(".claude/settings.json"), older).unwrap();
     let second = doctor(&env, &[]);
+    assert!(!ran.exists(), "doctor ran {}", old.display());
+
+    // A copy of this binary elsewhere is this hookjournal (same contents).
+    let copy = env.root().join("copy/hookjournal");
+    fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    fs::copy(common::BIN, &copy).unwrap();
+    let copied = text.replace(common::BIN, copy.to_str().unwrap());
+    fs::write(env.project.join(".claude/settings.json"), copied).unwrap();
+    let third = doctor(&env, &[]);
     assert_expected(
         "doctor/program.txt",
-        &format!("{first}---- another version ----\n{second}"),
+        &format!("{first}---- another program ----\n{second}---- a copy ----\n{third}"),
     );
 }
 

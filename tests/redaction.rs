@@ -125,3 +125,72 @@ fn redacted_notifications_report_masks_the_message() {
     assert!(!text.contains(&token), "{text}");
     assert_expected("redaction/notifications.txt", &whole);
 }
+
+/// `text` as the HTML report escapes it.
+fn html_escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+#[test]
+fn redacted_html_report_shows_none_of_the_secrets_typed_in_prompts() {
+    let env = TestEnvironment::new();
+    let secrets = corpus::secrets();
+    for (i, s) in secrets.iter().enumerate() {
+        let prompt = json!({
+            "session_id": "5e55e55e-0000-4000-8000-00000000f4ce",
+            "hook_event_name": "UserPromptSubmit",
+            "cwd": env.project,
+            "prompt": format!("step {i}: use this\n{}", s.line),
+        });
+        hook(&env, &prompt.to_string());
+    }
+    let report = |name: &str, redact: bool| {
+        let file = env.root().join(name);
+        let mut args = vec!["report", "--html", file.to_str().unwrap()];
+        if redact {
+            args.push("--redact");
+        }
+        let out = env.run(&args);
+        assert_eq!(out.code, Some(0), "{}", out.render());
+        (std::fs::read_to_string(&file).unwrap(), out.stderr)
+    };
+    let shows = |html: &str, s: &corpus::Secret| {
+        corpus::pieces(&s.secret)
+            .into_iter()
+            .find(|p| html.contains(p) || html.contains(&html_escaped(p)))
+            .map(str::to_string)
+    };
+    // Without --redact the prompts are in the report as typed: the families of issue 38 at least.
+    let (plain, _) = report("plain.html", false);
+    for kind in [
+        "aws-access-key",
+        "aws-secret-key",
+        "github-token",
+        "private-key",
+        "anthropic-key",
+        "password",
+    ] {
+        assert!(
+            secrets
+                .iter()
+                .any(|s| s.kind == kind && shows(&plain, s).is_some()),
+            "no {kind} in the unredacted report: the test would prove nothing"
+        );
+    }
+    // With it, no 12-character piece of any secret is left, and the count is said.
+    let (html, stderr) = report("redacted.html", true);
+    let leaked: Vec<String> = secrets
+        .iter()
+        .filter_map(|s| shows(&html, s).map(|p| format!("{}: {p:?}", s.kind)))
+        .collect();
+    assert!(leaked.is_empty(), "left in the report: {leaked:#?}");
+    assert!(html.contains("[REDACTED:"), "nothing marked as masked");
+    assert!(
+        stderr.starts_with("hookjournal: masked ") && stderr.ends_with(" secrets\n"),
+        "{stderr}"
+    );
+}

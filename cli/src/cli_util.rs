@@ -14,6 +14,7 @@ pub struct CommandHelper {
     journal_arg: Option<PathBuf>,
     dir: OnceCell<PathBuf>,
     settings: OnceCell<settings::Loaded>,
+    noted: OnceCell<()>,
 }
 
 impl CommandHelper {
@@ -23,6 +24,7 @@ impl CommandHelper {
             journal_arg,
             dir: OnceCell::new(),
             settings: OnceCell::new(),
+            noted: OnceCell::new(),
         }
     }
 
@@ -49,6 +51,21 @@ impl CommandHelper {
     pub fn config(&self) -> &settings::Loaded {
         self.settings
             .get_or_init(|| settings::report(settings::Loaded::for_journal(self.dir())))
+    }
+
+    /// Says once, on stderr, that the journal is foreign (it came with the repository, or from
+    /// another machine or directory): it is read as it is, but hooks record nothing into it and
+    /// inject nothing from it until `hookjournal trust` adopts it.
+    pub fn note_origin(&self) {
+        self.noted.get_or_init(|| {
+            if let journal::origin::Origin::Foreign(why) = journal::origin::status(self.dir()) {
+                eprintln!(
+                    "hookjournal: note: {} is foreign: {}; it is read as it is, but hooks record nothing into it and inject nothing from it until `hookjournal trust` adopts it",
+                    crate::output::escape(&self.dir().display().to_string()),
+                    why
+                );
+            }
+        });
     }
 
     /// The checkpoint (every projection as of the last event), rebuilt from the log if stale.

@@ -68,9 +68,11 @@ pub enum Command {
     Doctor(commands::doctor::Args),
     /// Events, sessions, segments, size, last event, chain state.
     Status(commands::status::Args),
-    /// Honour the project's config.toml in full, as it is now (or --revoke).
+    /// Adopt a foreign journal; honour the project's config.toml in full, as it is now (or --revoke).
     ///
-    /// Settings that run programs, stop agents or write outside the journal apply from a
+    /// A journal that came with the repository, or from another machine or directory, is
+    /// foreign: hooks record nothing into it and inject nothing from it until you adopt it
+    /// here. Settings that run programs, stop agents or write outside the journal apply from a
     /// project's config.toml only once you trust it here; a change to the file makes it
     /// untrusted again.
     Trust(commands::trust::Args),

@@ -109,7 +109,9 @@ pub fn refusal(dir: &Path) -> Option<String> {
     } else if m.uid() != me {
         foreign_refusal(dir, &m)
     } else {
-        None
+        journal::files::check_adoptable(dir)
+            .err()
+            .map(|e| format!("{e}; nothing is recorded"))
     }
 }
 

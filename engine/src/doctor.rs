@@ -1,8 +1,10 @@
 //! `doctor`'s checks, as data: for each host in the host table, what its settings register of
-//! hookjournal against what the table wants, whether the registered program exists, runs and is
-//! this version, and whether the host will run it (trust); then the journal: its size, each
-//! host's last event, the spool, a stuck drainer and a `verify` of the chain. Each problem comes
-//! with the command that fixes it. Nothing here writes.
+//! hookjournal against what the table wants, whether the registered program exists and is this
+//! hookjournal (the same file, or a copy of it: never run to ask, since a project's settings and
+//! the program they name may come with a clone), and whether the host will run it (trust); then
+//! the journal: its size, each host's last event, the spool, a stuck drainer and a `verify` of
+//! the chain. Each problem comes with the command that fixes it. Nothing here writes, and nothing
+//! here runs a program.
 
 use crate::codex_trust;
 use crate::registration::{self, Settings};
@@ -69,6 +71,10 @@ pub struct Where<'a> {
     pub project: Option<&'a Path>,
     /// The running binary's `--version` line (`hookjournal 0.1.0`).
     pub version: &'a str,
+    /// The running binary (`std::env::current_exe`): a registered program is this hookjournal
+    /// when it is this file or a copy of it, found without running it. `None`: unknown, and so
+    /// nothing registered is verified.
+    pub exe: Option<&'a Path>,
     /// The in-process hosts' shims as this binary ships them, by host name.
     pub shims: &'a [(&'a str, &'a str)],
 }
@@ -306,17 +312,12 @@ fn registered_events(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mu
     }
 }
 
-/// Each program the handlers run: it exists, is executable and is this version.
+/// Each program the handlers run: it exists, is executable and is this hookjournal.
 fn programs(w: &Where, h: &Host, scope: Scope, s: &Settings, out: &mut Vec<Finding>) {
     let topic = h.facts().product;
     let seen = once_each(s.handlers.values().flatten().map(|x| x.program.as_str()));
     for program in seen {
-        out.push(program_finding(
-            topic,
-            program,
-            w.version,
-            install_cmd(h, scope),
-        ));
+        out.push(program_finding(topic, program, w, install_cmd(h, scope)));
     }
 }
 
@@ -333,8 +334,12 @@ fn once_each<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     out
 }
 
-/// Whether `program` exists, runs and says `version`.
-fn program_finding(topic: &str, program: &str, version: &str, fix: String) -> Finding {
+/// Whether `program` exists, is executable and is this hookjournal: the running binary or a copy
+/// of it (`registration::identify`). It is never run: a handler such as
+/// `/proc/self/cwd/tools/hookjournal hook` names a program the repository committed, and asking
+/// it for `--version` would run it.
+fn program_finding(topic: &str, program: &str, w: &Where, fix: String) -> Finding {
+    use registration::Identity;
     use std::os::unix::fs::PermissionsExt;
     let path = Path::new(program);
     if !path.is_absolute() {
@@ -354,16 +359,16 @@ fn program_finding(topic: &str, program: &str, version: &str, fix: String) -> Fi
             format!("the hook runs {program}, which is not an executable file: every hook fails"),
             fix,
         ),
-        Ok(_) => match registration::version_of(path) {
-            Some(v) if v == version => ok(topic, format!("the hook runs {program} ({v})")),
-            Some(v) => problem(
+        Ok(_) => match w.exe.map(|exe| registration::identify(path, exe)) {
+            Some(Ok(Identity::This | Identity::Copy)) => {
+                ok(topic, format!("the hook runs {program} ({})", w.version))
+            }
+            _ => problem(
                 topic,
-                format!("the hook runs {program}, which is {v}, not {version} (this one)"),
-                fix,
-            ),
-            None => problem(
-                topic,
-                format!("the hook runs {program}, which does not answer --version"),
+                format!(
+                    "not verified: {program}, which the hook runs, is not this hookjournal \
+                     (neither this file nor a copy; doctor runs nothing to ask it)"
+                ),
                 fix,
             ),
         },
@@ -597,7 +602,7 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         out.push(p);
     }
     match settings.as_ref().and_then(|s| s["command"].as_str()) {
-        Some(program) => out.push(program_finding(facts.product, program, w.version, fix)),
+        Some(program) => out.push(program_finding(facts.product, program, w, fix)),
         None => out.push(problem(
             facts.product,
             format!("{} names no program", path.display()),
@@ -752,7 +757,7 @@ fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
     }
     for program in once_each(ours) {
         match program {
-            Some(p) => out.push(program_finding(topic, &p, w.version, fix.clone())),
+            Some(p) => out.push(program_finding(topic, &p, w, fix.clone())),
             None => out.push(problem(
                 topic,
                 "a hook script of hookjournal's runs no hookjournal program".into(),
@@ -809,7 +814,7 @@ fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
         out.push(p);
     }
     if let Some(program) = settings.get("command").and_then(|c| c.as_str()) {
-        out.push(program_finding(topic, program, w.version, fix));
+        out.push(program_finding(topic, program, w, fix));
     }
     true
 }
@@ -837,6 +842,16 @@ pub fn journal(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
             return out;
         }
     };
+    if let journal::origin::Origin::Foreign(why) = journal::origin::status(dir) {
+        out.push(problem(
+            "origin",
+            format!(
+                "{} is foreign: {why}; hooks record nothing into it and inject nothing from it",
+                dir.display()
+            ),
+            "hookjournal trust (once you know the journal is yours)".into(),
+        ));
+    }
     out.push(ok(
         "journal",
         format!(

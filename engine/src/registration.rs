@@ -241,7 +241,58 @@ pub fn hooks_registered_in(files: &[PathBuf]) -> Option<PathBuf> {
     })
 }
 
+/// What a registered program is, found without running it (a settings file, a shim or a hook
+/// script may come with a clone, and so may the program it names: `doctor` runs none of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Identity {
+    /// The running binary itself: the same device and inode.
+    This,
+    /// A copy of the running binary: the same size and the same blake3 of its contents.
+    Copy,
+    /// Anything else: another version, another program, or one that could not be compared.
+    Other,
+}
+
+/// Identifies the program at `program` against the running binary at `exe` by file identity,
+/// executing nothing. `program` is followed through links (the host's `exec` follows them too),
+/// opened without blocking (a FIFO), and read only when it is a regular file of exactly `exe`'s
+/// size, so the read is bounded by the running binary's own size.
+pub fn identify(program: &Path, exe: &Path) -> std::io::Result<Identity> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let open = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(p)
+    };
+    let theirs = open(program)?;
+    let tm = theirs.metadata()?;
+    if !tm.is_file() {
+        return Ok(Identity::Other);
+    }
+    let ours = open(exe)?;
+    let om = ours.metadata()?;
+    if (tm.dev(), tm.ino()) == (om.dev(), om.ino()) {
+        return Ok(Identity::This);
+    }
+    if tm.len() != om.len() {
+        return Ok(Identity::Other);
+    }
+    let hash = |f: std::fs::File, len: u64| -> std::io::Result<blake3::Hash> {
+        let mut h = blake3::Hasher::new();
+        std::io::copy(&mut f.take(len), &mut h)?;
+        Ok(h.finalize())
+    };
+    Ok(if hash(theirs, om.len())? == hash(ours, om.len())? {
+        Identity::Copy
+    } else {
+        Identity::Other
+    })
+}
+
 /// What `path --version` prints (first line), given two seconds; `None` when it does not run.
+/// `install` asks the `hookjournal` on an absolute `PATH` entry; `doctor` never runs anything.
 pub fn version_of(path: &Path) -> Option<String> {
     use std::io::Read;
     use std::process::{Command, Stdio};
@@ -317,6 +368,32 @@ mod tests {
             Some(("/a/hookjournal".to_string(), " hook"))
         );
         assert_eq!(split_program("'/a/hookjournal hook"), None);
+    }
+
+    #[test]
+    fn a_program_is_identified_by_its_file_never_by_running_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join("hookjournal");
+        std::fs::write(&exe, b"\x7fELF this build").unwrap();
+        let copy = d.path().join("copy");
+        std::fs::copy(&exe, &copy).unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&exe, &link).unwrap();
+        // Another program: a script that would leave a mark if it ran.
+        let other = d.path().join("other");
+        let mark = d.path().join("ran");
+        std::fs::write(&other, format!("#!/bin/sh\ntouch {}\n", mark.display())).unwrap();
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(identify(&exe, &exe).unwrap(), Identity::This);
+        assert_eq!(identify(&link, &exe).unwrap(), Identity::This);
+        assert_eq!(identify(&copy, &exe).unwrap(), Identity::Copy);
+        assert_eq!(identify(&other, &exe).unwrap(), Identity::Other);
+        assert_eq!(identify(&fifo, &exe).unwrap(), Identity::Other);
+        assert!(!mark.exists());
     }
 
     #[test]

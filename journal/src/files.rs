@@ -79,6 +79,97 @@ pub fn owner(dir: &Path) -> Option<u32> {
 /// The directories of a journal, besides the journal's own.
 const SUBDIRS: [&str; 5] = ["wal", "hot", "state", "segments", "spool"];
 
+/// The name of a project's journal directory.
+pub const JOURNAL_DIR_NAME: &str = ".hookjournal";
+
+/// What `.gitignore` holds in a journal hookjournal made (its first write).
+pub const GITIGNORE: &[u8] = b"*\n";
+
+/// A name the journal gives an entry of its directory (a damaged or half-made journal may hold
+/// only some of them).
+fn is_journal_name(name: &str) -> bool {
+    const NAMES: [&str; 21] = [
+        "CURRENT",
+        "ROTATING",
+        "ACTIVE_EMPTY",
+        "REBUILDING",
+        "STALE",
+        "lock",
+        "lock.wanted",
+        "drain.running",
+        "incidents",
+        "incidents.unread",
+        "incidents.old",
+        "journal-id",
+        "config.toml",
+        ".gitignore",
+        crate::origin::FILE,
+        "wal",
+        "hot",
+        "state",
+        "segments",
+        "spool",
+        "statusline",
+    ];
+    NAMES.contains(&name)
+        || name.starts_with("active-")
+        || (name.starts_with('.') && name.ends_with(".tmp"))
+}
+
+/// Refuses a directory hookjournal did not make and that is not a journal (`HOOKJOURNAL_DIR` or
+/// `--journal` naming `~/projects`, `/etc`, a typo): its mode and contents stay as they are.
+/// A directory may be used when it does not exist yet (it is created), when it is a project's
+/// `.hookjournal` (where a repository's `config.toml` lives), when it is empty (made with
+/// `mkdir` for the purpose), when it holds a journal's own files (`CURRENT`, the `.gitignore` of
+/// `*` the journal writes first, `wal/`, `hot/`), or when it holds nothing but names a journal
+/// gives its files (`config.toml` written before the first event, a half-made store). A project's
+/// `.hookjournal` costs no system call; any other name a few `lstat`s.
+pub fn check_adoptable(dir: &Path) -> Result<()> {
+    if dir.file_name().is_some_and(|n| n == JOURNAL_DIR_NAME) {
+        return Ok(());
+    }
+    match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).ctx(|| format!("reading {}", dir.display())),
+        // A link or a file: `check_journal_dir` refuses it for what it is.
+        Ok(m) if !m.is_dir() => return Ok(()),
+        Ok(_) => {}
+    }
+    let is = |name: &str, dir_wanted: bool| {
+        fs::symlink_metadata(dir.join(name)).is_ok_and(|m| {
+            if dir_wanted {
+                m.is_dir()
+            } else {
+                m.is_file()
+            }
+        })
+    };
+    let journal_gitignore =
+        || read_small(&dir.join(".gitignore"), 64).is_ok_and(|b| b == GITIGNORE);
+    if is("CURRENT", false) || journal_gitignore() || is("wal", true) || is("hot", true) {
+        return Ok(());
+    }
+    // The first stranger by name, so that what is said does not depend on the directory's order.
+    let rd = fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))?;
+    let stranger = rd
+        .flatten()
+        .take(4096)
+        .map(|e| e.file_name())
+        .filter(|n| !n.to_str().is_some_and(is_journal_name))
+        .min();
+    match stranger {
+        None => Ok(()),
+        Some(name) => Err(Error::Unsafe {
+            path: dir.to_path_buf(),
+            what: format!(
+                "it is no journal and hookjournal did not make it (it holds {:?}), so it is left \
+                 as it is: name a new or empty directory, or a journal",
+                name
+            ),
+        }),
+    }
+}
+
 /// Checks the journal's directory before anything in it is used: it and its subdirectories are
 /// real directories (no links), owned by the running user, and private (group or world write
 /// access, e.g. a directory another user pre-created or a clone's umask gave, is taken away).
@@ -86,6 +177,7 @@ const SUBDIRS: [&str; 5] = ["wal", "hot", "state", "segments", "spool"];
 /// included, so it never leaves files the owner cannot use.
 pub fn check_journal_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    check_adoptable(dir)?;
     let me = euid();
     for (i, d) in std::iter::once(dir.to_path_buf())
         .chain(SUBDIRS.iter().map(|s| dir.join(s)))
@@ -434,6 +526,30 @@ mod tests {
             let names: Vec<_> = fs::read_dir(d.path()).unwrap().flatten().collect();
             assert_eq!(names.len(), 1, "{names:?}");
         }
+    }
+
+    #[test]
+    fn only_a_new_empty_or_journal_directory_is_adopted() {
+        let d = tempfile::tempdir().unwrap();
+        let p = |n: &str| d.path().join(n);
+        assert!(check_adoptable(&p("new")).is_ok());
+        fs::create_dir(p("empty")).unwrap();
+        assert!(check_adoptable(&p("empty")).is_ok());
+        fs::create_dir(p("settings")).unwrap();
+        fs::write(p("settings/config.toml"), "").unwrap();
+        assert!(check_adoptable(&p("settings")).is_ok());
+        fs::create_dir(p("journal")).unwrap();
+        fs::write(p("journal/.gitignore"), GITIGNORE).unwrap();
+        fs::write(p("journal/anything"), "").unwrap();
+        assert!(check_adoptable(&p("journal")).is_ok());
+        // A project's root: its own `.gitignore`, its files.
+        fs::create_dir_all(p("project/spool")).unwrap();
+        fs::write(p("project/.gitignore"), "target/\n").unwrap();
+        fs::write(p("project/notes.txt"), "").unwrap();
+        let err = check_adoptable(&p("project")).unwrap_err().to_string();
+        assert!(err.contains("\"notes.txt\""), "{err}");
+        fs::create_dir_all(p("x/.hookjournal/whatever")).unwrap();
+        assert!(check_adoptable(&p("x/.hookjournal")).is_ok());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod hot;
 pub mod incidents;
 pub mod kind;
 mod lock;
+pub mod origin;
 mod segment;
 pub mod spool;
 mod store;

@@ -1,6 +1,8 @@
-//! Masks secrets in text for `export --redact`: provider credentials (cloud, VCS, chat, payment,
-//! package registries, AI providers, mail and SMS), JWTs, private key blocks, passwords in URLs,
-//! `Authorization` headers and `*_KEY=` / `password:` style assignments in env text, JSON and YAML.
+//! Masks secrets in text for `export --redact` and `report --html --redact`: provider credentials
+//! (cloud, VCS, chat, payment, package registries, AI providers, mail and SMS), JWTs, private key
+//! blocks (PEM, OpenSSH, PGP, PuTTY), passwords in URLs, netrc entries and command lines (`mysql
+//! -pX`, `sshpass -p X`), `Authorization` headers and `*_KEY=` / `password:` style assignments in
+//! env text, JSON and YAML.
 //!
 //! It runs over JSON text as well as plain text, so a replacement only ever covers characters that
 //! cannot end a JSON string or split a backslash escape: masked JSON still parses, and text without
@@ -133,6 +135,48 @@ const RULES: &[Rule] = &[
         r#"(?:-u|--user)[ =]\\*["']?[A-Za-z0-9._@+-]{1,64}:(?P<s>[^\s"'\\<>@]{3,256})"#,
     )
     .checked(curl_user_ok),
+    // A netrc entry: `machine HOST login USER password PASSWORD`, on one line or several.
+    ctx(
+        "password",
+        concat!(
+            r"login(?:[ \t]|",
+            nl!(),
+            r#"){1,16}[^\s"'\\]{1,128}(?:[ \t]|"#,
+            nl!(),
+            r"){1,16}password(?:[ \t]|",
+            nl!(),
+            r#"){1,16}(?P<s>[^\s"'\\<>]{1,256})"#
+        ),
+    )
+    .checked(not_placeholder),
+    // `mysql -pPASSWORD` (no space: `-p NAME` asks for the password and names a database) and
+    // the other MySQL and MariaDB clients.
+    ctx(
+        "password",
+        r#"(?:mysql|mariadb)[a-z-]{0,12}[ \t](?:[^\r\n\\;|&<>]|\\{1,8}["']){0,200}?[ \t]-p\\{0,8}["']?(?P<s>[^\s"'\\<>;|&`]{1,256})"#,
+    )
+    .checked(not_placeholder),
+    // `sshpass -p PASSWORD` (or `-pPASSWORD`), after sshpass's other flags.
+    ctx(
+        "password",
+        r#"sshpass(?:[ \t]{1,16}-[veP][^\s]{0,64}){0,4}[ \t]{1,16}-p[ \t]{0,16}\\{0,8}["']?(?P<s>[^\s"'\\<>;|&`]{1,256})"#,
+    )
+    .checked(not_placeholder),
+    // A PuTTY key file's private part (`PuTTY-User-Key-File-3: …`, then `Private-Lines: N` and
+    // N base64 lines of at most 64 characters): whole lines only, so never a part of the name of
+    // the `Private-MAC` line after them.
+    ctx(
+        "private-key",
+        concat!(
+            r"Private-Lines:[ \t]*[0-9]{1,4}(?:[ \t]|",
+            nl!(),
+            r"){1,16}(?P<s>[A-Za-z0-9+/=]{4,64}(?:",
+            nl!(),
+            r"[A-Za-z0-9+/=]{1,64}){0,64})(?:",
+            nl!(),
+            r#"|[\\"]|$)"#
+        ),
+    ),
     ctx(
         "aws-secret-key",
         concat!(

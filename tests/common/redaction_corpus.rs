@@ -606,6 +606,51 @@ pub fn secrets() -> Vec<Secret> {
             keep: None,
         });
     }
+    // Passwords on command lines and in netrc files (issue 38).
+    v.push(s(
+        "password",
+        "machine api.example.test login fake-user password {}",
+        format!("{}!x", f.chars(14, ALNUM)),
+        false,
+    ));
+    v.push(s(
+        "password",
+        "# ~/.netrc\nmachine git.example.test\n  login fake-user\n  password {}\n",
+        f.chars(20, ALNUM),
+        false,
+    ));
+    v.push(s(
+        "password",
+        "mysql -h db.example.test -u root -p{} app_db -e 'select 1'",
+        format!("{}#9", f.chars(12, ALNUM)),
+        false,
+    ));
+    v.push(s(
+        "password",
+        "mysqldump --user=root --password={} app_db > dump.sql",
+        format!("{}9", f.chars(12, ALNUM)),
+        false,
+    ));
+    v.push(s(
+        "password",
+        "sshpass -p '{}' ssh -p 2222 deploy@host.example.test uptime",
+        format!("{}%7", f.chars(12, ALNUM)),
+        false,
+    ));
+    {
+        let public = [f.chars(64, B64), f.chars(20, B64)].join("\n");
+        let private = [f.chars(64, B64), f.chars(64, B64), f.chars(24, B64)].join("\n");
+        v.push(Secret {
+            kind: "private-key",
+            line: format!(
+                "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: fake-key-20261201\nPublic-Lines: 2\n{public}\nPrivate-Lines: 3\n{private}\nPrivate-MAC: {}\n",
+                f.plain(64, LOWER_HEX)
+            ),
+            secret: private,
+            url: false,
+            keep: Some("Private-MAC: "),
+        });
+    }
     v
 }
 
@@ -638,6 +683,9 @@ pub fn lookalikes() -> Vec<&'static str> {
         "\u{1b}[32mok\u{1b}[0m 12 passed; \u{1b}[1;31m0 failed\u{1b}[0m",
         "from huggingface_hub import hf_hub_download; hf_hub_download(repo_id=\"gpt2\")",
         "Password: ******** (hidden)\npassword: \"\"\nsecret_key_base_length: 64",
+        "mysql -u root -p app_db; mysql -p; sshpass -f ~/.pw ssh -p 2222 host; ssh -p 2222 host",
+        "the login page asks for a password; login as admin, password reset by mail",
+        "machine example.test login fake-user password $NETRC_PASSWORD",
     ]
 }
 

@@ -137,8 +137,13 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     print!("{}", crate::render::notifications::render(&items));
     print_excerpt(answers);
     // The HTML report, beside the journal (the temporary one goes with it; --keep keeps both).
-    let html =
-        crate::render::report::build(&dir, &settings, None, crate::dates::Range::new(None, None)?)?;
+    let html = crate::render::report::build(
+        &dir,
+        &settings,
+        None,
+        crate::dates::Range::new(None, None)?,
+        None,
+    )?;
     let file = dir.join("report.html");
     crate::render::report::write(&file, &html)?;
     section(&format!(

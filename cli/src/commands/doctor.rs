@@ -1,5 +1,5 @@
 //! `doctor`: is everything in place? Each host's registration against the host table (events,
-//! the program, its version, the host's trust), then the journal (size, each host's last event,
+//! the program — this hookjournal's file or a copy, never run to ask —, the host's trust), then the journal (size, each host's last event,
 //! the spool, a stuck drainer, the chain). One line per check; each problem names the command
 //! that fixes it. Exit 0 when healthy, 1 otherwise. The checks are `engine::doctor`'s.
 
@@ -27,9 +27,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         .map(std::path::PathBuf::from);
     let (project, _) = crate::locate::project_root(&cwd, home.as_deref());
     let version = format!("hookjournal {}", env!("CARGO_PKG_VERSION"));
+    let exe = std::env::current_exe().ok();
     let w = Where {
         project: (!args.user).then_some(project.as_path()),
         version: &version,
+        exe: exe.as_deref(),
         shims: &crate::commands::install::SHIMS,
     };
     let now = crate::clock::now_us();

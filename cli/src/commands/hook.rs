@@ -182,6 +182,28 @@ fn run(argv: &[OsString]) -> anyhow::Result<()> {
         eprintln!("hookjournal: {why}");
         return Ok(());
     }
+    // A journal that came with the repository (or from another machine or directory): nothing
+    // from it reaches the agent, and nothing is added to it, until the user adopts it.
+    if let journal::origin::Origin::Foreign(why) = journal::origin::status(&dir) {
+        let msg = format!(
+            "hookjournal: {} is foreign: {why}; nothing is recorded into it or injected from it until `hookjournal trust` adopts it",
+            dir.display()
+        );
+        eprintln!("{msg}");
+        // Claude Code shows a SessionStart `systemMessage` to the user (not to the model): an
+        // upgraded user's journal from before origin markers is not left idle unseen.
+        let claude = flags
+            .host
+            .as_deref()
+            .is_none_or(|h| h == Host::Claude.as_str());
+        let (payload, _) = read_stdin(1 << 20);
+        let start = serde_json::from_slice::<serde_json::Value>(&payload)
+            .is_ok_and(|v| v["hook_event_name"] == "SessionStart");
+        if claude && start {
+            println!("{}", serde_json::json!({ "systemMessage": msg }));
+        }
+        return Ok(());
+    }
     let (settings, warning) = Settings::load(&dir);
     mark("settings");
     crate::output::hook_waiting_notice();

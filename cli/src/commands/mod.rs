@@ -63,6 +63,21 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             _ => anyhow::bail!("--source works with `sessions`, `cost` and `tasks` only"),
         };
     }
+    // A foreign journal is read as it is, with a note (`install` says it too: the hooks it
+    // registers will not use that journal); uninstall works on the project, and trust and
+    // doctor say it themselves.
+    let says_origin = matches!(
+        cli.command,
+        Command::Uninstall(_)
+            | Command::Trust(_)
+            | Command::Doctor(_)
+            | Command::Demo(_)
+            | Command::Completions(_)
+            | Command::Man(_)
+    );
+    if !says_origin {
+        cmd.note_origin();
+    }
     match cli.command {
         Command::Hook(_) => unreachable!("the hook is dispatched before argument parsing"),
         Command::Install(a) => install::run_install(&cmd, a),

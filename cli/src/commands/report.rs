@@ -2,7 +2,8 @@
 //! no network: a CSP of `default-src 'none'`) with cost per day and per model, context use over
 //! time per session with compactions, reminders and blocks marked, a timeline of each session
 //! (prompts, tool calls, failures, and every answer with the event that caused it), and the task
-//! board. Built from a full replay of the log, so it works on any journal and on a slice.
+//! board. Built from a full replay of the log, so it works on any journal and on a slice;
+//! `--redact` masks secrets in every event before anything is folded from it.
 
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
@@ -26,6 +27,10 @@ pub struct Args {
     /// Up to this day (inclusive) or RFC 3339 time.
     #[arg(long)]
     pub until: Option<String>,
+    /// Mask secrets (API keys, tokens, private keys, passwords) in everything the report shows
+    /// of the events, as `export --redact` does.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Writes the self-contained HTML report.
@@ -33,12 +38,25 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
-    let html = build(dir, settings, args.session.as_deref(), range)?;
+    let mut masked = 0;
+    let html = build(
+        dir,
+        settings,
+        args.session.as_deref(),
+        range,
+        args.redact.then_some(&mut masked),
+    )?;
     write(&args.html, &html)?;
     println!(
         "wrote {} ({} KiB): open it in a browser",
         args.html.display(),
         html.len().div_ceil(1024)
     );
+    if args.redact {
+        eprintln!(
+            "hookjournal: masked {}",
+            crate::output::count(masked as u64, "secret")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -148,7 +148,15 @@ fn run(flags: &Flags) -> String {
     let dir = journal_dir(flags, input.as_ref());
     let (settings, _) = Settings::load(&dir);
     let mut facts = None;
-    if let (Some(i), true) = (&input, dir.is_dir()) {
+    // Nothing is written into a directory the hook would refuse (a link, another user's, one
+    // hookjournal did not make that is no journal, a foreign journal).
+    let usable = dir.is_dir()
+        && crate::locate::refusal(&dir).is_none()
+        && !matches!(
+            journal::origin::status(&dir),
+            journal::origin::Origin::Foreign(_)
+        );
+    if let (Some(i), true) = (&input, usable) {
         if let Some(sid) = &i.session_id {
             let base = dir.join(DIR);
             if ensure_private_dir(&base) {

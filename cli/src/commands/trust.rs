@@ -1,7 +1,10 @@
-//! `trust`: honour the project's `config.toml` in full, as it is now. Settings that run programs,
-//! stop agents or write outside the journal are ignored in a project file until its owner trusts
-//! it here (the file's path and content hash go to the user's trust store, as direnv's `allow`
-//! does); a change to the file makes it untrusted again. `--revoke` forgets it.
+//! `trust`: adopt the journal and honour the project's `config.toml` in full, as it is now. A
+//! foreign journal (one that came with the repository, or from another machine or directory) is
+//! adopted: its origin marker is written for this directory, so hooks record into it and what it
+//! holds reaches the agent again. Settings that run programs, stop agents or write outside the
+//! journal are ignored in a project file until its owner trusts it here (the file's path and
+//! content hash go to the user's trust store, as direnv's `allow` does); a change to the file
+//! makes it untrusted again. `--revoke` forgets the file's trust (not the journal's adoption).
 
 use crate::cli_util::CommandHelper;
 use anyhow::{bail, Result};
@@ -15,7 +18,7 @@ pub struct Args {
     pub revoke: bool,
 }
 
-/// Trusts (or with `--revoke`, distrusts) the journal's `config.toml`.
+/// Adopts a foreign journal, and trusts (or with `--revoke`, distrusts) its `config.toml`.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let path = cmd.dir().join("config.toml");
     let shown = crate::output::escape(&path.display().to_string());
@@ -26,6 +29,28 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         } else {
             println!("{shown} is no longer trusted: its guarded settings are ignored again");
         }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let adopted = match journal::origin::status(cmd.dir()) {
+        journal::origin::Origin::Foreign(why) => {
+            // Only its owner adopts a journal (root would leave a file the owner's journal
+            // counts as a stranger's).
+            if journal::files::owner(cmd.dir()) != Some(journal::files::euid()) {
+                bail!(
+                    "{} is foreign and not yours: only its owner can adopt it",
+                    crate::output::escape(&cmd.dir().display().to_string())
+                );
+            }
+            journal::origin::mark(cmd.dir())?;
+            println!(
+                "adopted {} as this directory's journal (it was foreign: {why}): hooks record into it, and what it holds reaches the agent",
+                crate::output::escape(&cmd.dir().display().to_string())
+            );
+            true
+        }
+        _ => false,
+    };
+    if adopted && !journal::files::is_present(&path) {
         return Ok(ExitCode::SUCCESS);
     }
     let (text, guarded) = match engine::settings::for_trust(&path) {

@@ -27,11 +27,14 @@ pub fn write(path: &Path, html: &str) -> Result<()> {
 }
 
 /// The report of the journal in `dir`. A directory with no store yet is an empty journal.
+/// `redact` masks secrets in every event's payload before anything is folded from it (so no
+/// view, title, task or timeline item can show one), counting them.
 pub fn build(
     dir: &Path,
     settings: &Settings,
     session: Option<&str>,
     range: Range,
+    mut redact: Option<&mut usize>,
 ) -> Result<String> {
     if !dir.is_dir() {
         bail!(
@@ -42,14 +45,34 @@ pub fn build(
     let has_store = dir.join("CURRENT").exists() || dir.join(journal::spool::SPOOL_DIR).is_dir();
     let (full, timelines, events) = if has_store {
         let view = state::open_view(dir)?;
-        let full = view.full(|_| {})?;
+        let full = match redact.as_deref_mut() {
+            None => view.full(|_| {})?,
+            Some(count) => {
+                let rewinds = projections::fold::Rewinds::from_list(&view.state.global.rewinds);
+                let mut full = Full::with_rewinds(rewinds);
+                view.snap.for_each(|e| {
+                    full.apply(&masked(e, count));
+                    Ok(())
+                })?;
+                for e in &view.backlog {
+                    full.apply(&masked(e.clone(), count));
+                }
+                full
+            }
+        };
         let sid = match session {
             Some(s) => Some(engine::resolve_session(view.state.sessions.keys(), s)?),
             None => None,
         };
         let mut tl = Timelines::default();
         let hidden = &full.rewinds;
+        // Counted once, by the fold above.
+        let mut uncounted = 0;
         view.snap.for_each(|e| {
+            let e = match redact {
+                Some(_) => masked(e, &mut uncounted),
+                None => e,
+            };
             let keep = range.contains(e.recorded_at_us)
                 && sid
                     .as_deref()
@@ -76,6 +99,18 @@ pub fn build(
         events,
     };
     Ok(render(&ctx, &full, &timelines))
+}
+
+/// `e` with the secrets in its payload masked (`[REDACTED:<kind>]`), adding their number to
+/// `count`. Masked JSON still parses, so the folds read the event as before.
+fn masked(mut e: journal::Envelope, count: &mut usize) -> journal::Envelope {
+    let text = String::from_utf8_lossy(&e.payload);
+    let (text, n) = projections::redact::redact(&text);
+    if n > 0 {
+        *count += n;
+        e.payload = text.into_owned().into_bytes();
+    }
+    e
 }
 
 /// Keeps only the chosen session's state (tasks: its own and the journal-wide ones).

@@ -338,11 +338,11 @@ pub(crate) fn open_sled_waiting(path: &Path, deadline: std::time::Instant) -> Re
 
 /// Creates the journal directory (0700) with a `.gitignore` of `*`, if missing. A journal
 /// directory that is a link (a repository can commit `.hookjournal -> elsewhere`) is refused
-/// before anything is written: its `.gitignore` would land in the link's target.
+/// before anything is written: its `.gitignore` would land in the link's target. A directory
+/// hookjournal did not make and that is no journal is refused, untouched (`check_adoptable`).
 pub fn ensure_dir(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    match fs::symlink_metadata(dir) {
-        Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
+    if let Ok(m) = fs::symlink_metadata(dir) {
+        if m.file_type().is_symlink() || !m.is_dir() {
             return Err(Error::Unsafe {
                 path: dir.to_path_buf(),
                 what: if m.file_type().is_symlink() {
@@ -350,16 +350,32 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
                 } else {
                     "it is not a directory".into()
                 },
-            })
+            });
         }
-        // Another user's journal (root writing for its owner) gets nothing but spool files.
-        Ok(m) if m.uid() != crate::files::euid() => return Ok(()),
-        Ok(_) => {}
-        Err(_) => create_dir(dir)?,
+    }
+    crate::files::check_adoptable(dir)?;
+    // Another user's journal (root writing for its owner) gets nothing but spool files.
+    if crate::files::owner(dir).is_some_and(|o| o != crate::files::euid()) {
+        return Ok(());
+    }
+    // A journal made now (a new directory, or one with no event yet: empty, or a repository's
+    // settings) is marked as made here; a journal that came with events is not.
+    let created = !is_present(dir);
+    if created {
+        create_dir(dir)?;
+    }
+    if created || (!is_present(&dir.join(crate::origin::FILE)) && !crate::origin::has_history(dir))
+    {
+        crate::origin::mark(dir)?;
     }
     let gi = dir.join(".gitignore");
     if !is_present(&gi) {
-        write_atomic(dir, ".gitignore", b"*\n", Durability::Durable)?;
+        write_atomic(
+            dir,
+            ".gitignore",
+            crate::files::GITIGNORE,
+            Durability::Durable,
+        )?;
     }
     Ok(())
 }
