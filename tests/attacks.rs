@@ -1616,6 +1616,9 @@ fn install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings() -> Outcome {
             })?;
         }
     }
+    Ok(Completion::Completed)
+}
+
 // Issue 38, item 4: `doctor` executes nothing it did not install.
 
 /// A program the repository commits at `tools/hookjournal`, which leaves a mark when it runs

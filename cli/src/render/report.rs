@@ -54,9 +54,6 @@ pub fn build(
                     full.apply(&masked(e, count));
                     Ok(())
                 })?;
-                for e in &view.backlog {
-                    full.apply(&masked(e.clone(), count));
-                }
                 full
             }
         };
