@@ -1,7 +1,6 @@
 //! A journal written by a 0.1.0-era build (`tests/fixtures/journal-0.1/`, see its README) read by
 //! this one: the chain verifies to the same head, every event exports with the kind, fields and
-//! hash the old build exported, and the journal keeps growing on top of it once adopted (it has
-//! no origin marker, so it is foreign until `hookjournal trust`).
+//! hash the old build exported, and the journal keeps growing on top of it.
 
 mod common;
 
@@ -110,50 +109,27 @@ fn every_event_a_0_1_journal_holds_exports_with_its_kind_and_hash() {
     }
 }
 
-/// One hook event, as an agent sends it: its exit status and stderr.
-fn hook(env: &TestEnvironment, payload: &str) -> (bool, String) {
+#[test]
+fn a_0_1_journal_takes_new_events_and_still_verifies() {
+    let (env, expected) = fixture();
+    let prompt = r#"{"hook_event_name":"UserPromptSubmit","session_id":"after-upgrade","cwd":"/p","prompt":"go"}"#;
     let mut hook = env
         .command(&env.project)
         .arg("hook")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     use std::io::Write;
-    // The hook may answer before it reads stdin (a foreign journal).
-    let _ = hook.stdin.take().unwrap().write_all(payload.as_bytes());
-    let out = hook.wait_with_output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A journal from before origin markers carries none: nothing in it tells it from one checked
-/// out of a repository, so it is foreign (said by every hook) until the user adopts it once.
-#[test]
-fn a_0_1_journal_takes_new_events_once_adopted_and_still_verifies() {
-    let (env, expected) = fixture();
-    let prompt = r#"{"hook_event_name":"UserPromptSubmit","session_id":"after-upgrade","cwd":"/p","prompt":"go"}"#;
-    let old = expected["events"].as_u64().unwrap();
-    let (ok, said) = hook(&env, prompt);
-    assert!(
-        ok && said.contains("is foreign") && said.contains("hookjournal trust"),
-        "{said}"
-    );
-    assert_eq!(
-        verify(&env).0["events"].as_u64(),
-        Some(old),
-        "recorded while foreign"
-    );
-    let (out, code) = raw(&env, &["trust"]);
-    assert_eq!(code, Some(0), "{out}");
-    assert!(out.starts_with("adopted "), "{out}");
-    let (ok, said) = hook(&env, prompt);
-    assert!(ok && !said.contains("foreign"), "{said}");
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(prompt.as_bytes())
+        .unwrap();
+    assert!(hook.wait_with_output().unwrap().status.success());
     let (v, code) = verify(&env);
     assert_eq!(code, Some(0), "{v}");
+    let old = expected["events"].as_u64().unwrap();
     assert!(v["events"].as_u64().unwrap() > old, "{v}");
     // The old head is the first new event's `prev`: the chain goes on from it.
     let first_new = export(&env)

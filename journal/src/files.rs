@@ -103,7 +103,7 @@ fn is_journal_name(name: &str) -> bool {
         "journal-id",
         "config.toml",
         ".gitignore",
-        crate::origin::FILE,
+        ORIGIN,
         "wal",
         "hot",
         "state",
@@ -281,6 +281,13 @@ pub fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     f.take(cap).read_to_end(&mut out)?;
     Ok(out)
 }
+
+/// The spool's directory, inside the journal's (named here, below every module that needs the
+/// name; `spool::SPOOL_DIR` is this).
+pub const SPOOL_DIR: &str = "spool";
+
+/// The origin marker's name in the journal's directory (`origin::FILE` is this).
+pub const ORIGIN: &str = "origin";
 
 /// Reads a journal file whole (a regular file reached without a link: its size bounds the read).
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {

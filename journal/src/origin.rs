@@ -5,9 +5,15 @@
 //! neither record into it nor inject anything from it until the user adopts it
 //! (`hookjournal trust`). Checking costs one `read` of under 512 bytes and two `stat`s.
 //!
-//! A journal made before markers existed has none, and is foreign too: nothing it holds tells a
-//! journal this user made here from one checked out of a repository (readers on this machine
-//! rewrite its hot cache, so even the boot id there proves nothing). The user adopts it once.
+//! A journal made before markers existed has none. It is taken as made here, and marked at its
+//! next write, when it looks as only hookjournal leaves a journal and as no checkout does: its
+//! directory and its store's files are this user's with no group or other permission at all
+//! (hookjournal makes them 0700 and 0600; git checks files out 0644 or 0664 under the usual
+//! umasks), and the repository's index (`.git/index` beside it, read bounded) names no file under
+//! it. Anything else — a checkout, a copy with other modes, a `.git` that cannot be read — is
+//! foreign, and the user adopts it once (`hookjournal trust`). The rule's limit: a repository
+//! cloned under `umask 077` whose journal was force-added and is then untracked, or a journal
+//! copied with its modes from another machine (`rsync -a`, a tarball), passes as one's own.
 
 use crate::error::{IoContext, Result};
 use crate::files::{is_present, write_atomic, Durability};
@@ -16,7 +22,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// The marker's file name in the journal's directory.
-pub const FILE: &str = "origin";
+pub use crate::files::ORIGIN as FILE;
 
 const MAGIC: &str = "hookjournal origin 1";
 
@@ -53,9 +59,56 @@ pub fn mark(dir: &Path) -> Result<()> {
 
 /// Whether `dir` holds events or the start of a store (a journal, not just its settings).
 pub(crate) fn has_history(dir: &Path) -> bool {
-    ["CURRENT", crate::spool::SPOOL_DIR, "wal", "segments"]
+    ["CURRENT", crate::files::SPOOL_DIR, "wal", "segments"]
         .iter()
         .any(|n| is_present(&dir.join(n)))
+}
+
+/// A journal with no marker that only hookjournal can have left (see the module's comment): this
+/// user's, private to them, and in no repository's index.
+pub(crate) fn made_here_before_markers(dir: &Path) -> bool {
+    let private = |st: &libc::stat| st.st_uid == crate::files::euid() && st.st_mode & 0o077 == 0;
+    let Ok(d) = crate::door::Dir::open_nofollow(dir) else {
+        return false;
+    };
+    let dir_private = d.stat().is_ok_and(|st| private(&st));
+    let store_private = [
+        "CURRENT",
+        "lock",
+        crate::files::SPOOL_DIR,
+        "wal",
+        "segments",
+    ]
+    .iter()
+    .all(|n| match d.lstat(Path::new(n)) {
+        Ok(Some(st)) => private(&st),
+        Ok(None) => true,
+        Err(_) => false,
+    });
+    dir_private && store_private && !in_git_index(dir)
+}
+
+/// Whether the index of the repository the journal's directory sits in (`.git/index` beside it)
+/// names a path under it; `true` when that cannot be told (a `.git` that is a file or a link, an
+/// index that does not read, one over 256 MiB).
+fn in_git_index(dir: &Path) -> bool {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return true;
+    };
+    let index = crate::door::Dir::open_nofollow(parent)
+        .and_then(|p| p.read_if_present(Path::new(".git/index"), 256 << 20));
+    let index = match index {
+        Ok(Some(b)) => b,
+        // No repository (or one with no index yet): nothing of it is tracked.
+        Ok(None) => return false,
+        Err(_) => return true,
+    };
+    // Index paths are plain in versions 2 and 3; version 4 shares a prefix with the path before,
+    // which the directory's own name and its `/` still follow (`hookjournal/CURRENT`).
+    let mut needle = name.as_bytes().to_vec();
+    needle.push(b'/');
+    let needle = needle.strip_prefix(b".").unwrap_or(&needle).to_vec();
+    index.windows(needle.len()).any(|w| w == needle.as_slice())
 }
 
 /// The marker's bytes, in one `read` (the hook pays for this on every event): a regular file
@@ -108,6 +161,9 @@ pub fn status(dir: &Path) -> Origin {
             if !has_history(dir) {
                 return Origin::Unmade;
             }
+            if made_here_before_markers(dir) {
+                return Origin::Ours;
+            }
             Origin::Foreign(
                 "it has no origin marker (it came with the repository or from elsewhere, or a \
                  hookjournal from before origin markers made it)"
@@ -121,6 +177,52 @@ pub fn status(dir: &Path) -> Origin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A journal as a pre-marker hookjournal left it in `project`: a store file and the lock,
+    /// in a directory, with `mode` on all three.
+    fn before_markers(project: &Path, mode: u32) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = project.join(".hookjournal");
+        std::fs::create_dir(&dir).unwrap();
+        for f in ["CURRENT", "lock"] {
+            std::fs::write(dir.join(f), b"x").unwrap();
+            std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let dir_mode = if mode == 0o600 { 0o700 } else { 0o755 };
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(dir_mode)).unwrap();
+        dir
+    }
+
+    /// Given journals with no marker, when their origin is asked, then one private to this user
+    /// and in no repository's index is this user's (a hookjournal before markers made it); one
+    /// with a checkout's modes, or one the repository's index names, is foreign.
+    #[test]
+    fn an_unmarked_journal_is_ours_only_as_hookjournal_alone_leaves_one() {
+        let t = tempfile::tempdir().unwrap();
+        let ours = before_markers(&mkdir(t.path().join("a")), 0o600);
+        assert_eq!(status(&ours), Origin::Ours);
+        let checked_out = before_markers(&mkdir(t.path().join("b")), 0o644);
+        assert!(matches!(status(&checked_out), Origin::Foreign(_)));
+        let tracked = before_markers(&mkdir(t.path().join("c")), 0o600);
+        std::fs::create_dir(t.path().join("c/.git")).unwrap();
+        std::fs::write(
+            t.path().join("c/.git/index"),
+            b"DIRC\0\0\0\x02....\0.hookjournal/CURRENT\0",
+        )
+        .unwrap();
+        assert!(matches!(status(&tracked), Origin::Foreign(_)));
+        std::fs::write(
+            t.path().join("c/.git/index"),
+            b"DIRC\0\0\0\x02....src/main.rs\0",
+        )
+        .unwrap();
+        assert_eq!(status(&tracked), Origin::Ours);
+    }
+
+    fn mkdir(p: std::path::PathBuf) -> std::path::PathBuf {
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
 
     #[test]
     fn a_marked_journal_is_ours_only_where_it_was_made() {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The spool's directory, inside the journal's.
-pub const SPOOL_DIR: &str = "spool";
+pub use crate::files::SPOOL_DIR;
 const SUFFIX: &str = ".spool";
 const MAGIC: &[u8; 8] = b"HJSPOOL2";
 /// The spool's shared clock, in the journal's directory (see `next_stamp`).

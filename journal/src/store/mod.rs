@@ -359,12 +359,15 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
         return Ok(());
     }
     // A journal made now (a new directory, or one with no event yet: empty, or a repository's
-    // settings) is marked as made here; a journal that came with events is not.
+    // settings) is marked as made here, and so is one a hookjournal from before markers made
+    // here (`origin::made_here_before_markers`); a journal that came with events is not.
     let created = !is_present(dir);
     if created {
         create_dir(dir)?;
     }
-    if created || (!is_present(&dir.join(crate::origin::FILE)) && !crate::origin::has_history(dir))
+    if created
+        || (!is_present(&dir.join(crate::origin::FILE))
+            && (!crate::origin::has_history(dir) || crate::origin::made_here_before_markers(dir)))
     {
         crate::origin::mark(dir)?;
     }
