@@ -513,6 +513,7 @@ fn real_claude_code_session_is_journaled_restored_and_costed() -> Ran {
         check_restore_text(&mut r, &exchanges);
         check_role_priorities(&mut r, &exchanges);
         check_cost(&mut r, &h, &turns, &exchanges, &events, &sid);
+        check_traces(&mut r, &h, &sid);
         check_reconciliation(&mut r, &h, &turns, &sid);
         check_fork_and_switch(&mut r, &h, &server, &calls, &sid);
     } else {
@@ -542,6 +543,74 @@ fn real_claude_code_session_is_journaled_restored_and_costed() -> Ran {
         println!("kept temp dir: {}", kept.display());
     }
     Ok(())
+}
+
+/// (t) The real session as traces in a real Arize Phoenix (started on loopback): one LLM span per
+/// response the journal priced, Phoenix's token counts equal to the journal's (which `check_cost`
+/// holds equal to what the model server served), the session in Phoenix's session view. Skipped
+/// when Phoenix is not installed; required with HOOKJOURNAL_REQUIRE_PHOENIX=1.
+fn check_traces(r: &mut Report, h: &Harness, sid: &str) {
+    use common::phoenix::{attr_i64, kind_of, phoenix_python, Phoenix};
+    let python = match phoenix_python() {
+        Ok(p) => p,
+        Err(common::harness::Skip(why)) => return r.note(format!("(t) not checked: {why}")),
+    };
+    let phoenix = Phoenix::start(&python);
+    let out = h.hj(&["ship", "--otlp", &phoenix.url(), "--otlp-signals", "traces"]);
+    if !r.check(out.ok(), || {
+        format!("(t) ship --otlp failed:\n{}", out.describe())
+    }) {
+        return;
+    }
+    let cost: Value =
+        serde_json::from_str(h.hj(&["cost", "--json"]).stdout.trim()).unwrap_or_default();
+    let Some(row) = cost["rows"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|row| row["key"] == sid))
+    else {
+        return r.fail(format!("(t) no cost row for session {sid}"));
+    };
+    let n = |k: &str| row[k].as_i64().unwrap_or(-1);
+    let want = (
+        n("responses"),
+        n("input_tokens") + n("cache_read_tokens") + n("cache_write_tokens"),
+        n("output_tokens"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (got, spans) = loop {
+        let spans = phoenix.spans();
+        let llm: Vec<&Value> = spans.iter().filter(|s| kind_of(s) == "LLM").collect();
+        let got = (
+            llm.len() as i64,
+            llm.iter()
+                .map(|s| attr_i64(s, "llm.token_count.prompt"))
+                .sum::<i64>(),
+            llm.iter()
+                .map(|s| attr_i64(s, "llm.token_count.completion"))
+                .sum::<i64>(),
+        );
+        if got == want || Instant::now() > deadline {
+            break (got, spans);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    println!(
+        "traces in phoenix: {} span(s); (responses, input, output) = {got:?}, cost says {want:?}",
+        spans.len()
+    );
+    r.check(got == want, || {
+        format!("(t) phoenix's (LLM spans, prompt tokens, completion tokens) {got:?} beside cost's {want:?}")
+    });
+    let tools = spans.iter().filter(|s| kind_of(s) == "TOOL").count();
+    r.check(tools > 0, || "(t) no tool span in phoenix".into());
+    let sessions =
+        common::phoenix::get(phoenix.port, "/v1/projects/default/sessions").unwrap_or_default();
+    r.check(
+        sessions["data"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|x| x["session_id"] == sid)),
+        || format!("(t) session {sid} not in phoenix's sessions: {sessions}"),
+    );
 }
 
 /// Every exchange as one JSON line (kept with HOOKJOURNAL_E2E_KEEP=1, for study).

@@ -365,29 +365,35 @@ impl Traces {
         t
     }
 
+    /// A prompt: the session's turn before it is over (unless only the time before the first
+    /// prompt was in it), and this one begins.
+    fn prompt(&mut self, env: &Envelope, sid: &str, text: &str) {
+        let content = self.options.content;
+        if self
+            .open
+            .get(sid)
+            .is_some_and(|t| t.prompted || t.ending.is_some())
+        {
+            let t = self.open.remove(sid).expect("checked");
+            self.finish(sid.to_string(), t, false);
+        }
+        let t = self.turn(env, sid);
+        t.prompted = true;
+        t.worth = true;
+        if content {
+            t.root.text("input.value", clip(text));
+            t.root.text(
+                "gen_ai.input.messages",
+                serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": clip(text)}]}])
+                    .to_string(),
+            );
+        }
+    }
+
     fn hook(&mut self, env: &Envelope, sid: &str, ev: &HookEvent) {
         let content = self.options.content;
         if let Canonical::Prompt { text } = &ev.canonical {
-            if self
-                .open
-                .get(sid)
-                .is_some_and(|t| t.prompted || t.ending.is_some())
-            {
-                let t = self.open.remove(sid).expect("checked");
-                self.finish(sid.to_string(), t, false);
-            }
-            let t = self.turn(env, sid);
-            t.prompted = true;
-            t.worth = true;
-            if content {
-                t.root.text("input.value", clip(text));
-                t.root.text(
-                    "gen_ai.input.messages",
-                    serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": clip(text)}]}])
-                        .to_string(),
-                );
-            }
-            return;
+            return self.prompt(env, sid, text);
         }
         // A Gemini CLI PreCompress fires before every model request: no compaction.
         let compaction_facts = ev.host.facts().compaction;
@@ -435,12 +441,7 @@ impl Traces {
             Canonical::Stop { last_message, .. } => {
                 t.ending = Some(env.seq);
                 if let (true, Some(m)) = (content, last_message) {
-                    t.root.text("output.value", clip(m));
-                    t.root.text(
-                        "gen_ai.output.messages",
-                        serde_json::json!([{"role": "assistant", "parts": [{"type": "text", "content": clip(m)}], "finish_reason": "stop"}])
-                            .to_string(),
-                    );
+                    t.answer(m);
                 }
             }
             Canonical::StopFailure { error } => {
@@ -587,6 +588,16 @@ impl Open {
             .and_then(|a| self.agents.get(a))
             .map(|&(i, _)| self.done[i].key.clone())
             .unwrap_or_else(|| self.root.key.clone())
+    }
+
+    /// The agent's final answer, as the root's output.
+    fn answer(&mut self, m: &str) {
+        self.root.text("output.value", clip(m));
+        self.root.text(
+            "gen_ai.output.messages",
+            serde_json::json!([{"role": "assistant", "parts": [{"type": "text", "content": clip(m)}], "finish_reason": "stop"}])
+                .to_string(),
+        );
     }
 
     /// A tool call begins: a span, open until its after.

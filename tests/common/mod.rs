@@ -7,6 +7,7 @@ pub mod client;
 pub mod harness;
 pub mod http;
 pub mod kill;
+pub mod phoenix;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
