@@ -622,16 +622,10 @@ pub fn open_read(dir: &Path) -> Result<Journal> {
 /// event is acknowledged, so the spool is ingested here exactly as the next hook would ingest it
 /// (`drain_all`: the same fold, the same task releases and answers, the final seqs and hashes),
 /// and the events the store copied from the log are folded into the checkpoint. A reader then
-/// shows the journal as it is after a full drain; only a journal this user cannot write
-/// (`readonly_view` says so) or a foreign one (the command says so) is read without its spool.
+/// shows the journal as it is after a full drain; only a journal this user cannot write is
+/// read without its spool (`readonly_view` says so).
 pub fn catch_up(j: &mut Journal) -> Result<()> {
-    // A foreign journal's spool came with it (a checkout can plant spool files): never ingested
-    // until the user adopts the journal (`hookjournal trust`).
-    let foreign = matches!(
-        journal::origin::status(j.dir()),
-        journal::origin::Origin::Foreign(_)
-    );
-    if !foreign && spool_waiting(&*j)? {
+    if spool_waiting(&*j)? {
         drain_all(j)
     } else {
         fold_unfolded(j)
