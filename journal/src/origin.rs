@@ -162,6 +162,8 @@ pub fn status(dir: &Path) -> Origin {
                 return Origin::Unmade;
             }
             if made_here_before_markers(dir) {
+                // Marked now, once: the next check is the marker's one read, never the index's.
+                let _ = mark(dir);
                 return Origin::Ours;
             }
             Origin::Foreign(
@@ -201,6 +203,8 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let ours = before_markers(&mkdir(t.path().join("a")), 0o600);
         assert_eq!(status(&ours), Origin::Ours);
+        // Marked as it was found: from now on the marker alone says so.
+        assert!(is_present(&ours.join(FILE)));
         let checked_out = before_markers(&mkdir(t.path().join("b")), 0o644);
         assert!(matches!(status(&checked_out), Origin::Foreign(_)));
         let tracked = before_markers(&mkdir(t.path().join("c")), 0o600);
