@@ -247,8 +247,10 @@ mod tests {
         std::fs::create_dir_all(copy.join("wal")).unwrap();
         std::fs::copy(j.join(FILE), copy.join(FILE)).unwrap();
         assert!(matches!(status(&copy), Origin::Foreign(_)));
-        // Unmarked with events: foreign.
+        // Unmarked with events, and not as private as hookjournal makes a journal: foreign.
         std::fs::remove_file(copy.join(FILE)).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert!(matches!(status(&copy), Origin::Foreign(_)));
     }
 }
