@@ -130,8 +130,7 @@ pub fn status(dir: &Path) -> Origin {
     let Ok(m) = std::fs::symlink_metadata(dir) else {
         return Origin::Unmade;
     };
-    // Not a journal at all: refused for that, elsewhere.
-    if !m.is_dir() || crate::files::check_adoptable(dir).is_err() {
+    if !m.is_dir() {
         return Origin::Unmade;
     }
     match read_marker(&dir.join(FILE)) {
@@ -158,7 +157,9 @@ pub fn status(dir: &Path) -> Origin {
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if !has_history(dir) {
+            // Not a journal at all (refused for that, elsewhere), or none yet. Asked only here:
+            // a marked journal, the hook's every call, is known by its marker's one read.
+            if crate::files::check_adoptable(dir).is_err() || !has_history(dir) {
                 return Origin::Unmade;
             }
             if made_here_before_markers(dir) {
