@@ -330,7 +330,68 @@ fn screenshot(chrome: &Path, url: &str, name: &str) -> PathBuf {
     png
 }
 
+fn follow_sends_each_turn_when_it_ends_while_the_session_runs() -> Ran {
+    let python = phoenix_python()?;
+    let phoenix = Phoenix::start(&python);
+    let env = TestEnvironment::new();
+    let turn = |n: usize| {
+        for p in [
+            format!(
+                r#"{{"hook_event_name":"UserPromptSubmit","session_id":"live","cwd":"/p","prompt":"turn {n}"}}"#
+            ),
+            r#"{"hook_event_name":"PreToolUse","session_id":"live","cwd":"/p","tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"ls"}}"#.to_string(),
+            r#"{"hook_event_name":"PostToolUse","session_id":"live","cwd":"/p","tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"ls"},"tool_response":{"stdout":"a"}}"#.to_string(),
+            r#"{"hook_event_name":"Stop","session_id":"live","cwd":"/p"}"#.to_string(),
+        ] {
+            assert!(env.hook_raw(p.as_bytes(), &[]).status.success());
+        }
+    };
+    turn(1);
+    let url = phoenix.url();
+    let mut follower = env
+        .command(&env.project)
+        .args([
+            "ship",
+            "--otlp",
+            &url,
+            "--otlp-signals",
+            "traces",
+            "--follow",
+            "--poll-ms",
+            "100",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The session goes on: each turn shows up once it has ended, the session never ending.
+    let roots_held = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let spans = phoenix.spans();
+            if roots(&spans).len() >= n {
+                return spans;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "phoenix held {} turn(s), not {n}, within 60 s",
+                roots(&spans).len()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    roots_held(1);
+    turn(2);
+    let spans = roots_held(2);
+    let _ = follower.kill();
+    let _ = follower.wait();
+    assert_eq!(roots(&spans).len(), 2);
+    assert_eq!(spans.iter().filter(|s| kind_of(s) == "TOOL").count(), 2);
+    Ok(())
+}
+
 harness_main!(
     fixture_session_arrives_as_traces_phoenix_reads_and_a_reship_adds_nothing,
     content_is_sent_only_when_asked_and_masked_with_redact,
+    follow_sends_each_turn_when_it_ends_while_the_session_runs,
 );
