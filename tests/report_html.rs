@@ -5,29 +5,13 @@
 //! not installed; required when `HOOKJOURNAL_REQUIRE_CHROMIUM=1` (set by `.ci/run`).
 
 mod common;
-use common::harness::{missing, Ran, Skip};
+use common::harness::Ran;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
-
-fn chromium() -> Result<PathBuf, Skip> {
-    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    found.map_or_else(
-        || {
-            missing(
-                "HOOKJOURNAL_REQUIRE_CHROMIUM",
-                "no /usr/bin/chromium (bash .ci/install-chromium.sh)",
-            )
-        },
-        Ok,
-    )
-}
 
 fn artifacts() -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR"))

@@ -8,7 +8,7 @@
 //! installed; required when `HOOKJOURNAL_REQUIRE_PHOENIX=1` (set by `.ci/run`).
 
 mod common;
-use common::harness::{missing, Ran, Skip};
+use common::harness::Ran;
 use common::phoenix::*;
 use common::*;
 use serde_json::Value;
@@ -18,22 +18,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
-
-fn chromium() -> Result<PathBuf, Skip> {
-    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    found.map_or_else(
-        || {
-            missing(
-                "HOOKJOURNAL_REQUIRE_CHROMIUM",
-                "no /usr/bin/chromium (bash .ci/install-chromium.sh)",
-            )
-        },
-        Ok,
-    )
-}
 
 /// The journal's id, as `ship` printed it.
 fn journal_id(j: &Path) -> String {

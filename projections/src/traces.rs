@@ -600,20 +600,20 @@ impl Open {
         );
     }
 
-    /// A tool call begins: a span, open until its after.
-    fn begin_call(
-        &mut self,
+    /// The span of the call `env` begins (or ends, when the journal lacks its start), under its
+    /// subagent's span or the root.
+    fn tool_span(
+        &self,
         sid: &str,
         env: &Envelope,
         ev: &HookEvent,
         tool: &str,
         input: Option<&serde_json::Value>,
         content: bool,
-    ) {
-        let agent = ev.agent_id.clone();
+    ) -> Span {
         let mut span = Span::new(
             format!("tool:{sid}:{}", env.seq),
-            Some(self.parent_for(agent.as_deref())),
+            Some(self.parent_for(ev.agent_id.as_deref())),
             SpanKind::Tool,
             format!("execute_tool {tool}"),
             env.recorded_at_us,
@@ -625,6 +625,21 @@ impl Open {
         if let (true, Some(i)) = (content, input) {
             span.text("gen_ai.tool.call.arguments", clip(&i.to_string()));
         }
+        span
+    }
+
+    /// A tool call begins: a span, open until its after.
+    fn begin_call(
+        &mut self,
+        sid: &str,
+        env: &Envelope,
+        ev: &HookEvent,
+        tool: &str,
+        input: Option<&serde_json::Value>,
+        content: bool,
+    ) {
+        let agent = ev.agent_id.clone();
+        let span = self.tool_span(sid, env, ev, tool, input, content);
         self.calls.push(OpenCall {
             id: ev.tool_call_id.clone(),
             tool: tool.to_string(),
@@ -722,23 +737,7 @@ impl Open {
         });
         let mut span = match found {
             Some(i) => self.calls.remove(i).span,
-            None => {
-                let mut s = Span::new(
-                    format!("tool:{sid}:{}", env.seq),
-                    Some(self.parent_for(agent)),
-                    SpanKind::Tool,
-                    format!("execute_tool {tool}"),
-                    at,
-                );
-                s.text("gen_ai.tool.name", tool);
-                if let Some(id) = &ev.tool_call_id {
-                    s.text("gen_ai.tool.call.id", id.clone());
-                }
-                if let (true, Some(i)) = (content, input) {
-                    s.text("gen_ai.tool.call.arguments", clip(&i.to_string()));
-                }
-                s
-            }
+            None => self.tool_span(sid, env, ev, tool, input, content),
         };
         span.end_us = at.max(span.start_us);
         if let (true, Some(r)) = (content, result) {

@@ -15,6 +15,24 @@ use std::process::{Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_hookjournal");
 
+/// Debian's headless Chromium (`.ci/install-chromium.sh`), or why it is not there (a failure with
+/// `HOOKJOURNAL_REQUIRE_CHROMIUM=1`).
+pub fn chromium() -> Result<PathBuf, harness::Skip> {
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
+    found.map_or_else(
+        || {
+            harness::missing(
+                "HOOKJOURNAL_REQUIRE_CHROMIUM",
+                "no /usr/bin/chromium (bash .ci/install-chromium.sh)",
+            )
+        },
+        Ok,
+    )
+}
+
 /// Where `.ci/install-*.sh` install the real clients: `HOOKJOURNAL_CI_CACHE`, else
 /// `~/.cache/hookjournal-ci`.
 pub fn ci_cache() -> Option<PathBuf> {

@@ -77,6 +77,11 @@ pub fn ship_round(
         Some(l) if l.upto == cursor.seq => l.traces,
         _ => rebuild(&view.snap, &cursor, options, &pricing, &cursor_file)?,
     };
+    // The cursor at `seq`: its finished turns acknowledged, the open ones begun at RESUME.
+    let save = |traces: &Traces, seq: Seq, hash: &Hash| {
+        let resume = traces.resume_from().unwrap_or(seq + 1);
+        otlp::write_cursor_resuming(t.dir, &cursor_file, seq, hash, Some(resume))
+    };
     let mut pending: Vec<Turn> = Vec::new();
     let mut spans = 0usize;
     let mut last: Option<(Seq, Hash)> = None;
@@ -97,13 +102,7 @@ pub fn ship_round(
                     std::mem::take(&mut pending),
                 )?;
                 spans = 0;
-                otlp::write_cursor_resuming(
-                    t.dir,
-                    &cursor_file,
-                    seq,
-                    &hash,
-                    Some(traces.resume_from().unwrap_or(seq + 1)),
-                )?;
+                save(&traces, seq, &hash)?;
             }
         }
         traces.apply(&e, &pricing);
@@ -113,13 +112,7 @@ pub fn ship_round(
     pending.extend(traces.take_finished());
     send_turns(agent, &endpoint, t, &mut round, pending)?;
     if let Some((seq, hash)) = last {
-        otlp::write_cursor_resuming(
-            t.dir,
-            &cursor_file,
-            seq,
-            &hash,
-            Some(traces.resume_from().unwrap_or(seq + 1)),
-        )?;
+        save(&traces, seq, &hash)?;
     }
     *live = Some(Live { traces, upto: head });
     Ok(round)
