@@ -8,8 +8,8 @@ mod common;
 use common::harness::Ran;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
 
@@ -25,41 +25,14 @@ fn artifacts() -> PathBuf {
 /// Runs headless Chromium on `file` with `mode` (`--dump-dom` or `--screenshot=…`); returns
 /// (stdout, stderr).
 fn browse(chrome: &Path, file: &Path, mode: &str) -> (String, String) {
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new(chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--window-size=1280,2000",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(mode)
-        .arg(format!("file://{}", file.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium did not finish within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let url = format!("file://{}", file.display());
+    let args = [
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1280,2000",
+        mode,
+    ];
+    headless_chromium(chrome, &args, &url, Duration::from_secs(90))
 }
 
 fn console_messages(stderr: &str) -> Vec<&str> {

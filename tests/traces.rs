@@ -14,7 +14,7 @@ use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const SID: &str = "db5b5fab-8f4d-3e27-dda1-494c73cf256d";
@@ -282,35 +282,13 @@ fn screenshot(chrome: &Path, url: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let png = dir.join(name);
     let _ = std::fs::remove_file(&png);
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new(chrome)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--hide-scrollbars",
-            "--window-size=1600,1000",
-            "--virtual-time-budget=20000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(url)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start chromium");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let shot = format!("--screenshot={}", png.display());
+    let args = [
+        "--window-size=1600,1000",
+        "--virtual-time-budget=20000",
+        shot.as_str(),
+    ];
+    headless_chromium(chrome, &args, url, Duration::from_secs(120));
     png
 }
 

@@ -33,6 +33,49 @@ pub fn chromium() -> Result<PathBuf, harness::Skip> {
     )
 }
 
+/// Runs headless Chromium (its own empty profile, no background networking) on `url` with
+/// `args` (`--dump-dom`, `--screenshot=…`, a window size), killed if it runs past `limit`;
+/// returns (stdout, stderr).
+pub fn headless_chromium(
+    chrome: &Path,
+    args: &[&str],
+    url: &str,
+    limit: std::time::Duration,
+) -> (String, String) {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .args(args)
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Where `.ci/install-*.sh` install the real clients: `HOOKJOURNAL_CI_CACHE`, else
 /// `~/.cache/hookjournal-ci`.
 pub fn ci_cache() -> Option<PathBuf> {
