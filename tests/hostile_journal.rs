@@ -56,6 +56,10 @@ fn main() {
             root_reads_a_users_journal_and_leaves_only_the_users_files,
         ),
         Trial::ignorable_test(
+            "a_user_swapping_the_spool_for_a_link_never_steers_roots_hooks",
+            a_user_swapping_the_spool_for_a_link_never_steers_roots_hooks,
+        ),
+        Trial::ignorable_test(
             "a_directory_hookjournal_did_not_make_is_never_made_ours",
             a_directory_hookjournal_did_not_make_is_never_made_ours,
         ),
@@ -687,6 +691,117 @@ fn root_reads_a_users_journal_and_leaves_only_the_users_files() -> Outcome {
     let t = replace_pattern(&t, " xxxxxxxxxxxxxxxx; ", " [CHAIN HEAD]; ");
     let t = replace_pattern(&t, " xxxxxxxxxxxxxxxx\n", " [CHAIN HEAD]\n");
     assert_expected("hostile_journal/root-in-a-users-journal.txt", &t);
+    Ok(Completion::Completed)
+}
+
+/// Given a user who swaps their journal's `spool/` for a link to a root-owned directory and back,
+/// as fast as a loop can, while root's hooks run in that user's project (root never writes a
+/// user's log: each of its events is spooled for the owner), then nothing ever lands in the
+/// root-owned directory and nothing there is removed, every root hook that exited 0 has its event
+/// ingested exactly once by the user's next hook, and every file in the journal is the user's.
+/// (The spool was checked once by `lstat` and then written and drained by path: 379 root hooks
+/// put a user-owned file into a root-owned directory.)
+fn a_user_swapping_the_spool_for_a_link_never_steers_roots_hooks() -> Outcome {
+    let user = match second_user() {
+        Ok(u) => u,
+        Err(outcome) => return outcome,
+    };
+    let env = shared_world();
+    let project = env.project.clone();
+    std::os::unix::fs::lchown(&project, Some(user.uid), Some(user.gid)).unwrap();
+    let j = env.journal();
+    let out = user.hook(&env, Some(&j), &project, &payload("u", "PostToolUse", 0));
+    quiet_hook(&out, "the user's first hook")?;
+    let roots = env.root().join("roots");
+    std::fs::create_dir(&roots).unwrap();
+    std::fs::set_permissions(&roots, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let keep = roots.join("keep-0000.spool");
+    std::fs::write(&keep, b"root's own file").unwrap();
+    // The user's swapper: a loop of renames and links until the flag file goes away.
+    let flag = env.root().join("swapping");
+    std::fs::write(&flag, b"").unwrap();
+    std::fs::set_permissions(&flag, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let script = format!(
+        "import os\nspool, real, target, flag = {:?}, {:?}, {:?}, {:?}\n\
+         os.makedirs(spool, exist_ok=True)\nn = 0\nwhile os.path.exists(flag):\n\
+         \ttry:\n\t\tos.rename(spool, real); os.symlink(target, spool); n += 1\n\
+         \t\tos.unlink(spool); os.rename(real, spool)\n\texcept OSError:\n\t\tpass\n\
+         print(n)\n",
+        j.join("spool"),
+        j.join("spool.real"),
+        roots,
+        flag,
+    );
+    let swapper = Command::new("python3")
+        .args(["-c", &script])
+        .uid(user.uid)
+        .gid(user.gid)
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("python3: {e}"))?;
+    let mut acknowledged = Vec::new();
+    for i in 1..=200 {
+        let p = payload("u", "PostToolUse", i);
+        let mut c = env.command(&project);
+        c.arg("--journal").arg(&j).arg("hook");
+        // A hook never fails its agent: one that found the spool swapped away says "event lost"
+        // (the user's own journal, the user's own loss) and is not an acknowledgement.
+        let out = common::feed(&mut c, p.as_bytes());
+        if out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("event lost") {
+            acknowledged.push(p);
+        }
+    }
+    std::fs::remove_file(&flag).unwrap();
+    let swapped = swapper.wait_with_output().unwrap();
+    let swaps: u64 = String::from_utf8_lossy(&swapped.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    check(swaps > 0, || "the swapper never swapped".into())?;
+    let landed: Vec<String> = std::fs::read_dir(&roots)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    check(landed == ["keep-0000.spool"], || {
+        format!("root's hooks wrote into or removed from the root-owned directory: {landed:?}")
+    })?;
+    // The spool put back together, as the user would: a link removed, and what the swapper's
+    // own renames stranded in `spool.real` (the loop can stall there) moved back into `spool`.
+    let (spool, real) = (j.join("spool"), j.join("spool.real"));
+    if spool.is_symlink() {
+        std::fs::remove_file(&spool).unwrap();
+    }
+    if real.exists() {
+        if !spool.exists() {
+            std::fs::rename(&real, &spool).unwrap();
+        } else {
+            for e in std::fs::read_dir(&real).unwrap().flatten() {
+                std::fs::rename(e.path(), spool.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let out = user.hook(&env, Some(&j), &project, &payload("u", "PostToolUse", 999));
+    quiet_hook(&out, "the user's next hook")?;
+    let counts = env.journaled_payloads();
+    let missing = acknowledged
+        .iter()
+        .filter(|p| counts.get(p.as_bytes()) != Some(&1))
+        .count();
+    check(!acknowledged.is_empty() && missing == 0, || {
+        format!(
+            "{missing} of {} acknowledged root events not journaled exactly once ({swaps} swaps)",
+            acknowledged.len()
+        )
+    })?;
+    let foreign: Vec<String> = walk(&j)
+        .into_iter()
+        .filter(|(_, uid)| *uid != user.uid)
+        .map(|(p, uid)| format!("{} (uid {uid})", p.display()))
+        .collect();
+    check(foreign.is_empty(), || {
+        format!("root left files the user does not own: {foreign:?}")
+    })?;
     Ok(Completion::Completed)
 }
 

@@ -507,6 +507,51 @@ impl Dir {
     pub fn stat(&self) -> io::Result<libc::stat> {
         fstat(self.fd.as_raw_fd())
     }
+
+    /// The names in this directory (not `.` nor `..`), each with its own status (a link is
+    /// not followed), read through the handle: a name swapped meanwhile for a link elsewhere is
+    /// seen as the link. An entry removed between the listing and its `fstatat` is left out.
+    pub fn entries(&self) -> io::Result<Vec<(std::ffi::OsString, libc::stat)>> {
+        // SAFETY: dup of a descriptor we own; the copy is owned by the DIR stream below.
+        let fd = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is ours; on success the stream owns it, on failure we close it.
+        let stream = unsafe { libc::fdopendir(fd) };
+        if stream.is_null() {
+            let e = io::Error::last_os_error();
+            // SAFETY: `fd` is still ours.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        // The dup shares its offset with our handle: start from the top.
+        // SAFETY: `stream` is a valid DIR stream.
+        unsafe { libc::rewinddir(stream) };
+        let mut names = Vec::new();
+        loop {
+            // SAFETY: `stream` is valid; the entry is read before the next readdir.
+            let ent = unsafe { libc::readdir(stream) };
+            if ent.is_null() {
+                break;
+            }
+            // SAFETY: `d_name` is NUL-terminated by readdir.
+            let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+            let bytes = name.to_bytes();
+            if bytes != b"." && bytes != b".." {
+                names.push(std::ffi::OsString::from(OsStr::from_bytes(bytes)));
+            }
+        }
+        // SAFETY: closes the stream and the dup'd descriptor it owns.
+        unsafe { libc::closedir(stream) };
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            if let Some(st) = lstat_at(self.fd.as_raw_fd(), &name)? {
+                out.push((name, st));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// A temp name beside `name` that no other call or process makes.

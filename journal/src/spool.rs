@@ -78,10 +78,6 @@ pub fn write(dir: &Path, ev: &NewEvent) -> Result<String> {
 /// the handle) when missing; a link or anything but a directory there is refused.
 fn open_spool(dir: &Path, on_behalf: Option<(u32, u32)>) -> Result<door::Dir> {
     let path = dir.join(SPOOL_DIR);
-    let unsafe_spool = |what: &str| Error::Unsafe {
-        path: path.clone(),
-        what: what.into(),
-    };
     match door::Dir::open_nofollow(&path) {
         Ok(d) => Ok(d),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -95,12 +91,7 @@ fn open_spool(dir: &Path, on_behalf: Option<(u32, u32)>) -> Result<door::Dir> {
             Ok(d)
         }
         Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
-            Err(match fs::symlink_metadata(&path) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    unsafe_spool("it is a symbolic link, which the journal never follows")
-                }
-                _ => unsafe_spool("it is not a directory"),
-            })
+            Err(not_a_spool(&path))
         }
         Err(e) => Err(e).ctx(|| format!("opening {}", path.display())),
     }
@@ -159,85 +150,120 @@ fn shared_clock(path: &Path, now: u64, on_behalf: Option<(u32, u32)>) -> Option<
     Some(next)
 }
 
-/// Spooled events in arrival order. Temp files (a writer killed mid-write) are skipped; they were
-/// never acknowledged.
-pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
-    let spool = dir.join(SPOOL_DIR);
-    let rd = match fs::read_dir(&spool) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::Io {
-                context: format!("listing {}", spool.display()),
-                cause: e,
-            })
+/// The most a spool file may hold: a payload at the largest `payload_cap` (64 MiB) with its
+/// envelope, four times over. A larger file is not read, and is left for `verify` to name.
+const FILE_CAP: u64 = 1 << 28;
+
+/// The journal's `spool/` as a handle (a link there is never followed); `None` when there is none.
+fn spool_dir(dir: &Path) -> Result<Option<door::Dir>> {
+    let path = dir.join(SPOOL_DIR);
+    match door::Dir::open_nofollow(&path) {
+        Ok(d) => Ok(Some(d)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
+            Err(not_a_spool(&path))
         }
-    };
-    let owner = files::owner(dir);
-    let mut out = Vec::new();
-    for entry in rd.flatten() {
-        let name = entry.file_name();
-        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(SUFFIX)) else {
-            continue;
-        };
-        if id.starts_with('.') || !genuine(&entry, owner) {
-            continue;
-        }
-        out.push(SpoolEntry {
-            id: id.to_string(),
-            path: entry.path(),
-        });
+        Err(e) => Err(e).ctx(|| format!("listing {}", path.display())),
     }
+}
+
+/// Why `path` (a journal's `spool`) is not used: a link, or not a directory.
+fn not_a_spool(path: &Path) -> Error {
+    let what = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            "it is a symbolic link, which the journal never follows"
+        }
+        _ => "it is not a directory",
+    };
+    Error::Unsafe {
+        path: path.to_path_buf(),
+        what: what.into(),
+    }
+}
+
+/// The names of `spool/` through its handle, with their status (a link is seen as itself).
+fn spool_entries(dir: &Path) -> Result<Vec<(String, libc::stat)>> {
+    let Some(spool) = spool_dir(dir)? else {
+        return Ok(Vec::new());
+    };
+    let entries = spool
+        .entries()
+        .ctx(|| format!("listing {}", spool.path().display()))?;
+    Ok(entries
+        .into_iter()
+        .filter_map(|(name, st)| Some((name.into_string().ok()?, st)))
+        .collect())
+}
+
+/// Spooled events in arrival order. Temp files (a writer killed mid-write) are skipped; they were
+/// never acknowledged. `spool/` is read through a handle: swapped for a link, it lists nothing
+/// of the link's target.
+pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
+    let owner = files::owner(dir);
+    let spool = dir.join(SPOOL_DIR);
+    let mut out: Vec<SpoolEntry> = spool_entries(dir)?
+        .into_iter()
+        .filter_map(|(name, st)| {
+            let id = name.strip_suffix(SUFFIX)?;
+            (!id.starts_with('.') && genuine(&st, owner)).then(|| SpoolEntry {
+                id: id.to_string(),
+                path: spool.join(&name),
+            })
+        })
+        .collect();
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
 }
 
 /// A spool file written by the journal's owner: a regular file (not a link) the owner owns.
-fn genuine(entry: &fs::DirEntry, owner: Option<u32>) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    entry
-        .metadata()
-        .is_ok_and(|m| m.is_file() && Some(m.uid()) == owner)
+fn genuine(st: &libc::stat, owner: Option<u32>) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFREG && Some(st.st_uid) == owner
 }
 
 /// Entries of `spool/` that look like spool files but are not the owner's regular files: never
 /// ingested, named by `verify`. As `(name, what it is)`.
 pub fn impostors(dir: &Path) -> Vec<(String, String)> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(rd) = fs::read_dir(dir.join(SPOOL_DIR)) else {
-        return Vec::new();
-    };
     let owner = files::owner(dir);
-    let mut out: Vec<(String, String)> = rd
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.ends_with(SUFFIX) && !n.starts_with('.'))
-        })
-        .filter_map(|e| {
-            let m = e.metadata().ok()?;
-            let what = if m.file_type().is_symlink() {
-                "a symbolic link".to_string()
-            } else if !m.is_file() {
-                "not a regular file".to_string()
-            } else if Some(m.uid()) != owner {
-                format!("written by another user (uid {})", m.uid())
-            } else {
-                return None;
+    let mut out: Vec<(String, String)> = spool_entries(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(n, _)| n.ends_with(SUFFIX) && !n.starts_with('.'))
+        .filter_map(|(name, st)| {
+            let what = match st.st_mode & libc::S_IFMT {
+                libc::S_IFLNK => "a symbolic link".to_string(),
+                libc::S_IFREG if Some(st.st_uid) != owner => {
+                    format!("written by another user (uid {})", st.st_uid)
+                }
+                libc::S_IFREG => return None,
+                _ => "not a regular file".to_string(),
             };
-            Some((e.file_name().to_string_lossy().into_owned(), what))
+            Some((name, what))
         })
         .collect();
     out.sort();
     out
 }
 
-/// Reads a spooled event. A damaged file (`Error::Corrupt`) is left where it is by the
-/// hook and readers; `verify` names it and `recover` journals its bytes.
+/// The spool directory and the name of `entry` in it.
+fn entry_at(entry: &SpoolEntry) -> Result<(door::Dir, &std::ffi::OsStr)> {
+    let (Some(parent), Some(name)) = (entry.path.parent(), entry.path.file_name()) else {
+        return Err(Error::Unsafe {
+            path: entry.path.clone(),
+            what: "it is not a spool file's path".into(),
+        });
+    };
+    let d = door::Dir::open_nofollow(parent).ctx(|| format!("opening {}", parent.display()))?;
+    Ok((d, name))
+}
+
+/// Reads a spooled event, through the spool's handle (no link followed, a special file refused
+/// without blocking, at most `FILE_CAP` bytes). A damaged file (`Error::Corrupt`) is left where
+/// it is by the hook and readers; `verify` names it and `recover` journals its bytes.
 pub fn read(entry: &SpoolEntry) -> Result<NewEvent> {
-    let bytes =
-        files::read_regular(&entry.path).ctx(|| format!("reading {}", entry.path.display()))?;
+    let (spool, name) = entry_at(entry)?;
+    let bytes = spool
+        .read(Path::new(name), FILE_CAP)
+        .ctx(|| format!("reading {}", entry.path.display()))?;
     decode(&bytes).map_err(|e| Error::Corrupt {
         place: DamagePlace::Spool(entry.id.clone()),
         what: format!("spool file {}.spool: {e}", entry.id),
@@ -259,11 +285,18 @@ fn decode(bytes: &[u8]) -> std::result::Result<NewEvent, String> {
     crate::envelope::decode_bounded(body).map_err(|e| format!("does not decode: {e}"))
 }
 
-/// Removes a drained spool file (missing is fine: a crash may have removed it already).
+/// Removes a drained spool file through the spool's handle (missing is fine: a crash may have
+/// removed it already; `spool/` swapped for a link meanwhile removes nothing elsewhere).
 pub fn remove(entry: &SpoolEntry) -> Result<()> {
-    match fs::remove_file(&entry.path) {
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    let (spool, name) = match entry_at(entry) {
+        Ok(found) => found,
+        Err(Error::Io { cause, .. }) if gone(&cause) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    match spool.remove_file(Path::new(name)) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if gone(&e) => Ok(()),
         Err(e) => Err(Error::Io {
             context: format!("removing {}", entry.path.display()),
             cause: e,
@@ -271,27 +304,24 @@ pub fn remove(entry: &SpoolEntry) -> Result<()> {
     }
 }
 
-/// Removes temp files older than `age` left by writers that were killed mid-write.
+/// Removes temp files older than `age` left by writers that were killed mid-write (through the
+/// spool's handle, as `remove`).
 pub fn sweep_temps(dir: &Path, age: std::time::Duration) {
-    let Ok(rd) = fs::read_dir(dir.join(SPOOL_DIR)) else {
+    let Ok(Some(spool)) = spool_dir(dir) else {
         return;
     };
-    let now = std::time::SystemTime::now();
-    for entry in rd.flatten() {
-        let is_tmp = entry
-            .file_name()
-            .to_str()
-            .map(|n| n.ends_with(".tmp"))
-            .unwrap_or(false);
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| now.duration_since(t).ok())
-            .map(|d| d > age)
-            .unwrap_or(false);
-        if is_tmp && old {
-            let _ = fs::remove_file(entry.path());
+    let Ok(entries) = spool.entries() else {
+        return;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    for (name, st) in entries {
+        let is_tmp = name.to_str().is_some_and(|n| n.ends_with(".tmp"));
+        let old = now.saturating_sub(st.st_mtime) > age.as_secs() as i64;
+        if is_tmp && old && st.st_mode & libc::S_IFMT == libc::S_IFREG {
+            let _ = spool.remove_file(Path::new(&name));
         }
     }
 }
@@ -360,6 +390,36 @@ mod tests {
             landed.is_empty(),
             "{} of {written} landed elsewhere: {landed:?}",
             landed.len()
+        );
+    }
+
+    /// Given `spool/` replaced by a link to another journal's spool holding a genuine spool
+    /// file, when the spool is listed, read and swept, then the link is refused in one line and
+    /// nothing of its target is listed, read or removed.
+    #[test]
+    fn a_spool_that_is_a_link_lists_reads_and_removes_nothing_of_its_target() {
+        let d = tempfile::tempdir().unwrap();
+        let (j, other) = (d.path().join("journal"), d.path().join("other"));
+        fs::create_dir_all(&j).unwrap();
+        fs::create_dir_all(&other).unwrap();
+        write(&other, &event()).unwrap();
+        let theirs = list(&other).unwrap();
+        assert_eq!(theirs.len(), 1);
+        std::os::unix::fs::symlink(other.join(SPOOL_DIR), j.join(SPOOL_DIR)).unwrap();
+        let refused = list(&j).unwrap_err().to_string();
+        assert!(refused.contains("symbolic link"), "{refused}");
+        assert!(impostors(&j).is_empty());
+        let through = SpoolEntry {
+            id: theirs[0].id.clone(),
+            path: j.join(SPOOL_DIR).join(format!("{}{SUFFIX}", theirs[0].id)),
+        };
+        assert!(read(&through).is_err());
+        assert!(remove(&through).is_err());
+        sweep_temps(&j, std::time::Duration::ZERO);
+        assert_eq!(
+            list(&other).unwrap().len(),
+            1,
+            "the target's file was removed"
         );
     }
 
