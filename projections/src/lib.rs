@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod answer;
+pub mod blocks;
 pub mod cline;
 pub mod cline_session;
 pub mod codec;

@@ -67,6 +67,8 @@ pub enum CostBy {
     Session,
     /// Per UTC day.
     Day,
+    /// Per week (UTC days), weeks starting on the given day; the key is the week's first day.
+    Week(chrono::Weekday),
     /// Per UTC month.
     Month,
     /// Per model.
@@ -84,7 +86,7 @@ pub fn cost_rows(
     until: Option<&str>,
     session: Option<&str>,
 ) -> (Vec<CostRow>, CostRow) {
-    let mut rows: BTreeMap<&str, CostRow> = BTreeMap::new();
+    let mut rows: BTreeMap<std::borrow::Cow<'_, str>, CostRow> = BTreeMap::new();
     let mut total = CostRow {
         key: "total".into(),
         ..CostRow::default()
@@ -98,13 +100,15 @@ pub fn cost_rows(
             continue;
         }
         let key = match by {
-            CostBy::Session => it.session,
-            CostBy::Day => day,
-            CostBy::Month => day.get(..7).unwrap_or("unknown"),
-            CostBy::Model => it.model,
+            CostBy::Session => it.session.into(),
+            CostBy::Day => day.into(),
+            CostBy::Week(start) => week_of(day, start).into(),
+            CostBy::Month => day.get(..7).unwrap_or("unknown").into(),
+            CostBy::Model => it.model.into(),
         };
+        let key: std::borrow::Cow<'_, str> = key;
         rows.entry(key)
-            .or_insert_with(|| CostRow {
+            .or_insert_with_key(|key| CostRow {
                 key: key.to_string(),
                 ..CostRow::default()
             })
@@ -132,7 +136,7 @@ pub fn cost_rows(
                 total.input_tokens += row.input_tokens;
                 total.output_tokens += row.output_tokens;
                 total.total_tokens += row.total_tokens;
-                rows.insert(s, row);
+                rows.insert(s.as_str().into(), row);
             }
         }
     }
@@ -141,6 +145,48 @@ pub fn cost_rows(
         costliest_first(&mut rows);
     }
     (rows, total)
+}
+
+/// The first day of the week `day` (`YYYY-MM-DD`) is in, weeks starting on `start`
+/// (`unknown` stays `unknown`).
+pub fn week_of(day: &str, start: chrono::Weekday) -> String {
+    use chrono::Datelike;
+    match chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d") {
+        Ok(d) => {
+            let back = d.weekday().days_since(start);
+            (d - chrono::Days::new(u64::from(back))).to_string()
+        }
+        Err(_) => day.to_string(),
+    }
+}
+
+/// `rows` summed into the groups `group` puts their keys in (a session's host, a journal's
+/// project), costliest first; each group's models sorted and once.
+pub fn regroup(rows: Vec<CostRow>, group: impl Fn(&str) -> String) -> Vec<CostRow> {
+    let mut out: BTreeMap<String, CostRow> = BTreeMap::new();
+    for r in rows {
+        let key = group(&r.key);
+        let g = out.entry(key.clone()).or_insert_with(|| CostRow {
+            key,
+            ..CostRow::default()
+        });
+        g.usd += r.usd;
+        g.unpriced_responses += r.unpriced_responses;
+        g.input_tokens += r.input_tokens;
+        g.output_tokens += r.output_tokens;
+        g.cache_write_tokens += r.cache_write_tokens;
+        g.cache_read_tokens += r.cache_read_tokens;
+        g.total_tokens += r.total_tokens;
+        g.responses += r.responses;
+        for m in r.models {
+            if let Err(i) = g.models.binary_search(&m) {
+                g.models.insert(i, m);
+            }
+        }
+    }
+    let mut rows: Vec<CostRow> = out.into_values().collect();
+    costliest_first(&mut rows);
+    rows
 }
 
 /// Orders cost rows by USD, highest first (ties by key): the order of the by-session,

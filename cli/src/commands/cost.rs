@@ -1,9 +1,10 @@
-//! `cost`: tokens and USD by session, day, month or model.
+//! `cost`: tokens and USD by session, day, week, month, 5-hour billing block, model, host,
+//! project or machine.
 
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::output;
-use crate::render::cost::{render, render_reconciliation, By};
+use crate::render::cost::{render, render_reconciliation, By, WeekStart};
 use engine::state::Partial;
 use projections::fold::{CostRecord, Partition};
 use projections::index;
@@ -27,6 +28,16 @@ pub struct Args {
     /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
+    /// The first day of a week, for --by week.
+    #[arg(long, value_enum, default_value = "sunday")]
+    pub start_of_week: WeekStart,
+    /// With --by block: the active block's projection beside this many tokens (`max`: the most
+    /// any finished block used), ok, warning (over 80%) or exceeds.
+    #[arg(long, value_name = "TOKENS|max")]
+    pub token_limit: Option<String>,
+    /// With --by block: only the active block.
+    #[arg(long)]
+    pub active: bool,
 }
 
 /// Prints tokens and USD, grouped.
@@ -35,7 +46,18 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
     let pricing = settings.pricing();
+    if args.token_limit.is_some() && !matches!(args.by, By::Block) {
+        anyhow::bail!(output::UsageError(
+            "--token-limit goes with --by block".into()
+        ));
+    }
+    if args.active && !matches!(args.by, By::Block) {
+        anyhow::bail!(output::UsageError("--active goes with --by block".into()));
+    }
     let mut p = Partial::open(dir)?;
+    if matches!(args.by, By::Block) {
+        return blocks(p, &pricing, &range, &args);
+    }
     p.load_totals()?;
     let totals = p.state.take_cost_totals();
     // The responses one by one only when a price override's threshold is not a band bound.
@@ -49,11 +71,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let by = match args.by {
-        By::Session => CostBy::Session,
-        By::Day => CostBy::Day,
+        By::Session | By::Host => CostBy::Session,
+        By::Day | By::Machine | By::Project | By::Block => CostBy::Day,
+        By::Week => CostBy::Week(args.start_of_week.into()),
         By::Month => CostBy::Month,
         By::Model => CostBy::Model,
-        By::Machine => CostBy::Day,
     };
     let (since, until) = range.days();
     let (rows, total) = report::cost_rows(
@@ -64,10 +86,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         until.as_deref(),
         None,
     );
-    let rows = if matches!(args.by, By::Machine) {
-        machine_rows(cmd.settings(), &rows, &total)
-    } else {
-        rows
+    let rows = match args.by {
+        By::Machine => one_row(machine(cmd.settings()), &rows, &total),
+        By::Project => one_row(project_of(dir), &rows, &total),
+        By::Host => by_host(&mut p, rows)?,
+        _ => rows,
     };
     if !args.json && totals.host.is_empty() && totals.reported.is_empty() {
         // No host reported a cost: the table has no reconciliation to show.
@@ -148,22 +171,104 @@ fn print_json(
     });
 }
 
-/// Locally, `--by machine` is one row: this machine (as `ship` names it), holding the total.
-fn machine_rows(
-    settings: &engine::settings::Settings,
-    rows: &[CostRow],
-    total: &CostRow,
-) -> Vec<CostRow> {
-    if rows.is_empty() {
-        return Vec::new();
-    }
-    let machine = settings
+/// This machine, as `ship` names it.
+fn machine(settings: &engine::settings::Settings) -> String {
+    settings
         .ship
         .machine
         .clone()
-        .unwrap_or_else(crate::ship::hostname);
+        .unwrap_or_else(crate::ship::hostname)
+}
+
+/// The project a journal directory keeps: the directory it is in (`.hookjournal`'s parent), or
+/// the journal's own path when it is elsewhere (`HOOKJOURNAL_DIR`).
+fn project_of(dir: &std::path::Path) -> String {
+    match (dir.file_name(), dir.parent()) {
+        (Some(n), Some(parent)) if n == ".hookjournal" => parent.display().to_string(),
+        _ => dir.display().to_string(),
+    }
+}
+
+/// Locally, `--by machine` and `--by project` are one row: this machine, or this journal's
+/// project, holding the total.
+fn one_row(key: String, rows: &[CostRow], total: &CostRow) -> Vec<CostRow> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
     vec![CostRow {
-        key: machine,
+        key,
         ..total.clone()
     }]
+}
+
+/// The by-session rows summed per session's host (from the sessions index; a session it does
+/// not know counts as `unknown`).
+fn by_host(p: &mut Partial, rows: Vec<CostRow>) -> anyhow::Result<Vec<CostRow>> {
+    let shards: BTreeSet<u8> = rows.iter().map(|r| index::shard_of(&r.key)).collect();
+    for n in shards {
+        p.load(&Partition::SessionIndex(n))?;
+    }
+    let host = |s: &str| {
+        p.state
+            .index
+            .get(&index::shard_of(s))
+            .and_then(|shard| shard.get(s))
+            .map(|sum| sum.host.clone())
+            .unwrap_or_else(|| "unknown".into())
+    };
+    Ok(report::regroup(rows, host))
+}
+
+/// `cost --by block`: every response in time order cut into 5-hour blocks (ccusage's rule);
+/// `--since`/`--until` keep the blocks that start within them.
+fn blocks(
+    mut p: Partial,
+    pricing: &projections::pricing::PricingTable,
+    range: &Range,
+    args: &Args,
+) -> anyhow::Result<ExitCode> {
+    use projections::blocks;
+    p.load_cost()?;
+    let responses = p.state.take_responses();
+    let now_ms = crate::clock::now_us() / 1000;
+    let mut all = blocks::blocks(blocks::entries(responses.values(), pricing), now_ms);
+    let (since, until) = range.days();
+    all.retain(|b| {
+        let day = crate::render::blocks::day(b.start_ms);
+        since.as_deref().is_none_or(|s| day.as_str() >= s)
+            && until.as_deref().is_none_or(|u| day.as_str() <= u)
+    });
+    // `max` is the most any finished block used, `--active` or not (ccusage takes it after
+    // `--active`, where no finished block is left, and shows no limit).
+    let limit = match args.token_limit.as_deref() {
+        None => None,
+        Some("max") => Some(blocks::max_finished_tokens(&all)).filter(|&n| n > 0),
+        Some(n) => Some(n.replace(['_', ','], "").parse::<u64>().map_err(|_| {
+            output::UsageError(format!("--token-limit {n}: a number of tokens, or max"))
+        })?),
+    };
+    if args.active {
+        all.retain(|b| b.active);
+    }
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            by: &'static str,
+            blocks: Vec<crate::render::blocks::BlockJson<'a>>,
+        }
+        output::print_json(&Json {
+            by: "block",
+            blocks: all
+                .iter()
+                .map(|b| crate::render::blocks::json(b, now_ms, limit))
+                .collect(),
+        });
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.active && all.is_empty() {
+        println!("no active block: nothing was used in the last 5 hours");
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", crate::render::blocks::render(&all, now_ms, limit));
+    Ok(ExitCode::SUCCESS)
 }

@@ -50,9 +50,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         let url = crate::ship::team::resolve(&source, cmd.journal_arg())?;
         return match cli.command {
             Command::Sessions(a) => crate::ship::team::sessions(&url, a.json),
-            Command::Cost(a) => {
-                crate::ship::team::cost(&url, a.by, a.since.as_deref(), a.until.as_deref(), a.json)
-            }
+            Command::Cost(a) => crate::ship::team::cost(
+                &url,
+                a.by,
+                a.start_of_week.into(),
+                a.since.as_deref(),
+                a.until.as_deref(),
+                a.json,
+            ),
             Command::Tasks(a) => crate::ship::team::tasks(
                 &url,
                 matches!(a.cmd, None | Some(tasks::Cmd::List)),

@@ -10,12 +10,54 @@ pub enum By {
     Session,
     /// One row per day (UTC)
     Day,
+    /// One row per week (UTC days; see --start-of-week)
+    Week,
     /// One row per month (UTC)
     Month,
+    /// One row per 5-hour billing block, with the active block's burn rate and projection
+    Block,
     /// One row per model
     Model,
+    /// One row per host (the agent that ran the session)
+    Host,
+    /// One row per project (locally: this one)
+    Project,
     /// One row per machine (locally: this one; with --source: every machine that shipped).
     Machine,
+}
+
+/// The first day of a week, for `cost --by week`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default)]
+pub enum WeekStart {
+    /// Weeks from Sunday (as ccusage's weekly report)
+    #[default]
+    Sunday,
+    /// Weeks from Monday (ISO 8601)
+    Monday,
+    /// Weeks from Tuesday
+    Tuesday,
+    /// Weeks from Wednesday
+    Wednesday,
+    /// Weeks from Thursday
+    Thursday,
+    /// Weeks from Friday
+    Friday,
+    /// Weeks from Saturday
+    Saturday,
+}
+
+impl From<WeekStart> for chrono::Weekday {
+    fn from(w: WeekStart) -> chrono::Weekday {
+        match w {
+            WeekStart::Sunday => chrono::Weekday::Sun,
+            WeekStart::Monday => chrono::Weekday::Mon,
+            WeekStart::Tuesday => chrono::Weekday::Tue,
+            WeekStart::Wednesday => chrono::Weekday::Wed,
+            WeekStart::Thursday => chrono::Weekday::Thu,
+            WeekStart::Friday => chrono::Weekday::Fri,
+            WeekStart::Saturday => chrono::Weekday::Sat,
+        }
+    }
 }
 
 /// Transcript cost beside the host's own, per session and in total, with the difference named.
@@ -67,8 +109,12 @@ pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
     let key = match by {
         By::Session => "SESSION",
         By::Day => "DAY",
+        By::Week => "WEEK OF",
         By::Month => "MONTH",
+        By::Block => "BLOCK",
         By::Model => "MODEL",
+        By::Host => "HOST",
+        By::Project => "PROJECT",
         By::Machine => "MACHINE",
     };
     let mut t = Table::new(&[

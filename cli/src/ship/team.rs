@@ -129,6 +129,7 @@ impl Rec {
 fn cost_rows(
     recs: &[Rec],
     by: By,
+    week_start: chrono::Weekday,
     since: Option<&str>,
     until: Option<&str>,
 ) -> (Vec<CostRow>, CostRow) {
@@ -145,9 +146,13 @@ fn cost_rows(
         let key = match by {
             By::Session => r.session.clone(),
             By::Day => day.to_string(),
+            By::Week => projections::report::week_of(day, week_start),
             By::Month => day.get(..7).unwrap_or("unknown").to_string(),
             By::Model => r.model.clone(),
             By::Machine => r.machine.clone(),
+            By::Block | By::Host | By::Project => {
+                unreachable!("refused by `cost` before the store is read")
+            }
         };
         let row = rows.entry(key.clone()).or_insert_with(|| CostRow {
             key,
@@ -194,10 +199,17 @@ fn cost_rows(
 pub fn cost(
     url: &str,
     by: By,
+    week_start: chrono::Weekday,
     since: Option<&str>,
     until: Option<&str>,
     json: bool,
 ) -> Result<ExitCode> {
+    if matches!(by, By::Block | By::Host | By::Project) {
+        anyhow::bail!(
+            "cost --by {} reads a journal on this machine; the team store keeps no response times, hosts or projects (yet)",
+            format!("{by:?}").to_lowercase()
+        );
+    }
     let range = crate::dates::Range::new(since, until)?;
     let (since, until) = range.days();
     let mut c = open(url)?;
@@ -225,7 +237,7 @@ pub fn cost(
             usd: r.get(10),
         })
         .collect();
-    let (rows, total) = cost_rows(&recs, by, since.as_deref(), until.as_deref());
+    let (rows, total) = cost_rows(&recs, by, week_start, since.as_deref(), until.as_deref());
     if json {
         output::print_json(&serde_json::json!({
             "by": format!("{by:?}").to_lowercase(), "rows": rows, "total": total
