@@ -5,8 +5,24 @@
 
 mod common;
 use common::*;
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
 use std::path::Path;
+
+fn main() {
+    let args = Arguments::from_args();
+    let trials = vec![
+        Trial::ignorable_test(
+            "blocks_are_ccusages_blocks_over_the_same_transcripts",
+            blocks_are_ccusages_blocks_over_the_same_transcripts,
+        ),
+        Trial::test(
+            "cost_by_block_week_host_and_project_whole",
+            cost_by_block_week_host_and_project_whole,
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
 
 const SID_A: &str = "0b7d7a52-5a0e-4c61-9b55-1d1b2e6c1a01";
 const SID_B: &str = "0b7d7a52-5a0e-4c61-9b55-1d1b2e6c1a02";
@@ -173,17 +189,16 @@ fn agree(ours: &Value, theirs: &Value) -> Vec<String> {
 /// active now (ccusage knows only the real clock, so the times are set from it), when imported,
 /// then `cost --by block --json` is ccusage's `blocks --json` block by block, with and without a
 /// token limit, and the blocks' dollars add up to `cost`'s total.
-#[test]
-fn blocks_are_ccusages_blocks_over_the_same_transcripts() {
+fn blocks_are_ccusages_blocks_over_the_same_transcripts() -> Result<Completion, Failed> {
     let Some(bin) = common::ccusage::bin() else {
-        if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
-            panic!("HOOKJOURNAL_REQUIRE_CCUSAGE=1 but ccusage is not installed (bash .ci/install-ccusage.sh)");
-        }
-        eprintln!(
-            "ignored: ccusage {} not installed",
+        let why = format!(
+            "ccusage {} is not installed (bash .ci/install-ccusage.sh)",
             common::ccusage::VERSION
         );
-        return;
+        if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
+            return Err(format!("HOOKJOURNAL_REQUIRE_CCUSAGE=1, but {why}").into());
+        }
+        return Ok(Completion::ignored_with(why));
     };
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
@@ -227,14 +242,17 @@ fn blocks_are_ccusages_blocks_over_the_same_transcripts() {
     if (sum - total).abs() > 1e-9 {
         failures.push(format!("blocks sum to ${sum}, cost's total is ${total}"));
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    if failures.is_empty() {
+        Ok(Completion::Completed)
+    } else {
+        Err(failures.join("\n").into())
+    }
 }
 
 /// Given the same kind of corpus at fixed times and "now" pinned inside its last block, the
 /// tables of `cost --by block` (with a limit, and `--active`), `--by week` (from Sunday and from
 /// Monday), `--by host` and `--by project`, whole; and the flags that go only with blocks refused.
-#[test]
-fn cost_by_block_week_host_and_project_whole() {
+fn cost_by_block_week_host_and_project_whole() -> Result<(), Failed> {
     let mut env = TestEnvironment::new();
     // 2026-11-28 (a Saturday) 09:12 UTC.
     let t0 = 1_795_857_120_000;
@@ -265,4 +283,5 @@ fn cost_by_block_week_host_and_project_whole() {
         env.step(&mut t, args);
     }
     assert_expected("cost/blocks-weeks-hosts.txt", &t);
+    Ok(())
 }
