@@ -82,11 +82,17 @@ pub enum Command {
     Show(commands::show::Args),
     /// Event by event, with the projection changes each event caused.
     Replay(commands::replay::Args),
+    /// Find prompts, tool inputs and outputs, paths, commands, notifications and tasks.
+    ///
+    /// Every word is required (`word*` matches words starting so); matches are ranked by
+    /// relevance, each with its seq, time, session and field. The index is derived from the
+    /// journal (`.hookjournal/search/`), brought up to date by each search, rebuilt at will.
+    Search(commands::search::Args),
     /// Write a JSONL report.
     Export(commands::export::Args),
     /// Rebuild a journal from an events export, or backfill usage from transcripts.
     Import(commands::import::Args),
-    /// Tokens and USD by session, day, month or model.
+    /// Tokens and USD by session, day, week, month, 5-hour block, model, host or project.
     Cost(commands::cost::Args),
     /// The task store.
     Tasks(commands::tasks::Args),

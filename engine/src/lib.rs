@@ -17,6 +17,7 @@ pub mod loop_tasks;
 pub mod maintenance;
 pub mod mirror;
 pub mod registration;
+pub mod search;
 pub mod settings;
 pub mod state;
 pub mod trace;

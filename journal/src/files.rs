@@ -88,7 +88,7 @@ pub const GITIGNORE: &[u8] = b"*\n";
 /// A name the journal gives an entry of its directory (a damaged or half-made journal may hold
 /// only some of them).
 fn is_journal_name(name: &str) -> bool {
-    const NAMES: [&str; 21] = [
+    const NAMES: [&str; 22] = [
         "CURRENT",
         "ROTATING",
         "ACTIVE_EMPTY",
@@ -110,6 +110,7 @@ fn is_journal_name(name: &str) -> bool {
         "segments",
         "spool",
         "statusline",
+        "search",
     ];
     NAMES.contains(&name)
         || name.starts_with("active-")

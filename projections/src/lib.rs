@@ -36,6 +36,7 @@ pub mod replay;
 pub mod report;
 pub mod reported;
 pub mod scenario;
+pub mod search;
 pub mod session;
 pub mod statusline;
 pub mod tasks;

@@ -17,6 +17,7 @@ pub mod recover;
 pub mod replay;
 pub mod report;
 pub mod rewind;
+pub mod search;
 pub mod sessions;
 pub mod ship;
 pub mod show;
@@ -92,6 +93,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sessions(a) => sessions::run(&cmd, a),
         Command::Show(a) => show::run(&cmd, a),
         Command::Replay(a) => replay::run(&cmd, a),
+        Command::Search(a) => search::run(&cmd, a),
         Command::Export(a) => export::run(&cmd, a),
         Command::Import(a) => import::run(&cmd, a),
         Command::Cost(a) => cost::run(&cmd, a),
