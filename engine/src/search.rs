@@ -206,6 +206,10 @@ fn still_the_log(snap: &journal::ReadSnapshot, seq: u64, hash: &str) -> Result<b
     if seq > snap.head_seq {
         return Ok(false);
     }
+    if seq == snap.head_seq {
+        // Nothing new since the last search: the head is at hand, no segment is read.
+        return Ok(journal::hex(&snap.head_hash) == hash);
+    }
     let mut found = None;
     snap.for_each_in(seq, seq, |e| {
         found = Some(journal::hex(&e.hash));
