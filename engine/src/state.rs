@@ -407,6 +407,12 @@ pub fn readonly_status(dir: &Path) -> Result<(journal::Status, usize)> {
     Ok((st, view.state.sessions.len()))
 }
 
+/// Whether `dir` holds a journal's store (its `CURRENT` or its lock), whatever state it is in.
+pub fn is_journal(dir: &Path) -> bool {
+    journal::files::is_present(&dir.join("CURRENT"))
+        || journal::files::is_present(&dir.join("lock"))
+}
+
 /// Whether an error says the journal can be read but not written by this user.
 pub fn is_readonly(e: &anyhow::Error) -> bool {
     e.downcast_ref::<journal::Error>()
