@@ -12,6 +12,7 @@
 pub mod codex_trust;
 pub mod doctor;
 pub mod hook;
+pub mod import;
 pub mod ingest;
 pub mod loop_tasks;
 pub mod maintenance;
@@ -28,7 +29,7 @@ pub use transaction::Transaction;
 
 /// The journal handle a command holds (opened by `state`: `open_read`, `open_and_drain`), and
 /// the errors a caller branches on. Its transactions are the engine's (`Transaction`).
-pub use journal::{Error, Journal};
+pub use journal::{Error, Journal, OpenOptions};
 
 /// The log's data as the commands read and render it: envelopes, their order and hashes, one
 /// consistent snapshot of the log, and what `verify` reports. Reading only: nothing here
