@@ -1071,6 +1071,12 @@ pub fn spooled(dir: &Path) -> usize {
     spool::list(dir).map(|l| l.len()).unwrap_or(0)
 }
 
+/// Whether `dir` has an active store yet (`CURRENT`, even a link: `verify` looks at what is
+/// there); a journal whose events all wait in the spool has none.
+pub fn has_store(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("CURRENT")).is_ok()
+}
+
 /// Whether `dir` holds events to read: an active store (`CURRENT`) or a spool.
 pub fn has_events(dir: &Path) -> bool {
     dir.join("CURRENT").exists() || dir.join(spool::SPOOL_DIR).is_dir()

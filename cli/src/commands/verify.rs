@@ -97,7 +97,7 @@ fn check_checkpoint(
     let mut notes = Vec::new();
     let mut older_checkpoint = false;
     // No store yet: a journal this user can only read whose events all wait in the spool.
-    let store = std::fs::symlink_metadata(dir.join("CURRENT")).is_ok();
+    let store = state::has_store(dir);
     if report.ok() && store {
         // Only a sound log is worth replaying.
         match state::open_read(dir) {
