@@ -502,3 +502,40 @@ fn every_test_target_with_its_own_main_runs_it() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The CLI reaches the journal only through the engine (issue 40): `journal` is no dependency of
+/// the `hookjournal` crate (its tests may use it), no CLI source names it, and no command names
+/// a store file (`CURRENT`, `lock`, `state/REBUILDING`): the engine answers those questions.
+#[test]
+fn the_cli_reaches_the_journal_only_through_the_engine() {
+    let ws = workspace();
+    let manifest = std::fs::read_to_string(ws.join("cli/Cargo.toml")).unwrap();
+    let deps = manifest
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap();
+    assert!(
+        !deps.lines().any(|l| l.starts_with("journal")),
+        "cli/Cargo.toml's [dependencies] name journal"
+    );
+    let mut named = Vec::new();
+    for file in sources(&ws.join("cli/src")) {
+        let code = production(&std::fs::read_to_string(&file).unwrap());
+        let rel = file.strip_prefix(&ws).unwrap().display().to_string();
+        for line in code.lines() {
+            let store_file = ["\"CURRENT\"", "join(\"lock\")", "REBUILDING"]
+                .iter()
+                .any(|s| line.contains(s));
+            let journal = line.contains("journal::") && !line.contains("engine::");
+            if journal || store_file {
+                named.push(format!("{rel}: {}", line.trim()));
+            }
+        }
+    }
+    assert_eq!(
+        named,
+        Vec::<String>::new(),
+        "the CLI names the journal or a store file"
+    );
+}

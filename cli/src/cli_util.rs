@@ -4,7 +4,7 @@
 
 use engine::settings::{self, Settings};
 use engine::state::{self, View};
-use journal::Journal;
+use engine::Journal;
 use projections::fold::State;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ impl CommandHelper {
     /// inject nothing from it until `hookjournal trust` adopts it.
     pub fn note_origin(&self) {
         self.noted.get_or_init(|| {
-            if let journal::origin::Origin::Foreign(why) = journal::origin::status(self.dir()) {
+            if let engine::origin::Origin::Foreign(why) = engine::origin::status(self.dir()) {
                 eprintln!(
                     "hookjournal: note: {} is foreign: {}; it is read as it is, but hooks record nothing into it and inject nothing from it until `hookjournal trust` adopts it",
                     crate::output::escape(&self.dir().display().to_string()),

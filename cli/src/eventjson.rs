@@ -3,7 +3,7 @@
 //! `import --events` reads it back into identical envelopes: same hashes, same chain head.
 
 use base64::Engine;
-use journal::{hex, Envelope, Truncation};
+use engine::log::{hex, Envelope, Truncation};
 use projections::{Kind, KindOf};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -222,7 +222,7 @@ struct TruncLine {
 }
 
 fn unhex(s: &str) -> Result<[u8; 32], String> {
-    journal::unhex(s).ok_or_else(|| format!("hash {s:?} is not 64 hex digits"))
+    engine::log::unhex(s).ok_or_else(|| format!("hash {s:?} is not 64 hex digits"))
 }
 
 /// Parses a line of the events report back into its envelope (hash as recorded, not recomputed).
@@ -304,7 +304,7 @@ pub fn read_line(line: &str) -> Result<Envelope, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use journal::{NewEvent, ZERO_HASH};
+    use engine::log::{NewEvent, ZERO_HASH};
 
     fn env(payload: &[u8], kind: Kind) -> Envelope {
         Envelope::seal(

@@ -56,7 +56,7 @@ fn usable(dir: &Path) -> bool {
     let Ok(m) = std::fs::symlink_metadata(dir) else {
         return false;
     };
-    let me = journal::files::euid();
+    let me = engine::fs::files::euid();
     m.is_dir() && (m.uid() == me || (me == 0 && foreign_refusal(dir, &m).is_none()))
 }
 
@@ -89,7 +89,7 @@ fn foreign_refusal(dir: &Path, m: &std::fs::Metadata) -> Option<String> {
 pub fn refusal(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(dir).ok()?;
-    let me = journal::files::euid();
+    let me = engine::fs::files::euid();
     if m.file_type().is_symlink() {
         Some(format!(
             "{} is a symbolic link; the journal is never reached through one, so nothing is recorded",
@@ -109,7 +109,7 @@ pub fn refusal(dir: &Path) -> Option<String> {
     } else if m.uid() != me {
         foreign_refusal(dir, &m)
     } else {
-        journal::files::check_adoptable(dir)
+        engine::fs::files::check_adoptable(dir)
             .err()
             .map(|e| format!("{e}; nothing is recorded"))
     }

@@ -1,5 +1,6 @@
-//! The hook's transaction: bytes in → envelope → journal → fold → answer out, for one
-//! invocation the CLI has read and parsed (`Invocation`). See `handle`.
+//! The hook's transaction: bytes in → envelope → journal → fold → answer out. `run` is the whole
+//! invocation behind the CLI's edge (stdin, env, stdout: `Edge`); `classify` turns its bytes into
+//! the event to record (`Invocation`); `handle` is the transaction.
 
 use crate::ingest::{self, Observation};
 use crate::settings::Settings;
@@ -8,7 +9,8 @@ use crate::trace::mark;
 use crate::writer::{write, Held, WriteError, Writer};
 use journal::{spool, NewEvent, OpenOptions};
 use projections::derived::{self, ResponseEmitted, SessionMetrics};
-use projections::event::{Canonical, HookEvent};
+use projections::event::{self, Canonical, HookEvent};
+use projections::host::{CallerEnv, Host};
 use projections::policy;
 use projections::{Kind, KindOf};
 use std::path::Path;
@@ -743,4 +745,224 @@ fn session_metrics(
         branch: s.branch.clone(),
         duration_ms: p.metrics.duration_ms,
     })
+}
+
+/// The hook's command line, parsed leniently by the CLI (a hook never fails on an argument).
+#[derive(Debug, Default)]
+pub struct Flags {
+    /// `--journal DIR`.
+    pub journal: Option<std::path::PathBuf>,
+    /// `--host NAME`: the host to assume when neither the payload nor the environment tells.
+    pub host: Option<String>,
+    /// `--plugin`: run by the Claude Code plugin.
+    pub plugin: bool,
+    /// `--event NAME`, for payloads that name none.
+    pub event: Option<String>,
+    /// The last argument when it is JSON (where Codex's legacy `notify` puts its payload).
+    pub last_arg: Option<String>,
+}
+
+/// The hook process's edge, as the CLI holds it: stdin, the environment, stdout. Everything
+/// between them is `run`'s.
+pub trait Edge {
+    /// Reads stdin to EOF, keeping at most `cap` bytes (and hashing all of them).
+    fn read_stdin(&mut self, cap: usize) -> (Vec<u8>, Option<journal::Truncation>);
+    /// A variable of the hook's environment.
+    fn env(&self, name: &str) -> Option<std::ffi::OsString>;
+    /// Prints `out` as one line on stdout, flushed.
+    fn answer(&mut self, out: &str);
+    /// Says, when stdin is a terminal, what the hook waits for.
+    fn waiting_notice(&self);
+    /// The message of a panic caught while the hook ran (spooled with its event).
+    fn panic_message(&self) -> String;
+}
+
+/// One hook invocation, start to end: the plugin's deference to a settings registration, the
+/// journal `dir` refused (`refusal`) or foreign, the settings, the payload read and classified,
+/// the incidents an earlier hook left, the transaction (`handle`), the answer printed, then the
+/// work left for after it (`Handled::after_answer`). Never fails: what goes wrong is one line
+/// on stderr.
+pub fn run(flags: &Flags, dir: &Path, refusal: Option<String>, edge: &mut dyn Edge) {
+    if flags.plugin && defer_to_settings(edge) {
+        return;
+    }
+    if let Some(why) = refusal {
+        eprintln!("hookjournal: {why}");
+        return;
+    }
+    // A journal that came with the repository (or from another machine or directory): nothing
+    // from it reaches the agent, and nothing is added to it, until the user adopts it.
+    if let journal::origin::Origin::Foreign(why) = journal::origin::status(dir) {
+        let msg = format!(
+            "hookjournal: {} is foreign: {why}; nothing is recorded into it or injected from it until `hookjournal trust` adopts it",
+            dir.display()
+        );
+        eprintln!("{msg}");
+        // Claude Code shows a SessionStart `systemMessage` to the user (not to the model): an
+        // upgraded user's journal from before origin markers is not left idle unseen.
+        let claude = flags
+            .host
+            .as_deref()
+            .is_none_or(|h| h == Host::Claude.as_str());
+        // Read whatever the host: it is written to us, and left unread it could block the host.
+        let start = reads_session_start(edge);
+        if claude && start {
+            edge.answer(&serde_json::json!({ "systemMessage": msg }).to_string());
+        }
+        return;
+    }
+    let (settings, warning) = Settings::load(dir);
+    mark("settings");
+    edge.waiting_notice();
+    let inv = read_invocation(flags, &settings, edge);
+    // Gemini CLI shows a hook's stderr to the user ("Hook system message") whenever stdout is
+    // empty: a settings warning there would appear on every call. `hookjournal status` and every
+    // other command report it.
+    if inv.host != Host::Gemini.as_str() {
+        for line in warning.iter().flat_map(|w| w.lines()) {
+            eprintln!("hookjournal: {line}");
+        }
+    }
+    // What an earlier hook could not keep, before this one adds anything of its own.
+    say_missing_events(dir);
+    let handled = handle(dir, &settings, &inv, &|| edge.panic_message());
+    if let Some(out) = &handled.stdout {
+        edge.answer(out);
+    }
+    handled.after_answer(dir, &settings, &inv);
+    mark("close");
+}
+
+/// Whether the payload on stdin (read up to 1 MiB) is a SessionStart.
+fn reads_session_start(edge: &mut dyn Edge) -> bool {
+    let (payload, _) = edge.read_stdin(1 << 20);
+    serde_json::from_slice::<serde_json::Value>(&payload)
+        .is_ok_and(|v| v["hook_event_name"] == "SessionStart")
+}
+
+/// The plugin's hook beside a settings file that registers hookjournal as well: the settings'
+/// handler journals every event, so this one does nothing — and says so, once a session, at
+/// SessionStart (a `systemMessage` the user sees).
+fn defer_to_settings(edge: &mut dyn Edge) -> bool {
+    let project = edge.env("CLAUDE_PROJECT_DIR").map(std::path::PathBuf::from);
+    let files = crate::registration::claude_settings_files(project.as_deref());
+    let Some(file) = crate::registration::hooks_registered_in(&files) else {
+        return false;
+    };
+    if reads_session_start(edge) {
+        let msg = format!(
+            "hookjournal: {} registers hookjournal and so does its Claude Code plugin; the plugin stays idle so that no event is journaled twice (`hookjournal uninstall` keeps only the plugin)",
+            file.display()
+        );
+        edge.answer(&serde_json::json!({ "systemMessage": msg }).to_string());
+    }
+    true
+}
+
+/// Events an earlier hook could not make durable: said once, on stderr (one `stat` when none).
+fn say_missing_events(dir: &Path) {
+    for i in journal::incidents::take_unread(dir) {
+        let at = chrono::DateTime::from_timestamp_millis(i.at_ms)
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "hookjournal: an event may be missing from the journal: at {at}, {} (`hookjournal status` lists it)",
+            projections::text::one_line(&i.text)
+        );
+    }
+}
+
+/// Reads stdin (or Codex's legacy `notify` argument), detects the host, parses the payload and
+/// builds the event to record: `Malformed` when it does not parse.
+fn read_invocation(flags: &Flags, settings: &Settings, edge: &mut dyn Edge) -> Invocation {
+    let recorded_at_us = now_us();
+    let (payload, truncated) = edge.read_stdin(settings.hook.payload_cap);
+    let agent_id = edge
+        .env(&settings.policy.loop_agent_env)
+        .and_then(|v| v.into_string().ok())
+        .filter(|a| !a.trim().is_empty());
+    let caller = CallerEnv::read(|name| edge.env(name).is_some_and(|v| !v.is_empty()));
+    classify(flags, recorded_at_us, payload, truncated, agent_id, &caller)
+}
+
+/// The invocation's bytes (stdin, or Codex's `notify` argument) as the event to record: the whole
+/// of what the hook decides before it touches the journal, I/O aside (fuzzed: the CLI's `fuzz::classify_hook`).
+pub fn classify(
+    flags: &Flags,
+    recorded_at_us: i64,
+    mut payload: Vec<u8>,
+    mut truncated: Option<journal::Truncation>,
+    agent_id: Option<String>,
+    caller: &CallerEnv,
+) -> Invocation {
+    // Codex's legacy `notify` passes its JSON as the last argument, with empty stdin.
+    let mut notify: Option<(String, Option<String>)> = None;
+    if payload.iter().all(u8::is_ascii_whitespace) {
+        if let Some(arg) = flags
+            .last_arg
+            .as_deref()
+            .and_then(event::codex_notify_payload)
+        {
+            notify = Some(notify_name_and_thread(&arg));
+            payload = arg;
+            truncated = None;
+        }
+    }
+    let host = match (&notify, flags.host.as_deref()) {
+        (Some(_), None | Some("auto")) => Host::Codex,
+        (_, hint) => event::detect_host_with(&payload, hint, caller),
+    };
+    let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
+        event::parse_named(&host, &payload, flags.event.as_deref())
+    } else {
+        None
+    };
+    let (kind, session_id) = match (&notify, &parsed) {
+        (Some((name, thread)), _) => (Kind::Hook { name: name.clone() }, thread.clone()),
+        (None, Some(ev)) => (
+            Kind::Hook {
+                name: ev.name.clone(),
+            },
+            ev.session_id.clone(),
+        ),
+        (None, None) => {
+            let reason = if truncated.is_some() {
+                "payload over the size cap (truncated)".to_string()
+            } else {
+                event::malformed_reason(&payload).unwrap_or_else(|| "unreadable payload".into())
+            };
+            (Kind::Malformed { reason }, None)
+        }
+    };
+    let ev = NewEvent {
+        recorded_at_us,
+        host: host.to_string(),
+        kind: kind.into(),
+        session_id,
+        agent_id: agent_id.clone(),
+        payload,
+        truncated,
+        spooled: false,
+    };
+    Invocation {
+        ev,
+        parsed,
+        agent_id,
+        host: host.to_string(),
+    }
+}
+
+/// A `notify` payload's event name (`type`) and thread id.
+fn notify_name_and_thread(arg: &[u8]) -> (String, Option<String>) {
+    let v: serde_json::Value = serde_json::from_slice(arg).unwrap_or_default();
+    let name = v
+        .get("type")
+        .and_then(|t| t.as_str())
+        .unwrap_or("notify")
+        .to_string();
+    let thread = v
+        .get("thread-id")
+        .and_then(|t| t.as_str())
+        .map(str::to_string);
+    (name, thread)
 }

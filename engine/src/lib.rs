@@ -12,6 +12,7 @@
 pub mod codex_trust;
 pub mod doctor;
 pub mod hook;
+pub mod import;
 pub mod ingest;
 pub mod loop_tasks;
 pub mod maintenance;
@@ -21,8 +22,36 @@ pub mod search;
 pub mod settings;
 pub mod state;
 pub mod trace;
+pub mod transaction;
 pub mod trust;
 pub mod writer;
+
+pub use transaction::Transaction;
+
+/// The journal handle a command holds (opened by `state`: `open_read`, `open_and_drain`), and
+/// the errors a caller branches on. Its transactions are the engine's (`Transaction`).
+pub use journal::{Error, Journal, OpenOptions};
+
+/// The log's data as the commands read and render it: envelopes, their order and hashes, one
+/// consistent snapshot of the log, and what `verify` reports. Reading only: nothing here
+/// writes the journal.
+pub mod log {
+    pub use journal::{
+        hex, unhex, verify, Damage, DamagePlace, Envelope, Hash, NewEvent, ReadSnapshot, Result,
+        Seq, Status, Truncation, VerifyReport, ZERO_HASH,
+    };
+}
+
+/// The file system through the journal's one door (`journal::door`: directory handles, bounded
+/// reads, no link followed) and its file helpers and modes, for the commands that write files
+/// of their own (install, the statusline's view, ship's cursors).
+pub mod fs {
+    pub use journal::{door, files, write_atomic, Durability, DIR_MODE, FILE_MODE};
+}
+
+/// Where a journal came from (a foreign one records nothing until `trust` adopts it), and the
+/// incidents a user must learn of.
+pub use journal::{incidents, origin};
 
 /// Finds the one session `want` names: its id, or a prefix of exactly one id.
 pub fn resolve_session<'a>(

@@ -101,11 +101,15 @@ pub fn spawn_rebuild(dir: &Path) {
 
 /// Rebuilds the checkpoint from the log (`recover --checkpoint-only`): marked stale, then opened
 /// by a writer, which rebuilds a stale checkpoint before anything else.
+/// The detached rebuild's marker goes whatever the outcome: the next hook may start another.
 pub fn rebuild_checkpoint(dir: &Path) -> Result<()> {
-    journal::checkpoint::mark_stale(dir, "rebuild requested by recover")?;
-    drop(crate::state::open_and_drain(dir, false)?);
+    let rebuilt = (|| -> Result<()> {
+        journal::checkpoint::mark_stale(dir, "rebuild requested by recover")?;
+        drop(crate::state::open_and_drain(dir, false)?);
+        Ok(())
+    })();
     let _ = std::fs::remove_file(dir.join(journal::checkpoint::DIR).join(REBUILDING));
-    Ok(())
+    rebuilt
 }
 
 /// Starts `hookjournal --journal DIR ARGS` detached (its own process group, stdio closed),
@@ -137,4 +141,44 @@ fn spawn(dir: &Path, marker: &Path, fresh: Duration, args: &[&str]) {
     if spawned.is_err() {
         let _ = std::fs::remove_file(marker);
     }
+}
+
+/// Journals (`recover`) every spool file that fails its checksum as a `Malformed` event holding its bytes.
+pub fn journal_damaged_spool(dir: &Path) -> Result<usize> {
+    let mut j = crate::state::open_and_drain(dir, false)?;
+    let mut tx = j.begin();
+    let mut done = Vec::new();
+    for entry in journal::spool::list(dir)? {
+        let Err(e) = journal::spool::read(&entry) else {
+            continue;
+        };
+        let bytes = journal::files::read_regular(&entry.path)
+            .with_context(|| format!("reading {}", entry.path.display()))?;
+        tx.push(journal::NewEvent {
+            recorded_at_us: chrono::Utc::now().timestamp_micros(),
+            host: "unknown".into(),
+            kind: projections::Kind::Malformed {
+                reason: format!("damaged spool file: {e}"),
+            }
+            .into(),
+            session_id: None,
+            agent_id: None,
+            payload: bytes,
+            truncated: None,
+            spooled: true,
+        });
+        tx.drained(&entry.id);
+        done.push(entry);
+    }
+    if done.is_empty() {
+        return Ok(0);
+    }
+    // These events are not folded here: the checkpoint is rebuilt next, and marked stale first
+    // so that a kill in between still rebuilds it.
+    journal::checkpoint::mark_stale(dir, "damaged spool files were journaled by recover")?;
+    j.commit(tx)?;
+    for entry in &done {
+        let _ = journal::spool::remove(entry);
+    }
+    Ok(done.len())
 }

@@ -402,9 +402,15 @@ pub fn readonly_status(dir: &Path) -> Result<(journal::Status, usize)> {
         active_events: snap.head_seq - sealed,
         bytes: snap.segments.iter().map(|s| s.bytes).sum(),
         last_recorded_at_us: last,
-        spooled: journal::spool::list(dir).map(|l| l.len()).unwrap_or(0),
+        spooled: spooled(dir),
     };
     Ok((st, view.state.sessions.len()))
+}
+
+/// Whether `dir` holds a journal's store (its `CURRENT` or its lock), whatever state it is in.
+pub fn is_journal(dir: &Path) -> bool {
+    journal::files::is_present(&dir.join("CURRENT"))
+        || journal::files::is_present(&dir.join("lock"))
 }
 
 /// Whether an error says the journal can be read but not written by this user.
@@ -1012,4 +1018,111 @@ fn first_time(warning: &str) -> bool {
     SAID.lock()
         .map(|mut said| said.insert(warning.to_string()))
         .unwrap_or(true)
+}
+
+/// The hot cache's partitions (when it is current at the snapshot's head) that differ from a
+/// full replay: a hook would answer from them (`verify`).
+pub fn hot_cache_diff(
+    dir: &std::path::Path,
+    snap: &ReadSnapshot,
+    replayed: &State,
+) -> Result<Vec<String>> {
+    let hot = journal::hot::HotCache::new(dir);
+    let Some(head) = hot
+        .head()
+        .filter(|h| h.current_at(snap.head_seq, &snap.head_hash))
+    else {
+        return Ok(Vec::new());
+    };
+    let want: std::collections::BTreeMap<_, _> = replayed.partitions().into_iter().collect();
+    let mut have: std::collections::BTreeMap<_, _> = hot.entries(head.epoch)?.into_iter().collect();
+    // An empty journal-wide task store written before an empty store had no partition: the
+    // same state as none.
+    if have.get(fold::TASKS_KEY).is_some_and(|v| {
+        fold::decode::<projections::tasks::TaskList>(v)
+            == Some(projections::tasks::TaskList::default())
+    }) {
+        have.remove(fold::TASKS_KEY);
+    }
+    let mut out: Vec<String> = have
+        .iter()
+        .filter(|(k, v)| want.get(*k).map(Vec::as_slice).unwrap_or_default() != v.as_slice())
+        .map(|(k, _)| {
+            format!(
+                "hot cache partition {} differs from a full replay",
+                String::from_utf8_lossy(k)
+            )
+        })
+        .collect();
+    // A complete cache is taken at its word that a partition it lacks does not exist.
+    if head.complete {
+        out.extend(want.keys().filter(|k| !have.contains_key(*k)).map(|k| {
+            format!(
+                "the hot cache says it is complete but lacks partition {}",
+                String::from_utf8_lossy(k)
+            )
+        }));
+    }
+    Ok(out)
+}
+
+/// How many spool files wait in `dir` (none when the spool does not read).
+pub fn spooled(dir: &Path) -> usize {
+    spool::list(dir).map(|l| l.len()).unwrap_or(0)
+}
+
+/// Whether `dir` has an active store yet (`CURRENT`, even a link: `verify` looks at what is
+/// there); a journal whose events all wait in the spool has none.
+pub fn has_store(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("CURRENT")).is_ok()
+}
+
+/// Whether `dir` holds events to read: an active store (`CURRENT`) or a spool.
+pub fn has_events(dir: &Path) -> bool {
+    dir.join("CURRENT").exists() || dir.join(spool::SPOOL_DIR).is_dir()
+}
+
+/// Hands `ev` to the spool: acknowledged once this returns, ingested in order by the next writer
+/// (a statusline's reading, which must never wait for the lock).
+pub fn spool_event(dir: &Path, ev: &journal::NewEvent) -> journal::Result<()> {
+    spool::write(dir, ev).map(|_| ())
+}
+
+/// The partitions `keys` of the journal in `dir`, for a reader that must not wait (a statusline):
+/// from the hot cache when it holds them all and nothing waits in the spool (no sled open), else
+/// from the store, once the spool is ingested and the log's unfolded events folded in. `None`
+/// when the journal is busy, missing or does not read.
+pub fn read_partitions_quick(
+    dir: &Path,
+    segment_events: u64,
+    keys: &[Vec<u8>],
+) -> Option<Vec<Option<Vec<u8>>>> {
+    let opts = journal::OpenOptions {
+        wait: Duration::ZERO,
+        create: false,
+        segment_events,
+        priority: false,
+    };
+    let mut j = match Journal::open_light(dir, &opts).ok()? {
+        // A spooled event is acknowledged: it is ingested (below) before anything is shown.
+        journal::Opened::Light(l) if spool_waiting(&l).ok()? => l.upgrade().ok()?,
+        journal::Opened::Light(l) => {
+            let cached: Option<Vec<Option<Vec<u8>>>> = keys
+                .iter()
+                .map(|k| match l.get_state(k) {
+                    Lookup::Known(v) => Some(v),
+                    Lookup::Miss => None,
+                })
+                .collect();
+            match cached {
+                Some(parts) => return Some(parts),
+                None => l.upgrade().ok()?,
+            }
+        }
+        journal::Opened::Full(j) => j,
+    };
+    // The store may lag the log (hooks commit to the log and the cache), and the spool the
+    // store: both are brought in first.
+    catch_up(&mut j).ok()?;
+    keys.iter().map(|k| j.get_state(k).ok()).collect()
 }

@@ -144,3 +144,38 @@ fn run<T>(
     let t = work(&mut j)?;
     Ok((Held::Full(j), t))
 }
+
+/// A command's change, start to end: `dir` opened for writing (light when the hot cache serves
+/// and no spool backlog waits; in full otherwise, the spool drained and a stale checkpoint
+/// rebuilt first), `work` run on it (it starts and finishes its `Transaction`), a full store
+/// sealed, the commits made durable, and a detached drainer started when one is due. Nothing
+/// `work` committed is acknowledged before this returns `Ok`.
+pub fn change<T>(
+    dir: &Path,
+    drain_lag: u64,
+    mut work: impl FnMut(&mut dyn Writer) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let opts = crate::state::cli_open_options(dir, true);
+    // A spool backlog is the store's to drain first: a light writer never drains it.
+    let backlog = !journal::spool::list(dir)?.is_empty();
+    let (mut held, outcome) = write(dir, &opts, !backlog, |w| {
+        if let Some(j) = w.full() {
+            crate::state::drain_all(j)?;
+            if crate::state::Loaded::new(&*j)?.stale.is_some() {
+                crate::state::rebuild_checkpoint(j)?;
+            }
+        }
+        work(w)
+    })
+    .map_err(|e| match e {
+        WriteError::Open(e) => crate::state::open_error(dir, e),
+        WriteError::Work(e) => e,
+    })?;
+    held.seal_if_full()?;
+    let due = held.drainer_due(drain_lag);
+    held.finish()?;
+    if due {
+        crate::maintenance::after_hook(dir, opts.segment_events);
+    }
+    Ok(outcome)
+}

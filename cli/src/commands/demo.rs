@@ -211,7 +211,7 @@ fn print_views(
 
 /// Prints the restore text given after the compaction; returns every answer beside the hook event
 /// that caused it.
-fn print_restore(view: &engine::state::View) -> Result<Vec<(journal::Envelope, u64, String)>> {
+fn print_restore(view: &engine::state::View) -> Result<Vec<(engine::log::Envelope, u64, String)>> {
     // Each answer and the hook event that caused it.
     let mut answers = Vec::new();
     view.snap.for_each(|e| {
@@ -253,7 +253,7 @@ fn print_restore(view: &engine::state::View) -> Result<Vec<(journal::Envelope, u
 }
 
 /// Every answer beside the hook event that caused it (a `replay` excerpt).
-fn print_excerpt(excerpt: Vec<(journal::Envelope, u64, String)>) {
+fn print_excerpt(excerpt: Vec<(engine::log::Envelope, u64, String)>) {
     section("why each answer was given (hookjournal replay, excerpt)");
     for (h, seq, text) in excerpt {
         println!(

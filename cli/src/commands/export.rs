@@ -158,7 +158,7 @@ struct Skipped {
 fn for_each_event(
     view: &engine::state::View,
     salvage: Option<&mut Skipped>,
-    f: &mut dyn FnMut(journal::Envelope) -> journal::Result<()>,
+    f: &mut dyn FnMut(engine::log::Envelope) -> engine::log::Result<()>,
 ) -> Result<()> {
     let Some(skipped) = salvage else {
         view.snap.for_each(f)?;
@@ -267,7 +267,7 @@ fn write_events(
         }
         if filter.session(e.session_id.as_deref()) && filter.range.contains(e.recorded_at_us) {
             eventjson::write_line(&mut sink, &e, masked.as_deref_mut()).map_err(|e| {
-                journal::Error::Io {
+                engine::Error::Io {
                     context: "writing the report".into(),
                     cause: e,
                 }

@@ -69,11 +69,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     }
     wait_for(Path::new(&path), offset, needle, wait(&host));
     let mut j = state_io::open_and_drain(dir, false)?;
-    let mut loaded = Loaded::lean(&j)?;
-    loaded.session(&j, &args.session)?;
+    let mut tx = engine::Transaction::start_lean(&mut j)?;
+    tx.load_session(&args.session)?;
     let deadline = Instant::now() + Duration::from_secs(10);
     let max = cmd.settings().hook.transcript_read_max * 4;
-    let session = loaded.state.sessions.get(&args.session);
+    let session = tx.state().sessions.get(&args.session);
     // The host's session file, as the host table names its format.
     let observed = ingest::session_file_events(
         host.facts().session_file.format,
@@ -88,7 +88,6 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let now = chrono::Utc::now().timestamp_micros();
-    let mut tx = j.begin();
     for o in observed {
         let (kind, body) = o.remember();
         tx.push(ingest::event(
@@ -98,12 +97,9 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             None,
             kind(args.cause),
             body,
-        ));
-        let env = tx.events().last().expect("just pushed").clone();
-        loaded.fold(&j, &env)?;
+        ))?;
     }
-    loaded.write_back(&mut tx);
-    j.commit(tx)
+    tx.finish()
         .with_context(|| format!("recording the rest of {path}"))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,14 +3,15 @@
 //! It always exits 0 and prints one JSON object or nothing: bad input is journaled as
 //! `Malformed`, a busy journal means the event is spooled, and any internal error or panic is
 //! one line on stderr. The lock is held only for the append itself.
+//!
+//! This file is the process's edge: argv parsed, stdin read, the environment looked up, the
+//! answer printed. Everything between is one engine call, `engine::hook::run`.
 
-use engine::hook::Invocation;
-use engine::settings::Settings;
-use engine::trace::{mark, Trace};
-use journal::NewEvent;
-use projections::event::{self, HookEvent};
-use projections::host::{CallerEnv, Host};
-use projections::Kind;
+use engine::hook::{Edge, Flags};
+use engine::log::{NewEvent, Truncation};
+use engine::trace::Trace;
+use projections::event::HookEvent;
+use projections::host::CallerEnv;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -30,14 +31,6 @@ pub struct Args {
     /// The event, for payloads that name none (Copilot CLI's camelCase hooks).
     #[arg(long)]
     pub event: Option<String>,
-}
-
-struct Flags {
-    journal: Option<PathBuf>,
-    host: Option<String>,
-    plugin: bool,
-    event: Option<String>,
-    last_arg: Option<String>,
 }
 
 fn parse_flags(argv: &[OsString]) -> Flags {
@@ -117,7 +110,7 @@ fn panic_message() -> String {
 }
 
 /// Reads stdin to EOF, keeping at most `cap` bytes but hashing all of them.
-fn read_stdin(cap: usize) -> (Vec<u8>, Option<journal::Truncation>) {
+fn read_stdin(cap: usize) -> (Vec<u8>, Option<Truncation>) {
     let mut stdin = std::io::stdin().lock();
     let mut kept = Vec::new();
     let mut hasher = blake3::Hasher::new();
@@ -138,203 +131,43 @@ fn read_stdin(cap: usize) -> (Vec<u8>, Option<journal::Truncation>) {
             Err(_) => break,
         }
     }
-    let truncated = (total > kept.len() as u64).then(|| journal::Truncation {
+    let truncated = (total > kept.len() as u64).then(|| Truncation {
         original_len: total,
         blake3: *hasher.finalize().as_bytes(),
     });
     (kept, truncated)
 }
 
-/// The plugin's hook beside a settings file that registers hookjournal as well: the settings'
-/// handler journals every event, so this one does nothing — and says so, once a session, at
-/// SessionStart (a `systemMessage` the user sees).
-fn defer_to_settings() -> bool {
-    let project = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from);
-    let files = engine::registration::claude_settings_files(project.as_deref());
-    let Some(file) = engine::registration::hooks_registered_in(&files) else {
-        return false;
-    };
-    let (payload, _) = read_stdin(1 << 20);
-    let start = serde_json::from_slice::<serde_json::Value>(&payload)
-        .is_ok_and(|v| v["hook_event_name"] == "SessionStart");
-    if start {
-        let msg = format!(
-            "hookjournal: {} registers hookjournal and so does its Claude Code plugin; the plugin stays idle so that no event is journaled twice (`hookjournal uninstall` keeps only the plugin)",
-            file.display()
-        );
-        println!("{}", serde_json::json!({ "systemMessage": msg }));
-    }
-    true
-}
+/// The hook process's stdin, environment and stdout, as `engine::hook::run` reaches them.
+struct Process;
 
-fn now_us() -> i64 {
-    chrono::Utc::now().timestamp_micros()
+impl Edge for Process {
+    fn read_stdin(&mut self, cap: usize) -> (Vec<u8>, Option<Truncation>) {
+        read_stdin(cap)
+    }
+    fn env(&self, name: &str) -> Option<OsString> {
+        std::env::var_os(name)
+    }
+    fn answer(&mut self, out: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{out}");
+        let _ = stdout.flush();
+    }
+    fn waiting_notice(&self) {
+        crate::output::hook_waiting_notice();
+    }
+    fn panic_message(&self) -> String {
+        panic_message()
+    }
 }
 
 fn run(argv: &[OsString]) -> anyhow::Result<()> {
     let _trace = Trace::start();
     let flags = parse_flags(argv);
-    if flags.plugin && defer_to_settings() {
-        return Ok(());
-    }
     let dir = crate::locate::journal_dir(flags.journal.as_deref(), true);
-    if let Some(why) = crate::locate::refusal(&dir) {
-        eprintln!("hookjournal: {why}");
-        return Ok(());
-    }
-    // A journal that came with the repository (or from another machine or directory): nothing
-    // from it reaches the agent, and nothing is added to it, until the user adopts it.
-    if let journal::origin::Origin::Foreign(why) = journal::origin::status(&dir) {
-        let msg = format!(
-            "hookjournal: {} is foreign: {why}; nothing is recorded into it or injected from it until `hookjournal trust` adopts it",
-            dir.display()
-        );
-        eprintln!("{msg}");
-        // Claude Code shows a SessionStart `systemMessage` to the user (not to the model): an
-        // upgraded user's journal from before origin markers is not left idle unseen.
-        let claude = flags
-            .host
-            .as_deref()
-            .is_none_or(|h| h == Host::Claude.as_str());
-        let (payload, _) = read_stdin(1 << 20);
-        let start = serde_json::from_slice::<serde_json::Value>(&payload)
-            .is_ok_and(|v| v["hook_event_name"] == "SessionStart");
-        if claude && start {
-            println!("{}", serde_json::json!({ "systemMessage": msg }));
-        }
-        return Ok(());
-    }
-    let (settings, warning) = Settings::load(&dir);
-    mark("settings");
-    crate::output::hook_waiting_notice();
-    let inv = read_invocation(&flags, &settings);
-    // Gemini CLI shows a hook's stderr to the user ("Hook system message") whenever stdout is
-    // empty: a settings warning there would appear on every call. `hookjournal status` and every
-    // other command report it.
-    if inv.host != Host::Gemini.as_str() {
-        for line in warning.iter().flat_map(|w| w.lines()) {
-            eprintln!("hookjournal: {line}");
-        }
-    }
-
-    // What an earlier hook could not keep, before this one adds anything of its own.
-    say_missing_events(&dir);
-    let handled = engine::hook::handle(&dir, &settings, &inv, &panic_message);
-    if let Some(out) = &handled.stdout {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{out}");
-        let _ = stdout.flush();
-    }
-    handled.after_answer(&dir, &settings, &inv);
-    mark("close");
+    let refusal = crate::locate::refusal(&dir);
+    engine::hook::run(&flags, &dir, refusal, &mut Process);
     Ok(())
-}
-
-/// Events an earlier hook could not make durable: said once, on stderr (one `stat` when none).
-fn say_missing_events(dir: &std::path::Path) {
-    for i in journal::incidents::take_unread(dir) {
-        let at = chrono::DateTime::from_timestamp_millis(i.at_ms)
-            .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-            .unwrap_or_default();
-        eprintln!(
-            "hookjournal: an event may be missing from the journal: at {at}, {} (`hookjournal status` lists it)",
-            crate::output::one_line(&i.text)
-        );
-    }
-}
-
-/// Reads stdin (or Codex's legacy `notify` argument), detects the host, parses the payload and
-/// builds the event to record: `Malformed` when it does not parse.
-fn read_invocation(flags: &Flags, settings: &Settings) -> Invocation {
-    let recorded_at_us = now_us();
-    let (payload, truncated) = read_stdin(settings.hook.payload_cap);
-    let agent_id = std::env::var(&settings.policy.loop_agent_env)
-        .ok()
-        .filter(|a| !a.trim().is_empty());
-    let caller = engine::ingest::caller_env();
-    classify(flags, recorded_at_us, payload, truncated, agent_id, &caller)
-}
-
-/// The invocation's bytes (stdin, or Codex's `notify` argument) as the event to record: the whole
-/// of what the hook decides before it touches the journal, I/O aside (fuzzed: `crate::fuzz`).
-fn classify(
-    flags: &Flags,
-    recorded_at_us: i64,
-    mut payload: Vec<u8>,
-    mut truncated: Option<journal::Truncation>,
-    agent_id: Option<String>,
-    caller: &CallerEnv,
-) -> Invocation {
-    // Codex's legacy `notify` passes its JSON as the last argument, with empty stdin.
-    let mut notify: Option<(String, Option<String>)> = None;
-    if payload.iter().all(u8::is_ascii_whitespace) {
-        if let Some(arg) = flags
-            .last_arg
-            .as_deref()
-            .and_then(event::codex_notify_payload)
-        {
-            notify = Some(notify_name_and_thread(&arg));
-            payload = arg;
-            truncated = None;
-        }
-    }
-    let host = match (&notify, flags.host.as_deref()) {
-        (Some(_), None | Some("auto")) => Host::Codex,
-        (_, hint) => event::detect_host_with(&payload, hint, caller),
-    };
-    let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
-        event::parse_named(&host, &payload, flags.event.as_deref())
-    } else {
-        None
-    };
-    let (kind, session_id) = match (&notify, &parsed) {
-        (Some((name, thread)), _) => (Kind::Hook { name: name.clone() }, thread.clone()),
-        (None, Some(ev)) => (
-            Kind::Hook {
-                name: ev.name.clone(),
-            },
-            ev.session_id.clone(),
-        ),
-        (None, None) => {
-            let reason = if truncated.is_some() {
-                "payload over the size cap (truncated)".to_string()
-            } else {
-                event::malformed_reason(&payload).unwrap_or_else(|| "unreadable payload".into())
-            };
-            (Kind::Malformed { reason }, None)
-        }
-    };
-    let ev = NewEvent {
-        recorded_at_us,
-        host: host.to_string(),
-        kind: kind.into(),
-        session_id,
-        agent_id: agent_id.clone(),
-        payload,
-        truncated,
-        spooled: false,
-    };
-    Invocation {
-        ev,
-        parsed,
-        agent_id,
-        host: host.to_string(),
-    }
-}
-
-/// A `notify` payload's event name (`type`) and thread id.
-fn notify_name_and_thread(arg: &[u8]) -> (String, Option<String>) {
-    let v: serde_json::Value = serde_json::from_slice(arg).unwrap_or_default();
-    let name = v
-        .get("type")
-        .and_then(|t| t.as_str())
-        .unwrap_or("notify")
-        .to_string();
-    let thread = v
-        .get("thread-id")
-        .and_then(|t| t.as_str())
-        .map(str::to_string);
-    (name, thread)
 }
 
 /// What the hook records for `payload` (on stdin; `args` its command line, where Codex's `notify`
@@ -351,7 +184,7 @@ pub fn classify_for_fuzzing(
         .map(OsString::from)
         .collect();
     let caller = CallerEnv::read(|name| env.contains(&name));
-    let inv = classify(
+    let inv = engine::hook::classify(
         &parse_flags(&argv),
         0,
         payload.to_vec(),

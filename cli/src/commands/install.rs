@@ -670,7 +670,7 @@ fn statusline_base(exe: &Path, journal: Option<&Path>) -> anyhow::Result<String>
 }
 
 // ---------------------------------------------------------------------------------------------
-// Files, through the door (`journal::door`).
+// Files, through the door (`engine::fs::door`).
 //
 // A project is ground a cloned repository controls: its settings, their backups and every
 // directory on the way beneath the project root are reached with no link followed (one is
@@ -715,13 +715,13 @@ fn file_error(path: &Path, doing: &str, e: std::io::Error) -> anyhow::Error {
     }
 }
 
-/// A file's text, `None` when it does not exist: bounded (`journal::door::READ_CAP`), a regular
+/// A file's text, `None` when it does not exist: bounded (`engine::fs::door::READ_CAP`), a regular
 /// file only, never blocking; beneath the project, through no link.
 fn read_if_present(path: &Path) -> anyhow::Result<Option<String>> {
     let bytes = match ground_of(path) {
-        Ground::Project { root, rel } => journal::door::Dir::open(&root)
-            .and_then(|d| d.read_if_present(&rel, journal::door::READ_CAP)),
-        Ground::Home => journal::door::read_following(path, journal::door::READ_CAP),
+        Ground::Project { root, rel } => engine::fs::door::Dir::open(&root)
+            .and_then(|d| d.read_if_present(&rel, engine::fs::door::READ_CAP)),
+        Ground::Home => engine::fs::door::read_following(path, engine::fs::door::READ_CAP),
     }
     .map_err(|e| file_error(path, "reading", e))?;
     Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()))
@@ -736,7 +736,7 @@ fn backup_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
 
 /// The directory handle a file is written through, its name there, and the path it has.
 struct WritePlace {
-    dir: journal::door::Dir,
+    dir: engine::fs::door::Dir,
     name: std::ffi::OsString,
     real: PathBuf,
     /// The link in the home it was reached through, if any.
@@ -754,7 +754,7 @@ fn write_place(path: &Path) -> anyhow::Result<WritePlace> {
     let open_err = |e| file_error(path, "opening the directory of", e);
     match ground_of(path) {
         Ground::Project { root, rel } => {
-            let top = journal::door::Dir::open(&root).map_err(open_err)?;
+            let top = engine::fs::door::Dir::open(&root).map_err(open_err)?;
             let dir = match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
                 Some(parent) => top.create_dir_all(parent, 0o755).map_err(open_err)?,
                 None => top,
@@ -771,9 +771,9 @@ fn write_place(path: &Path) -> anyhow::Result<WritePlace> {
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            journal::door::create_dirs(parent, 0o755)
+            engine::fs::door::create_dirs(parent, 0o755)
                 .with_context(|| format!("creating {}", parent.display()))?;
-            let dir = journal::door::Dir::open(parent).map_err(open_err)?;
+            let dir = engine::fs::door::Dir::open(parent).map_err(open_err)?;
             let st = dir.lstat(Path::new(&name)).map_err(open_err)?;
             if st.is_none_or(|st| st.st_mode & libc::S_IFMT != libc::S_IFLNK) {
                 return Ok(WritePlace {
@@ -784,8 +784,8 @@ fn write_place(path: &Path) -> anyhow::Result<WritePlace> {
                 });
             }
             // A dotfile manager's link: followed when the user owns it and what it points at.
-            let real = journal::door::own_link_target(path).map_err(open_err)?;
-            let dir = journal::door::Dir::open(real.parent().unwrap_or(Path::new("/")))
+            let real = engine::fs::door::own_link_target(path).map_err(open_err)?;
+            let dir = engine::fs::door::Dir::open(real.parent().unwrap_or(Path::new("/")))
                 .map_err(open_err)?;
             let name = real.file_name().unwrap_or_default().to_os_string();
             Ok(WritePlace {
@@ -801,7 +801,7 @@ fn write_place(path: &Path) -> anyhow::Result<WritePlace> {
 /// Refuses a backup name that is a link or anything but a regular file (a repository can commit
 /// `settings.json.bak -> ~/.bashrc`): checked before anything is written.
 fn check_backup_name(
-    dir: &journal::door::Dir,
+    dir: &engine::fs::door::Dir,
     name: &std::ffi::OsStr,
     shown: &Path,
 ) -> anyhow::Result<()> {
@@ -852,7 +852,7 @@ fn write_file(
     if had_previous {
         check_backup_name(&dir, name.as_os_str(), &real)?;
         let before = dir
-            .read(name, journal::door::READ_CAP)
+            .read(name, engine::fs::door::READ_CAP)
             .map_err(|e| file_error(&real, "backing up", e))?;
         let bak = backup_name(name.as_os_str());
         dir.replace(Path::new(&bak), old_mode.unwrap_or(0o600), &before)
@@ -872,15 +872,16 @@ fn write_file(
 }
 
 /// The handle of `path`'s directory: beneath the project through no link, in the home as named.
-fn parent_dir(path: &Path) -> std::io::Result<journal::door::Dir> {
+fn parent_dir(path: &Path) -> std::io::Result<engine::fs::door::Dir> {
     match ground_of(path) {
-        Ground::Project { root, rel } => journal::door::Dir::open(&root).and_then(|d| {
-            match rel.parent().filter(|p| !p.as_os_str().is_empty()) {
-                Some(p) => d.open_dir(p),
-                None => Ok(d),
-            }
+        Ground::Project { root, rel } => engine::fs::door::Dir::open(&root).and_then(|d| match rel
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            Some(p) => d.open_dir(p),
+            None => Ok(d),
         }),
-        Ground::Home => journal::door::Dir::open(path.parent().unwrap_or(Path::new("."))),
+        Ground::Home => engine::fs::door::Dir::open(path.parent().unwrap_or(Path::new("."))),
     }
 }
 
@@ -922,14 +923,14 @@ fn read_settings(path: &Path) -> anyhow::Result<Option<Doc>> {
 /// that `status` and every reader work before the first event arrives. An existing journal is left as it is; one that does not open is reported, and
 /// the settings are still written (the hooks spool what they cannot append).
 fn create_journal(dir: &Path) -> anyhow::Result<Option<String>> {
-    let opts = |create| journal::OpenOptions {
+    let opts = |create| engine::OpenOptions {
         create,
-        ..journal::OpenOptions::default()
+        ..engine::OpenOptions::default()
     };
-    match journal::Journal::open(dir, &opts(false)) {
+    match engine::Journal::open(dir, &opts(false)) {
         Ok(_) => Ok(None),
-        Err(journal::Error::NotFound(_)) => {
-            journal::Journal::open(dir, &opts(true))
+        Err(engine::Error::NotFound(_)) => {
+            engine::Journal::open(dir, &opts(true))
                 .with_context(|| format!("creating the journal {}", dir.display()))?;
             Ok(None)
         }

@@ -6,9 +6,7 @@
 
 use crate::cli_util::CommandHelper;
 use anyhow::{Context, Result};
-use engine::state;
-use journal::{spool, NewEvent};
-use projections::Kind;
+use engine::log::DamagePlace;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -21,28 +19,22 @@ pub struct Args {
     pub checkpoint_only: bool,
 }
 
-use engine::maintenance::REBUILDING;
-
 /// Repairs what `verify` found, keeping every intact event.
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
-    if !journal::files::is_present(&dir.join("CURRENT"))
-        && !journal::files::is_present(&dir.join("lock"))
-    {
+    if !engine::state::is_journal(dir) {
         anyhow::bail!("no journal at {} (nothing to recover)", dir.display());
     }
     if args.checkpoint_only {
-        let res = engine::maintenance::rebuild_checkpoint(dir);
-        let _ = std::fs::remove_file(dir.join("state").join(REBUILDING));
-        res?;
+        engine::maintenance::rebuild_checkpoint(dir)?;
         println!("checkpoint rebuilt from the log");
         return Ok(ExitCode::SUCCESS);
     }
-    let r = match journal::Journal::recover(dir, Duration::from_secs(10)) {
+    let r = match engine::Journal::recover(dir, Duration::from_secs(10)) {
         Ok(r) => r,
         // The last sealed segment is damaged: nothing here can rebuild it.
-        Err(journal::Error::Corrupt {
-            place: journal::DamagePlace::Segment(_),
+        Err(engine::Error::Corrupt {
+            place: DamagePlace::Segment(_),
             what,
         }) => {
             println!("cannot recover: {}", crate::output::escape(&what));
@@ -62,7 +54,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     // Spooled events (intact ones are ingested in order by opening), then damaged spool files,
     // kept as bytes, then the checkpoint rebuilt from the whole log.
     drop(cmd.open_write()?);
-    let damaged = journal_damaged_spool(dir)?;
+    let damaged = engine::maintenance::journal_damaged_spool(dir)?;
     engine::maintenance::rebuild_checkpoint(dir)?;
     let j = cmd.open_write()?;
     let head = j.head_seq();
@@ -124,11 +116,11 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
 /// What recover cannot repair (a damaged sealed segment: it is the only copy of its events)
 /// is said plainly, with exit 3. `sealed_only`: look at sealed segments alone.
 fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
-    let report = journal::verify(dir, Duration::from_secs(10), |_| {})?;
+    let report = engine::log::verify(dir, Duration::from_secs(10), |_| {})?;
     let damage: Vec<_> = report
         .damage
         .iter()
-        .filter(|d| !sealed_only || matches!(d.place, journal::DamagePlace::Segment(_)))
+        .filter(|d| !sealed_only || matches!(d.place, DamagePlace::Segment(_)))
         .collect();
     if damage.is_empty() {
         return Ok(ExitCode::SUCCESS);
@@ -143,44 +135,4 @@ fn remaining_damage(dir: &Path, sealed_only: bool) -> Result<ExitCode> {
     }
     println!("sealed segments are the only copy of their events: restore a damaged one from a backup or an export (`hookjournal export --report events --skip-damaged` saves every readable event now; see the cookbook to merge it with an older export)");
     Ok(ExitCode::from(3))
-}
-
-/// Journals every spool file that fails its checksum as a `Malformed` event holding its bytes.
-fn journal_damaged_spool(dir: &Path) -> Result<usize> {
-    let mut j = state::open_and_drain(dir, false)?;
-    let mut tx = j.begin();
-    let mut done = Vec::new();
-    for entry in spool::list(dir)? {
-        let Err(e) = spool::read(&entry) else {
-            continue;
-        };
-        let bytes = journal::files::read_regular(&entry.path)
-            .with_context(|| format!("reading {}", entry.path.display()))?;
-        tx.push(NewEvent {
-            recorded_at_us: chrono::Utc::now().timestamp_micros(),
-            host: "unknown".into(),
-            kind: Kind::Malformed {
-                reason: format!("damaged spool file: {e}"),
-            }
-            .into(),
-            session_id: None,
-            agent_id: None,
-            payload: bytes,
-            truncated: None,
-            spooled: true,
-        });
-        tx.drained(&entry.id);
-        done.push(entry);
-    }
-    if done.is_empty() {
-        return Ok(0);
-    }
-    // These events are not folded here: the checkpoint is rebuilt next, and marked stale first
-    // so that a kill in between still rebuilds it.
-    journal::checkpoint::mark_stale(dir, "damaged spool files were journaled by recover")?;
-    j.commit(tx)?;
-    for entry in &done {
-        let _ = spool::remove(entry);
-    }
-    Ok(done.len())
 }

@@ -1,11 +1,11 @@
 //! `rewind SESSION --to SEQ`: appends `Rewound{session, to_seq}`; every projection then ignores
 //! the session's events after SEQ up to the rewind. The log is never edited. The checkpoint is
-//! rebuilt by a full replay.
+//! rebuilt by a full replay (`Transaction::finish_rebuilt`).
 
 use crate::cli_util::CommandHelper;
 use anyhow::{bail, Result};
 use engine::state;
-use journal::Journal;
+use engine::Journal;
 use projections::{Kind, KindOf};
 
 use std::process::ExitCode;
@@ -70,10 +70,10 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     drop(snap);
-    let mut tx = j.begin();
-    let now = chrono::Utc::now().timestamp_micros();
-    tx.push(engine::ingest::event(
-        now,
+    // The rewind changes the past of the session's projections: the checkpoint is rebuilt.
+    let mut tx = engine::Transaction::start(&mut j)?;
+    tx.record(engine::ingest::event(
+        chrono::Utc::now().timestamp_micros(),
         "cli",
         Some(&id),
         None,
@@ -83,22 +83,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         },
         b"{}".to_vec(),
     ));
-    j.commit(tx)?;
-    // Rebuild the checkpoint: the rewind changes the past of the session's projections.
-    let snap = j.read_snapshot()?;
-    let rewinds = state::collect_rewinds(&snap)?;
-    let full = state::full_replay(&snap, rewinds, |_| {})?;
-    let mut tx = j.begin();
-    let fresh = full.state.partitions();
-    for (k, _) in j.scan_state(b"")? {
-        if !fresh.iter().any(|(f, _)| *f == k) {
-            tx.delete_state(&k);
-        }
-    }
-    for (k, v) in fresh {
-        tx.put_state(&k, v);
-    }
-    j.commit(tx)?;
+    tx.finish_rebuilt()?;
     println!(
         "session {short} rewound to seq {}: {} of it (seq {}..{}) now ignored by every projection (recorded as seq {}; the log is not edited)",
         args.to,

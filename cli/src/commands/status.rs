@@ -2,9 +2,9 @@
 
 use crate::cli_util::CommandHelper;
 use crate::output::{relative, timestamp};
+use engine::incidents::{Incident, Severity};
+use engine::log::hex;
 use engine::state;
-use journal::hex;
-use journal::incidents::{Incident, Severity};
 
 use std::process::ExitCode;
 
@@ -26,7 +26,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         Err(e) if state::is_readonly(&e) => (state::readonly_status(dir)?, true),
         Err(e) => return Err(e),
     };
-    let incidents = journal::incidents::read(dir);
+    let incidents = engine::incidents::read(dir);
     let missing: Vec<&Incident> = incidents
         .iter()
         .filter(|i| i.severity == Severity::MayBeMissing)

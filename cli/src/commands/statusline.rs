@@ -8,8 +8,8 @@
 //! (`--refresh-view`) that tries the lock once without waiting, reads three checkpoint
 //! partitions and lets go.
 
+use engine::log::NewEvent;
 use engine::settings::Settings;
-use journal::{spool, Journal, NewEvent, OpenOptions};
 use projections::derived::{self, HostReported};
 use projections::fold::{self, State};
 use projections::session::SessionState;
@@ -153,8 +153,8 @@ fn run(flags: &Flags) -> String {
     let usable = dir.is_dir()
         && crate::locate::refusal(&dir).is_none()
         && !matches!(
-            journal::origin::status(&dir),
-            journal::origin::Origin::Foreign(_)
+            engine::origin::status(&dir),
+            engine::origin::Origin::Foreign(_)
         );
     if let (Some(i), true) = (&input, usable) {
         if let Some(sid) = &i.session_id {
@@ -198,7 +198,7 @@ fn ensure_private_dir(p: &Path) -> bool {
     let real_dir = || std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
     real_dir()
         || std::fs::DirBuilder::new()
-            .mode(journal::DIR_MODE)
+            .mode(engine::fs::DIR_MODE)
             .create(p)
             .is_ok()
         || real_dir()
@@ -213,7 +213,7 @@ fn record_if_changed(dir: &Path, last_path: &Path, session: &str, input: &Input)
         .write(true)
         .create(true)
         .truncate(false)
-        .mode(journal::FILE_MODE)
+        .mode(engine::fs::FILE_MODE)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(last_path)
         .ok()?;
@@ -239,7 +239,7 @@ fn record_if_changed(dir: &Path, last_path: &Path, session: &str, input: &Input)
         truncated: None,
         spooled: true,
     };
-    spool::write(dir, &ev).ok()?;
+    engine::state::spool_event(dir, &ev).ok()?;
     f.set_len(0).ok()?;
     let mut w = &f;
     std::io::Seek::seek(&mut w, std::io::SeekFrom::Start(0)).ok()?;
@@ -257,7 +257,7 @@ fn cached_facts(dir: &Path, view: &Path, session: &str) -> Option<Facts> {
         .is_some_and(|age| age < FRESH);
     // Read before a refresh is started: this call shows what the cache held, never a view a
     // fast refresher happened to finish meanwhile (a line that does not depend on a race).
-    let text = journal::files::read_small(view, 1 << 20).ok();
+    let text = engine::fs::files::read_small(view, 1 << 20).ok();
     if !fresh {
         spawn_refresh(dir, session);
     }
@@ -292,7 +292,7 @@ fn refresh(dir: &Path, session: &str) {
         .create(true)
         .truncate(false)
         .write(true)
-        .mode(journal::FILE_MODE)
+        .mode(engine::fs::FILE_MODE)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(base.join(format!("{stem}.refreshing")))
     else {
@@ -307,11 +307,11 @@ fn refresh(dir: &Path, session: &str) {
     match facts {
         Some(f) => {
             // A cache: rebuilt when lost, so not worth an fsync on this path.
-            let _ = journal::write_atomic(
+            let _ = engine::fs::write_atomic(
                 &base,
                 &format!("{stem}.view"),
                 &serde_json::to_vec(&f).unwrap_or_default(),
-                journal::Durability::Volatile,
+                engine::fs::Durability::Volatile,
             );
         }
         None => {
@@ -324,7 +324,7 @@ fn refresh(dir: &Path, session: &str) {
             } else {
                 // No cache yet and no journal to read: an empty one, so a refresh is not
                 // started on every call.
-                let _ = journal::files::write_marker(&view, b"{}");
+                let _ = engine::fs::files::write_marker(&view, b"{}");
             }
         }
     }
@@ -334,41 +334,13 @@ fn refresh(dir: &Path, session: &str) {
 /// a statusline refreshes often); else from the store, once the spool is ingested and the log's
 /// events it has not folded yet are folded in.
 fn read_facts(dir: &Path, session: &str, settings: &Settings) -> Option<Facts> {
-    let opts = OpenOptions {
-        wait: Duration::ZERO,
-        create: false,
-        segment_events: settings.hook.segment_events,
-        priority: false,
-    };
     let keys = [
         fold::GLOBAL_KEY.to_vec(),
         fold::TASKS_KEY.to_vec(),
         fold::session_key(session),
     ];
-    let mut j = match Journal::open_light(dir, &opts).ok()? {
-        // A spooled event is acknowledged: it is ingested (below) before anything is shown.
-        journal::Opened::Light(l) if engine::state::spool_waiting(&l).ok()? => l.upgrade().ok()?,
-        journal::Opened::Light(l) => {
-            let cached: Option<Vec<Option<Vec<u8>>>> = keys
-                .iter()
-                .map(|k| match l.get_state(k) {
-                    journal::hot::Lookup::Known(v) => Some(v),
-                    journal::hot::Lookup::Miss => None,
-                })
-                .collect();
-            match cached {
-                Some(parts) => return facts_from(&parts, settings),
-                None => l.upgrade().ok()?,
-            }
-        }
-        journal::Opened::Full(j) => j,
-    };
-    // The store may lag the log (hooks commit to the log and the cache), and the spool the
-    // store: both are brought in first.
-    engine::state::catch_up(&mut j).ok()?;
-    let parts: Option<Vec<Option<Vec<u8>>>> = keys.iter().map(|k| j.get_state(k).ok()).collect();
-    drop(j);
-    facts_from(&parts?, settings)
+    let parts = engine::state::read_partitions_quick(dir, settings.hook.segment_events, &keys)?;
+    facts_from(&parts, settings)
 }
 
 /// The facts from the global, tasks and session partitions' bytes.

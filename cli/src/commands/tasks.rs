@@ -5,9 +5,9 @@ use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
 use crate::render::tasks::{render, task_json};
 use anyhow::{bail, Result};
-use engine::state::{self, Loaded};
-use engine::writer::{WriteError, Writer};
-use journal::Journal;
+use engine::state;
+use engine::writer::Writer;
+use engine::Journal;
 use projections::derived::{self, TaskCommand, TaskOp};
 use projections::fold::State;
 use projections::tasks::{Task, TaskRef, TaskStatus};
@@ -259,11 +259,10 @@ fn release_stale(cmd: &CommandHelper, json: bool, lease: Option<u64>) -> Result<
     let state = state::checkpoint_or_rebuild(&mut j)?;
     let now = crate::clock::now_us();
     let expired = projections::policy::lease_expired(&state, now, &policy, true);
-    let mut loaded = Loaded::new(&j)?;
-    let mut tx = j.begin();
+    let mut tx = engine::Transaction::start(&mut j)?;
     for r in &expired {
         if let Some(s) = &r.task.session {
-            loaded.session(&j, s)?;
+            tx.load_session(s)?;
         }
         // The agent is not the one acting here: the envelope names no agent, so releasing its
         // task does not count as hearing from it.
@@ -275,13 +274,9 @@ fn release_stale(cmd: &CommandHelper, json: bool, lease: Option<u64>) -> Result<
             None,
             Kind::TaskCommand,
             derived::body(&c),
-        ));
-        let env = tx.events().last().expect("pushed").clone();
-        loaded.fold(&j, &env)?;
+        ))?;
     }
-    if !expired.is_empty() {
-        loaded.write_back(&mut tx);
-        j.commit(tx)?;
+    if tx.finish()? {
         j.seal_if_full()?;
     }
     if json {
@@ -367,30 +362,8 @@ fn change(
     task_id: Option<&str>,
     make: impl Fn(&State) -> Result<TaskCommand>,
 ) -> Result<()> {
-    let dir = cmd.dir();
-    let opts = state::cli_open_options(dir, true);
     let drain_lag = cmd.settings().hook.drain_lag;
-    // A spool backlog is the store's to drain first: a light writer never drains it.
-    let backlog = !journal::spool::list(dir)?.is_empty();
-    let (mut held, outcome) = engine::writer::write(dir, &opts, !backlog, |w| {
-        if let Some(j) = w.full() {
-            state::drain_all(j)?;
-            if Loaded::new(&*j)?.stale.is_some() {
-                state::rebuild_checkpoint(j)?;
-            }
-        }
-        apply(w, task_id, &make)
-    })
-    .map_err(|e| match e {
-        WriteError::Open(e) => state::open_error(dir, e),
-        WriteError::Work(e) => e,
-    })?;
-    held.seal_if_full()?;
-    let due = held.drainer_due(drain_lag);
-    held.finish()?;
-    if due {
-        engine::maintenance::after_hook(dir, opts.segment_events);
-    }
+    let outcome = engine::writer::change(cmd.dir(), drain_lag, |w| apply(w, task_id, &make))?;
     match outcome {
         Outcome::Unchanged { label, status } => {
             if json {
@@ -427,22 +400,21 @@ fn apply(
     task_id: Option<&str>,
     make: &dyn Fn(&State) -> Result<TaskCommand>,
 ) -> Result<Outcome> {
-    let mut loaded = Loaded::new(&*j)?;
-    if loaded.stale.is_some() {
+    let mut tx = engine::Transaction::start(j)?;
+    if tx.stale().is_some() {
         return Err(anyhow::Error::new(state::CacheMiss));
     }
-    if task_id.is_some_and(|id| id.contains(':') || !loaded.state.tasks.tasks.contains_key(id)) {
-        loaded.index(&*j)?;
+    if task_id.is_some_and(|id| id.contains(':') || !tx.state().tasks.tasks.contains_key(id)) {
+        tx.load_index()?;
     }
-    let names = sessions_named(&loaded.state, task_id)?;
+    let names = sessions_named(tx.state(), task_id)?;
     for s in names {
-        loaded.session(&*j, &s)?;
+        tx.load_session(&s)?;
     }
-    let c = make(&loaded.state)?;
-    let before = find(&loaded.state, &c.task).cloned();
-    let mut tx = j.begin();
+    let c = make(tx.state())?;
+    let before = find(tx.state(), &c.task).cloned();
     let now = chrono::Utc::now().timestamp_micros();
-    tx.push(engine::ingest::event(
+    let env = tx.record(engine::ingest::event(
         now,
         "cli",
         None,
@@ -450,10 +422,9 @@ fn apply(
         Kind::TaskCommand,
         derived::body(&c),
     ));
-    let env = tx.events().last().expect("pushed").clone();
     // The finished tasks too: a command may reopen one, or finish one.
-    loaded.for_event(&*j, &env)?;
-    let mut trial = loaded.state.clone();
+    tx.load_for(&env)?;
+    let mut trial = tx.state().clone();
     trial.apply(&env);
     let after = find(&trial, &c.task).cloned();
     let changed = match (&before, &after) {
@@ -469,9 +440,8 @@ fn apply(
             status: status.to_string(),
         });
     }
-    loaded.state = trial;
-    loaded.write_back(&mut tx);
-    j.commit(tx)?;
+    tx.set_state(trial);
+    tx.finish()?;
     Ok(Outcome::Changed {
         label,
         task: after.expect("changed"),

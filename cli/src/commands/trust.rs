@@ -31,17 +31,17 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let adopted = match journal::origin::status(cmd.dir()) {
-        journal::origin::Origin::Foreign(why) => {
+    let adopted = match engine::origin::status(cmd.dir()) {
+        engine::origin::Origin::Foreign(why) => {
             // Only its owner adopts a journal (root would leave a file the owner's journal
             // counts as a stranger's).
-            if journal::files::owner(cmd.dir()) != Some(journal::files::euid()) {
+            if engine::fs::files::owner(cmd.dir()) != Some(engine::fs::files::euid()) {
                 bail!(
                     "{} is foreign and not yours: only its owner can adopt it",
                     crate::output::escape(&cmd.dir().display().to_string())
                 );
             }
-            journal::origin::mark(cmd.dir())?;
+            engine::origin::mark(cmd.dir())?;
             println!(
                 "adopted {} as this directory's journal (it was foreign: {why}): hooks record into it, and what it holds reaches the agent",
                 crate::output::escape(&cmd.dir().display().to_string())
@@ -50,7 +50,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         }
         _ => false,
     };
-    if adopted && !journal::files::is_present(&path) {
+    if adopted && !engine::fs::files::is_present(&path) {
         return Ok(ExitCode::SUCCESS);
     }
     let (text, guarded) = match engine::settings::for_trust(&path) {

@@ -2,10 +2,8 @@
 //! Exit 3 when anything is damaged.
 
 use crate::cli_util::CommandHelper;
+use engine::log::hex;
 use engine::state;
-use journal::hex;
-use projections::fold::State;
-use projections::tasks::TaskList;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -16,52 +14,6 @@ pub struct Args {
     /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
-}
-
-/// The hot cache's partitions (when it is current at the snapshot's head) that differ from a
-/// full replay: a hook would answer from them.
-fn hot_cache_diff(
-    dir: &std::path::Path,
-    snap: &journal::ReadSnapshot,
-    replayed: &State,
-) -> anyhow::Result<Vec<String>> {
-    let hot = journal::hot::HotCache::new(dir);
-    let Some(head) = hot
-        .head()
-        .filter(|h| h.current_at(snap.head_seq, &snap.head_hash))
-    else {
-        return Ok(Vec::new());
-    };
-    let want: std::collections::BTreeMap<_, _> = replayed.partitions().into_iter().collect();
-    let mut have: std::collections::BTreeMap<_, _> = hot.entries(head.epoch)?.into_iter().collect();
-    // An empty journal-wide task store written before an empty store had no partition: the
-    // same state as none.
-    if have
-        .get(projections::fold::TASKS_KEY)
-        .is_some_and(|v| projections::fold::decode::<TaskList>(v) == Some(TaskList::default()))
-    {
-        have.remove(projections::fold::TASKS_KEY);
-    }
-    let mut out: Vec<String> = have
-        .iter()
-        .filter(|(k, v)| want.get(*k).map(Vec::as_slice).unwrap_or_default() != v.as_slice())
-        .map(|(k, _)| {
-            format!(
-                "hot cache partition {} differs from a full replay",
-                String::from_utf8_lossy(k)
-            )
-        })
-        .collect();
-    // A complete cache is taken at its word that a partition it lacks does not exist.
-    if head.complete {
-        out.extend(want.keys().filter(|k| !have.contains_key(*k)).map(|k| {
-            format!(
-                "the hot cache says it is complete but lacks partition {}",
-                String::from_utf8_lossy(k)
-            )
-        }));
-    }
-    Ok(out)
 }
 
 /// Checks the chain, the segments and the projections; exit 3 on damage.
@@ -83,9 +35,9 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
 /// What `verify` found (a data value: `doctor` summarises it too).
 pub struct Outcome {
     /// The journal as it was on disk.
-    pub report: journal::VerifyReport,
+    pub report: engine::log::VerifyReport,
     /// Every problem: the report's, then the projections'.
-    pub damage: Vec<journal::Damage>,
+    pub damage: Vec<engine::log::Damage>,
     /// Whether the checkpoint matched a full replay (`None`: not checked, read-only here).
     pub projections_ok: Option<bool>,
     /// Whether the journal has a store (a log and a checkpoint) yet: until a writer ingests
@@ -97,7 +49,7 @@ pub struct Outcome {
 }
 
 /// Whether the checkpoint's global record is of another layout than this build's.
-fn older_layout(j: &journal::Journal) -> anyhow::Result<bool> {
+fn older_layout(j: &engine::Journal) -> anyhow::Result<bool> {
     Ok(j.get_state(projections::fold::GLOBAL_KEY)?
         .is_some_and(|b| projections::fold::decode_global(&b).is_none()))
 }
@@ -123,12 +75,12 @@ pub fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
     check_checkpoint(dir, report)
 }
 
-/// `journal::verify` with a progress bar: the log, the segments and the spool as they are.
-fn on_disk(dir: &std::path::Path) -> anyhow::Result<journal::VerifyReport> {
+/// `engine::log::verify` with a progress bar: the log, the segments and the spool as they are.
+fn on_disk(dir: &std::path::Path) -> anyhow::Result<engine::log::VerifyReport> {
     let bar = crate::output::progress(0, "verify");
-    let report = match journal::verify(dir, Duration::from_secs(10), |n| bar.set_position(n)) {
+    let report = match engine::log::verify(dir, Duration::from_secs(10), |n| bar.set_position(n)) {
         Ok(r) => r,
-        Err(journal::Error::NotFound(p)) => anyhow::bail!("no journal at {}", p.display()),
+        Err(engine::Error::NotFound(p)) => anyhow::bail!("no journal at {}", p.display()),
         Err(e) => return Err(e.into()),
     };
     bar.finish_and_clear();
@@ -138,14 +90,14 @@ fn on_disk(dir: &std::path::Path) -> anyhow::Result<journal::VerifyReport> {
 /// The checkpoint against a full replay, when the log is sound.
 fn check_checkpoint(
     dir: &std::path::Path,
-    report: journal::VerifyReport,
+    report: engine::log::VerifyReport,
 ) -> anyhow::Result<Outcome> {
     let mut damage = report.damage.clone();
     let mut projections_ok = None;
     let mut notes = Vec::new();
     let mut older_checkpoint = false;
     // No store yet: a journal this user can only read whose events all wait in the spool.
-    let store = std::fs::symlink_metadata(dir.join("CURRENT")).is_ok();
+    let store = state::has_store(dir);
     if report.ok() && store {
         // Only a sound log is worth replaying.
         match state::open_read(dir) {
@@ -171,18 +123,18 @@ fn check_checkpoint(
                         .collect(),
                     Err(e) => vec![e.to_string()],
                 };
-                diff.extend(hot_cache_diff(dir, &snap, &full.state)?);
+                diff.extend(state::hot_cache_diff(dir, &snap, &full.state)?);
                 projections_ok = Some(diff.is_empty());
-                damage.extend(diff.into_iter().map(|what| journal::Damage {
+                damage.extend(diff.into_iter().map(|what| engine::log::Damage {
                     seq: None,
-                    place: journal::DamagePlace::Checkpoint,
+                    place: engine::log::DamagePlace::Checkpoint,
                     what,
                 }));
             }
             // Read-only here: the checkpoint cannot be opened, the log was checked.
             Err(e)
-                if e.downcast_ref::<journal::Error>()
-                    .is_some_and(|e| matches!(e, journal::Error::ReadOnly(_))) => {}
+                if e.downcast_ref::<engine::Error>()
+                    .is_some_and(|e| matches!(e, engine::Error::ReadOnly(_))) => {}
             Err(e) => return Err(e),
         }
     }

@@ -8,7 +8,7 @@ use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
 use anyhow::Result;
 use engine::settings::Settings;
-use journal::{Journal, OpenOptions};
+use engine::{Journal, OpenOptions};
 use projections::fold::State;
 use projections::report;
 use projections::tasks::TaskStatus;
@@ -41,8 +41,8 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
     );
     let mut j = match opened {
         Ok(j) => j,
-        Err(journal::Error::Busy) => return Ok(None),
-        Err(journal::Error::NotFound(_)) => return Ok(Some(State::default())),
+        Err(engine::Error::Busy) => return Ok(None),
+        Err(engine::Error::NotFound(_)) => return Ok(Some(State::default())),
         Err(e) => return Err(anyhow::anyhow!("opening journal {}: {e}", dir.display())),
     };
     // Every acknowledged event: the spool ingested, the events the store copied from the log
@@ -116,7 +116,7 @@ pub fn frame(
     let pricing = settings.pricing();
     let cfg = &settings.policy;
     let mut o = String::new();
-    let spooled = journal::spool::list(dir).map(|l| l.len()).unwrap_or(0);
+    let spooled = engine::state::spooled(dir);
     o.push_str(&output::bold(&format!(
         "hookjournal watch · {} · {}",
         dir.display(),

@@ -1,6 +1,6 @@
 //! One event as `replay` and `demo` name it.
 
-use journal::Envelope;
+use engine::log::Envelope;
 use projections::derived::{self, ResponseEmitted};
 use projections::{Kind, KindOf};
 use serde_json::Value;

@@ -42,7 +42,7 @@ pub fn build(
             dir.display()
         );
     }
-    let has_store = dir.join("CURRENT").exists() || dir.join(journal::spool::SPOOL_DIR).is_dir();
+    let has_store = state::has_events(dir);
     let (full, timelines, events) = if has_store {
         let view = state::open_view(dir)?;
         let full = match redact.as_deref_mut() {
@@ -100,7 +100,7 @@ pub fn build(
 
 /// `e` with the secrets in its payload masked (`[REDACTED:<kind>]`), adding their number to
 /// `count`. Masked JSON still parses, so the folds read the event as before.
-fn masked(mut e: journal::Envelope, count: &mut usize) -> journal::Envelope {
+fn masked(mut e: engine::log::Envelope, count: &mut usize) -> engine::log::Envelope {
     let text = String::from_utf8_lossy(&e.payload);
     let (text, n) = projections::redact::redact(&text);
     if n > 0 {

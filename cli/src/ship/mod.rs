@@ -10,7 +10,7 @@ pub mod team;
 pub mod traces;
 
 use anyhow::{Context, Result};
-use journal::Envelope;
+use engine::log::Envelope;
 use std::io::Write;
 use std::path::Path;
 
@@ -47,7 +47,7 @@ pub fn journal_id(dir: &Path) -> Result<String> {
     {
         use std::os::unix::fs::PermissionsExt;
         let f = tmp.as_file_mut();
-        f.set_permissions(std::fs::Permissions::from_mode(journal::FILE_MODE))?;
+        f.set_permissions(std::fs::Permissions::from_mode(engine::fs::FILE_MODE))?;
         writeln!(f, "{id}")?;
         f.sync_all()?;
     }
@@ -62,7 +62,9 @@ pub fn journal_id(dir: &Path) -> Result<String> {
 }
 
 fn read_id(path: &Path) -> Result<Option<String>> {
-    match journal::files::read_small(path, 4096).map(|b| String::from_utf8_lossy(&b).into_owned()) {
+    match engine::fs::files::read_small(path, 4096)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+    {
         Ok(s) => {
             let id = s.trim();
             let ok = !id.is_empty()
@@ -159,16 +161,16 @@ pub fn redact_json(v: &mut serde_json::Value) -> usize {
 /// Streams the events `from..=to` of a snapshot through `f`; the first error `f` returns stops
 /// the stream and is returned as it is (not as a journal read error).
 pub fn stream(
-    snap: &journal::ReadSnapshot,
-    from: journal::Seq,
-    to: journal::Seq,
+    snap: &engine::log::ReadSnapshot,
+    from: engine::log::Seq,
+    to: engine::log::Seq,
     mut f: impl FnMut(Envelope) -> Result<()>,
 ) -> Result<()> {
     let mut failed = None;
     let r = snap.for_each_in(from, to, |e| {
         f(e).map_err(|err| {
             failed = Some(err);
-            journal::Error::Stopped
+            engine::Error::Stopped
         })
     });
     if let Some(err) = failed {

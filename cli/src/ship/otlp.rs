@@ -8,7 +8,7 @@
 
 use super::mask_url;
 use anyhow::{anyhow, bail, Context, Result};
-use journal::{hex, unhex, Envelope, Hash, Seq, ZERO_HASH};
+use engine::log::{hex, unhex, Envelope, Hash, Seq, ZERO_HASH};
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsServiceRequest, ExportLogsServiceResponse,
 };
@@ -82,7 +82,9 @@ pub struct Cursor {
 }
 
 pub fn read_cursor(path: &Path) -> Result<Cursor> {
-    match journal::files::read_small(path, 4096).map(|b| String::from_utf8_lossy(&b).into_owned()) {
+    match engine::fs::files::read_small(path, 4096)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+    {
         Ok(s) => {
             let mut it = s.split_whitespace();
             let (Some(seq), Some(hash)) = (it.next(), it.next()) else {
@@ -147,7 +149,7 @@ pub fn lock_cursor(dir: &Path, url: &str) -> Result<CursorLock> {
         .create(true)
         .truncate(false)
         .write(true)
-        .mode(journal::FILE_MODE)
+        .mode(engine::fs::FILE_MODE)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&path)
         .with_context(|| format!("opening {}", path.display()))?;

@@ -10,8 +10,8 @@ use ::postgres::binary_copy::BinaryCopyInWriter;
 use ::postgres::types::{ToSql, Type};
 use ::postgres::{Client, Transaction};
 use anyhow::{anyhow, bail, Context, Result};
+use engine::log::{Envelope, Seq};
 use engine::state;
-use journal::{Envelope, Seq};
 use projections::fold::{Full, Rewinds};
 use projections::{Kind, KindOf};
 use std::borrow::Cow;
@@ -332,7 +332,7 @@ pub fn prepare(c: &mut Client, t: &Target) -> Result<()> {
     c.execute(
         "INSERT INTO hookjournal_cursor (journal_id, shipped_seq, head_hash) VALUES ($1, 0, $2)
          ON CONFLICT (journal_id) DO NOTHING",
-        &[&t.journal_id, &journal::ZERO_HASH.as_slice()],
+        &[&t.journal_id, &engine::log::ZERO_HASH.as_slice()],
     )?;
     c.batch_execute(
         "CREATE TEMP TABLE IF NOT EXISTS hookjournal_stage (LIKE hookjournal_events)

@@ -8,7 +8,7 @@
 
 use super::otlp::{self, kv, s, Cursor, Target};
 use anyhow::{bail, Result};
-use journal::{Hash, Seq};
+use engine::log::{Hash, Seq};
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
@@ -121,7 +121,7 @@ pub fn ship_round(
 /// The fold as it stood at the cursor: the events from where the open turns began, up to the
 /// cursor (whose hash must match), with the turns that ended by then dropped (they were sent).
 fn rebuild(
-    snap: &journal::ReadSnapshot,
+    snap: &engine::log::ReadSnapshot,
     cursor: &Cursor,
     options: Options,
     pricing: &projections::pricing::PricingTable,

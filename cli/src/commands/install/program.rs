@@ -140,9 +140,9 @@ pub fn temp_dirs() -> Vec<PathBuf> {
 }
 
 /// The first `hookjournal` on `PATH`'s absolute entries that is an executable file
-/// (`journal::door::find_program`, which the hook's `git` is found with too).
+/// (`engine::fs::door::find_program`, which the hook's `git` is found with too).
 pub fn find_on_path(path_var: Option<&OsStr>) -> Option<PathBuf> {
-    journal::door::find_program("hookjournal", path_var)
+    engine::fs::door::find_program("hookjournal", path_var)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
