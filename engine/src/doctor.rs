@@ -8,7 +8,8 @@
 
 use crate::codex_trust;
 use crate::registration::{self, Settings};
-use projections::host::{self, Host, HostFacts, Scope, Trust};
+use projections::host::{Host, HostFacts, Scope, Trust};
+use projections::hosts;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -75,8 +76,6 @@ pub struct Where<'a> {
     /// when it is this file or a copy of it, found without running it. `None`: unknown, and so
     /// nothing registered is verified.
     pub exe: Option<&'a Path>,
-    /// The in-process hosts' shims as this binary ships them, by host name.
-    pub shims: &'a [(&'a str, &'a str)],
 }
 
 /// The hosts `install` registers with, in the table's order.
@@ -99,7 +98,7 @@ pub fn hosts(w: &Where) -> Vec<Finding> {
         any |= host(w, &h, &mut out);
     }
     any |= openclaw(w, &mut out);
-    for facts in [&host::OPENCODE, &host::PI] {
+    for facts in [&hosts::OPENCODE, &hosts::PI] {
         any |= shim(w, facts, &mut out);
     }
     any |= cline(w, &mut out);
@@ -598,7 +597,7 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         facts.product,
         format!("the hookjournal shim is in {}", path.display()),
     ));
-    if let Some(p) = another_shim(w, facts, &path, &fix) {
+    if let Some(p) = another_shim(facts, &path, &fix) {
         out.push(p);
     }
     match settings.as_ref().and_then(|s| s["command"].as_str()) {
@@ -614,8 +613,8 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
 
 /// A problem when the shim's code at `path` is not what this binary ships for the host (an older
 /// hookjournal installed it, or it was edited): what changed since does not run.
-fn another_shim(w: &Where, facts: &HostFacts, path: &Path, fix: &str) -> Option<Finding> {
-    let (_, shipped) = w.shims.iter().find(|(h, _)| *h == facts.name)?;
+fn another_shim(facts: &HostFacts, path: &Path, fix: &str) -> Option<Finding> {
+    let shipped = hosts::module(facts.name)?.shipped.first()?.text;
     let text = std::fs::read_to_string(path).ok()?;
     (without_settings(shipped) != without_settings(&text)).then(|| {
         problem(
@@ -654,9 +653,9 @@ impl ClineScripts {
     fn read(dir: &Path) -> ClineScripts {
         use std::os::unix::fs::PermissionsExt;
         let mut found = ClineScripts::default();
-        for file in host::CLINE
+        for file in hosts::CLINE
             .registered()
-            .filter_map(|(e, _)| host::cline_hook_file(e.name))
+            .filter_map(|(e, _)| hosts::cline::cline_hook_file(e.name))
         {
             let path = dir.join(file);
             match std::fs::read_to_string(&path) {
@@ -681,7 +680,7 @@ impl ClineScripts {
 /// the user's own under an event's name stays theirs (install keeps it): that event is not
 /// journaled, which is said, not a problem.
 fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
-    let facts = &host::CLINE;
+    let facts = &hosts::CLINE;
     let topic = facts.product;
     let Some(install) = facts.install.as_ref() else {
         return false;
@@ -770,7 +769,7 @@ fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
 
 /// OpenClaw's shim plugin (user-wide): its settings name the program; the plugin must be enabled.
 fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
-    let facts = &host::OPENCLAW;
+    let facts = &hosts::OPENCLAW;
     let topic = facts.product;
     let Some(state) = user_dir(facts) else {
         return false;
@@ -810,7 +809,7 @@ fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
         ));
     }
     let code = state.join("extensions/hookjournal/index.js");
-    if let Some(p) = another_shim(w, facts, &code, &fix) {
+    if let Some(p) = another_shim(facts, &code, &fix) {
         out.push(p);
     }
     if let Some(program) = settings.get("command").and_then(|c| c.as_str()) {

@@ -6,7 +6,8 @@
 
 pub use crate::event_kind::EventKind;
 pub use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics, Resumed};
-use crate::host::{self, CallerEnv, Host, HostEvent, HostFacts, ImpliedTool};
+use crate::host::{CallerEnv, Host, HostEvent, HostFacts, ImpliedTool};
+use crate::hosts::{self, Wire};
 use crate::kind::{Kind, KindOf};
 use journal::Envelope;
 use serde::Deserialize;
@@ -288,25 +289,25 @@ impl Shape<'_> {
             return Some(Host::Crush);
         }
         if s(self.host).as_deref() == Some("pi")
-            || host::PI.owns(name) && !host::OPENCLAW.owns(name)
+            || hosts::PI.owns(name) && !hosts::OPENCLAW.owns(name)
         {
             return Some(Host::Pi);
         }
-        if host::OPENCLAW.owns(name) {
+        if hosts::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
         }
-        if host::OPENCODE.owns(name) {
+        if hosts::OPENCODE.owns(name) {
             return Some(Host::OpenCode);
         }
-        if host::GEMINI.owns(name) {
+        if hosts::GEMINI.owns(name) {
             return Some(Host::Gemini);
         }
-        if host::QWEN.owns(name) {
+        if hosts::QWEN.owns(name) {
             return Some(Host::Qwen);
         }
         // Cline CLI names its event in `hookName` (as Copilot's permissionRequest does), with
         // names no other host sends.
-        if host::CLINE.owns(name) || s(self.hook_name).is_some_and(|n| host::CLINE.owns(&n)) {
+        if hosts::CLINE.owns(name) || s(self.hook_name).is_some_and(|n| hosts::CLINE.owns(&n)) {
             return Some(Host::Cline);
         }
         if self.cursor_version.is_some() {
@@ -317,7 +318,7 @@ impl Shape<'_> {
                 .next()
                 .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
         });
-        (self.turn_id.is_some() || rollout || host::CODEX.owns(name)).then_some(Host::Codex)
+        (self.turn_id.is_some() || rollout || hosts::CODEX.owns(name)).then_some(Host::Codex)
     }
 
     /// The host a payload looks like when nothing else tells: Copilot CLI's camelCase fields or
@@ -341,7 +342,7 @@ impl Shape<'_> {
             // Gemini sends its transcript with every event; Copilot's SessionStart and
             // SessionEnd carry none.
             (true, false)
-                if host::GEMINI.event(name).is_some() && self.transcript_path.is_some() =>
+                if hosts::GEMINI.event(name).is_some() && self.transcript_path.is_some() =>
             {
                 Host::Gemini
             }
@@ -394,17 +395,8 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
 /// neither is named from its fields (`copilot_event`). `None` for bytes that are no JSON object
 /// or name no event.
 pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<HookEvent> {
-    if *host == Host::OpenClaw {
-        return crate::openclaw::parse(bytes);
-    }
-    if *host == Host::OpenCode {
-        return crate::opencode::parse(bytes);
-    }
-    if *host == Host::Pi {
-        return crate::pi::parse(bytes);
-    }
-    if *host == Host::Cline {
-        return crate::cline::parse(bytes);
+    if let Some(Wire::Own(parse)) = host.module().map(|m| m.wire) {
+        return parse(bytes);
     }
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = s(raw.hook_event_name)

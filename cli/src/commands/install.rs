@@ -19,15 +19,6 @@ mod pi;
 pub mod program;
 mod shim;
 
-/// The shims as shipped, by host name (their settings line as install leaves it blank;
-/// OpenClaw's plugin code, whose settings are a file beside it): what `doctor` compares an
-/// installed shim with.
-pub const SHIMS: [(&str, &str); 3] = [
-    ("opencode", opencode::SHIM),
-    ("pi", pi::SHIM),
-    ("openclaw", openclaw::PLUGIN_CODE),
-];
-
 use self::codex::{trust_codex_hooks, untrust_codex_hooks};
 use self::copilot_trust::copilot_trust_note;
 use self::doc::Doc;
