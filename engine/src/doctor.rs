@@ -8,7 +8,7 @@
 
 use crate::codex_trust;
 use crate::registration::{self, Settings};
-use projections::host::{Host, HostFacts, Scope, Trust};
+use projections::host::{HookFileFormat, Host, HostFacts, Scope, Trust};
 use projections::hosts;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -78,30 +78,35 @@ pub struct Where<'a> {
     pub exe: Option<&'a Path>,
 }
 
-/// The hosts `install` registers with, in the table's order.
-const INSTALLED: [Host; 8] = [
-    Host::Claude,
-    Host::Codex,
-    Host::Gemini,
-    Host::Copilot,
-    Host::Cursor,
-    Host::Qwen,
-    Host::Crush,
-    Host::Droid,
-];
+/// The order doctor reports hosts in: those whose settings file install edits first, then
+/// OpenClaw's plugin, the shims, the hook scripts (each in the registry's order).
+fn report_rank(facts: &HostFacts) -> u8 {
+    match facts.install.map(|i| i.format) {
+        Some(HookFileFormat::PluginDir) => 1,
+        Some(HookFileFormat::ShimModule) => 2,
+        Some(HookFileFormat::ScriptPerEvent) => 3,
+        _ => 0,
+    }
+}
 
 /// Every host's registration, as `install` would make it.
 pub fn hosts(w: &Where) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut any = false;
-    for h in INSTALLED {
-        any |= host(w, &h, &mut out);
+    let mut registry: Vec<&HostFacts> = hosts::HOSTS
+        .iter()
+        .map(|m| m.facts)
+        .filter(|f| f.install.is_some())
+        .collect();
+    registry.sort_by_key(|f| report_rank(f));
+    for facts in registry {
+        any |= match facts.install.map(|i| i.format) {
+            Some(HookFileFormat::PluginDir) => openclaw(w, &mut out),
+            Some(HookFileFormat::ShimModule) => shim(w, facts, &mut out),
+            Some(HookFileFormat::ScriptPerEvent) => cline(w, &mut out),
+            _ => host(w, &Host::from_name(facts.name), &mut out),
+        };
     }
-    any |= openclaw(w, &mut out);
-    for facts in [&hosts::OPENCODE, &hosts::PI] {
-        any |= shim(w, facts, &mut out);
-    }
-    any |= cline(w, &mut out);
     if !any {
         let (what, fix) = match w.project {
             Some(p) => (

@@ -270,6 +270,12 @@ pub enum HookFileFormat {
     /// No settings file: one executable per event in a hooks directory, named after the event
     /// (Cline CLI; `install::cline` writes them).
     ScriptPerEvent,
+    /// No settings file: one module the host loads into its own process (a shim), its settings
+    /// one line in it (OpenCode's plugin, pi's extension; `install::shim` writes it).
+    ShimModule,
+    /// No settings file: a plugin directory of hookjournal's files, enabled in the host's own
+    /// config (OpenClaw; `install::openclaw` writes it).
+    PluginDir,
 }
 
 impl HookFileFormat {

@@ -54,6 +54,43 @@ pub struct ShippedFile {
     pub text: &'static str,
 }
 
+/// The payload files of a benchmark turn, in the order they are played.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchFiles {
+    /// Every `.json` file whose name starts with this, sorted by name (no event named); the
+    /// first one's session id is the turn's (a later payload of another session keeps its own).
+    Prefix(&'static str),
+    /// These stems, in this order, in files named by `pattern` (`{}`: the stem); the event is
+    /// the stem up to its first `-`, and each payload's own session id is the turn's.
+    Listed {
+        /// The file name, `{}` standing for the stem.
+        pattern: &'static str,
+        /// The stems.
+        stems: &'static [&'static str],
+    },
+}
+
+/// One tool turn of the host's real client that the benchmark (`bench/hook.rs`) times the hook
+/// on, as the host runs it: payloads it recorded, the environment it gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BenchTurn {
+    /// How the row is labelled.
+    pub label: &'static str,
+    /// What the row times.
+    pub what: &'static str,
+    /// The recorded payloads' directory, under `tests/fixtures/real-hosts/`.
+    pub dir: &'static str,
+    /// Which of its files, in which order.
+    pub files: BenchFiles,
+    /// Where a payload holds the session id (a JSON pointer); it is made the round's own.
+    pub session: &'static str,
+    /// Text replaced in each payload after that, in order (`{dir}` in the replacement: the
+    /// fixture directory; `{sid}`: the recorded session id).
+    pub replace: &'static [(&'static str, &'static str)],
+    /// The hook environment the host gives.
+    pub env: &'static [(&'static str, &'static str)],
+}
+
 /// One host: its facts and what the code around the facts needs of it.
 pub struct HostModule {
     /// What hookjournal knows about it.
@@ -67,6 +104,8 @@ pub struct HostModule {
     /// The version its real-client test drives; `None`: none can run here (the reason is in
     /// docs/hooks.md).
     pub tested: Option<&'static str>,
+    /// The tool turn the benchmark times, if one is recorded.
+    pub bench: Option<BenchTurn>,
     /// The files hookjournal ships for its hooks; the first is the one doctor compares.
     pub shipped: &'static [ShippedFile],
 }
@@ -266,6 +305,35 @@ mod tests {
     use super::*;
     use crate::host::*;
     use std::path::{Path, PathBuf};
+
+    #[test]
+    fn every_folder_constant_is_a_registered_host_and_names_are_unique() {
+        let consts = [
+            Host::Claude,
+            Host::Codex,
+            Host::Gemini,
+            Host::Copilot,
+            Host::Cursor,
+            Host::OpenClaw,
+            Host::Qwen,
+            Host::OpenCode,
+            Host::Crush,
+            Host::Pi,
+            Host::Droid,
+            Host::Cline,
+        ];
+        for h in &consts {
+            assert!(h.module().is_some(), "{h} is in no registry line");
+        }
+        assert_eq!(consts.len(), HOSTS.len());
+        let mut names: Vec<&str> = HOSTS.iter().map(|m| m.facts.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), HOSTS.len(), "a name registered twice");
+        for m in HOSTS {
+            assert!(m.facts.install.is_some(), "{} installs", m.facts.name);
+        }
+    }
 
     #[test]
     fn names_round_trip_and_unknown_names_are_kept() {

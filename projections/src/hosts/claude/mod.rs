@@ -121,5 +121,6 @@ pub const MODULE: HostModule = HostModule {
     install_help: "Claude Code",
     cost_from: "its transcript",
     tested: Some("2.1.330 (and 2.1.197)"),
+    bench: None,
     shipped: &[],
 };

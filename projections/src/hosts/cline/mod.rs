@@ -4,7 +4,7 @@ pub mod session_file;
 pub mod wire;
 
 use super::{ev, K};
-use super::{HostModule, Wire};
+use super::{BenchFiles, BenchTurn, HostModule, Wire};
 use crate::host::*;
 
 /// Cline CLI's hooks, by the `hookName` its payloads carry; install writes the hook file each is
@@ -125,5 +125,17 @@ pub const MODULE: HostModule = HostModule {
     install_help: "Cline CLI (one hook file per event in .clinerules/hooks/, or ~/.cline/hooks/ with --scope user)",
     cost_from: "its session's `messages.json` (found from `$HOME` or `$CLINE_DIR`)",
     tested: Some("3.0.65"),
+    bench: Some(BenchTurn {
+        label: "Cline CLI",
+        what: "a Cline CLI tool turn, its environment",
+        dir: "cline-3.0.65/payloads",
+        files: BenchFiles::Prefix("0"),
+        session: "/sessionContext/rootSessionId",
+        replace: &[],
+        env: &[
+            ("CLINE_BUILD_ENV", "production"),
+            ("CLINE_CONNECTOR_CLI_LAUNCH", "{}"),
+        ],
+    }),
     shipped: &[],
 };

@@ -98,5 +98,6 @@ pub const MODULE: HostModule = HostModule {
     install_help: "Codex CLI",
     cost_from: "its rollout file",
     tested: Some("0.169.0"),
+    bench: None,
     shipped: &[],
 };

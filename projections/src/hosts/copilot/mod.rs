@@ -3,7 +3,7 @@
 pub mod session_file;
 
 use super::{ev, seen, unnamed, CONTEXT, K};
-use super::{HostModule, Wire};
+use super::{BenchFiles, BenchTurn, HostModule, Wire};
 use crate::host::*;
 
 /// GitHub Copilot CLI's events as its camelCase registrations name them (measured on 1.0.102,
@@ -119,5 +119,31 @@ pub const MODULE: HostModule = HostModule {
     install_help: "GitHub Copilot CLI (.github/hooks/hookjournal.json, or ~/.copilot/hooks/ with --scope user)",
     cost_from: "its session's `events.jsonl`",
     tested: Some("1.0.102"),
+    bench: Some(BenchTurn {
+        label: "Copilot CLI",
+        what: "a Copilot CLI tool turn, --event, its environment",
+        dir: "copilot-1.0.102",
+        // Its sessionEnd is left out: it starts the detached session-file follower.
+        files: BenchFiles::Listed {
+            pattern: "camel.{}.json",
+            stems: &[
+                "sessionStart-new",
+                "userPromptSubmitted",
+                "userPromptTransformed",
+                "preToolUse-bash",
+                "permissionRequest-bash",
+                "postToolUse-bash",
+                "preToolUse-view",
+                "postToolUse-view",
+                "agentStop",
+            ],
+        },
+        session: "/sessionId",
+        replace: &[("/home/dev/.copilot", "/nonexistent/bench")],
+        env: &[
+            ("COPILOT_CLI", "1"),
+            ("COPILOT_PROJECT_DIR", "/nonexistent/bench"),
+        ],
+    }),
     shipped: &[],
 };

@@ -84,5 +84,6 @@ pub const MODULE: HostModule = HostModule {
     install_help: "Crush (crush.json, or ~/.config/crush/crush.json with --scope user)",
     cost_from: "none (only in its SQLite database)",
     tested: None,
+    bench: None,
     shipped: &[],
 };

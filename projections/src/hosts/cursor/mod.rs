@@ -87,5 +87,6 @@ pub const MODULE: HostModule = HostModule {
     install_help: "Cursor (.cursor/hooks.json)",
     cost_from: "none (no usage reaches its hooks)",
     tested: None,
+    bench: None,
     shipped: &[],
 };

@@ -3,7 +3,7 @@
 pub mod session_file;
 
 use super::{ev, tool, CONTEXT, K};
-use super::{HostModule, Wire};
+use super::{BenchFiles, BenchTurn, HostModule, Wire};
 use crate::host::*;
 
 /// Factory Droid's events: the 9 names of 0.225's hook schema, Claude Code's all of them, in its
@@ -115,5 +115,36 @@ pub const MODULE: HostModule = HostModule {
         "Factory Droid (.factory/settings.json, or ~/.factory/settings.json with --scope user)",
     cost_from: "its session's running totals",
     tested: Some("0.225.2"),
+    bench: Some(BenchTurn {
+        label: "Factory Droid",
+        what: "a Factory Droid tool turn, its session files, its environment",
+        dir: "droid-0.225.1",
+        files: BenchFiles::Listed {
+            pattern: "{}.json",
+            stems: &[
+                "SessionStart-startup",
+                "UserPromptSubmit",
+                "PreToolUse-Read",
+                "PostToolUse-Read",
+                "PreToolUse-Create",
+                "PostToolUse-Create",
+                "Stop",
+            ],
+        },
+        session: "/session_id",
+        // `transcript_path` names the fixture's real session files, so each PostToolUse and
+        // Stop reads them as Droid's hooks do.
+        replace: &[
+            (
+                "/home/dev/.factory/sessions/-home-dev-acme-api/__SID__",
+                "{dir}/sessions/{sid}",
+            ),
+            ("/home/dev/acme-api", "/nonexistent/bench"),
+        ],
+        env: &[
+            ("DROID_PROJECT_DIR", "/nonexistent/bench"),
+            ("FACTORY_PROJECT_DIR", "/nonexistent/bench"),
+        ],
+    }),
     shipped: &[],
 };

@@ -101,5 +101,6 @@ pub const MODULE: HostModule = HostModule {
     install_help: "Gemini CLI",
     cost_from: "its chat file",
     tested: Some("0.61.0"),
+    bench: None,
     shipped: &[],
 };

@@ -69,7 +69,7 @@ pub const OPENCLAW: HostFacts = HostFacts {
         user_file: "openclaw.json",
         timeout_scale: 1000,
         named_handlers: false,
-        format: HookFileFormat::Grouped,
+        format: HookFileFormat::PluginDir,
         next_step: "restart the OpenClaw gateway (`openclaw gateway run`) so it loads the \
                     hookjournal plugin; check with `hookjournal status`.",
     }),
@@ -88,6 +88,7 @@ pub const MODULE: HostModule = HostModule {
     install_help: "OpenClaw (a plugin shim in its extensions, enabled in its openclaw.json)",
     cost_from: "its `llm_output` hook",
     tested: Some("2026.9.6"),
+    bench: None,
     shipped: &[
         ShippedFile {
             name: "index.js",

@@ -3,7 +3,7 @@
 pub mod wire;
 
 use super::{ev, K};
-use super::{HostModule, ShippedFile, Wire};
+use super::{BenchFiles, BenchTurn, HostModule, ShippedFile, Wire};
 use crate::host::*;
 
 /// OpenCode's plugin hooks and bus events, as its shim plugin forwards them
@@ -77,7 +77,7 @@ pub const OPENCODE: HostFacts = HostFacts {
         user_file: "plugins/hookjournal.js",
         timeout_scale: 1000,
         named_handlers: false,
-        format: HookFileFormat::Grouped,
+        format: HookFileFormat::ShimModule,
         next_step: "start OpenCode here (`opencode`, or `opencode run …`; it loads plugins at its \
                     start); check with `hookjournal status`.",
     }),
@@ -96,6 +96,15 @@ pub const MODULE: HostModule = HostModule {
     install_help: "OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope user)",
     cost_from: "its completed assistant messages",
     tested: Some("1.18.33"),
+    bench: Some(BenchTurn {
+        label: "OpenCode",
+        what: "what its shim forwarded of an OpenCode tool turn",
+        dir: "opencode-1.18.33/shim",
+        files: BenchFiles::Prefix("01."),
+        session: "/input/sessionID",
+        replace: &[],
+        env: &[],
+    }),
     shipped: &[ShippedFile {
         name: "hookjournal.js",
         text: include_str!("hookjournal.js"),

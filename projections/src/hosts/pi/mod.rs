@@ -3,7 +3,7 @@
 pub mod wire;
 
 use super::{ev, K};
-use super::{HostModule, ShippedFile, Wire};
+use super::{BenchFiles, BenchTurn, HostModule, ShippedFile, Wire};
 use crate::host::*;
 
 /// pi's extension events, as its shim extension forwards them (`{"host":"pi",
@@ -71,7 +71,7 @@ pub const PI: HostFacts = HostFacts {
         user_file: "extensions/hookjournal.ts",
         timeout_scale: 1000,
         named_handlers: false,
-        format: HookFileFormat::Grouped,
+        format: HookFileFormat::ShimModule,
         next_step: "start pi here (`pi`, or `pi -p …`; it loads extensions at its start); check \
                     with `hookjournal status`.",
     }),
@@ -91,6 +91,15 @@ pub const MODULE: HostModule = HostModule {
         "pi (an extension shim in .pi/extensions/, or ~/.pi/agent/extensions/ with --scope user)",
     cost_from: "each `turn_end`",
     tested: Some("0.73.1"),
+    bench: Some(BenchTurn {
+        label: "pi",
+        what: "what its shim forwarded of a pi tool turn",
+        dir: "pi-0.73.1/shim",
+        files: BenchFiles::Prefix("0"),
+        session: "/session_id",
+        replace: &[],
+        env: &[],
+    }),
     shipped: &[ShippedFile {
         name: "hookjournal.ts",
         text: include_str!("hookjournal.ts"),

@@ -3,7 +3,7 @@
 pub mod chat;
 
 use super::{ev, seen, tool, CONTEXT, K};
-use super::{HostModule, Wire};
+use super::{BenchFiles, BenchTurn, HostModule, Wire};
 use crate::host::*;
 
 /// Qwen Code's events: the 22 names of 0.24.4's `HookEventName` (it skips any other name as
@@ -126,5 +126,31 @@ pub const MODULE: HostModule = HostModule {
     install_help: "Qwen Code (.qwen/settings.json, or ~/.qwen/settings.json with --scope user)",
     cost_from: "its chat file",
     tested: Some("0.24.4"),
+    bench: Some(BenchTurn {
+        label: "Qwen Code",
+        what: "a Qwen Code tool turn, its environment",
+        dir: "qwen-0.24.4",
+        // The empty-prompt UserPromptSubmit after its tool batch included; its Stop left out: it
+        // starts the detached session-file follower.
+        files: BenchFiles::Listed {
+            pattern: "project.{}.json",
+            stems: &[
+                "SessionStart-startup",
+                "UserPromptSubmit",
+                "PreToolUse-run_shell_command",
+                "PostToolUse-run_shell_command",
+                "PostToolBatch",
+                "UserPromptSubmit-empty",
+                "PreToolUse-read_file",
+                "PostToolUse-read_file",
+            ],
+        },
+        session: "/session_id",
+        replace: &[("/home/dev/.qwen", "/nonexistent/bench")],
+        env: &[
+            ("QWEN_CODE_CLI", "/nonexistent/bench/cli-entry.js"),
+            ("QWEN_PROJECT_DIR", "/nonexistent/bench"),
+        ],
+    }),
     shipped: &[],
 };
