@@ -311,101 +311,10 @@ fn launcher_latency(
         .collect()
 }
 
-/// Copilot CLI 1.0.102's camelCase payloads of one tool turn (tests/fixtures/real-hosts), as
-/// install registers them: (event on the command line, payload template with `__SID__`).
-/// Its sessionEnd is left out: it starts the detached session-file follower.
-fn copilot_templates() -> Vec<(String, String)> {
-    let dir = fixtures().join("real-hosts/copilot-1.0.102");
-    [
-        "sessionStart-new",
-        "userPromptSubmitted",
-        "userPromptTransformed",
-        "preToolUse-bash",
-        "permissionRequest-bash",
-        "postToolUse-bash",
-        "preToolUse-view",
-        "postToolUse-view",
-        "agentStop",
-    ]
-    .iter()
-    .map(|stem| {
-        let text = std::fs::read_to_string(dir.join(format!("camel.{stem}.json"))).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let sid = v["sessionId"].as_str().unwrap().to_string();
-        let event = stem.split('-').next().unwrap().to_string();
-        let payload = text
-            .replace(&sid, "__SID__")
-            .replace("/home/dev/.copilot", "/nonexistent/bench");
-        (event, payload)
-    })
-    .collect()
-}
-
-/// Qwen Code 0.24.4's payloads of one tool turn (tests/fixtures/real-hosts), the empty-prompt
-/// UserPromptSubmit after its tool batch included, as install registers them: (event, payload
-/// template with `__SID__`). Its Stop is left out: it starts the detached session-file follower.
-fn qwen_templates() -> Vec<(String, String)> {
-    let dir = fixtures().join("real-hosts/qwen-0.24.4");
-    [
-        "SessionStart-startup",
-        "UserPromptSubmit",
-        "PreToolUse-run_shell_command",
-        "PostToolUse-run_shell_command",
-        "PostToolBatch",
-        "UserPromptSubmit-empty",
-        "PreToolUse-read_file",
-        "PostToolUse-read_file",
-    ]
-    .iter()
-    .map(|stem| {
-        let text = std::fs::read_to_string(dir.join(format!("project.{stem}.json"))).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let sid = v["session_id"].as_str().unwrap().to_string();
-        let event = stem.split('-').next().unwrap().to_string();
-        let payload = text
-            .replace(&sid, "__SID__")
-            .replace("/home/dev/.qwen", "/nonexistent/bench");
-        (event, payload)
-    })
-    .collect()
-}
-
-/// Factory Droid 0.225.2's payloads of one tool turn (tests/fixtures/real-hosts), as install
-/// registers them: (event, payload template with `__SID__`). Their `transcript_path` names the
-/// fixture's real session files, so each PostToolUse and Stop reads them as Droid's hooks do (the
-/// `.jsonl` from the session's offset, the `.settings.json` beside it whole).
-fn droid_templates() -> Vec<(String, String)> {
-    let dir = fixtures().join("real-hosts/droid-0.225.1");
-    let sessions = dir.join("sessions");
-    [
-        "SessionStart-startup",
-        "UserPromptSubmit",
-        "PreToolUse-Read",
-        "PostToolUse-Read",
-        "PreToolUse-Create",
-        "PostToolUse-Create",
-        "Stop",
-    ]
-    .iter()
-    .map(|stem| {
-        let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let sid = v["session_id"].as_str().unwrap().to_string();
-        let event = stem.split('-').next().unwrap().to_string();
-        let file = format!("/home/dev/.factory/sessions/-home-dev-acme-api/{sid}");
-        let payload = text
-            .replace(&file, "__FILE__")
-            .replace(&sid, "__SID__")
-            .replace("__FILE__", &format!("{}/{sid}", sessions.display()))
-            .replace("/home/dev/acme-api", "/nonexistent/bench");
-        (event, payload)
-    })
-    .collect()
-}
-
-/// One host's tool turn as the host runs the hook: the payload templates (the event for the
-/// command line, the payload with `__SID__`), whether the event goes on the command line
-/// (Copilot CLI's camelCase payloads name none), and the hook environment the host gives.
+/// One host's tool turn as the host runs the hook (its registry entry's `bench`): the payload
+/// templates (the event for the command line, the payload with `__SID__`), whether the event
+/// goes on the command line (Copilot CLI's camelCase payloads name none), and the hook
+/// environment the host gives.
 struct HostTurn {
     /// The `--host` name.
     host: &'static str,
@@ -417,103 +326,78 @@ struct HostTurn {
     env: &'static [(&'static str, &'static str)],
 }
 
-/// The hosts timed beside the fixture mix.
+/// The hosts timed beside the fixture mix: every host of the registry with a recorded turn.
 fn host_turns() -> Vec<HostTurn> {
-    vec![
-        HostTurn {
-            host: "copilot",
-            label: "Copilot CLI",
-            what: "a Copilot CLI tool turn, --event, its environment",
-            templates: copilot_templates(),
-            event_arg: true,
-            env: &[
-                ("COPILOT_CLI", "1"),
-                ("COPILOT_PROJECT_DIR", "/nonexistent/bench"),
-            ],
-        },
-        HostTurn {
-            host: "qwen",
-            label: "Qwen Code",
-            what: "a Qwen Code tool turn, its environment",
-            templates: qwen_templates(),
-            event_arg: false,
-            env: &[
-                ("QWEN_CODE_CLI", "/nonexistent/bench/cli-entry.js"),
-                ("QWEN_PROJECT_DIR", "/nonexistent/bench"),
-            ],
-        },
-        HostTurn {
-            host: "droid",
-            label: "Factory Droid",
-            what: "a Factory Droid tool turn, its session files, its environment",
-            templates: droid_templates(),
-            event_arg: false,
-            env: &[
-                ("DROID_PROJECT_DIR", "/nonexistent/bench"),
-                ("FACTORY_PROJECT_DIR", "/nonexistent/bench"),
-            ],
-        },
-        HostTurn {
-            host: "opencode",
-            label: "OpenCode",
-            what: "what its shim forwarded of an OpenCode tool turn",
-            templates: recorded_templates("opencode-1.18.33/shim", "01.", "/input/sessionID"),
-            event_arg: false,
-            env: &[],
-        },
-        HostTurn {
-            host: "pi",
-            label: "pi",
-            what: "what its shim forwarded of a pi tool turn",
-            templates: recorded_templates("pi-0.73.1/shim", "0", "/session_id"),
-            event_arg: false,
-            env: &[],
-        },
-        HostTurn {
-            host: "cline",
-            label: "Cline CLI",
-            what: "a Cline CLI tool turn, its environment",
-            templates: recorded_templates(
-                "cline-3.0.65/payloads",
-                "0",
-                "/sessionContext/rootSessionId",
-            ),
-            event_arg: false,
-            env: &[
-                ("CLINE_BUILD_ENV", "production"),
-                ("CLINE_CONNECTOR_CLI_LAUNCH", "{}"),
-            ],
-        },
-    ]
+    projections::hosts::HOSTS
+        .iter()
+        .filter_map(|m| {
+            let turn = m.bench?;
+            Some(HostTurn {
+                host: m.facts.name,
+                label: turn.label,
+                what: turn.what,
+                templates: templates_of(&turn),
+                event_arg: m.facts.registered().any(|(_, r)| r.event_arg),
+                env: turn.env,
+            })
+        })
+        .collect()
 }
 
-/// The payloads a real client sent (tests/fixtures/real-hosts/`dir`, the `.json` files whose
-/// names start with `prefix`, in order), its session id (at `pointer` in the first) made
-/// `__SID__`; the event is the file's.
-fn recorded_templates(dir: &str, prefix: &str, pointer: &str) -> Vec<(String, String)> {
-    let dir = fixtures().join("real-hosts").join(dir);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with(prefix) && name.ends_with(".json")
-        })
-        .collect();
-    files.sort();
-    let first: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-    let sid = first
-        .pointer(pointer)
-        .and_then(|v| v.as_str())
-        .unwrap()
-        .to_string();
+/// A recorded turn's payloads (tests/fixtures/real-hosts/`dir`), in order, each with its event
+/// (for a listed stem: up to its first `-`), its session id made `__SID__` (see `BenchFiles`),
+/// then the turn's replacements made.
+fn templates_of(turn: &projections::hosts::BenchTurn) -> Vec<(String, String)> {
+    use projections::hosts::BenchFiles;
+    let dir = fixtures().join("real-hosts").join(turn.dir);
+    let files: Vec<(String, PathBuf)> = match turn.files {
+        BenchFiles::Prefix(prefix) => {
+            let mut files: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    let name = p.file_name().unwrap().to_string_lossy();
+                    name.starts_with(prefix) && name.ends_with(".json")
+                })
+                .collect();
+            files.sort();
+            files.into_iter().map(|f| (String::new(), f)).collect()
+        }
+        BenchFiles::Listed { pattern, stems } => stems
+            .iter()
+            .map(|stem| {
+                let event = stem.split('-').next().unwrap().to_string();
+                (event, dir.join(pattern.replace("{}", stem)))
+            })
+            .collect(),
+    };
+    let sid_of = |f: &Path| {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        v.pointer(turn.session)
+            .and_then(|v| v.as_str())
+            .unwrap()
+            .to_string()
+    };
+    let first = sid_of(&files[0].1);
     files
-        .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f).unwrap();
-            (String::new(), text.replace(&sid, "__SID__"))
+        .into_iter()
+        .map(|(event, f)| {
+            let sid = match turn.files {
+                BenchFiles::Prefix(_) => first.clone(),
+                BenchFiles::Listed { .. } => sid_of(&f),
+            };
+            let mut text = std::fs::read_to_string(&f)
+                .unwrap()
+                .replace(&sid, "__SID__");
+            for (from, to) in turn.replace {
+                let to = to
+                    .replace("{dir}", &dir.display().to_string())
+                    .replace("{sid}", &sid);
+                text = text.replace(from, &to);
+            }
+            (event, text)
         })
         .collect()
 }

@@ -160,7 +160,7 @@ const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 /// Code, from the host facts table (2.1.197 runs every hook as before when the settings name
 /// events it does not know, such as 2.1.330's PreModelSwitch, PostModelSwitch and DirectoryAdded).
 fn registered_events() -> Vec<&'static str> {
-    projections::host::CLAUDE
+    projections::hosts::CLAUDE
         .registered()
         .map(|(e, _)| e.name)
         .collect()

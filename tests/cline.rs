@@ -125,8 +125,8 @@ impl Env {
         // The counting hook: one file per run, named by the hook file and its process id.
         let hooks = home.join(".cline/hooks");
         fs::create_dir_all(&hooks).unwrap();
-        for (e, _) in projections::host::CLINE.registered() {
-            let file = projections::host::cline_hook_file(e.name).unwrap();
+        for (e, _) in projections::hosts::CLINE.registered() {
+            let file = projections::hosts::cline::cline_hook_file(e.name).unwrap();
             let path = hooks.join(file);
             let script = format!("#!/bin/sh\ncat > '{}/{file}.'$$'.json'\n", calls.display());
             fs::write(&path, script).unwrap();

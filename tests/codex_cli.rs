@@ -263,7 +263,7 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
         "model = \"{MODEL}\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"HJ_MOCK_KEY\"\n\n[projects.{}]\ntrust_level = \"trusted\"\n",
         Value::from(project.to_str().unwrap())
     );
-    for (e, r) in projections::host::CODEX.registered() {
+    for (e, r) in projections::hosts::CODEX.registered() {
         let matcher = r.tool_matcher.then_some("*");
         let mut group = json!({"hooks": [{"type": "command", "command": rec_cmd, "timeout": 10}]});
         if let Some(m) = matcher {
@@ -474,7 +474,7 @@ fn real_codex_runs_installed_hooks_without_bypass_and_is_journaled_and_costed() 
     {
         failures.push(format!("run C: compaction events {sequence:?}"));
     }
-    let restart = projections::host::CODEX.compaction.restart_source;
+    let restart = projections::hosts::CODEX.compaction.restart_source;
     if restart != Some("compact") {
         failures.push(format!(
             "the host table's Codex restart source is {restart:?}"

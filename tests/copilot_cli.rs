@@ -418,7 +418,7 @@ fn run_a(client: &Client) -> Result<(), String> {
     let env = Env::new();
     // The recording hook, for every event Copilot fires, beside install's file.
     let mut hooks = serde_json::Map::new();
-    for (e, _) in projections::host::COPILOT.registered() {
+    for (e, _) in projections::hosts::COPILOT.registered() {
         let bash = format!("sh '{}' {}", env.recorder().display(), e.name);
         hooks.insert(
             e.name.into(),
@@ -533,7 +533,7 @@ fn run_b(client: &Client) -> Result<(), String> {
     let env = Env::new();
     // The recording hook in .claude/settings.json, for every event install registers there.
     let mut hooks = serde_json::Map::new();
-    for (e, r) in projections::host::CLAUDE.registered() {
+    for (e, r) in projections::hosts::CLAUDE.registered() {
         let command = format!("sh '{}' {}", env.recorder().display(), e.name);
         let mut group = json!({"hooks": [{"type": "command", "command": command, "timeout": 10}]});
         if r.tool_matcher {

@@ -246,7 +246,7 @@ impl Env {
     /// hook for every event install registers.
     fn user_settings(&self) {
         let mut hooks = serde_json::Map::new();
-        for (e, _) in projections::host::DROID.registered() {
+        for (e, _) in projections::hosts::DROID.registered() {
             let command = format!("sh '{}' {}", self.recorder().display(), e.name);
             hooks.insert(
                 e.name.into(),

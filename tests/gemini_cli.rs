@@ -396,7 +396,7 @@ fn setup(port: u16, bin: PathBuf) -> Env {
     // The counting hook, for every event hookjournal registers, in the user's settings; the
     // project's settings are install's.
     let mut hooks = serde_json::Map::new();
-    for (e, r) in projections::host::GEMINI.registered() {
+    for (e, r) in projections::hosts::GEMINI.registered() {
         let mut group = json!({"hooks": [{"name": "recorder", "type": "command", "command": format!("sh '{}'", rec.display()), "timeout": 10000}]});
         if r.tool_matcher {
             group["matcher"] = json!("*");

@@ -1445,7 +1445,7 @@ fn opencode_install_writes_its_shim_and_uninstall_removes_only_it() {
         .iter()
         .map(|h| h["name"].as_str().unwrap())
         .collect();
-    let table: Vec<&str> = projections::host::OPENCODE
+    let table: Vec<&str> = projections::hosts::OPENCODE
         .registered()
         .map(|(e, _)| e.name)
         .collect();
@@ -1648,7 +1648,7 @@ fn pi_from_install_to_uninstall() {
         .iter()
         .map(|h| h["name"].as_str().unwrap())
         .collect();
-    let table: Vec<&str> = projections::host::PI
+    let table: Vec<&str> = projections::hosts::PI
         .registered()
         .map(|(e, _)| e.name)
         .collect();

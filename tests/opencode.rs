@@ -264,7 +264,7 @@ impl Env {
 /// and call order, with the session it belongs to: a subagent's child session's calls are the
 /// root session's.
 fn recorder(calls: &Path) -> String {
-    let names: Vec<&str> = projections::host::OPENCODE
+    let names: Vec<&str> = projections::hosts::OPENCODE
         .registered()
         .map(|(e, _)| e.name)
         .collect();

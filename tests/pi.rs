@@ -214,7 +214,7 @@ impl Env {
 /// An extension that records every event hookjournal's shim forwards (the same names, from the
 /// host table), one file per call, named by process and call order.
 fn recorder(calls: &Path) -> String {
-    let names: Vec<&str> = projections::host::PI
+    let names: Vec<&str> = projections::hosts::PI
         .registered()
         .map(|(e, _)| e.name)
         .collect();

@@ -191,7 +191,7 @@ impl Env {
     /// no memory side agent, and the recording hook for every event install registers.
     fn user_settings(&self) {
         let mut hooks = serde_json::Map::new();
-        for (e, _) in projections::host::QWEN.registered() {
+        for (e, _) in projections::hosts::QWEN.registered() {
             let command = format!("sh '{}' {}", self.recorder().display(), e.name);
             hooks.insert(
                 e.name.into(),

@@ -8,7 +8,8 @@
 
 use crate::codex_trust;
 use crate::registration::{self, Settings};
-use projections::host::{self, Host, HostFacts, Scope, Trust};
+use projections::host::{HookFileFormat, Host, HostFacts, Scope, Trust};
+use projections::hosts;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -75,34 +76,37 @@ pub struct Where<'a> {
     /// when it is this file or a copy of it, found without running it. `None`: unknown, and so
     /// nothing registered is verified.
     pub exe: Option<&'a Path>,
-    /// The in-process hosts' shims as this binary ships them, by host name.
-    pub shims: &'a [(&'a str, &'a str)],
 }
 
-/// The hosts `install` registers with, in the table's order.
-const INSTALLED: [Host; 8] = [
-    Host::Claude,
-    Host::Codex,
-    Host::Gemini,
-    Host::Copilot,
-    Host::Cursor,
-    Host::Qwen,
-    Host::Crush,
-    Host::Droid,
-];
+/// The order doctor reports hosts in: those whose settings file install edits first, then
+/// OpenClaw's plugin, the shims, the hook scripts (each in the registry's order).
+fn report_rank(facts: &HostFacts) -> u8 {
+    match facts.install.map(|i| i.format) {
+        Some(HookFileFormat::PluginDir) => 1,
+        Some(HookFileFormat::ShimModule) => 2,
+        Some(HookFileFormat::ScriptPerEvent) => 3,
+        _ => 0,
+    }
+}
 
 /// Every host's registration, as `install` would make it.
 pub fn hosts(w: &Where) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut any = false;
-    for h in INSTALLED {
-        any |= host(w, &h, &mut out);
+    let mut registry: Vec<&HostFacts> = hosts::HOSTS
+        .iter()
+        .map(|m| m.facts)
+        .filter(|f| f.install.is_some())
+        .collect();
+    registry.sort_by_key(|f| report_rank(f));
+    for facts in registry {
+        any |= match facts.install.map(|i| i.format) {
+            Some(HookFileFormat::PluginDir) => openclaw(w, &mut out),
+            Some(HookFileFormat::ShimModule) => shim(w, facts, &mut out),
+            Some(HookFileFormat::ScriptPerEvent) => cline(w, &mut out),
+            _ => host(w, &Host::from_name(facts.name), &mut out),
+        };
     }
-    any |= openclaw(w, &mut out);
-    for facts in [&host::OPENCODE, &host::PI] {
-        any |= shim(w, facts, &mut out);
-    }
-    any |= cline(w, &mut out);
     if !any {
         let (what, fix) = match w.project {
             Some(p) => (
@@ -598,7 +602,7 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         facts.product,
         format!("the hookjournal shim is in {}", path.display()),
     ));
-    if let Some(p) = another_shim(w, facts, &path, &fix) {
+    if let Some(p) = another_shim(facts, &path, &fix) {
         out.push(p);
     }
     match settings.as_ref().and_then(|s| s["command"].as_str()) {
@@ -614,8 +618,8 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
 
 /// A problem when the shim's code at `path` is not what this binary ships for the host (an older
 /// hookjournal installed it, or it was edited): what changed since does not run.
-fn another_shim(w: &Where, facts: &HostFacts, path: &Path, fix: &str) -> Option<Finding> {
-    let (_, shipped) = w.shims.iter().find(|(h, _)| *h == facts.name)?;
+fn another_shim(facts: &HostFacts, path: &Path, fix: &str) -> Option<Finding> {
+    let shipped = hosts::module(facts.name)?.shipped.first()?.text;
     let text = std::fs::read_to_string(path).ok()?;
     (without_settings(shipped) != without_settings(&text)).then(|| {
         problem(
@@ -654,9 +658,9 @@ impl ClineScripts {
     fn read(dir: &Path) -> ClineScripts {
         use std::os::unix::fs::PermissionsExt;
         let mut found = ClineScripts::default();
-        for file in host::CLINE
+        for file in hosts::CLINE
             .registered()
-            .filter_map(|(e, _)| host::cline_hook_file(e.name))
+            .filter_map(|(e, _)| hosts::cline::cline_hook_file(e.name))
         {
             let path = dir.join(file);
             match std::fs::read_to_string(&path) {
@@ -681,7 +685,7 @@ impl ClineScripts {
 /// the user's own under an event's name stays theirs (install keeps it): that event is not
 /// journaled, which is said, not a problem.
 fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
-    let facts = &host::CLINE;
+    let facts = &hosts::CLINE;
     let topic = facts.product;
     let Some(install) = facts.install.as_ref() else {
         return false;
@@ -770,7 +774,7 @@ fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
 
 /// OpenClaw's shim plugin (user-wide): its settings name the program; the plugin must be enabled.
 fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
-    let facts = &host::OPENCLAW;
+    let facts = &hosts::OPENCLAW;
     let topic = facts.product;
     let Some(state) = user_dir(facts) else {
         return false;
@@ -810,7 +814,7 @@ fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
         ));
     }
     let code = state.join("extensions/hookjournal/index.js");
-    if let Some(p) = another_shim(w, facts, &code, &fix) {
+    if let Some(p) = another_shim(facts, &code, &fix) {
         out.push(p);
     }
     if let Some(program) = settings.get("command").and_then(|c| c.as_str()) {

@@ -908,14 +908,13 @@ pub fn classify(
             truncated = None;
         }
     }
-    let host = match (&notify, flags.host.as_deref()) {
-        (Some(_), None | Some("auto")) => Host::Codex,
-        (_, hint) => event::detect_host_with(&payload, hint, caller),
-    };
-    let parsed: Option<HookEvent> = if truncated.is_none() && notify.is_none() {
-        event::parse_named(&host, &payload, flags.event.as_deref())
-    } else {
-        None
+    // The payload is read once: the host it comes from and the event it is.
+    let (host, parsed): (Host, Option<HookEvent>) = match (&notify, flags.host.as_deref()) {
+        (Some(_), None | Some("auto")) => (Host::Codex, None),
+        (None, hint) if truncated.is_none() => {
+            event::read(&payload, hint, caller, flags.event.as_deref())
+        }
+        (_, hint) => (event::detect_host_with(&payload, hint, caller), None),
     };
     let (kind, session_id) = match (&notify, &parsed) {
         (Some((name, thread)), _) => (Kind::Hook { name: name.clone() }, thread.clone()),

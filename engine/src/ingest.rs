@@ -343,7 +343,7 @@ pub fn session_file_events(
         };
     let reading = match format {
         SessionFileFormat::CodexRollout => {
-            let scan = projections::codex_rollout::scan(&bytes, model);
+            let scan = projections::hosts::codex::rollout::scan(&bytes, model);
             // A request's key is the running total it brought its rollout to: two rollouts can
             // reach the same total (the same first request in two sessions), so the rollout
             // (its file name, which holds the thread id) completes the key, as ccusage counts
@@ -362,7 +362,7 @@ pub fn session_file_events(
             r
         }
         SessionFileFormat::GeminiChat => {
-            let scan = projections::gemini_chat::scan(&bytes);
+            let scan = projections::hosts::gemini::chat::scan(&bytes);
             let context = scan.context.map(|c| (c.tokens, c.model));
             reading(
                 scan.consumed,
@@ -373,7 +373,7 @@ pub fn session_file_events(
             )
         }
         SessionFileFormat::CopilotEvents => {
-            let scan = projections::copilot_session::scan(&bytes);
+            let scan = projections::hosts::copilot::session_file::scan(&bytes);
             let context = scan.context.map(|c| (c.tokens, c.model));
             reading(
                 scan.consumed,
@@ -385,7 +385,7 @@ pub fn session_file_events(
         }
         // Qwen's compactions are told by its PreCompact hook, not read here.
         SessionFileFormat::QwenChat => {
-            let scan = projections::qwen_chat::scan(&bytes);
+            let scan = projections::hosts::qwen::chat::scan(&bytes);
             let context = scan.context.map(|c| (c.tokens, c.model));
             reading(
                 scan.consumed,
@@ -436,7 +436,7 @@ fn droid_session_events(
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
-    use projections::droid_session;
+    use projections::hosts::droid::session_file as droid_session;
     let Some(base) = path.strip_suffix(".jsonl").filter(|_| acceptable(path)) else {
         return Vec::new();
     };
@@ -491,7 +491,7 @@ fn cline_messages_events(
         .and_then(Path::file_name)
         .and_then(|f| f.to_str())
         .unwrap_or_default();
-    let scan = projections::cline_session::scan(&bytes, id);
+    let scan = projections::hosts::cline::session_file::scan(&bytes, id);
     // A subagent's file (`spawn_agent`'s, beside the session's): its context is its own.
     let context = scan.context.filter(|_| agent.is_none());
     FileReading {

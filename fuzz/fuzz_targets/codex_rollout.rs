@@ -4,6 +4,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = projections::codex_rollout::scan(data, None);
-    let _ = projections::codex_rollout::scan(data, Some("gpt-5.5"));
+    let _ = projections::hosts::codex::rollout::scan(data, None);
+    let _ = projections::hosts::codex::rollout::scan(data, Some("gpt-5.5"));
 });

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = projections::gemini_chat::scan(data);
+    let _ = projections::hosts::gemini::chat::scan(data);
 });

@@ -6,7 +6,8 @@
 
 pub use crate::event_kind::EventKind;
 pub use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics, Resumed};
-use crate::host::{self, CallerEnv, Host, HostEvent, HostFacts, ImpliedTool};
+use crate::host::{CallerEnv, Host, HostEvent, HostFacts, ImpliedTool};
+use crate::hosts::{self, Wire};
 use crate::kind::{Kind, KindOf};
 use journal::Envelope;
 use serde::Deserialize;
@@ -17,6 +18,17 @@ use std::borrow::Cow;
 struct Raw<'a> {
     #[serde(borrow)]
     hook_event_name: Option<&'a RawValue>,
+    // Read by host detection only (`Shape`), so that the hook reads its payload once (`read`).
+    #[serde(borrow)]
+    cursor_version: Option<&'a RawValue>,
+    #[serde(borrow)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow)]
+    turn_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    permission_mode: Option<&'a RawValue>,
+    #[serde(borrow)]
+    host: Option<&'a RawValue>,
     // Crush names its event here (`{"event":"PreToolUse",…}`).
     #[serde(borrow)]
     event: Option<&'a RawValue>,
@@ -277,7 +289,24 @@ struct Shape<'a> {
     host: Option<&'a RawValue>,
 }
 
-impl Shape<'_> {
+impl<'a> Shape<'a> {
+    /// The fields detection looks at, of a payload already read.
+    fn of(raw: &Raw<'a>) -> Shape<'a> {
+        Shape {
+            hook_event_name: raw.hook_event_name,
+            cursor_version: raw.cursor_version,
+            conversation_id: raw.conversation_id,
+            timestamp: raw.timestamp,
+            turn_id: raw.turn_id,
+            transcript_path: raw.transcript_path,
+            permission_mode: raw.permission_mode,
+            session_id_camel: raw.session_id_camel,
+            hook_name: raw.hook_name,
+            event: raw.event,
+            host: raw.host,
+        }
+    }
+
     /// A host only one host's payloads show: Crush's string `event` (with no `hook_event_name`),
     /// OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript
     /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
@@ -288,25 +317,25 @@ impl Shape<'_> {
             return Some(Host::Crush);
         }
         if s(self.host).as_deref() == Some("pi")
-            || host::PI.owns(name) && !host::OPENCLAW.owns(name)
+            || hosts::PI.owns(name) && !hosts::OPENCLAW.owns(name)
         {
             return Some(Host::Pi);
         }
-        if host::OPENCLAW.owns(name) {
+        if hosts::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
         }
-        if host::OPENCODE.owns(name) {
+        if hosts::OPENCODE.owns(name) {
             return Some(Host::OpenCode);
         }
-        if host::GEMINI.owns(name) {
+        if hosts::GEMINI.owns(name) {
             return Some(Host::Gemini);
         }
-        if host::QWEN.owns(name) {
+        if hosts::QWEN.owns(name) {
             return Some(Host::Qwen);
         }
         // Cline CLI names its event in `hookName` (as Copilot's permissionRequest does), with
         // names no other host sends.
-        if host::CLINE.owns(name) || s(self.hook_name).is_some_and(|n| host::CLINE.owns(&n)) {
+        if hosts::CLINE.owns(name) || s(self.hook_name).is_some_and(|n| hosts::CLINE.owns(&n)) {
             return Some(Host::Cline);
         }
         if self.cursor_version.is_some() {
@@ -317,7 +346,7 @@ impl Shape<'_> {
                 .next()
                 .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
         });
-        (self.turn_id.is_some() || rollout || host::CODEX.owns(name)).then_some(Host::Codex)
+        (self.turn_id.is_some() || rollout || hosts::CODEX.owns(name)).then_some(Host::Codex)
     }
 
     /// The host a payload looks like when nothing else tells: Copilot CLI's camelCase fields or
@@ -341,7 +370,7 @@ impl Shape<'_> {
             // Gemini sends its transcript with every event; Copilot's SessionStart and
             // SessionEnd carry none.
             (true, false)
-                if host::GEMINI.event(name).is_some() && self.transcript_path.is_some() =>
+                if hosts::GEMINI.event(name).is_some() && self.transcript_path.is_some() =>
             {
                 Host::Gemini
             }
@@ -361,12 +390,19 @@ impl Shape<'_> {
 /// 4. the payload's shape (`Shape::looks_like`), where Gemini CLI's `GEMINI_SESSION_ID` (without
 ///    Claude Code's `CLAUDE_CODE_SESSION_ID`) breaks a tie with Claude Code.
 pub fn detect_host_with(bytes: &[u8], hint: Option<&str>, env: &CallerEnv) -> Host {
-    let shape = serde_json::from_slice::<Shape>(bytes).ok();
+    detect(
+        serde_json::from_slice::<Shape>(bytes).ok().as_ref(),
+        hint,
+        env,
+    )
+}
+
+/// `detect_host_with` over the fields detection looks at (`None`: no JSON object).
+fn detect(shape: Option<&Shape>, hint: Option<&str>, env: &CallerEnv) -> Host {
     let name = shape
-        .as_ref()
         .and_then(|sh| s(sh.hook_event_name))
         .unwrap_or_default();
-    if let Some(h) = shape.as_ref().and_then(|sh| sh.identifies(&name)) {
+    if let Some(h) = shape.and_then(|sh| sh.identifies(&name)) {
         return h;
     }
     if let Some(h) = env.caller() {
@@ -382,6 +418,28 @@ pub fn detect_host_with(bytes: &[u8], hint: Option<&str>, env: &CallerEnv) -> Ho
     }
 }
 
+/// What the hook does with its payload, reading it once: the host that sent it
+/// (`detect_host_with`) and the event it is (`parse_named`, `given` the event name the command
+/// line gives). One deserialization for every host of Claude Code's payload shape; a host with a
+/// parser of its own (`hosts::Wire::Own`) reads the bytes again with it, and a payload the
+/// fields do not deserialize from is looked at again for detection alone (as before).
+pub fn read(
+    bytes: &[u8],
+    hint: Option<&str>,
+    env: &CallerEnv,
+    given: Option<&str>,
+) -> (Host, Option<HookEvent>) {
+    let Ok(raw) = serde_json::from_slice::<Raw>(bytes) else {
+        return (detect_host_with(bytes, hint, env), None);
+    };
+    let host = detect(Some(&Shape::of(&raw)), hint, env);
+    let parsed = match host.module().map(|m| m.wire) {
+        Some(Wire::Own(parse)) => parse(bytes),
+        _ => parse_raw(&host, raw, given),
+    };
+    (host, parsed)
+}
+
 /// Parses a well-formed payload sent by `host`. `None` only for bytes that `malformed_reason`
 /// rejects.
 pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
@@ -394,19 +452,14 @@ pub fn parse(host: &Host, bytes: &[u8]) -> Option<HookEvent> {
 /// neither is named from its fields (`copilot_event`). `None` for bytes that are no JSON object
 /// or name no event.
 pub fn parse_named(host: &Host, bytes: &[u8], given: Option<&str>) -> Option<HookEvent> {
-    if *host == Host::OpenClaw {
-        return crate::openclaw::parse(bytes);
+    if let Some(Wire::Own(parse)) = host.module().map(|m| m.wire) {
+        return parse(bytes);
     }
-    if *host == Host::OpenCode {
-        return crate::opencode::parse(bytes);
-    }
-    if *host == Host::Pi {
-        return crate::pi::parse(bytes);
-    }
-    if *host == Host::Cline {
-        return crate::cline::parse(bytes);
-    }
-    let raw: Raw = serde_json::from_slice(bytes).ok()?;
+    parse_raw(host, serde_json::from_slice(bytes).ok()?, given)
+}
+
+/// `parse_named` over a payload of Claude Code's shape, already read.
+fn parse_raw(host: &Host, raw: Raw, given: Option<&str>) -> Option<HookEvent> {
     let name = s(raw.hook_event_name)
         .or_else(|| s(raw.hook_name))
         .or_else(|| (*host == Host::Crush).then(|| s(raw.event)).flatten())

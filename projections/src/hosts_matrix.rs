@@ -1,83 +1,11 @@
-//! The hosts matrix of the README and docs/hooks.md, generated from the host table: per host, the
+//! The hosts matrix of the README and docs/hooks.md, generated from the host registry (`hosts::HOSTS`): per host, the
 //! install command, the events recorded, the answers honoured, how a compaction shows, where the
 //! cost comes from and the version its real-client test ran. `tests/hosts_matrix.rs` keeps both
 //! documents equal to it (`HOOKJOURNAL_BLESS=1` rewrites them).
 
 use crate::event_kind::EventKind;
-use crate::host::{AnswerShape, Host, KNOWN};
-
-/// What the host table's rows do not say themselves, for the matrix.
-struct Facts {
-    host: Host,
-    /// Where the cost comes from.
-    cost: &'static str,
-    /// The version its real-client test drives; `None`: none can run here (the reason is in
-    /// docs/hooks.md).
-    tested: Option<&'static str>,
-}
-
-const FACTS: [Facts; 12] = [
-    Facts {
-        host: Host::Claude,
-        cost: "its transcript",
-        tested: Some("2.1.330 (and 2.1.197)"),
-    },
-    Facts {
-        host: Host::Codex,
-        cost: "its rollout file",
-        tested: Some("0.169.0"),
-    },
-    Facts {
-        host: Host::Gemini,
-        cost: "its chat file",
-        tested: Some("0.61.0"),
-    },
-    Facts {
-        host: Host::Copilot,
-        cost: "its session's `events.jsonl`",
-        tested: Some("1.0.102"),
-    },
-    Facts {
-        host: Host::Cursor,
-        cost: "none (no usage reaches its hooks)",
-        tested: None,
-    },
-    Facts {
-        host: Host::OpenClaw,
-        cost: "its `llm_output` hook",
-        tested: Some("2026.9.6"),
-    },
-    Facts {
-        host: Host::Qwen,
-        cost: "its chat file",
-        tested: Some("0.24.4"),
-    },
-    Facts {
-        host: Host::OpenCode,
-        cost: "its completed assistant messages",
-        tested: Some("1.18.33"),
-    },
-    Facts {
-        host: Host::Crush,
-        cost: "none (only in its SQLite database)",
-        tested: None,
-    },
-    Facts {
-        host: Host::Pi,
-        cost: "each `turn_end`",
-        tested: Some("0.73.1"),
-    },
-    Facts {
-        host: Host::Droid,
-        cost: "its session's running totals",
-        tested: Some("0.225.2"),
-    },
-    Facts {
-        host: Host::Cline,
-        cost: "its session's `messages.json` (found from `$HOME` or `$CLINE_DIR`)",
-        tested: Some("3.0.65"),
-    },
-];
+use crate::host::{AnswerShape, Host};
+use crate::hosts::HOSTS;
 
 fn kind_name(k: EventKind) -> &'static str {
     match k {
@@ -168,12 +96,9 @@ pub fn markdown() -> String {
         "| host | install | events recorded | answers honoured | compaction | cost from | real client tested |\n\
          |---|---|---|---|---|---|---|\n",
     );
-    for h in KNOWN {
-        let f = FACTS
-            .iter()
-            .find(|f| f.host == h)
-            .expect("every known host has its matrix facts");
-        let facts = h.facts();
+    for m in HOSTS {
+        let h = Host::from_name(m.facts.name);
+        let facts = m.facts;
         s.push_str(&format!(
             "| {} | `hookjournal install --host {}` | {} | {} | {} | {} | {} |\n",
             facts.product,
@@ -181,8 +106,8 @@ pub fn markdown() -> String {
             facts.events.len(),
             answers(&h),
             compaction(&h),
-            f.cost,
-            f.tested.unwrap_or("none here (see its section)"),
+            m.cost_from,
+            m.tested.unwrap_or("none here (see its section)"),
         ));
     }
     s
@@ -195,8 +120,8 @@ mod tests {
     #[test]
     fn every_known_host_has_one_row() {
         let m = markdown();
-        assert_eq!(m.lines().count(), KNOWN.len() + 2);
-        for h in KNOWN {
+        assert_eq!(m.lines().count(), HOSTS.len() + 2);
+        for h in Host::known() {
             assert_eq!(
                 m.matches(&format!("--host {}`", h.as_str())).count(),
                 1,

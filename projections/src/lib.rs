@@ -5,32 +5,23 @@
 
 pub mod answer;
 pub mod blocks;
-pub mod cline;
-pub mod cline_session;
 pub mod codec;
-pub mod codex_rollout;
 pub mod config;
-pub mod copilot_session;
 pub mod cost_totals;
 pub mod derived;
-pub mod droid_session;
 pub mod event;
 pub mod event_kind;
 pub mod fold;
-pub mod gemini_chat;
 pub mod hook_event;
 pub mod host;
+pub mod hosts;
 pub mod hosts_matrix;
 pub mod index;
 pub mod kind;
 pub mod observe;
-pub mod openclaw;
-pub mod opencode;
-pub mod pi;
 pub mod policy;
 pub mod pressure;
 pub mod pricing;
-pub mod qwen_chat;
 pub mod redact;
 pub mod replay;
 pub mod report;
@@ -47,6 +38,10 @@ pub mod transcript;
 pub mod views;
 
 pub use kind::{Kind, KindOf, KINDS};
+
+/// OpenClaw's payload reader under its old path, for the engine's hook and state code that
+/// resolve its session (`hosts::openclaw::wire` is its place).
+pub use hosts::openclaw::wire as openclaw;
 
 /// The first 8 characters of an id, for tables and task references.
 pub fn short_id(id: &str) -> &str {

@@ -158,7 +158,7 @@ impl Scenario {
         let (kind, ev) = self.parse(payload);
         // As ingestion does: an event that names only its session key joins that key's session.
         let session = ev.session_id.clone().or_else(|| {
-            crate::openclaw::resolve_session(
+            crate::hosts::openclaw::wire::resolve_session(
                 &self.state.global.session_keys,
                 self.host.as_str(),
                 payload.as_bytes(),

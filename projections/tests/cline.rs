@@ -5,7 +5,8 @@
 
 use projections::derived::TaskOp;
 use projections::event::{self, Canonical};
-use projections::host::{Host, CLINE};
+use projections::host::Host;
+use projections::hosts::CLINE;
 use projections::scenario::Scenario;
 
 fn dir() -> std::path::PathBuf {
@@ -163,7 +164,7 @@ fn a_subagents_tool_gets_no_reminder_and_the_session_gets_it_next() {
 
 /// Each record as (message, request, model, uncached input, cache read, output).
 fn records(
-    scan: &projections::cline_session::MessagesScan,
+    scan: &projections::hosts::cline::session_file::MessagesScan,
 ) -> Vec<(&str, &str, &str, u64, u64, u64)> {
     scan.records
         .iter()
@@ -190,7 +191,7 @@ fn messages() -> Vec<u8> {
 /// response's prompt.
 #[test]
 fn usage_from_the_messages_file_once_per_response_priced() {
-    use projections::cline_session;
+    use projections::hosts::cline::session_file as cline_session;
     use projections::pricing::PricingTable;
     let scan = cline_session::scan(&messages(), RUN);
     assert_eq!(
@@ -219,7 +220,7 @@ fn usage_from_the_messages_file_once_per_response_priced() {
 /// the fold counts each response once.
 #[test]
 fn a_cut_or_foreign_file_gives_nothing_and_a_reread_the_same_keys() {
-    use projections::cline_session;
+    use projections::hosts::cline::session_file as cline_session;
     let bytes = messages();
     assert_eq!(
         cline_session::scan(&bytes[..bytes.len() - 10], RUN),
@@ -296,7 +297,7 @@ fn a_spawned_subagent_starts_and_ends_as_the_sessions_subagent() {
 #[test]
 fn a_subagents_own_messages_file_holds_its_responses() {
     let bytes = std::fs::read(dir().join("../sessions/subagent.messages.json")).unwrap();
-    let scan = projections::cline_session::scan(&bytes, SPAWN);
+    let scan = projections::hosts::cline::session_file::scan(&bytes, SPAWN);
     assert_eq!(
         records(&scan),
         [

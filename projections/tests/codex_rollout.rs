@@ -2,7 +2,7 @@
 //! 0.169.0): one record per request, repeated readings and the empty one after a compaction not
 //! counted again, priced at OpenAI's rates.
 
-use projections::codex_rollout::scan;
+use projections::hosts::codex::rollout::scan;
 use projections::pricing::PricingTable;
 
 fn rollout(name: &str) -> Vec<u8> {

@@ -4,10 +4,10 @@
 //! its vocabulary, and compactions counted from its session file. Qwen Code 0.24.4's payloads
 //! for the detection that keeps them from being taken for Gemini CLI's.
 
-use projections::copilot_session;
 use projections::derived::TaskOp;
 use projections::event::{self, Canonical, EventKind};
 use projections::host::{CallerEnv, Host};
+use projections::hosts::copilot::session_file as copilot_session;
 use projections::pricing::PricingTable;
 use projections::scenario::Scenario;
 use serde_json::json;

@@ -6,7 +6,8 @@
 
 use projections::derived::TaskOp;
 use projections::event::{self, Canonical, EventKind};
-use projections::host::{Host, CRUSH};
+use projections::host::Host;
+use projections::hosts::CRUSH;
 use projections::scenario::{Scenario, Then};
 
 fn dir() -> std::path::PathBuf {

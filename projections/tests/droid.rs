@@ -5,9 +5,10 @@
 //! context it takes, a blocked Stop, and usage from the session's running totals.
 
 use projections::derived::TaskOp;
-use projections::droid_session;
 use projections::event::{self, Canonical, EventKind};
-use projections::host::{CallerEnv, Host, DROID};
+use projections::host::{CallerEnv, Host};
+use projections::hosts::droid::session_file as droid_session;
+use projections::hosts::DROID;
 use projections::pricing::PricingTable;
 use projections::scenario::Scenario;
 use serde_json::json;

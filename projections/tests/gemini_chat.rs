@@ -1,7 +1,7 @@
 //! Gemini CLI's session file, read as the hook reads it at ingestion: usage per response,
 //! the context, and the compressions that really happened (files written by Gemini CLI 0.61.0).
 
-use projections::gemini_chat::{scan, ChatScan};
+use projections::hosts::gemini::chat::{scan, ChatScan};
 use projections::pricing::PricingTable;
 use projections::transcript::Usage;
 

@@ -3,7 +3,8 @@
 //! registration table is the one `install` gets from it.
 
 use projections::event::{self, Canonical, EventKind};
-use projections::host::{self, AnswerShape, Host, KNOWN};
+use projections::host::{self, AnswerShape, Host};
+use projections::hosts;
 use projections::policy::Answer;
 use projections::scenario::{Scenario, Then};
 
@@ -11,7 +12,7 @@ const S: &str = "sess-0001-aaaa";
 
 /// Every host the policy can meet: the known ones and one it does not know.
 fn hosts() -> Vec<Host> {
-    let mut v = KNOWN.to_vec();
+    let mut v = Host::known().collect::<Vec<_>>();
     v.push(Host::Other("picoagent".into()));
     v
 }
@@ -19,7 +20,7 @@ fn hosts() -> Vec<Host> {
 /// What docs/hooks.md says each host takes: context, text at compaction, a blocked Stop, a
 /// stopped loop agent.
 fn documented(h: &Host) -> [bool; 4] {
-    match h {
+    match *h {
         Host::Claude => [true, true, true, true],
         Host::Codex => [true, false, true, true],
         Host::Gemini => [true, false, false, false],
@@ -48,13 +49,14 @@ fn documented(h: &Host) -> [bool; 4] {
         // its end or stops it (measured on 3.0.65).
         Host::Cline => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
+        Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }
 }
 
 /// Whether docs/hooks.md says the host takes context at its compaction (Qwen Code appends it to
 /// its compression prompt, as Claude Code does plain text).
 fn documented_compaction_context(h: &Host) -> bool {
-    matches!(h, Host::Qwen | Host::OpenCode)
+    matches!(*h, Host::Qwen | Host::OpenCode)
 }
 
 /// What the summariser gets at a compaction on this host, as the docs say.
@@ -71,7 +73,7 @@ fn documented_compaction_answer(h: &Host) -> Option<AnswerShape> {
 /// Whether docs/hooks.md says the host takes context at `kind`: OpenClaw's session and tool
 /// hooks only observe, so it takes context with a prompt (`before_prompt_build`) alone.
 fn documented_context(h: &Host, kind: EventKind) -> bool {
-    match h {
+    match *h {
         Host::OpenClaw => kind == EventKind::Prompt,
         Host::OpenCode => !matches!(kind, EventKind::SessionStart | EventKind::ToolPre),
         Host::Crush => kind == EventKind::ToolPre,
@@ -365,7 +367,7 @@ fn a_loop_agent_is_stopped_at_compaction_where_the_host_takes_it_and_released_ev
 
 #[test]
 fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
-    for h in KNOWN {
+    for h in Host::known() {
         let f = h.facts();
         for e in f.events {
             let p = format!(
@@ -384,9 +386,7 @@ fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
             // A name only this host sends, in `hook_event_name`, is enough to recognise it.
             // (Copilot CLI's camelCase names travel on the command line, `--event`: its payloads
             // are told apart by their fields, see tests/copilot.rs.)
-            let others_send = KNOWN
-                .iter()
-                .any(|o| *o != h && o.facts().event(e.name).is_some());
+            let others_send = Host::known().any(|o| o != h && o.facts().event(e.name).is_some());
             if f.owns(e.name) && h != Host::Claude && h != Host::Copilot && !others_send {
                 assert_eq!(event::detect_host(p.as_bytes(), None), h, "{}", e.name);
             }
@@ -403,9 +403,7 @@ fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
 fn each_hosts_payload_fields_hold_what_the_table_says() {
     // OpenClaw's shim nests the host's `event` and `ctx` (see tests/openclaw.rs); Cline nests
     // its session in `sessionContext` (see tests/cline.rs).
-    for h in KNOWN
-        .into_iter()
-        .filter(|h| !matches!(h, Host::OpenClaw | Host::OpenCode | Host::Cline))
+    for h in Host::known().filter(|h| !matches!(*h, Host::OpenClaw | Host::OpenCode | Host::Cline))
     {
         let f = h.facts().payload;
         let mut fields = vec![format!(r#""{}":"sid-1""#, f.session_id)];
@@ -479,7 +477,7 @@ fn the_docs_registration_table_is_the_facts_table() {
     .unwrap();
     // The table under "## Registration" (the hosts matrix above it has rows by product too).
     let registration = &docs[docs.find("\n## Registration\n").expect("the section")..];
-    for h in KNOWN {
+    for h in Host::known() {
         let f = h.facts();
         let row = registration
             .lines()
@@ -503,7 +501,7 @@ fn the_docs_registration_table_is_the_facts_table() {
         assert_eq!(a, b, "{}", f.product);
     }
     // Every host the docs list has facts, and the unknown host's are Claude's names.
-    assert_eq!(host::GENERIC.events, host::CLAUDE.events);
+    assert_eq!(hosts::GENERIC.events, hosts::CLAUDE.events);
 }
 
 /// Gemini CLI's PreCompress, as it arrives before every model request (captured from 0.61.0).
@@ -659,7 +657,7 @@ fn codex_precompact_answered_with_a_stop_is_no_compaction_and_releases_the_loop_
 /// restore.
 #[test]
 fn a_compaction_is_counted_once_and_restored_at_the_restart_the_table_names() {
-    for h in KNOWN {
+    for h in Host::known() {
         let c = h.facts().compaction;
         let (Some(_), Some(_)) = (c.before, c.after) else {
             continue;

@@ -7,7 +7,8 @@
 
 use projections::derived::TaskOp;
 use projections::event::{self, EventKind};
-use projections::host::{Host, OPENCODE};
+use projections::host::Host;
+use projections::hosts::OPENCODE;
 use projections::scenario::Scenario;
 
 fn dir() -> std::path::PathBuf {

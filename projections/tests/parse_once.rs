@@ -90,3 +90,39 @@ fn the_hooks_parse_is_the_folds_for_every_fixture_payload() {
     }
     assert!(checked > 100, "only {checked} payloads parsed");
 }
+
+/// The hook reads its payload once (`event::read`): the host and the event it finds are those
+/// that detecting (`detect_host_with`) and then parsing (`parse_named`) find, for every payload
+/// under the fixtures (real hosts', written ones and bad ones), with every hint.
+#[test]
+fn reading_once_is_detecting_then_parsing_for_every_fixture_payload() {
+    let mut files = Vec::new();
+    payloads(&fixtures(), &mut files);
+    let bad = fixtures().join("bad");
+    if let Ok(rd) = std::fs::read_dir(&bad) {
+        files.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+    }
+    let env = projections::host::CallerEnv::default();
+    let hints = [None, Some("auto"), Some("other")]
+        .into_iter()
+        .chain(projections::hosts::HOSTS.iter().map(|m| Some(m.facts.name)));
+    let hints: Vec<Option<&str>> = hints.collect();
+    let mut checked = 0;
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        for hint in &hints {
+            for given in [None, Some("preToolUse")] {
+                let host = event::detect_host_with(&bytes, *hint, &env);
+                let parsed = event::parse_named(&host, &bytes, given);
+                assert_eq!(
+                    event::read(&bytes, *hint, &env, given),
+                    (host, parsed),
+                    "{} with {hint:?}, {given:?}",
+                    f.display()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} readings compared");
+}

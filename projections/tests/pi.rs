@@ -7,7 +7,8 @@
 
 use projections::derived::TaskOp;
 use projections::event::{self, Canonical, EventKind};
-use projections::host::{Host, PI};
+use projections::host::Host;
+use projections::hosts::PI;
 use projections::scenario::Scenario;
 
 fn dir() -> std::path::PathBuf {

@@ -6,9 +6,10 @@
 
 use projections::derived::TaskOp;
 use projections::event::{self, Canonical, EventKind};
-use projections::host::{Host, QWEN};
+use projections::host::Host;
+use projections::hosts::qwen::chat as qwen_chat;
+use projections::hosts::QWEN;
 use projections::pricing::PricingTable;
-use projections::qwen_chat;
 use projections::scenario::Scenario;
 use serde_json::json;
 

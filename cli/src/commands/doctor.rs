@@ -32,7 +32,6 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         project: (!args.user).then_some(project.as_path()),
         version: &version,
         exe: exe.as_deref(),
-        shims: &crate::commands::install::SHIMS,
     };
     let now = crate::clock::now_us();
     let ago = |at: i64| format!("{} ({})", timestamp(at), relative(at, now));

@@ -32,7 +32,7 @@ pub struct Args {
 /// once its run ends; Qwen's last response within a second (its Stop read may have found it
 /// already: then nothing comes, and the wait is short).
 fn wait(host: &Host) -> Duration {
-    match host {
+    match *host {
         Host::Qwen => Duration::from_secs(5),
         _ => Duration::from_secs(30),
     }

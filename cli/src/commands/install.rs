@@ -5,6 +5,7 @@
 
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
+use projections::host::{HookFileFormat, Host};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -18,15 +19,6 @@ mod opencode;
 mod pi;
 pub mod program;
 mod shim;
-
-/// The shims as shipped, by host name (their settings line as install leaves it blank;
-/// OpenClaw's plugin code, whose settings are a file beside it): what `doctor` compares an
-/// installed shim with.
-pub const SHIMS: [(&str, &str); 3] = [
-    ("opencode", opencode::SHIM),
-    ("pi", pi::SHIM),
-    ("openclaw", openclaw::PLUGIN_CODE),
-];
 
 use self::codex::{trust_codex_hooks, untrust_codex_hooks};
 use self::copilot_trust::copilot_trust_note;
@@ -64,7 +56,7 @@ pub struct Target {
     #[arg(long, value_enum, default_value_t = Scope::Project)]
     pub scope: Scope,
     /// The agent whose settings to edit.
-    #[arg(long, value_enum, default_value_t = Host::Claude)]
+    #[arg(long, value_parser = host_values(), default_value = "claude")]
     pub host: Host,
     /// Print the change as a unified diff and write nothing.
     #[arg(long)]
@@ -82,54 +74,37 @@ pub enum Scope {
     User,
 }
 
-/// The agents `install` registers with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Host {
-    /// Claude Code
-    Claude,
-    /// Codex CLI
-    Codex,
-    /// Gemini CLI
-    Gemini,
-    /// GitHub Copilot CLI (.github/hooks/hookjournal.json, or ~/.copilot/hooks/ with --scope user)
-    Copilot,
-    /// Cursor (.cursor/hooks.json)
-    Cursor,
-    /// OpenClaw (a plugin shim in its extensions, enabled in its openclaw.json)
-    Openclaw,
-    /// Qwen Code (.qwen/settings.json, or ~/.qwen/settings.json with --scope user)
-    Qwen,
-    /// OpenCode (a plugin shim in .opencode/plugins/, or ~/.config/opencode/plugins/ with --scope
-    /// user)
-    Opencode,
-    /// Crush (crush.json, or ~/.config/crush/crush.json with --scope user)
-    Crush,
-    /// pi (an extension shim in .pi/extensions/, or ~/.pi/agent/extensions/ with --scope user)
-    Pi,
-    /// Factory Droid (.factory/settings.json, or ~/.factory/settings.json with --scope user)
-    Droid,
-    /// Cline CLI (one hook file per event in .clinerules/hooks/, or ~/.cline/hooks/ with --scope
-    /// user)
-    Cline,
+/// The `--host` values: every host of the registry (`projections::hosts::HOSTS`), with the line
+/// its module gives for `--help`.
+fn host_values() -> impl clap::builder::TypedValueParser<Value = Host> {
+    let values = projections::hosts::HOSTS
+        .iter()
+        .map(|m| clap::builder::PossibleValue::new(m.facts.name).help(m.install_help));
+    let parser = clap::builder::PossibleValuesParser::new(values);
+    clap::builder::TypedValueParser::map(parser, |name: String| Host::from_name(&name))
 }
 
-impl Host {
-    /// The host in the host facts table.
-    fn table(self) -> projections::host::Host {
-        match self {
-            Host::Claude => projections::host::Host::Claude,
-            Host::Codex => projections::host::Host::Codex,
-            Host::Gemini => projections::host::Host::Gemini,
-            Host::Copilot => projections::host::Host::Copilot,
-            Host::Cursor => projections::host::Host::Cursor,
-            Host::Openclaw => projections::host::Host::OpenClaw,
-            Host::Qwen => projections::host::Host::Qwen,
-            Host::Opencode => projections::host::Host::OpenCode,
-            Host::Crush => projections::host::Host::Crush,
-            Host::Pi => projections::host::Host::Pi,
-            Host::Droid => projections::host::Host::Droid,
-            Host::Cline => projections::host::Host::Cline,
-        }
+/// How install writes a host's hooks, from its install facts (`HookFileFormat`): a settings file
+/// it edits (`edit`), or files of hookjournal's own, each written by its host's writer here.
+enum Writer {
+    Settings,
+    Shim(&'static shim::ShimHost),
+    OpenClawPlugin,
+    ScriptPerEvent,
+}
+
+/// The hosts whose hooks are a shim file of hookjournal's own, by the registry's name.
+const SHIM_WRITERS: [&shim::ShimHost; 2] = [&opencode::HOST, &pi::HOST];
+
+fn writer(host: &Host) -> Writer {
+    match host.facts().install.map(|i| i.format) {
+        Some(HookFileFormat::ShimModule) => SHIM_WRITERS
+            .into_iter()
+            .find(|s| s.facts.name == host.as_str())
+            .map_or(Writer::Settings, Writer::Shim),
+        Some(HookFileFormat::PluginDir) => Writer::OpenClawPlugin,
+        Some(HookFileFormat::ScriptPerEvent) => Writer::ScriptPerEvent,
+        _ => Writer::Settings,
     }
 }
 
@@ -153,10 +128,10 @@ struct HostFacts {
     events: Vec<Event>,
 }
 
-fn facts(host: Host) -> HostFacts {
-    let table = host.table().facts();
+fn facts(host: &Host) -> HostFacts {
+    let table = host.facts();
     HostFacts {
-        host,
+        host: host.clone(),
         name: table.name,
         product: table.product,
         install: table
@@ -179,19 +154,18 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     if args.statusline && t.host != Host::Claude {
         eprintln!(
             "hookjournal: --statusline is Claude Code's status line; {} has none",
-            t.host.table().facts().product
+            t.host.facts().product
         );
         return Ok(ExitCode::from(2));
     }
     // The hosts whose hooks are files of hookjournal's own (a plugin, a shim, scripts).
-    match t.host {
-        Host::Openclaw => return openclaw::install(cmd, t.scope, t.dry_run),
-        Host::Opencode => return opencode::HOST.install(cmd, t.scope, t.dry_run),
-        Host::Pi => return pi::HOST.install(cmd, t.scope, t.dry_run),
-        Host::Cline => return cline::install(cmd, t.scope, t.dry_run),
-        _ => {}
+    match writer(&t.host) {
+        Writer::OpenClawPlugin => return openclaw::install(cmd, t.scope, t.dry_run),
+        Writer::Shim(shim) => return shim.install(cmd, t.scope, t.dry_run),
+        Writer::ScriptPerEvent => return cline::install(cmd, t.scope, t.dry_run),
+        Writer::Settings => {}
     }
-    let facts = &facts(t.host);
+    let facts = &facts(&t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
     let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
@@ -323,7 +297,7 @@ fn trust_after_write(
     command: &str,
     project: &Path,
 ) -> anyhow::Result<()> {
-    if facts.host.table().facts().trust == projections::host::Trust::TrustedHooks {
+    if facts.host.facts().trust == projections::host::Trust::TrustedHooks {
         trust_codex_hooks(path, after, command, scope)?;
     }
     if facts.host == Host::Copilot && scope == Scope::Project {
@@ -378,7 +352,7 @@ fn claude_settings_overlap(facts: &HostFacts, project: &Path, scope: Scope) -> O
             .and_then(|mut doc| remove_handlers(&mut doc).ok())
             .is_some_and(|n| n > 0)
     };
-    let claude = &self::facts(Host::Claude);
+    let claude = &self::facts(&Host::Claude);
     let claude_files: Vec<PathBuf> = [Scope::Project, Scope::Local]
         .into_iter()
         .filter_map(|s| settings_path(claude, s, project, None))
@@ -386,7 +360,7 @@ fn claude_settings_overlap(facts: &HostFacts, project: &Path, scope: Scope) -> O
         .collect();
     let others: Vec<(&str, PathBuf)> = [Host::Copilot, Host::Cursor]
         .into_iter()
-        .map(self::facts)
+        .map(|h| self::facts(&h))
         .filter_map(|f| Some((f.product, settings_path(&f, Scope::Project, project, None)?)))
         .filter(|(_, p)| ours(p))
         .collect();
@@ -473,14 +447,13 @@ impl Change<'_> {
 pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
     // The hosts whose hooks are files of hookjournal's own (a plugin, a shim, scripts).
-    match t.host {
-        Host::Openclaw => return openclaw::uninstall(t.scope, t.dry_run),
-        Host::Opencode => return opencode::HOST.uninstall(t.scope, t.dry_run),
-        Host::Pi => return pi::HOST.uninstall(t.scope, t.dry_run),
-        Host::Cline => return cline::uninstall(t.scope, t.dry_run),
-        _ => {}
+    match writer(&t.host) {
+        Writer::OpenClawPlugin => return openclaw::uninstall(t.scope, t.dry_run),
+        Writer::Shim(shim) => return shim.uninstall(t.scope, t.dry_run),
+        Writer::ScriptPerEvent => return cline::uninstall(t.scope, t.dry_run),
+        Writer::Settings => {}
     }
-    let facts = &facts(t.host);
+    let facts = &facts(&t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (project, marker) = project_root(&cwd);
     let Some(path) = settings_path_from_env(facts, t.scope, &project)? else {
@@ -509,13 +482,12 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
         return Ok(ExitCode::SUCCESS);
     }
     let after = doc.text().to_string();
-    let untrust = if facts.host.table().facts().trust == projections::host::Trust::TrustedHooks
-        && removed > 0
-    {
-        untrust_codex_hooks(&path, &before_text)?
-    } else {
-        None
-    };
+    let untrust =
+        if facts.host.facts().trust == projections::host::Trust::TrustedHooks && removed > 0 {
+            untrust_codex_hooks(&path, &before_text)?
+        } else {
+            None
+        };
     // A Copilot CLI or Cursor file that held only our hooks goes, as it came.
     let emptied = facts.install.format.versioned() && only_version(&doc);
     if t.dry_run {
@@ -986,7 +958,7 @@ pub fn edit_for_fuzzing(text: &str) -> Vec<Result<String, String>> {
         .into_iter()
         .map(|host| {
             let mut doc = Doc::parse(text)?;
-            install_handler(&mut doc, &facts(host), command)?;
+            install_handler(&mut doc, &facts(&host), command)?;
             if host == Host::Claude {
                 install_statusline(&mut doc, "'/usr/local/bin/hookjournal' statusline", true)?;
             }
@@ -1037,7 +1009,7 @@ mod tests {
     fn settings_paths_follow_the_table() {
         let p = Path::new("/p");
         let u = Path::new("/home/me/.claude");
-        let claude = &facts(Host::Claude);
+        let claude = &facts(&Host::Claude);
         assert_eq!(
             settings_path(claude, Scope::Project, p, None).unwrap(),
             Path::new("/p/.claude/settings.json")
@@ -1051,12 +1023,12 @@ mod tests {
             Path::new("/home/me/.claude/settings.json")
         );
         assert_eq!(
-            settings_path(&facts(Host::Codex), Scope::Project, p, None).unwrap(),
+            settings_path(&facts(&Host::Codex), Scope::Project, p, None).unwrap(),
             Path::new("/p/.codex/hooks.json")
         );
-        assert!(settings_path(&facts(Host::Codex), Scope::Local, p, None).is_none());
+        assert!(settings_path(&facts(&Host::Codex), Scope::Local, p, None).is_none());
         assert_eq!(
-            settings_path(&facts(Host::Gemini), Scope::Project, p, None).unwrap(),
+            settings_path(&facts(&Host::Gemini), Scope::Project, p, None).unwrap(),
             Path::new("/p/.gemini/settings.json")
         );
     }

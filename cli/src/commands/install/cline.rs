@@ -1,7 +1,7 @@
 //! `install --host cline` / `uninstall --host cline`. Cline CLI has no settings file for hooks:
 //! it runs every executable in its hooks directories named after one of its events
 //! (`.clinerules/hooks/PreToolUse`, `~/.cline/hooks/TaskStart`, …). So install writes one small
-//! shell script per event in the host table (`projections::host::CLINE`), each running
+//! shell script per event in the host table (`projections::hosts::CLINE`), each running
 //! `hookjournal hook --host cline`; uninstall removes those files and only those. A file of that
 //! name that is not hookjournal's (the user's own hook) is never touched: install leaves it and
 //! says that event is not journaled, uninstall leaves it in place.
@@ -10,7 +10,8 @@ use super::{create_journal, project_line, project_root, unified_diff, Scope};
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use engine::registration::{is_cline_hook as is_ours, CLINE_HOOK_MARKER as MARKER};
-use projections::host::{cline_hook_file, CLINE};
+use projections::hosts::cline::cline_hook_file;
+use projections::hosts::CLINE;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

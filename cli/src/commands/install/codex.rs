@@ -16,7 +16,7 @@ pub(super) fn trust_codex_hooks(
     command: &str,
     scope: Scope,
 ) -> anyhow::Result<()> {
-    let facts = &facts(Host::Codex);
+    let facts = &facts(&Host::Codex);
     let home = settings_path_from_env(facts, Scope::User, hooks_json)?
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .ok_or_else(|| anyhow!("cannot find Codex's home"))?;
@@ -86,7 +86,7 @@ pub(super) fn untrust_codex_hooks(
     hooks_json: &Path,
     hooks_text: &str,
 ) -> anyhow::Result<Option<Untrust>> {
-    let facts = &facts(Host::Codex);
+    let facts = &facts(&Host::Codex);
     let Some(home) = settings_path_from_env(facts, Scope::User, hooks_json)?
         .and_then(|p| p.parent().map(Path::to_path_buf))
     else {

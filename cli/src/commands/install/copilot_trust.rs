@@ -14,7 +14,7 @@ use std::path::Path;
 /// otherwise: says whether `project` is trusted in its `config.json`, and how to trust it. It
 /// never trusts the folder itself.
 pub(super) fn copilot_trust_note(project: &Path) -> anyhow::Result<()> {
-    let facts = &facts(Host::Copilot);
+    let facts = &facts(&Host::Copilot);
     let home = settings_path_from_env(facts, Scope::User, project)?
         .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
         .ok_or_else(|| anyhow!("cannot find Copilot CLI's home"))?;

@@ -3,10 +3,11 @@
 //! the warnings an edit cannot fix. They read no file and print nothing.
 
 use super::doc::{prop, string_value, Doc};
-use super::{Event, Host, HostFacts, Scope, BINARY_NAME};
+use super::{Event, HostFacts, Scope, BINARY_NAME};
 use engine::registration::{is_hookjournal_command, split_program};
 use jsonc_parser::cst::{CstInputValue, CstLeafNode, CstNode, CstObject};
 use projections::host::HookFileFormat;
+use projections::host::Host;
 use std::path::Path;
 
 // ---------------------------------------------------------------------------------------------
@@ -228,7 +229,10 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
             ])
         }
         // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
-        HookFileFormat::Grouped | HookFileFormat::ScriptPerEvent => {
+        HookFileFormat::Grouped
+        | HookFileFormat::ScriptPerEvent
+        | HookFileFormat::ShimModule
+        | HookFileFormat::PluginDir => {
             let mut handler = Vec::new();
             if facts.install.named_handlers {
                 handler.push(("name".to_string(), BINARY_NAME.into()));
@@ -397,8 +401,8 @@ mod tests {
     #[test]
     fn every_host_registers_from_the_table_and_no_forbidden_event() {
         for host in [Host::Claude, Host::Codex, Host::Gemini] {
-            let f = facts(host);
-            assert_eq!(f.name, host.table().as_str());
+            let f = facts(&host);
+            assert_eq!(f.name, host.as_str());
             for e in &f.events {
                 assert!(
                     !matches!(e.name, "WorktreeCreate" | "MessageDisplay"),
@@ -408,19 +412,19 @@ mod tests {
                 );
             }
         }
-        assert_eq!(facts(Host::Claude).events.len(), 31);
-        assert_eq!(facts(Host::Codex).events.len(), 12);
-        assert_eq!(facts(Host::Gemini).events.len(), 8);
+        assert_eq!(facts(&Host::Claude).events.len(), 31);
+        assert_eq!(facts(&Host::Codex).events.len(), 12);
+        assert_eq!(facts(&Host::Gemini).events.len(), 8);
     }
 
     #[test]
     fn install_adds_one_group_per_event_after_the_users_own() {
         let mut s = user_settings();
-        install_handler(&mut s, &facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut s, &facts(&Host::Claude), CMD).unwrap();
         let v = value(&s);
         assert_eq!(
             v["hooks"].as_object().unwrap().len(),
-            facts(Host::Claude).events.len()
+            facts(&Host::Claude).events.len()
         );
         let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2);
@@ -435,7 +439,7 @@ mod tests {
     #[test]
     fn install_keeps_key_order() {
         let mut s = user_settings();
-        install_handler(&mut s, &facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut s, &facts(&Host::Claude), CMD).unwrap();
         let text = s.text();
         let pos = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
         assert!(pos("model") < pos("permissions"));
@@ -447,18 +451,18 @@ mod tests {
     #[test]
     fn install_is_idempotent_and_replaces_a_moved_binary() {
         let mut once = user_settings();
-        install_handler(&mut once, &facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut once, &facts(&Host::Claude), CMD).unwrap();
         let mut twice = parse(once.text());
-        install_handler(&mut twice, &facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut twice, &facts(&Host::Claude), CMD).unwrap();
         assert_eq!(once.text(), twice.text());
 
         let moved = "\"/home/me/.cargo/bin/hookjournal\" hook --host claude";
-        install_handler(&mut twice, &facts(Host::Claude), moved).unwrap();
+        install_handler(&mut twice, &facts(&Host::Claude), moved).unwrap();
         let text = twice.text();
         assert!(!text.contains("/opt/bin/hookjournal"));
         assert_eq!(
             text.matches("/home/me/.cargo/bin/hookjournal").count(),
-            facts(Host::Claude).events.len()
+            facts(&Host::Claude).events.len()
         );
     }
 
@@ -471,7 +475,7 @@ mod tests {
             "{\"model\": \"opus\"}\n",
             "",
         ] {
-            for f in [Host::Claude, Host::Codex, Host::Gemini].map(facts) {
+            for f in [Host::Claude, Host::Codex, Host::Gemini].map(|h| facts(&h)) {
                 let f = &f;
                 let mut s = parse(original);
                 install_handler(&mut s, f, CMD).unwrap();
@@ -492,7 +496,7 @@ mod tests {
     #[test]
     fn install_keeps_comments_and_follows_the_files_indentation() {
         let mut s = parse(USER_JSONC);
-        install_handler(&mut s, &facts(Host::Codex), CMD).unwrap();
+        install_handler(&mut s, &facts(&Host::Codex), CMD).unwrap();
         let text = s.text();
         // Everything the user wrote is still there, in order, around our entries.
         let mut rest = text;
@@ -528,7 +532,7 @@ mod tests {
         let original =
             "{\n  \"hooks\": {\n    \"PreToolUse\": [],\n    \"Stop\": [\"x\"]\n  }\n}\n";
         let mut s = parse(original);
-        install_handler(&mut s, &facts(Host::Claude), CMD).unwrap();
+        install_handler(&mut s, &facts(&Host::Claude), CMD).unwrap();
         remove_handlers(&mut s).unwrap();
         assert_eq!(s.text(), original.replace("\n    \"PreToolUse\": [],", ""));
     }
@@ -537,7 +541,7 @@ mod tests {
     fn uninstall_removes_a_hooks_object_it_emptied() {
         let original = "{\n  \"model\": \"opus\"\n}\n";
         let mut s = parse(original);
-        install_handler(&mut s, &facts(Host::Codex), CMD).unwrap();
+        install_handler(&mut s, &facts(&Host::Codex), CMD).unwrap();
         remove_handlers(&mut s).unwrap();
         assert_eq!(s.text(), original);
     }
@@ -558,7 +562,7 @@ mod tests {
     #[test]
     fn gemini_gets_milliseconds_and_a_name_and_keeps_its_config_keys() {
         let mut s = parse(r#"{"hooks": {"disabled": ["x"]}, "hooksConfig": {"enabled": true}}"#);
-        install_handler(&mut s, &facts(Host::Gemini), CMD).unwrap();
+        install_handler(&mut s, &facts(&Host::Gemini), CMD).unwrap();
         let v = value(&s);
         assert_eq!(v["hooks"]["disabled"][0], "x");
         let h = &v["hooks"]["SessionEnd"][0]["hooks"][0];
@@ -567,10 +571,10 @@ mod tests {
         assert_eq!(v["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 10000);
         assert_eq!(v["hooks"]["BeforeTool"][0]["matcher"], "*");
         assert!(v["hooks"].get("BeforeModel").is_none());
-        assert!(warnings(&facts(Host::Gemini), Scope::Project, &s).is_empty());
+        assert!(warnings(&facts(&Host::Gemini), Scope::Project, &s).is_empty());
         let off = parse("{\"hooksConfig\": {\"enabled\": false}}");
         assert_eq!(
-            warnings(&facts(Host::Gemini), Scope::Project, &off).len(),
+            warnings(&facts(&Host::Gemini), Scope::Project, &off).len(),
             1
         );
     }
@@ -585,7 +589,7 @@ mod tests {
         ] {
             let mut s = parse(bad);
             assert!(
-                install_handler(&mut s, &facts(Host::Claude), CMD).is_err(),
+                install_handler(&mut s, &facts(&Host::Claude), CMD).is_err(),
                 "{bad}"
             );
             assert_eq!(s.text(), bad);

@@ -10,25 +10,16 @@ use super::{create_journal, project_line, project_root, unified_diff, write_sett
 use crate::cli_util::CommandHelper;
 use anyhow::{anyhow, bail, Context};
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject};
-use projections::host::OPENCLAW;
+use projections::hosts::OPENCLAW;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The plugin's id, its directory name under `extensions/`, and its key in `plugins.entries`.
 const PLUGIN_ID: &str = "hookjournal";
 
-/// The plugin's code, as install writes it to `index.js`.
-pub(super) const PLUGIN_CODE: &str = include_str!("openclaw/index.js");
-
-/// The shim's files, as install writes them (besides the generated `hookjournal.json`).
-const SHIM: [(&str, &str); 3] = [
-    ("index.js", PLUGIN_CODE),
-    ("package.json", include_str!("openclaw/package.json")),
-    (
-        "openclaw.plugin.json",
-        include_str!("openclaw/openclaw.plugin.json"),
-    ),
-];
+/// The shim's files, as install writes them (besides the generated `hookjournal.json`), shipped
+/// in the host's folder.
+const SHIM: &[projections::hosts::ShippedFile] = projections::hosts::openclaw::MODULE.shipped;
 
 /// The generated settings file the shim reads.
 const SETTINGS_FILE: &str = "hookjournal.json";
@@ -113,7 +104,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
     print!("{}", project_line(&project, marker, &cwd));
     let mut files: Vec<(PathBuf, String)> = SHIM
         .iter()
-        .map(|(name, text)| (p.plugin_dir.join(name), text.to_string()))
+        .map(|f| (p.plugin_dir.join(f.name), f.text.to_string()))
         .collect();
     files.push((
         p.plugin_dir.join(SETTINGS_FILE),
@@ -184,7 +175,7 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
     let p = paths()?;
     let files: Vec<PathBuf> = SHIM
         .iter()
-        .map(|(name, _)| *name)
+        .map(|f| f.name)
         .chain([SETTINGS_FILE])
         .map(|name| p.plugin_dir.join(name))
         .filter(|f| f.exists())

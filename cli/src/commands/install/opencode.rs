@@ -1,17 +1,17 @@
 //! `install --host opencode` / `uninstall --host opencode`. OpenCode runs no shell hooks: its
 //! plugins are JS modules it loads from `.opencode/plugins/` (and `~/.config/opencode/plugins/`)
 //! into its own process. So install writes one small shim plugin there, `hookjournal.js`
-//! (`opencode/hookjournal.js`, embedded here), its settings line naming this binary, the journal
+//! (shipped in the host's folder, `projections/src/hosts/opencode/`), its settings line naming this binary, the journal
 //! and the hooks and events to forward (from the host facts table). Uninstall removes that file,
 //! and only a file install wrote.
 
 use super::Scope;
 use anyhow::{anyhow, bail};
-use projections::host::OPENCODE;
+use projections::hosts::OPENCODE;
 use std::path::{Path, PathBuf};
 
 /// The shim as shipped; install replaces its settings line.
-pub(super) const SHIM: &str = include_str!("opencode/hookjournal.js");
+const SHIM: &str = projections::hosts::opencode::MODULE.shipped[0].text;
 /// The shim's first line: how uninstall knows the file is hookjournal's.
 const MARKER: &str = "// hookjournal's OpenCode shim";
 /// The settings line install writes.

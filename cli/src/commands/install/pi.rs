@@ -1,17 +1,17 @@
 //! `install --host pi` / `uninstall --host pi`. pi runs no shell hooks: its extensions are
 //! TypeScript modules it loads from `.pi/extensions/` (and `~/.pi/agent/extensions/`, or
 //! `$PI_CODING_AGENT_DIR/extensions/`) into its own process. So install writes one small shim
-//! extension there, `hookjournal.ts` (`pi/hookjournal.ts`, embedded here), its settings line
+//! extension there, `hookjournal.ts` (shipped in the host's folder, `projections/src/hosts/pi/`), its settings line
 //! naming this binary, the journal and the events to forward (from the host facts table).
 //! Uninstall removes that file, and only a file install wrote.
 
 use super::Scope;
 use anyhow::{anyhow, bail};
-use projections::host::PI;
+use projections::hosts::PI;
 use std::path::{Path, PathBuf};
 
 /// The shim as shipped; install replaces its settings line.
-pub(super) const SHIM: &str = include_str!("pi/hookjournal.ts");
+const SHIM: &str = projections::hosts::pi::MODULE.shipped[0].text;
 /// The shim's first line: how uninstall knows the file is hookjournal's.
 const MARKER: &str = "// hookjournal's pi shim";
 /// The settings line install writes.

@@ -8,9 +8,10 @@
 //! (`fold::Global::session_keys`), and ingestion stores the id in the envelope
 //! (`resolve_session`).
 
+use super::OPENCLAW;
 use crate::event_kind::EventKind;
 use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics};
-use crate::host::{Host, OPENCLAW};
+use crate::host::Host;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

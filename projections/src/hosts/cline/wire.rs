@@ -10,9 +10,10 @@
 //! Usage: no payload carries it, nor names the session file that does; the engine finds that
 //! file by the host table's rule and `cline_session` reads it.
 
+use super::CLINE;
 use crate::event_kind::EventKind;
 use crate::hook_event::{Canonical, HookEvent, PayloadMetrics};
-use crate::host::{Host, CLINE};
+use crate::host::Host;
 use serde_json::{Map, Value};
 
 fn st(m: &Map<String, Value>, key: &str) -> Option<String> {

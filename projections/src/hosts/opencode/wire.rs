@@ -15,9 +15,10 @@
 //! `tokens{input, output, reasoning, cache{read, write}}` and `modelID`; OpenCode sends the same
 //! message more than once, so it is counted once by its id (the largest reading wins).
 
+use super::OPENCODE;
 use crate::event_kind::EventKind;
 use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics};
-use crate::host::{Host, OPENCODE};
+use crate::host::Host;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 

@@ -9,9 +9,10 @@
 //! cacheWrite}` (`input` is the uncached part) and `model`; one `turn_end` per model call. The
 //! context window is `context_usage.contextWindow`, pi's own figure for the model.
 
+use super::PI;
 use crate::event_kind::EventKind;
 use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics};
-use crate::host::{Host, PI};
+use crate::host::Host;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
