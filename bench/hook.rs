@@ -1,12 +1,22 @@
 //! The benchmark: whole-process hook latency at 1k, 100k and 1M journal events beside a floor, full
 //! replay throughput, export throughput (plain and `--redact`), each read command at 1k, 100k and
 //! 1M events and at 10k sessions beside a process-start floor, and `cost` against ccusage.
-//! Prints a table and one JSON line. Run: `cargo bench --bench hook` (add `-- --quick` for 1k and
-//! 100k events only, `-- --reads` for the read commands alone). `HOOKJOURNAL_BENCH_BIN` times
-//! another build of the binary (an older release, for a before/after).
+//! Prints a table and one JSON line (also written to `bench/results/<commit>[-quick].json`). Run:
+//! `cargo bench --bench hook` (add `-- --quick` for 1k and 100k events only, `-- --reads` for the
+//! read commands alone, `-- --paired` for the paired rows alone). `HOOKJOURNAL_BENCH_BIN` times
+//! another build of the binary.
+//!
+//! The floor is a C program (`bench/floor.c`: read stdin, append, fsync), and the paired section
+//! (`paired.rs`) times the answering and record-only hook, `--version`, `verify`, `sessions`,
+//! `tasks` and `status` beside it and beside the previous release's binary (built from the commit
+//! in `bench/baseline`, see `baseline.rs`; `HOOKJOURNAL_BENCH_BASELINE_BIN` names another), run by
+//! run. The `--quick` pass exits 1 when a guarded row is over `paired::GUARD` twice.
 //!
 //! Journals are built in-process through the journal and projections crates (the same append and
 //! fold the hook does, in big batches), then the real binary is timed against them.
+
+mod baseline;
+mod paired;
 
 use journal::{Journal, NewEvent, OpenOptions};
 use projections::fold::Full;
@@ -551,12 +561,15 @@ fn reads(
     }
 }
 
+/// The C floor (`bench/floor.c`) over the fixture mix: read stdin, append, fsync.
 fn floor_latency(file: &Path, templates: &[String], rounds: usize) -> Latency {
+    let floor = baseline::floor().expect("the C floor");
     let mut samples = Vec::new();
     for _ in 0..rounds {
         for t in templates {
-            samples.push(time_process(
-                &["__floor".as_ref(), file.as_os_str()],
+            samples.push(time_program(
+                &[floor.clone().into_os_string()],
+                &[file.as_os_str()],
                 t.as_bytes(),
             ));
         }
@@ -694,6 +707,15 @@ fn main() {
         return;
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    // `--paired`: only the rows paired with the previous release and the C floor.
+    if std::env::args().any(|a| a == "--paired") {
+        let work =
+            tempfile::tempdir_in(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target")).unwrap();
+        let mut json = serde_json::Map::new();
+        let passed = paired::section(work.path(), quick, &mut json);
+        println!("{}", serde_json::Value::Object(json));
+        std::process::exit(if passed { 0 } else { 1 });
+    }
     let reads_only = std::env::args().any(|a| a == "--reads");
     let sizes: Vec<u64> = if quick {
         vec![1_000, 100_000]
@@ -856,7 +878,7 @@ fn main() {
         "hookjournal benchmark ({} samples per size, fixture payload mix, whole process)",
         rounds * templates.len()
     );
-    println!("    floor        | p50 {:>6.2} ms  p99 {:>6.2} ms  (same binary: read stdin, append + fsync a file)", floor.p50, floor.p99);
+    println!("    floor        | p50 {:>6.2} ms  p99 {:>6.2} ms  (bench/floor.c: read stdin, append + fsync a file)", floor.p50, floor.p99);
     for r in &rows {
         println!("{r}");
     }
@@ -876,5 +898,29 @@ fn main() {
         }
         None => println!("    cost over the transcript corpus: {ours:.1} ms (ccusage not installable here: skipped)"),
     }
-    println!("{}", serde_json::Value::Object(json));
+    let passed = paired::section(work.path(), quick, &mut json);
+    json.insert("commit".into(), baseline::head().into());
+    json.insert("quick".into(), quick.into());
+    let line = serde_json::Value::Object(json).to_string();
+    println!("{line}");
+    keep_result(&line, quick);
+    if !passed {
+        std::process::exit(1);
+    }
+}
+
+/// Writes the JSON line to `bench/results/<commit>[-quick].json`, the figures the next release
+/// is compared with.
+fn keep_result(line: &str, quick: bool) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/results");
+    let name = format!(
+        "{}{}.json",
+        baseline::head(),
+        if quick { "-quick" } else { "" }
+    );
+    if std::fs::create_dir_all(&dir).is_ok()
+        && std::fs::write(dir.join(&name), format!("{line}\n")).is_ok()
+    {
+        eprintln!("wrote bench/results/{name}");
+    }
 }

@@ -142,9 +142,6 @@ pub enum Command {
 pub fn main() -> ExitCode {
     // The hook must never fail loudly: it parses its own arguments leniently.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv.get(1).is_some_and(|a| a == "__floor") {
-        return floor(argv.get(2));
-    }
     match subcommand(&argv).as_deref() {
         Some("hook") => return commands::hook::main_guarded(argv),
         Some("statusline") => return commands::statusline::main_guarded(argv),
@@ -192,28 +189,4 @@ fn subcommand(argv: &[std::ffi::OsString]) -> Option<String> {
         }
     }
     None
-}
-
-/// The benchmark's floor: the same binary reading stdin and appending + fsyncing a plain file.
-fn floor(path: Option<&std::ffi::OsString>) -> ExitCode {
-    use std::io::{Read, Write};
-    let mut buf = Vec::new();
-    let _ = std::io::stdin().read_to_end(&mut buf);
-    let Some(path) = path else {
-        return ExitCode::from(2);
-    };
-    let ok = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .and_then(|mut f| {
-            f.write_all(&buf)?;
-            f.write_all(b"\n")?;
-            f.sync_data()
-        });
-    if ok.is_ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
 }

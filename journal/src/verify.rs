@@ -61,6 +61,42 @@ impl Chain {
     }
 }
 
+impl Chain {
+    /// Continues the chain through a segment read on its own: its first event is checked here
+    /// (as `check` would), the rest were checked against each other. The segment's first break.
+    fn stitch(&mut self, links: &SegmentLinks, place: &DamagePlace) -> Option<Damage> {
+        let (Some((seq, prev, whole)), Some((last_seq, last_hash))) = (links.first, links.last)
+        else {
+            return None;
+        };
+        let first = if seq != self.expect_seq {
+            Some(ChainBreak::Seq {
+                expected: self.expect_seq,
+                found: seq,
+            })
+        } else if prev != self.prev {
+            Some(ChainBreak::Prev { seq, prev })
+        } else if !whole {
+            Some(ChainBreak::Altered { seq })
+        } else {
+            None
+        };
+        self.expect_seq = last_seq + 1;
+        self.prev = last_hash;
+        first
+            .as_ref()
+            .or(links.inner_break.as_ref())
+            .map(|b| Damage {
+                seq: Some(match b {
+                    ChainBreak::Seq { found, .. } => *found,
+                    ChainBreak::Prev { seq, .. } | ChainBreak::Altered { seq } => *seq,
+                }),
+                place: place.clone(),
+                what: describe(b),
+            })
+    }
+}
+
 /// A chain break as `verify` says it (with its likely cause).
 fn describe(b: &ChainBreak) -> String {
     match b {
@@ -445,15 +481,93 @@ fn seq_at(pair: &wal::Pair, at: u64) -> Option<Seq> {
     )
 }
 
+/// What the chain needs of one sealed segment, read on its own (segments are independent until
+/// they are stitched): its first event, where its own events stop continuing each other, its last.
+struct SegmentLinks {
+    /// The first event's seq and `prev`, and whether its content hashes to its `hash`.
+    first: Option<(Seq, Hash, bool)>,
+    /// The first event after the first that does not continue the one before it.
+    inner_break: Option<ChainBreak>,
+    /// The last event's seq and hash.
+    last: Option<(Seq, Hash)>,
+    events: u64,
+}
+
+/// Reads a segment (its digest checked) and follows the chain inside it. The check of each event
+/// after the first depends only on the event before it, so this is exactly the sequential check
+/// but for the first event, which `stitch` checks against the segments before.
+fn segment_links(seg: &segment::SegmentInfo) -> Result<SegmentLinks> {
+    let mut links = SegmentLinks {
+        first: None,
+        inner_break: None,
+        last: None,
+        events: 0,
+    };
+    segment::for_each(seg, true, |e| {
+        match links.last {
+            None => links.first = Some((e.seq, e.prev, e.compute_hash() == e.hash)),
+            Some((seq, prev)) if links.inner_break.is_none() => {
+                links.inner_break = ChainBreak::check(&e, seq + 1, &prev).err();
+            }
+            Some(_) => {}
+        }
+        links.last = Some((e.seq, e.hash));
+        links.events += 1;
+        Ok(())
+    })?;
+    Ok(links)
+}
+
+/// Every segment's links, read on up to as many threads as the machine has cores (at most 4), in
+/// segment order.
+fn read_links(segments: &[segment::SegmentInfo]) -> Vec<Result<SegmentLinks>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4)
+        .min(segments.len().max(1));
+    if threads <= 1 {
+        return segments.iter().map(segment_links).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<Result<SegmentLinks>>> = (0..segments.len()).map(|_| None).collect();
+    let done = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(seg) = segments.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, segment_links(seg)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a verify thread panicked"))
+            .collect::<Vec<_>>()
+    });
+    for (i, r) in done {
+        out[i] = Some(r);
+    }
+    out.into_iter()
+        .map(|r| r.expect("every segment read"))
+        .collect()
+}
+
 /// Follows the chain through the sealed segments: a gap, an unreadable segment, and each
-/// segment's first break are damage.
+/// segment's first break are damage. Segments are read in parallel, then stitched in order.
 fn check_segments(
     segments: &[segment::SegmentInfo],
     chain: &mut Chain,
     report: &mut VerifyReport,
     progress: &mut dyn FnMut(u64),
 ) {
-    for seg in segments {
+    for (seg, links) in segments.iter().zip(read_links(segments)) {
         let place = DamagePlace::segment(&seg.path);
         if seg.first != chain.expect_seq {
             report.damage.push(Damage {
@@ -465,16 +579,11 @@ fn check_segments(
                 ),
             });
         }
-        match segment::read_all(seg) {
-            Ok(events) => {
-                let mut first_bad = None;
-                for e in &events {
-                    if let Some(d) = chain.check(e, &place) {
-                        first_bad.get_or_insert(d);
-                    }
-                }
+        match links {
+            Ok(links) => {
+                let first_bad = chain.stitch(&links, &place);
                 report.damage.extend(first_bad);
-                report.events += events.len() as u64;
+                report.events += links.events;
             }
             Err(e) => {
                 report.damage.push(Damage {
