@@ -129,6 +129,7 @@ const COMMANDS: &[&[&str]] = &[
     &["sessions"],
     &["show"],
     &["replay"],
+    &["search"],
     &["export"],
     &["import"],
     &["cost"],

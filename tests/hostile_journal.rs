@@ -60,6 +60,10 @@ fn main() {
             a_user_swapping_the_spool_for_a_link_never_steers_roots_hooks,
         ),
         Trial::ignorable_test(
+            "commands_write_nothing_into_a_journal_that_came_with_the_clone",
+            commands_write_nothing_into_a_journal_that_came_with_the_clone,
+        ),
+        Trial::ignorable_test(
             "a_directory_hookjournal_did_not_make_is_never_made_ours",
             a_directory_hookjournal_did_not_make_is_never_made_ours,
         ),
@@ -927,6 +931,47 @@ fn a_directory_hookjournal_did_not_make_is_never_made_ours() -> Outcome {
 
 /// Copies a journal as `git clone` checks out a force-committed one: every file and directory,
 /// with git's modes (0644, 0755), owned by whoever clones.
+/// Given a journal that came with the clone, when the user runs commands that write (a task
+/// added or finished, a rewind, a transcript import), then each is refused in one line naming
+/// `hookjournal trust`, and the journal's files are as they came; adopted, the same command
+/// writes. (Only hooks were kept out: a task the user added to a stranger's journal went into
+/// it.)
+fn commands_write_nothing_into_a_journal_that_came_with_the_clone() -> Outcome {
+    let attacker = TestEnvironment::new();
+    let out = attacker.run(&["tasks", "add", "the clone's task"]);
+    check(out.code == Some(0), || out.render())?;
+    let out = attacker.hook_raw(session_start("a").as_bytes(), &[]);
+    check(out.status.success(), || format!("{out:?}"))?;
+    let env = TestEnvironment::new();
+    let j = env.journal();
+    copy_as_checked_out(&attacker.journal(), &j);
+    let transcripts = env.root().join("transcripts");
+    std::fs::create_dir_all(&transcripts).unwrap();
+    let before = listing(&j);
+    let mut t = String::new();
+    for args in [
+        &["tasks", "add", "mine"][..],
+        &["tasks", "done", "T1"],
+        &["rewind", "a", "--to", "1"],
+        &["import", "--transcripts", "../transcripts"],
+    ] {
+        let out = env.step(&mut t, args);
+        check(out.code != Some(0), || {
+            format!("{args:?} wrote into a foreign journal: {}", out.render())
+        })?;
+        check(listing(&j) == before, || {
+            format!("{args:?}: the clone's journal changed")
+        })?;
+    }
+    env.step(&mut t, &["trust"]);
+    let out = env.step(&mut t, &["tasks", "add", "mine"]);
+    check(out.code == Some(0) && listing(&j) != before, || {
+        format!("adopted, tasks add still writes nothing: {}", out.render())
+    })?;
+    assert_expected("hostile_journal/commands-in-a-clones-journal.txt", &t);
+    Ok(Completion::Completed)
+}
+
 fn copy_as_checked_out(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
