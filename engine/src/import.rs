@@ -28,7 +28,7 @@ pub fn run<T>(
         priority: true,
     };
     let existed = dir.exists();
-    crate::transaction::refuse_foreign(dir)?;
+    crate::trust::refuse_foreign(dir)?;
     let mut j =
         Journal::open(dir, &opts).with_context(|| format!("opening journal {}", dir.display()))?;
     match work(&mut j) {

@@ -10,19 +10,6 @@ use anyhow::Result;
 use journal::{Envelope, NewEvent};
 use projections::fold::State;
 
-/// A foreign journal (it came with the repository, or from another machine or directory) takes
-/// no event from a command, as from a hook, until `hookjournal trust` adopts it: a task added to
-/// a stranger's journal would be injected into whoever adopts it next.
-pub fn refuse_foreign(dir: &std::path::Path) -> Result<()> {
-    if let journal::origin::Origin::Foreign(why) = journal::origin::status(dir) {
-        anyhow::bail!(
-            "{} is foreign ({why}): nothing is written into it until `hookjournal trust` adopts it",
-            dir.display()
-        );
-    }
-    Ok(())
-}
-
 /// Events on their way into the journal, with the checkpoint partitions they fold into.
 pub struct Transaction<'j> {
     writer: &'j mut dyn Writer,
@@ -34,7 +21,7 @@ impl<'j> Transaction<'j> {
     /// Starts a transaction with the global record and the journal-wide tasks loaded (what every
     /// writer but the hook reads).
     pub fn start(writer: &'j mut dyn Writer) -> Result<Transaction<'j>> {
-        refuse_foreign(writer.dir())?;
+        crate::trust::refuse_foreign(writer.dir())?;
         let loaded = Loaded::new(&*writer)?;
         Ok(Transaction::with(writer, loaded))
     }
@@ -42,7 +29,7 @@ impl<'j> Transaction<'j> {
     /// Starts a transaction with the global record alone (the journal-wide tasks are loaded when
     /// an event folds into them).
     pub fn start_lean(writer: &'j mut dyn Writer) -> Result<Transaction<'j>> {
-        refuse_foreign(writer.dir())?;
+        crate::trust::refuse_foreign(writer.dir())?;
         let loaded = Loaded::lean(&*writer)?;
         Ok(Transaction::with(writer, loaded))
     }

@@ -140,3 +140,16 @@ fn revoke_path(store: &Path, path: &Path) -> anyhow::Result<usize> {
     }
     Ok(n)
 }
+
+/// A foreign journal (it came with the repository, or from another machine or directory) takes
+/// no event from a command, as from a hook, until `hookjournal trust` adopts it: a task added to
+/// a stranger's journal would be injected into whoever adopts it next.
+pub fn refuse_foreign(dir: &std::path::Path) -> anyhow::Result<()> {
+    if let journal::origin::Origin::Foreign(why) = journal::origin::status(dir) {
+        anyhow::bail!(
+            "{} is foreign ({why}): nothing is written into it until `hookjournal trust` adopts it",
+            dir.display()
+        );
+    }
+    Ok(())
+}

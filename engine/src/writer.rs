@@ -155,7 +155,7 @@ pub fn change<T>(
     drain_lag: u64,
     mut work: impl FnMut(&mut dyn Writer) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    crate::transaction::refuse_foreign(dir)?;
+    crate::trust::refuse_foreign(dir)?;
     let opts = crate::state::cli_open_options(dir, true);
     // A spool backlog is the store's to drain first: a light writer never drains it.
     let backlog = !journal::spool::list(dir)?.is_empty();

@@ -25,7 +25,7 @@ pub struct Args {
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     // A journal that came with a clone takes nothing from a command until it is adopted
     // (`recover` still repairs one: it adds nothing of the user's).
-    engine::transaction::refuse_foreign(cmd.dir())?;
+    engine::trust::refuse_foreign(cmd.dir())?;
     let mut j: Journal = cmd.open_write()?;
     let state = state::checkpoint_or_rebuild(&mut j)?;
     let id = engine::resolve_session(state.sessions.keys(), &args.session)?;
