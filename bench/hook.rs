@@ -905,6 +905,11 @@ fn main() {
     println!("{line}");
     keep_result(&line, quick);
     if !passed {
+        // `HOOKJOURNAL_BENCH_GUARD=report`: a breach is said, and the pass still succeeds.
+        if std::env::var("HOOKJOURNAL_BENCH_GUARD").is_ok_and(|v| v == "report") {
+            println!("NOTICE: a guarded row is over the guard twice; reported, not failed (HOOKJOURNAL_BENCH_GUARD=report)");
+            return;
+        }
         std::process::exit(1);
     }
 }
