@@ -222,10 +222,11 @@ pub fn blocks(mut entries: Vec<BlockEntry<'_>>, now_ms: i64) -> Vec<Block> {
     for e in &entries {
         if let Some(b) = cur.as_ref() {
             let last = b.last_ms.unwrap_or(b.start_ms);
-            let (since_start, since_last) = (e.at_ms - b.start_ms, e.at_ms - last);
-            if since_start > BLOCK_MS || since_last > BLOCK_MS {
+            // ccusage also tests `since_last > 5 h` here; it never adds a case, as the last
+            // response is never before the block's start.
+            if e.at_ms - b.start_ms > BLOCK_MS {
                 out.push(cur.take().expect("checked above").close(now_ms));
-                if since_last > BLOCK_MS {
+                if e.at_ms - last > BLOCK_MS {
                     out.push(Block::gap(last, e.at_ms));
                 }
             }
