@@ -83,10 +83,13 @@ pub struct HotCache {
 }
 
 fn file_name(key: &[u8]) -> String {
-    blake3::hash(key).as_bytes()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut name = String::with_capacity(32);
+    for b in &blake3::hash(key).as_bytes()[..16] {
+        name.push(HEX[usize::from(b >> 4)] as char);
+        name.push(HEX[usize::from(b & 15)] as char);
+    }
+    name
 }
 
 fn put_u32(out: &mut Vec<u8>, n: usize) {

@@ -755,19 +755,29 @@ fn open_or_create(path: &Path) -> Result<(File, bool)> {
     }
 }
 
-/// Syncs two files' data at once (the second on a scoped thread).
+/// Syncs two files' data on this thread: the second file's writeback is started first
+/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which waits for nothing), so its data goes to the
+/// disk while the first `fdatasync` runs, and the second `fdatasync` only waits for what is left.
+/// This replaced a thread that ran the two at once: spawning it (a 2 MB stack, its signal stack,
+/// the join) cost more than it overlapped, issue 43. Durability is the two `fdatasync`s, as
+/// before.
 fn sync_pair(a: &File, b: &File) -> std::io::Result<()> {
-    std::thread::scope(|s| {
-        let other = s.spawn(|| b.sync_data());
-        let first = a.sync_data();
-        let second = other.join().unwrap_or_else(|_| {
-            Err(std::io::Error::other(
-                "the thread syncing the mirror panicked",
-            ))
-        });
-        first.and(second)
-    })
+    start_writeback(b);
+    a.sync_data()?;
+    b.sync_data()
 }
+
+/// Starts writing `f`'s dirty pages out without waiting (a hint: its result is not needed, the
+/// `fdatasync` after it is what makes the data durable).
+#[cfg(target_os = "linux")]
+fn start_writeback(f: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open for the call's duration; no memory is passed.
+    unsafe { libc::sync_file_range(f.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_: &File) {}
 
 /// The log and its mirror as duplicated handles, synced after the journal's lock is released:
 /// a writer that appended under the lock lets the next one in while its own sync runs, and
