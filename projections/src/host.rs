@@ -276,6 +276,10 @@ pub enum HookFileFormat {
     /// No settings file: a plugin directory of hookjournal's files, enabled in the host's own
     /// config (OpenClaw; `install::openclaw` writes it).
     PluginDir,
+    /// `[[hooks]]` tables (`event`, `command`, `timeout`) in a TOML config of the host's own,
+    /// every other table kept as it is (Kimi CLI's `~/.kimi/config.toml`; `install::kimi`
+    /// writes them).
+    KimiToml,
 }
 
 impl HookFileFormat {
