@@ -180,8 +180,7 @@ fn real_kimi_cli_session_is_journaled_and_answered_with_nothing() -> Ran {
     let out = kimi(&env, &python, PROMPT).unwrap_or_else(|e| panic!("{e}"));
     settle(&env.calls);
     let events = env.events();
-    let counts =
-        common::client::check_journaled("kimi", &env.recorded(), &events, &mut failures);
+    let counts = common::client::check_journaled("kimi", &env.recorded(), &events, &mut failures);
     for event in [
         "SessionStart",
         "UserPromptSubmit",

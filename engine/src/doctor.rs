@@ -161,7 +161,7 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
     let topic = facts.product;
     let user = user_dir(facts);
     // Kimi CLI reads hooks from the user's config only, whatever the project.
-    let user_only = install.format == HookFileFormat::KimiToml;
+    let user_only = install.user_only();
     let scopes: &[Scope] = match w.project {
         Some(_) if !user_only => &[Scope::Project, Scope::Local],
         _ => &[Scope::User],

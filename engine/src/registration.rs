@@ -152,15 +152,21 @@ impl Settings {
             let Some(program) = hook_program(command) else {
                 continue;
             };
-            handlers.entry(event.to_string()).or_default().push(Handler {
-                command: command.to_string(),
-                program,
-                timeout: h
-                    .get("timeout")
-                    .and_then(|t| t.as_integer())
-                    .and_then(|t| u64::try_from(t).ok()),
-                matcher: h.get("matcher").and_then(|m| m.as_str()).map(str::to_string),
-            });
+            handlers
+                .entry(event.to_string())
+                .or_default()
+                .push(Handler {
+                    command: command.to_string(),
+                    program,
+                    timeout: h
+                        .get("timeout")
+                        .and_then(|t| t.as_integer())
+                        .and_then(|t| u64::try_from(t).ok()),
+                    matcher: h
+                        .get("matcher")
+                        .and_then(|m| m.as_str())
+                        .map(str::to_string),
+                });
         }
         let value = serde_json::to_value(&table).map_err(|e| e.to_string())?;
         Ok(Settings { handlers, value })

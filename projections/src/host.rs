@@ -321,6 +321,12 @@ pub struct InstallFacts {
 }
 
 impl InstallFacts {
+    /// Whether the host reads hooks from the user's config only (Kimi CLI): `install` takes
+    /// `--scope user` alone.
+    pub fn user_only(&self) -> bool {
+        self.format == HookFileFormat::KimiToml
+    }
+
     /// The settings file for `scope`, given the project and the user's config directory (the
     /// home's `config_dir`, or where `config_dir_env` moves it); `None` when the host has no
     /// such scope or no user directory is given.

@@ -54,7 +54,11 @@ fn tables(lines: &[&str]) -> Vec<Table> {
                 .and_then(|c| c.as_str())
                 .is_some_and(is_hookjournal_command)
         });
-        out.push(Table { start: i, end, ours });
+        out.push(Table {
+            start: i,
+            end,
+            ours,
+        });
     }
     out
 }

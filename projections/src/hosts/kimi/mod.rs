@@ -1,6 +1,6 @@
 //! Kimi CLI: what hookjournal knows of it (`KIMI`) and its registry entry (`MODULE`).
 
-use super::{ev, tool, K};
+use super::{ev, K};
 use super::{BenchFiles, BenchTurn, HostModule, Wire};
 use crate::host::*;
 
@@ -8,14 +8,14 @@ use crate::host::*;
 /// Kimi refuses to start** (`Invalid configuration file …: hooks.N.event Input should be …`), so
 /// install registers exactly these and nothing of Claude Code's it lacks. Its timeouts are in
 /// seconds (1-600). Its matcher is a regex searched in the tool name (empty: every tool), so
-/// install writes none (Claude's `"*"` is no regex).
+/// install registers the tool events with none (Claude's `"*"` is no regex).
 pub(super) const EVENTS: &[HostEvent] = &[
     ev("SessionStart", K::SessionStart, 30),
     ev("SessionEnd", K::SessionEnd, 10),
     ev("UserPromptSubmit", K::Prompt, 30),
-    tool("PreToolUse", K::ToolPre),
-    tool("PostToolUse", K::ToolPost),
-    tool("PostToolUseFailure", K::ToolFailure),
+    ev("PreToolUse", K::ToolPre, 10),
+    ev("PostToolUse", K::ToolPost, 10),
+    ev("PostToolUseFailure", K::ToolFailure, 10),
     ev("Notification", K::Notification, 10),
     ev("Stop", K::Stop, 10),
     ev("StopFailure", K::StopFailure, 10),
