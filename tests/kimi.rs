@@ -11,8 +11,9 @@
 //! journaled once, as host `kimi`, payload for payload (none `Malformed`); hookjournal answers
 //! nothing (Kimi reads no hook's context, only blocks) and no hookjournal text is in any model
 //! request; README.md is a file read; `doctor` finds the registration in the user's config; and
-//! `uninstall` gives the config back byte for byte. Kimi's usage is in its `wire.jsonl`, which
-//! hookjournal does not read yet: no tokens are compared.
+//! `uninstall` gives the config back byte for byte; the tokens hookjournal read from Kimi's
+//! `wire.jsonl` (found from `$HOME` and the md5 of the cwd; no payload names it) are what the
+//! server served (its file names no model: no price, USD 0).
 //!
 //! Running it
 //! ----------
@@ -40,7 +41,7 @@ const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: write a marker with the shell, read README.md, then stop.";
 const USAGE: Usage = Usage {
     prompt: 3_900,
-    cached: 0,
+    cached: 1_000,
     output: 12,
 };
 
@@ -234,6 +235,28 @@ fn real_kimi_cli_session_is_journaled_and_answered_with_nothing() -> Ran {
             "host {}, files read {}",
             show["host"], show["files_read"]
         ));
+    }
+    // Tokens from Kimi's wire.jsonl, read at Stop and SessionEnd: what the server served. Its
+    // file names no model, so no price applies (USD 0).
+    let served = env.server.exchanges();
+    let sum = |f: fn(&Usage) -> u64| served.iter().map(|e| f(&e.usage)).sum::<u64>();
+    let want = (
+        sum(|u| u.prompt - u.cached),
+        sum(|u| u.output),
+        sum(|u| u.cached),
+    );
+    let got = (
+        show["input_tokens"].as_u64().unwrap_or(0),
+        show["output_tokens"].as_u64().unwrap_or(0),
+        show["cache_read_tokens"].as_u64().unwrap_or(0),
+    );
+    eprintln!(
+        "tokens {got:?} (uncached in, out, cache read) usd {}; served {want:?} over {} requests",
+        show["usd"],
+        served.len()
+    );
+    if got != want {
+        failures.push(format!("tokens {got:?} vs served {want:?}"));
     }
     let doctor = env.hj(&["doctor"]);
     if !doctor

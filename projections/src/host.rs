@@ -185,11 +185,14 @@ pub enum SessionFileFormat {
     DroidSession,
     /// Cline CLI's `sessions/<session>/<session>.messages.json`, one JSON document read whole.
     ClineMessages,
+    /// Kimi CLI's `sessions/<md5 of the cwd>/<session>/wire.jsonl` (its `StatusUpdate` records).
+    KimiWire,
 }
 
 /// Where a host's session file is when no payload names it: under the first directory of
 /// `dirs` whose environment variable the hook process has (an absolute path, joined with its
-/// suffix), at `file` with `{session}` replaced by the session id. The engine reads the
+/// suffix), at `file` with `{session}` replaced by the session id (and `{cwd_md5}` by the MD5,
+/// in hex, of the payload's cwd: Kimi CLI's session folders). The engine reads the
 /// environment; the rule is data here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DerivedPath {

@@ -138,3 +138,51 @@ fn install_registers_exactly_the_thirteen_names_kimi_accepts() {
         .registered()
         .all(|(_, r)| (1..=600).contains(&r.timeout_s)));
 }
+
+#[test]
+fn kimis_wire_log_gives_each_response_once_the_subagents_included_and_the_main_context() {
+    use projections::hosts::kimi::wire_log;
+    let run = |name: &str| {
+        let sessions = dir().join("session-files").join(name).join("sessions");
+        let cwd = std::fs::read_dir(&sessions)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let sid = std::fs::read_dir(&cwd)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::read(sid.join("wire.jsonl")).unwrap()
+    };
+    let tool = wire_log::scan(&run("tool-run"));
+    assert_eq!(tool.records.len(), 3);
+    assert_eq!(tool.records[0].message_id, "chatcmpl-mock-1");
+    assert_eq!(tool.records[0].usage.input_tokens, 3873);
+    assert_eq!(tool.records[0].usage.output_tokens, 12);
+    assert!(tool.records.iter().all(|r| !r.sidechain));
+    assert_eq!(tool.window, Some(131072));
+    // The subagent's responses are wrapped in the parent's file: counted, never its context.
+    let sub = wire_log::scan(&run("subagent-run"));
+    let wrapped = sub.records.iter().filter(|r| r.sidechain).count();
+    assert_eq!((sub.records.len() - wrapped, wrapped), (2, 4));
+    let last_main = sub.records.iter().rev().find(|r| !r.sidechain).unwrap();
+    let ctx = sub.context.unwrap();
+    assert!(ctx.tokens >= last_main.usage.input_tokens, "{ctx:?}");
+}
+
+#[test]
+fn the_stop_reads_kimis_wire_log_where_kimi_keeps_it_by_the_md5_of_the_cwd() {
+    let ev = event::parse(&Host::Kimi, kimi("Stop").as_bytes()).unwrap();
+    let plan = projections::observe::plan(&ev, None);
+    assert_eq!(plan.reads.len(), 1);
+    let r = &plan.reads[0];
+    assert_eq!(
+        r.path,
+        "sessions/ce3fa0aa9e98006977055c78d826399a/24a92f22-005e-456f-8c70-0eea7498b3f1/wire.jsonl"
+    );
+    assert_eq!(r.under.unwrap()[1], ("HOME", ".kimi"));
+}

@@ -1,5 +1,7 @@
 //! Kimi CLI: what hookjournal knows of it (`KIMI`) and its registry entry (`MODULE`).
 
+pub mod wire_log;
+
 use super::{ev, K};
 use super::{BenchFiles, BenchTurn, HostModule, Wire};
 use crate::host::*;
@@ -34,7 +36,8 @@ pub(super) const EVENTS: &[HostEvent] = &[
 /// command (and the payload's shape after a tool) tells it from Claude Code. It reads only a
 /// block (exit 2, or `permissionDecision:"deny"`): no `additionalContext` anywhere, Claude's
 /// `decision:"block"` ignored. So hookjournal answers nothing on Kimi: no restore, no reminder
-/// reaches its model. A subagent's events carry the parent's session id, unmarked.
+/// reaches its model. A subagent's events carry the parent's session id, unmarked. Its usage
+/// comes from its `wire.jsonl` (`wire_log`), which names no model: tokens, no cost.
 pub const KIMI: HostFacts = HostFacts {
     name: "kimi",
     product: "Kimi CLI",
@@ -60,8 +63,24 @@ pub const KIMI: HostFacts = HostFacts {
         before_can_cancel: false,
     },
     // Its usage is in `~/.kimi/sessions/<md5 of the cwd>/<session>/wire.jsonl` (StatusUpdate
-    // records), a file no payload names; hookjournal does not read it yet.
-    session_file: super::claude::TRANSCRIPT,
+    // records), a file no payload names: found as Kimi names it, under `$KIMI_SHARE_DIR`, else
+    // `$HOME/.kimi`. At the Stop hook the turn's responses are written (its TurnEnd is not yet);
+    // at SessionEnd, everything. A subagent's events are unmarked: its records are in the
+    // parent's file, wrapped, and counted there.
+    session_file: SessionFileFacts {
+        format: SessionFileFormat::KimiWire,
+        read_at: &[K::Stop, K::PreCompact, K::SessionEnd],
+        read_while_compacting: &[],
+        main_agent_only: false,
+        path_from_session: false,
+        read_scale: 4,
+        subagent_files: false,
+        derived_path: Some(DerivedPath {
+            dirs: &[("KIMI_SHARE_DIR", ""), ("HOME", ".kimi")],
+            file: "sessions/{cwd_md5}/{session}/wire.jsonl",
+            subagent_file: None,
+        }),
+    },
     trust: Trust::None,
     install: Some(InstallFacts {
         config_dir: ".kimi",
@@ -89,7 +108,7 @@ pub const MODULE: HostModule = HostModule {
     facts: &KIMI,
     wire: Wire::ClaudeShaped,
     install_help: "Kimi CLI (~/.kimi/config.toml [[hooks]]; user scope only: --scope user)",
-    cost_from: "none (its wire.jsonl is not read yet)",
+    cost_from: "its session's wire.jsonl (tokens; it names no model)",
     tested: Some("1.52.0"),
     bench: Some(BenchTurn {
         label: "Kimi CLI",
