@@ -160,9 +160,11 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
     };
     let topic = facts.product;
     let user = user_dir(facts);
+    // Kimi CLI reads hooks from the user's config only, whatever the project.
+    let user_only = install.user_only();
     let scopes: &[Scope] = match w.project {
-        Some(_) => &[Scope::Project, Scope::Local],
-        None => &[Scope::User],
+        Some(_) if !user_only => &[Scope::Project, Scope::Local],
+        _ => &[Scope::User],
     };
     let project = w.project.unwrap_or(Path::new("."));
     let mut files: Vec<(Scope, PathBuf, Settings)> = Vec::new();
@@ -210,7 +212,7 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
                 .first()
                 .map(|(_, p, _)| format!("{} does not register hookjournal", p.display()))
                 .unwrap_or_else(|| "no settings file".into());
-            let scope = if w.project.is_some() {
+            let scope = if w.project.is_some() && !user_only {
                 Scope::Project
             } else {
                 Scope::User

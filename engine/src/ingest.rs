@@ -383,17 +383,10 @@ pub fn session_file_events(
                 scan.window,
             )
         }
-        // Qwen's compactions are told by its PreCompact hook, not read here.
-        SessionFileFormat::QwenChat => {
-            let scan = projections::hosts::qwen::chat::scan(&bytes);
-            let context = scan.context.map(|c| (c.tokens, c.model));
-            reading(
-                scan.consumed,
-                scan.records,
-                context,
-                Vec::new(),
-                scan.window,
-            )
+        // Qwen's and Kimi's compactions are told by their PreCompact hooks, not read here.
+        SessionFileFormat::QwenChat | SessionFileFormat::KimiWire => {
+            let (consumed, records, context, window) = usage_log(format, &bytes);
+            reading(consumed, records, context, Vec::new(), window)
         }
         SessionFileFormat::ClaudeTranscript
         | SessionFileFormat::DroidSession
@@ -402,6 +395,36 @@ pub fn session_file_events(
         }
     };
     reading.observations(session)
+}
+
+/// A usage log's records, context and window (Qwen Code's chat, Kimi CLI's wire log), and the
+/// bytes its complete lines take.
+#[allow(clippy::type_complexity)]
+fn usage_log(
+    format: SessionFileFormat,
+    bytes: &[u8],
+) -> (
+    usize,
+    Vec<projections::transcript::UsageRecord>,
+    Option<(u64, String)>,
+    Option<u64>,
+) {
+    let (consumed, records, context, window) = match format {
+        SessionFileFormat::KimiWire => {
+            let s = projections::hosts::kimi::wire_log::scan(bytes);
+            (s.consumed, s.records, s.context, s.window)
+        }
+        _ => {
+            let s = projections::hosts::qwen::chat::scan(bytes);
+            (s.consumed, s.records, s.context, s.window)
+        }
+    };
+    (
+        consumed,
+        records,
+        context.map(|c| (c.tokens, c.model)),
+        window,
+    )
 }
 
 /// The formats not read from the recorded offset by `session_file_events`: Claude Code's

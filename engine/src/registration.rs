@@ -126,9 +126,50 @@ impl Settings {
             Err(e) if e.kind() == std::io::ErrorKind::Other => return Err(e.to_string()),
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
+        if path.extension().is_some_and(|e| e == "toml") {
+            return Settings::parse_toml(&text)
+                .map(Some)
+                .map_err(|e| format!("{}: not valid TOML ({e})", path.display()));
+        }
         Settings::parse(&text)
             .map(Some)
             .map_err(|e| format!("{}: not valid JSON ({e})", path.display()))
+    }
+
+    /// Reads a TOML config's `[[hooks]]` tables (`event`, `command`, `matcher`, `timeout`: Kimi
+    /// CLI's `config.toml`); `value` is the document as JSON.
+    pub fn parse_toml(text: &str) -> Result<Settings, String> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        let mut handlers: BTreeMap<String, Vec<Handler>> = BTreeMap::new();
+        let hooks = table.get("hooks").and_then(|h| h.as_array());
+        for h in hooks.into_iter().flatten() {
+            let (Some(event), Some(command)) = (
+                h.get("event").and_then(|e| e.as_str()),
+                h.get("command").and_then(|c| c.as_str()),
+            ) else {
+                continue;
+            };
+            let Some(program) = hook_program(command) else {
+                continue;
+            };
+            handlers
+                .entry(event.to_string())
+                .or_default()
+                .push(Handler {
+                    command: command.to_string(),
+                    program,
+                    timeout: h
+                        .get("timeout")
+                        .and_then(|t| t.as_integer())
+                        .and_then(|t| u64::try_from(t).ok()),
+                    matcher: h
+                        .get("matcher")
+                        .and_then(|m| m.as_str())
+                        .map(str::to_string),
+                });
+        }
+        let value = serde_json::to_value(&table).map_err(|e| e.to_string())?;
+        Ok(Settings { handlers, value })
     }
 
     /// Reads settings text (comments and trailing commas allowed).

@@ -127,6 +127,9 @@ struct Raw<'a> {
     tool_input: Option<&'a RawValue>,
     #[serde(borrow)]
     tool_response: Option<&'a RawValue>,
+    /// Kimi CLI's tool result: a Python repr (`is_error=False output='…' …`), cut at 2000 chars.
+    #[serde(borrow)]
+    tool_output: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -287,6 +290,10 @@ struct Shape<'a> {
     /// The host as a shim names it (pi's: `"pi"`; some of its event names are OpenClaw's too).
     #[serde(borrow)]
     host: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_output: Option<&'a RawValue>,
+    #[serde(borrow, rename = "tool_call_id")]
+    tool_call_id_snake: Option<&'a RawValue>,
 }
 
 impl<'a> Shape<'a> {
@@ -304,11 +311,13 @@ impl<'a> Shape<'a> {
             hook_name: raw.hook_name,
             event: raw.event,
             host: raw.host,
+            tool_output: raw.tool_output,
+            tool_call_id_snake: raw.tool_call_id_snake,
         }
     }
 
     /// A host only one host's payloads show: Crush's string `event` (with no `hook_event_name`),
-    /// OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's own event names, Cursor's `cursor_version`, Codex's `turn_id` or rollout transcript
+    /// OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's own event names, Cursor's `cursor_version`, Kimi CLI's tool payloads (`is_kimi`), Codex's `turn_id` or rollout transcript
     /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
     /// says nothing: Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
@@ -341,12 +350,28 @@ impl<'a> Shape<'a> {
         if self.cursor_version.is_some() {
             return Some(Host::Cursor);
         }
+        if self.is_kimi() {
+            return Some(Host::Kimi);
+        }
         let rollout = s(self.transcript_path).is_some_and(|p| {
             p.rsplit('/')
                 .next()
                 .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
         });
         (self.turn_id.is_some() || rollout || hosts::CODEX.owns(name)).then_some(Host::Codex)
+    }
+
+    /// Kimi CLI's tool events: its `tool_output` (a Python repr, `is_error=…`), or its
+    /// `tool_call_id` with none of the fields Claude Code and Qwen Code send with every event
+    /// (`transcript_path`, `permission_mode`, `timestamp`). Its other events look like Claude
+    /// Code's minus those fields: `--host kimi` tells them.
+    fn is_kimi(&self) -> bool {
+        let repr = s(self.tool_output).is_some_and(|o| o.starts_with("is_error="));
+        let bare = self.transcript_path.is_none()
+            && self.permission_mode.is_none()
+            && self.timestamp.is_none()
+            && self.hook_name.is_none();
+        repr || bare && s(self.tool_call_id_snake).is_some()
     }
 
     /// The host a payload looks like when nothing else tells: Copilot CLI's camelCase fields or
@@ -736,6 +761,7 @@ fn tool_event(meaning: &HostEvent, raw: &Raw) -> Canonical {
             tool: tool(),
             input: input(),
             response: val(raw.tool_response)
+                .or_else(|| val(raw.tool_output))
                 .or_else(|| val(raw.tool_result_camel))
                 .or_else(|| val(raw.tool_result)),
         },

@@ -185,11 +185,14 @@ pub enum SessionFileFormat {
     DroidSession,
     /// Cline CLI's `sessions/<session>/<session>.messages.json`, one JSON document read whole.
     ClineMessages,
+    /// Kimi CLI's `sessions/<md5 of the cwd>/<session>/wire.jsonl` (its `StatusUpdate` records).
+    KimiWire,
 }
 
 /// Where a host's session file is when no payload names it: under the first directory of
 /// `dirs` whose environment variable the hook process has (an absolute path, joined with its
-/// suffix), at `file` with `{session}` replaced by the session id. The engine reads the
+/// suffix), at `file` with `{session}` replaced by the session id (and `{cwd_md5}` by the MD5,
+/// in hex, of the payload's cwd: Kimi CLI's session folders). The engine reads the
 /// environment; the rule is data here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DerivedPath {
@@ -276,6 +279,10 @@ pub enum HookFileFormat {
     /// No settings file: a plugin directory of hookjournal's files, enabled in the host's own
     /// config (OpenClaw; `install::openclaw` writes it).
     PluginDir,
+    /// `[[hooks]]` tables (`event`, `command`, `timeout`) in a TOML config of the host's own,
+    /// every other table kept as it is (Kimi CLI's `~/.kimi/config.toml`; `install::kimi`
+    /// writes them).
+    KimiToml,
 }
 
 impl HookFileFormat {
@@ -317,6 +324,12 @@ pub struct InstallFacts {
 }
 
 impl InstallFacts {
+    /// Whether the host reads hooks from the user's config only (Kimi CLI): `install` takes
+    /// `--scope user` alone.
+    pub fn user_only(&self) -> bool {
+        self.format == HookFileFormat::KimiToml
+    }
+
     /// The settings file for `scope`, given the project and the user's config directory (the
     /// home's `config_dir`, or where `config_dir_env` moves it); `None` when the host has no
     /// such scope or no user directory is given.

@@ -100,9 +100,14 @@ pub fn markdown() -> String {
         let h = Host::from_name(m.facts.name);
         let facts = m.facts;
         s.push_str(&format!(
-            "| {} | `hookjournal install --host {}` | {} | {} | {} | {} | {} |\n",
+            "| {} | `hookjournal install --host {}{}` | {} | {} | {} | {} | {} |\n",
             facts.product,
             facts.name,
+            if facts.install.is_some_and(|i| i.user_only()) {
+                " --scope user"
+            } else {
+                ""
+            },
             facts.events.len(),
             answers(&h),
             compaction(&h),
@@ -123,7 +128,9 @@ mod tests {
         assert_eq!(m.lines().count(), HOSTS.len() + 2);
         for h in Host::known() {
             assert_eq!(
-                m.matches(&format!("--host {}`", h.as_str())).count(),
+                m.matches(&format!("--host {}`", h.as_str())).count()
+                    + m.matches(&format!("--host {} --scope user`", h.as_str()))
+                        .count(),
                 1,
                 "{h:?}"
             );

@@ -62,10 +62,16 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
             // A subagent's own Stop still names the main transcript.
             plan.reads.push(read(path, None));
         } else if let Some((d, id)) = facts.derived_path.zip(p.session_id.as_deref()) {
-            if safe_file_name(id) {
+            let file = d.file.replace("{session}", id);
+            let file = match (file.contains("{cwd_md5}"), p.cwd.as_deref()) {
+                (false, _) => Some(file),
+                (true, Some(cwd)) => Some(file.replace("{cwd_md5}", &md5_hex(cwd))),
+                (true, None) => None,
+            };
+            if let Some(file) = file.filter(|_| safe_file_name(id)) {
                 plan.reads.push(Read {
                     under: Some(d.dirs),
-                    ..read(&d.file.replace("{session}", id), None)
+                    ..read(&file, None)
                 });
                 // Its latest subagents' own files, which may have been written after their
                 // stop (measured: 11 ms after Cline's subagent `agent_end`); bounded, as every
@@ -126,6 +132,15 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
         }
     }
     plan
+}
+
+/// The MD5 of `text`, in lower-case hex (how Kimi CLI names a work directory's session folder).
+fn md5_hex(text: &str) -> String {
+    use md5::Digest;
+    md5::Md5::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// How many of a session's latest subagents have their own files read again at its end.

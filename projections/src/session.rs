@@ -365,10 +365,12 @@ fn file_of(
             | "create"
             | "Create"
             | "apply_patch"
+            | "WriteFile"
+            | "StrReplaceFile"
     );
     let read = matches!(
         tool,
-        "Read" | "read_file" | "NotebookRead" | "read" | "view"
+        "Read" | "read_file" | "NotebookRead" | "read" | "view" | "ReadFile"
     );
     if !edit && !read {
         return None;
@@ -937,7 +939,7 @@ impl SessionState {
         }
         if matches!(
             tool,
-            "Bash" | "run_shell_command" | "bash" | "exec" | "Execute"
+            "Bash" | "run_shell_command" | "bash" | "exec" | "Execute" | "Shell"
         ) {
             if let Some((hash, message)) = commit_made(input, response) {
                 self.commits.retain(|c| c.hash != hash);

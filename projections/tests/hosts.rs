@@ -48,6 +48,10 @@ fn documented(h: &Host) -> [bool; 4] {
         // `contextModification` after a tool only (see `documented_context`); nothing blocks
         // its end or stops it (measured on 3.0.65).
         Host::Cline => [true, false, false, false],
+        // Kimi CLI reads no hook's context, only blocks (exit 2, `permissionDecision:"deny"`),
+        // and Claude's `decision:"block"` it ignores: hookjournal answers it nothing (measured
+        // on 1.52.0).
+        Host::Kimi => [false, false, false, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }

@@ -14,6 +14,7 @@ mod codex;
 mod copilot_trust;
 mod doc;
 mod edit;
+mod kimi;
 mod openclaw;
 mod opencode;
 mod pi;
@@ -91,6 +92,7 @@ enum Writer {
     Shim(&'static shim::ShimHost),
     OpenClawPlugin,
     ScriptPerEvent,
+    KimiToml,
 }
 
 /// The hosts whose hooks are a shim file of hookjournal's own, by the registry's name.
@@ -104,6 +106,7 @@ fn writer(host: &Host) -> Writer {
             .map_or(Writer::Settings, Writer::Shim),
         Some(HookFileFormat::PluginDir) => Writer::OpenClawPlugin,
         Some(HookFileFormat::ScriptPerEvent) => Writer::ScriptPerEvent,
+        Some(HookFileFormat::KimiToml) => Writer::KimiToml,
         _ => Writer::Settings,
     }
 }
@@ -163,6 +166,7 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         Writer::OpenClawPlugin => return openclaw::install(cmd, t.scope, t.dry_run),
         Writer::Shim(shim) => return shim.install(cmd, t.scope, t.dry_run),
         Writer::ScriptPerEvent => return cline::install(cmd, t.scope, t.dry_run),
+        Writer::KimiToml => return kimi::install(cmd, t.scope, t.dry_run),
         Writer::Settings => {}
     }
     let facts = &facts(&t.host);
@@ -451,6 +455,7 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
         Writer::OpenClawPlugin => return openclaw::uninstall(t.scope, t.dry_run),
         Writer::Shim(shim) => return shim.uninstall(t.scope, t.dry_run),
         Writer::ScriptPerEvent => return cline::uninstall(t.scope, t.dry_run),
+        Writer::KimiToml => return kimi::uninstall(t.scope, t.dry_run),
         Writer::Settings => {}
     }
     let facts = &facts(&t.host);

@@ -15,6 +15,7 @@ pub mod crush;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;
+pub mod kimi;
 pub mod openclaw;
 pub mod opencode;
 pub mod pi;
@@ -22,7 +23,8 @@ pub mod qwen;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
-    droid::DROID, gemini::GEMINI, openclaw::OPENCLAW, opencode::OPENCODE, pi::PI, qwen::QWEN,
+    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE, pi::PI,
+    qwen::QWEN,
 };
 
 use crate::event_kind::EventKind;
@@ -124,6 +126,7 @@ pub const HOSTS: &[&HostModule] = &[
     &pi::MODULE,
     &droid::MODULE,
     &cline::MODULE,
+    &kimi::MODULE,
 ];
 
 /// The module of a known host's name.
@@ -321,6 +324,7 @@ mod tests {
             Host::Pi,
             Host::Droid,
             Host::Cline,
+            Host::Kimi,
         ];
         for h in &consts {
             assert!(h.module().is_some(), "{h} is in no registry line");
@@ -354,7 +358,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
-            &DROID, &CLINE,
+            &DROID, &CLINE, &KIMI,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);

@@ -232,7 +232,8 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
         HookFileFormat::Grouped
         | HookFileFormat::ScriptPerEvent
         | HookFileFormat::ShimModule
-        | HookFileFormat::PluginDir => {
+        | HookFileFormat::PluginDir
+        | HookFileFormat::KimiToml => {
             let mut handler = Vec::new();
             if facts.install.named_handlers {
                 handler.push(("name".to_string(), BINARY_NAME.into()));
