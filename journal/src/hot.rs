@@ -83,13 +83,8 @@ pub struct HotCache {
 }
 
 fn file_name(key: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut name = String::with_capacity(32);
-    for b in &blake3::hash(key).as_bytes()[..16] {
-        name.push(HEX[usize::from(b >> 4)] as char);
-        name.push(HEX[usize::from(b & 15)] as char);
-    }
-    name
+    // The first 16 bytes of the hash as hex (blake3's own rendering: no `format!` per byte).
+    blake3::hash(key).to_hex()[..32].to_string()
 }
 
 fn put_u32(out: &mut Vec<u8>, n: usize) {
