@@ -66,6 +66,7 @@ fn main() {
         root_spooling_for_the_owner_never_takes_a_hard_linked_clock,
         a_home_link_you_own_is_followed_and_said_so_but_never_at_a_backup,
         install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings,
+        doctor_reads_no_fifo_or_dev_zero_file_of_any_host,
         doctor_never_runs_a_handler_the_repository_commits,
         doctor_never_runs_a_cline_hook_script_the_repository_commits,
     ];
@@ -1615,6 +1616,55 @@ fn install_uninstall_and_doctor_read_no_fifo_or_dev_zero_settings() -> Outcome {
                 )
             })?;
         }
+    }
+    Ok(Completion::Completed)
+}
+
+/// Every file doctor reads for a host, planted at once: the project's settings, shims and hook
+/// scripts, and a shim in the home (OpenClaw's).
+const DOCTOR_READS: &[&str] = &[
+    ".claude/settings.json",
+    ".codex/hooks.json",
+    ".github/hooks/hookjournal.json",
+    "crush.json",
+    ".cursor/hooks.json",
+    ".factory/settings.json",
+    ".gemini/settings.json",
+    ".qwen/settings.json",
+    ".opencode/plugins/hookjournal.js",
+    ".pi/extensions/hookjournal.ts",
+    ".clinerules/hooks/PreToolUse",
+    ".clinerules/hooks/TaskStart",
+    "~/.openclaw/extensions/hookjournal/hookjournal.json",
+];
+
+fn doctor_reads_no_fifo_or_dev_zero_file_of_any_host() -> Outcome {
+    for what in ["a FIFO", "a link to /dev/zero"] {
+        let r = Repo::new("");
+        for rel in DOCTOR_READS {
+            let p = match rel.strip_prefix("~/") {
+                Some(home) => r.env.home.join(home),
+                None => r.repo.join(rel),
+            };
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            if what == "a FIFO" {
+                mkfifo(&p);
+            } else {
+                std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+            }
+        }
+        let mut c = r.command();
+        c.arg("doctor");
+        let (out, killed, took) = bounded(c, b"");
+        check(
+            !killed && out.status.code().is_some() && took < Duration::from_secs(5),
+            || {
+                format!(
+                    "doctor with every host's files {what} (killed: {killed}, after {took:?}):\n{}",
+                    show(&out)
+                )
+            },
+        )?;
     }
     Ok(Completion::Completed)
 }

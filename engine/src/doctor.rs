@@ -78,6 +78,19 @@ pub struct Where<'a> {
     pub exe: Option<&'a Path>,
 }
 
+/// A settings, shim or hook file's text, `None` when it is missing or refused: read on its
+/// ground (`door::read_on_ground`: beneath the project through no link, the user's own files
+/// as the user links them), bounded and never blocking, so a FIFO or `/dev/zero` committed in
+/// its place costs nothing.
+fn read_text(project: Option<&Path>, path: &Path) -> Option<String> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    let project = project.filter(|p| home.as_deref().is_none_or(|h| Path::new(h) != *p));
+    journal::door::read_on_ground(project, path, journal::door::READ_CAP)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
 /// The order doctor reports hosts in: those whose settings file install edits first, then
 /// OpenClaw's plugin, the shims, the hook scripts (each in the registry's order).
 fn report_rank(facts: &HostFacts) -> u8 {
@@ -400,13 +413,13 @@ fn codex_trust(w: &Where, h: &Host, path: &Path, out: &mut Vec<Finding>) {
     let config = user_dir(facts).map(|d| d.join("config.toml"));
     let toml: toml::Value = config
         .as_ref()
-        .and_then(|c| std::fs::read_to_string(c).ok())
+        .and_then(|c| read_text(w.project, c))
         .and_then(|t| toml::from_str(&t).ok())
         .unwrap_or(toml::Value::Table(Default::default()));
     let shown = config
         .as_ref()
         .map_or("config.toml".into(), |c| c.display().to_string());
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = read_text(w.project, path).unwrap_or_default();
     let key_path = path.to_string_lossy();
     let trusted = codex_trust::handlers(&key_path, &text, registration::is_hookjournal_command)
         .unwrap_or_default();
@@ -533,7 +546,7 @@ fn gemini_folder_trust(
 /// below it.
 fn copilot_trusts(file: Option<&Path>, project: &Path) -> bool {
     let Some(v) = file
-        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|f| read_text(None, f))
         .and_then(|t| Settings::parse(&t).ok())
         .map(|s| s.value)
     else {
@@ -554,7 +567,7 @@ fn copilot_trusts(file: Option<&Path>, project: &Path) -> bool {
 /// `TRUST_PARENT` its parent and what is under that; `DO_NOT_TRUST` nothing.
 fn gemini_trusts(file: Option<&Path>, project: &Path) -> bool {
     let Some(v) = file
-        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|f| read_text(None, f))
         .and_then(|t| Settings::parse(&t).ok())
         .map(|s| s.value)
     else {
@@ -587,7 +600,7 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
     let Some(path) = install.settings_path(scope, project, user.as_deref()) else {
         return false;
     };
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Some(text) = read_text(w.project, &path) else {
         return false;
     };
     if !text.starts_with("// hookjournal's ") {
@@ -604,7 +617,7 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
         facts.product,
         format!("the hookjournal shim is in {}", path.display()),
     ));
-    if let Some(p) = another_shim(facts, &path, &fix) {
+    if let Some(p) = another_shim(facts, &path, &text, &fix) {
         out.push(p);
     }
     match settings.as_ref().and_then(|s| s["command"].as_str()) {
@@ -620,10 +633,9 @@ fn shim(w: &Where, facts: &HostFacts, out: &mut Vec<Finding>) -> bool {
 
 /// A problem when the shim's code at `path` is not what this binary ships for the host (an older
 /// hookjournal installed it, or it was edited): what changed since does not run.
-fn another_shim(facts: &HostFacts, path: &Path, fix: &str) -> Option<Finding> {
+fn another_shim(facts: &HostFacts, path: &Path, text: &str, fix: &str) -> Option<Finding> {
     let shipped = hosts::module(facts.name)?.shipped.first()?.text;
-    let text = std::fs::read_to_string(path).ok()?;
-    (without_settings(shipped) != without_settings(&text)).then(|| {
+    (without_settings(shipped) != without_settings(text)).then(|| {
         problem(
             facts.product,
             format!(
@@ -657,7 +669,9 @@ struct ClineScripts {
 }
 
 impl ClineScripts {
-    fn read(dir: &Path) -> ClineScripts {
+    /// The scripts in `dir`, each read on its ground (`read_text`): a FIFO or a link committed
+    /// under an event's name is read as no file at all.
+    fn read(project: Option<&Path>, dir: &Path) -> ClineScripts {
         use std::os::unix::fs::PermissionsExt;
         let mut found = ClineScripts::default();
         for file in hosts::CLINE
@@ -665,17 +679,18 @@ impl ClineScripts {
             .filter_map(|(e, _)| hosts::cline::cline_hook_file(e.name))
         {
             let path = dir.join(file);
-            match std::fs::read_to_string(&path) {
-                Ok(text) if registration::is_cline_hook(&text) => {
-                    let runs =
-                        std::fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+            match read_text(project, &path) {
+                Some(text) if registration::is_cline_hook(&text) => {
+                    let runs = journal::files::open_read(&path)
+                        .and_then(|f| f.metadata())
+                        .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
                     if !runs {
                         found.idle.push(file);
                     }
                     found.ours.push(registration::cline_hook_program(&text));
                 }
-                Ok(_) => found.own.push(file),
-                Err(_) => found.missing.push(file),
+                Some(_) => found.own.push(file),
+                None => found.missing.push(file),
             }
         }
         found
@@ -706,7 +721,7 @@ fn cline(w: &Where, out: &mut Vec<Finding>) -> bool {
         missing,
         own,
         idle,
-    } = ClineScripts::read(&dir);
+    } = ClineScripts::read(w.project, &dir);
     if ours.is_empty() {
         return false;
     }
@@ -782,9 +797,8 @@ fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
         return false;
     };
     let shim = state.join("extensions/hookjournal/hookjournal.json");
-    let Some(settings) = std::fs::read_to_string(&shim)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    let Some(settings) =
+        read_text(None, &shim).and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
     else {
         return false;
     };
@@ -816,7 +830,8 @@ fn openclaw(w: &Where, out: &mut Vec<Finding>) -> bool {
         ));
     }
     let code = state.join("extensions/hookjournal/index.js");
-    if let Some(p) = another_shim(facts, &code, &fix) {
+    if let Some(p) = read_text(None, &code).and_then(|text| another_shim(facts, &code, &text, &fix))
+    {
         out.push(p);
     }
     if let Some(program) = settings.get("command").and_then(|c| c.as_str()) {
@@ -980,11 +995,7 @@ fn last_events(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
 /// The spool: events a hook could not append; the next writer ingests them.
 fn spool_finding(dir: &Path) -> Finding {
     let spooled = journal::spool::list(dir).unwrap_or_default();
-    let oldest = spooled
-        .iter()
-        .filter_map(|e| std::fs::metadata(&e.path).and_then(|m| m.modified()).ok())
-        .min()
-        .and_then(|t| t.elapsed().ok());
+    let oldest = journal::spool::oldest_age(dir);
     match oldest {
         None => ok("spool", "empty".into()),
         Some(age) if age < Duration::from_secs(300) => ok(
@@ -1040,13 +1051,14 @@ fn incidents(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
 /// after each hook, and sled lags the log).
 fn drainer(dir: &Path) -> Finding {
     let marker = dir.join(crate::maintenance::DRAINING);
-    let age = std::fs::symlink_metadata(&marker)
-        .and_then(|m| m.modified())
+    let age = journal::files::open_read(&marker)
+        .and_then(|f| f.metadata()?.modified())
         .ok()
         .and_then(|t| t.elapsed().ok());
     match age {
         Some(age) if age > Duration::from_secs(60) => {
-            let pid = std::fs::read_to_string(&marker).unwrap_or_default();
+            let pid = journal::files::read_small(&marker, 64).unwrap_or_default();
+            let pid = String::from_utf8_lossy(&pid);
             let pid = pid.trim();
             let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
             let (what, fix) = if alive {
@@ -1075,14 +1087,21 @@ fn drainer(dir: &Path) -> Finding {
 
 /// The bytes of every file under `dir`.
 fn dir_bytes(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    journal::door::Dir::open_nofollow(dir).map_or(0, |d| handle_bytes(&d))
+}
+
+/// The bytes of every file beneath the handle `d`, through no link.
+fn handle_bytes(d: &journal::door::Dir) -> u64 {
+    let Ok(entries) = d.entries() else {
         return 0;
     };
     entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
-            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+        .iter()
+        .map(|(name, st)| match st.st_mode & libc::S_IFMT {
+            libc::S_IFDIR => d
+                .open_dir(Path::new(name))
+                .map_or(0, |sub| handle_bytes(&sub)),
+            libc::S_IFREG => st.st_size as u64,
             _ => 0,
         })
         .sum()

@@ -694,6 +694,23 @@ pub fn read_nofollow(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
     read_regular(f, path, cap).map(Some)
 }
 
+/// Reads `path` whole on its ground: beneath `project` (a tree a repository controls) through
+/// the project's handle and no link at any component (`Dir::read_if_present`); anywhere else
+/// (the user's home and config directories) as `read_following`. Bounded by `cap`, never
+/// blocking, a regular file only; `None` when missing. `project` is never the home itself.
+pub fn read_on_ground(
+    project: Option<&Path>,
+    path: &Path,
+    cap: u64,
+) -> io::Result<Option<Vec<u8>>> {
+    match project.and_then(|root| Some((root, path.strip_prefix(root).ok()?))) {
+        Some((root, rel)) if !rel.as_os_str().is_empty() => {
+            Dir::open(root)?.read_if_present(rel, cap)
+        }
+        _ => read_following(path, cap),
+    }
+}
+
 /// Creates the directory `path` and whatever parents it lacks, by path (mode `mode`): for the
 /// user's own directories (a home's `~/.claude`), where links are the user's.
 pub fn create_dirs(path: &Path, mode: u32) -> io::Result<()> {

@@ -215,6 +215,28 @@ pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
     Ok(out)
 }
 
+/// How long the oldest spooled event has waited (its file's age), `None` when none waits.
+pub fn oldest_age(dir: &Path) -> Option<std::time::Duration> {
+    let owner = files::owner(dir);
+    let oldest = spool_entries(dir)
+        .ok()?
+        .into_iter()
+        .filter(|(name, st)| {
+            name.strip_suffix(SUFFIX)
+                .is_some_and(|id| !id.starts_with('.'))
+                && genuine(st, owner)
+        })
+        .map(|(_, st)| st.st_mtime)
+        .min()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs() as i64;
+    Some(std::time::Duration::from_secs(
+        now.saturating_sub(oldest).max(0) as u64,
+    ))
+}
+
 /// A spool file written by the journal's owner: a regular file (not a link) the owner owns.
 fn genuine(st: &libc::stat, owner: Option<u32>) -> bool {
     st.st_mode & libc::S_IFMT == libc::S_IFREG && Some(st.st_uid) == owner
