@@ -953,6 +953,27 @@ mod tests {
     }
 
     #[test]
+    fn a_read_on_the_project_follows_no_link_and_one_in_the_home_does() {
+        // Given a project whose settings and a parent are links to the victim, and a home file
+        // that is a link to the same victim.
+        let (root, _, victim) = given();
+        let project = root.path().join("project");
+        symlink(&victim, project.join("settings.json")).unwrap();
+        symlink(root.path(), project.join("up")).unwrap();
+        let home = root.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        symlink(&victim, home.join("settings.json")).unwrap();
+        // When each is read on its ground.
+        let read = |p: &Path| read_on_ground(Some(&project), p, READ_CAP);
+        // Then beneath the project no link is followed, at the file or on the way; a missing
+        // file is None; the home's link is the user's own and is read through.
+        assert!(read(&project.join("settings.json")).is_err());
+        assert!(read(&project.join("up/victim")).is_err());
+        assert_eq!(read(&project.join("sub/missing")).unwrap(), None);
+        assert_eq!(read(&home.join("settings.json")).unwrap().unwrap(), b"keep");
+    }
+
+    #[test]
     fn find_program_skips_empty_and_relative_entries() {
         let d = tempfile::tempdir().unwrap();
         let bin = d.path().join("bin");
