@@ -52,34 +52,38 @@ fn nearest_from_cwd() -> PathBuf {
 /// project), never one planted in a directory someone else owns (a shared `/tmp`, say) or open to
 /// others: root's events would be that user's to read.
 fn usable(dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(m) = std::fs::symlink_metadata(dir) else {
+    let Some(m) = lstat(dir) else {
         return false;
     };
     let me = engine::fs::files::euid();
-    m.is_dir() && (m.uid() == me || (me == 0 && foreign_refusal(dir, &m).is_none()))
+    is_dir(&m) && (m.st_uid == me || (me == 0 && foreign_refusal(dir, &m).is_none()))
+}
+
+/// `path`'s status as itself (`engine::fs::door::lstat`), `None` when missing or unreadable.
+fn lstat(path: &Path) -> Option<libc::stat> {
+    engine::fs::door::lstat(path).ok().flatten()
+}
+
+fn is_dir(m: &libc::stat) -> bool {
+    m.st_mode & libc::S_IFMT == libc::S_IFDIR
 }
 
 /// Why root must not record in `dir`, another user's journal: others can write to it, or it sits
 /// in a directory its owner does not own.
-fn foreign_refusal(dir: &Path, m: &std::fs::Metadata) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    if m.mode() & 0o022 != 0 {
+fn foreign_refusal(dir: &Path, m: &libc::stat) -> Option<String> {
+    if m.st_mode & 0o022 != 0 {
         return Some(format!(
             "{} belongs to another user (uid {}) and others can write to it; nothing is recorded there",
             dir.display(),
-            m.uid()
+            m.st_uid
         ));
     }
-    let parent_owner = dir
-        .parent()
-        .and_then(|p| std::fs::symlink_metadata(p).ok())
-        .map(|p| p.uid());
-    (parent_owner != Some(m.uid())).then(|| {
+    let parent_owner = dir.parent().and_then(lstat).map(|p| p.st_uid);
+    (parent_owner != Some(m.st_uid)).then(|| {
         format!(
             "{} belongs to another user (uid {}) in a directory that user does not own; nothing is recorded there",
             dir.display(),
-            m.uid()
+            m.st_uid
         )
     })
 }
@@ -87,26 +91,25 @@ fn foreign_refusal(dir: &Path, m: &std::fs::Metadata) -> Option<String> {
 /// Why `dir` cannot be this user's journal (`None`: it can, or it does not exist yet): said
 /// by the hook, which then records nothing there.
 pub fn refusal(dir: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::symlink_metadata(dir).ok()?;
+    let m = lstat(dir)?;
     let me = engine::fs::files::euid();
-    if m.file_type().is_symlink() {
+    if m.st_mode & libc::S_IFMT == libc::S_IFLNK {
         Some(format!(
             "{} is a symbolic link; the journal is never reached through one, so nothing is recorded",
             dir.display()
         ))
-    } else if !m.is_dir() {
+    } else if !is_dir(&m) {
         Some(format!(
             "{} is not a directory; nothing is recorded",
             dir.display()
         ))
-    } else if m.uid() != me && me != 0 {
+    } else if m.st_uid != me && me != 0 {
         Some(format!(
             "{} belongs to another user (uid {}); nothing is recorded there",
             dir.display(),
-            m.uid()
+            m.st_uid
         ))
-    } else if m.uid() != me {
+    } else if m.st_uid != me {
         foreign_refusal(dir, &m)
     } else {
         engine::fs::files::check_adoptable(dir)

@@ -1051,10 +1051,7 @@ fn incidents(dir: &Path, ago: &dyn Fn(i64) -> String) -> Vec<Finding> {
 /// after each hook, and sled lags the log).
 fn drainer(dir: &Path) -> Finding {
     let marker = dir.join(crate::maintenance::DRAINING);
-    let age = journal::files::open_read(&marker)
-        .and_then(|f| f.metadata()?.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok());
+    let age = journal::door::age(&marker);
     match age {
         Some(age) if age > Duration::from_secs(60) => {
             let pid = journal::files::read_small(&marker, 64).unwrap_or_default();

@@ -113,11 +113,12 @@ pub fn transcript_files(folder: &Path) -> Result<Vec<Transcript>> {
     let mut out = Vec::new();
     let mut stack = vec![folder.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let rd = std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))?;
-        for entry in rd.flatten() {
-            let p = entry.path();
-            let ft = entry.file_type()?;
-            if ft.is_dir() {
+        let rd = journal::door::Dir::open(&d)
+            .and_then(|h| h.entries())
+            .with_context(|| format!("reading {}", d.display()))?;
+        for (name, st) in rd {
+            let p = d.join(name);
+            if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
                 stack.push(p);
             } else if p.extension().is_some_and(|e| e == "jsonl") {
                 let stem = p

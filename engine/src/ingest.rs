@@ -21,17 +21,8 @@ use std::time::{Duration, Instant};
 /// is a regular file. A read cut short by the deadline keeps what it has: only whole lines are
 /// consumed, and the next hook reads on from there.
 fn read_new(path: &Path, offset: u64, max: usize, deadline: Instant) -> Option<(Vec<u8>, u64)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .ok()?;
-    let meta = f.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let len = meta.len();
+    let mut f = journal::door::open_following(path).ok()?;
+    let len = f.metadata().ok()?.len();
     let start = if len < offset { 0 } else { offset };
     if len == start {
         return Some((Vec::new(), start));

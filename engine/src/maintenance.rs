@@ -108,7 +108,7 @@ pub fn rebuild_checkpoint(dir: &Path) -> Result<()> {
         drop(crate::state::open_and_drain(dir, false)?);
         Ok(())
     })();
-    let _ = std::fs::remove_file(dir.join(journal::checkpoint::DIR).join(REBUILDING));
+    let _ = journal::door::unlink(&dir.join(journal::checkpoint::DIR).join(REBUILDING));
     rebuilt
 }
 
@@ -116,11 +116,7 @@ pub fn rebuild_checkpoint(dir: &Path) -> Result<()> {
 /// unless `marker` is younger than `fresh` (one like it still runs). Never waits, never fails
 /// the caller.
 fn spawn(dir: &Path, marker: &Path, fresh: Duration, args: &[&str]) {
-    let running = std::fs::symlink_metadata(marker)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < fresh);
+    let running = journal::door::age(marker).is_some_and(|age| age < fresh);
     if running
         || journal::files::write_marker(marker, std::process::id().to_string().as_bytes()).is_err()
     {
@@ -139,7 +135,7 @@ fn spawn(dir: &Path, marker: &Path, fresh: Duration, args: &[&str]) {
             .spawn()
     });
     if spawned.is_err() {
-        let _ = std::fs::remove_file(marker);
+        let _ = journal::door::unlink(marker);
     }
 }
 

@@ -300,19 +300,15 @@ pub enum Identity {
 /// size, so the read is bounded by the running binary's own size.
 pub fn identify(program: &Path, exe: &Path) -> std::io::Result<Identity> {
     use std::io::Read;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let open = |p: &Path| {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(p)
+    use std::os::unix::fs::MetadataExt;
+    let theirs = match journal::door::open_following(program) {
+        Ok(f) => f,
+        // A FIFO, a device, a directory: not a program, and not read.
+        Err(e) if e.kind() == std::io::ErrorKind::Other => return Ok(Identity::Other),
+        Err(e) => return Err(e),
     };
-    let theirs = open(program)?;
     let tm = theirs.metadata()?;
-    if !tm.is_file() {
-        return Ok(Identity::Other);
-    }
-    let ours = open(exe)?;
+    let ours = journal::door::open_following(exe)?;
     let om = ours.metadata()?;
     if (tm.dev(), tm.ino()) == (om.dev(), om.ino()) {
         return Ok(Identity::This);

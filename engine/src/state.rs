@@ -1074,7 +1074,7 @@ pub fn spooled(dir: &Path) -> usize {
 /// Whether `dir` has an active store yet (`CURRENT`, even a link: `verify` looks at what is
 /// there); a journal whose events all wait in the spool has none.
 pub fn has_store(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join("CURRENT")).is_ok()
+    journal::files::is_present(&dir.join("CURRENT"))
 }
 
 /// Whether `dir` holds events to read: an active store (`CURRENT`) or a spool.

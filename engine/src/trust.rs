@@ -8,7 +8,6 @@
 //! `trusted/<blake3>`, holding the path: checking trust is one `stat`, and a changed file hashes
 //! to a name that is not there.
 
-use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -95,10 +94,7 @@ pub fn trust(file: &Path, content: &[u8]) -> anyhow::Result<String> {
     })?;
     let path = trust_path(file)?;
     revoke_path(&store, &path)?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&store)
+    journal::door::create_dirs(&store, 0o700)
         .map_err(|e| anyhow::anyhow!("creating {}: {e}", store.display()))?;
     let name = record_name(&path, content);
     let record = {
@@ -120,7 +116,8 @@ pub fn revoke(file: &Path) -> anyhow::Result<usize> {
 
 fn revoke_path(store: &Path, path: &Path) -> anyhow::Result<usize> {
     use std::os::unix::ffi::OsStrExt;
-    let entries = match std::fs::read_dir(store) {
+    let listed = journal::door::Dir::open(store).and_then(|d| Ok((d.entries()?, d)));
+    let (entries, d) = match listed {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => anyhow::bail!("reading {}: {e}", store.display()),
@@ -128,13 +125,15 @@ fn revoke_path(store: &Path, path: &Path) -> anyhow::Result<usize> {
     let mut want = path.as_os_str().as_bytes().to_vec();
     want.push(b'\n');
     let mut n = 0;
-    for entry in entries.flatten() {
-        let p = entry.path();
-        let named =
-            entry.file_name().len() == 64 && std::fs::read(&p).is_ok_and(|body| body == want);
+    for (name, _) in entries {
+        // A record is a small regular file named by its 64-digit hash, read through no link.
+        let name = Path::new(&name);
+        let named = name.as_os_str().len() == 64
+            && d.read_if_present(name, 1 << 16)
+                .is_ok_and(|body| body.as_deref() == Some(&want[..]));
         if named {
-            std::fs::remove_file(&p)
-                .map_err(|e| anyhow::anyhow!("removing {}: {e}", p.display()))?;
+            d.remove_file(name)
+                .map_err(|e| anyhow::anyhow!("removing {}: {e}", store.join(name).display()))?;
             n += 1;
         }
     }

@@ -639,10 +639,11 @@ fn read_regular(mut f: File, shown: &Path, cap: u64) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Reads the file at `path` whole, a link at it followed (a file of the user's own, such as a
-/// dotfile manager's link in the home), but bounded: a regular file of at most `cap` bytes,
-/// opened without blocking (a FIFO or a device is refused in one line). `None` when missing.
-pub fn read_following(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
+/// Opens the file at `path` to read, a link at it followed (a file of the user's own, or one a
+/// payload or the user names), without blocking (`O_NONBLOCK`: a FIFO nobody writes is refused,
+/// not waited on): a regular file only, a special file or a directory refused in one line.
+/// `NotFound` when missing.
+pub fn open_following(path: &Path) -> io::Result<File> {
     let c = cstr(path)?;
     // SAFETY: `c` outlives the call.
     let fd = unsafe {
@@ -653,18 +654,89 @@ pub fn read_following(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
     };
     if fd < 0 {
         let e = io::Error::last_os_error();
-        return match e.kind() {
-            io::ErrorKind::NotFound => Ok(None),
-            _ if e.raw_os_error() == Some(libc::ENXIO) => Err(refused(format!(
+        return Err(if e.raw_os_error() == Some(libc::ENXIO) {
+            refused(format!(
                 "{} is a special file, which is not read",
                 path.display()
-            ))),
-            _ => Err(e),
-        };
+            ))
+        } else {
+            e
+        });
     }
     // SAFETY: `fd` was just opened and is owned by nothing else.
     let f = unsafe { File::from_raw_fd(fd) };
-    read_regular(f, path, cap).map(Some)
+    let st = fstat(f.as_raw_fd())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(refused(format!(
+            "{} is {}, which is not read",
+            path.display(),
+            kind_of(st.st_mode)
+        )));
+    }
+    Ok(f)
+}
+
+/// Reads the file at `path` whole, a link at it followed (a file of the user's own, such as a
+/// dotfile manager's link in the home), but bounded: a regular file of at most `cap` bytes,
+/// opened without blocking (a FIFO or a device is refused in one line). `None` when missing.
+pub fn read_following(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    match open_following(path) {
+        Ok(f) => read_regular(f, path, cap).map(Some),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `path`'s status as itself (a link at its last component is described, not followed); only
+/// its status is asked, nothing opened. `None` when it does not exist.
+pub fn lstat(path: &Path) -> io::Result<Option<libc::stat>> {
+    let c = cstr(path)?;
+    // SAFETY: `st` is written by lstat before it is read; `c` outlives the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::lstat(c.as_ptr(), &mut st) } != 0 {
+        let e = io::Error::last_os_error();
+        return match e.kind() {
+            io::ErrorKind::NotFound => Ok(None),
+            _ => Err(e),
+        };
+    }
+    Ok(Some(st))
+}
+
+/// How long ago `path` (itself, not a link's target) was last modified; `None` when it does
+/// not exist (or its time is in the future).
+pub fn age(path: &Path) -> Option<std::time::Duration> {
+    let st = lstat(path).ok()??;
+    let at = std::time::UNIX_EPOCH
+        + std::time::Duration::new(st.st_mtime.max(0) as u64, st.st_mtime_nsec.max(0) as u32);
+    at.elapsed().ok()
+}
+
+/// Removes the name `path` (a link there is removed, not followed): for a marker in a
+/// directory already checked (a journal's). Missing is `Ok(false)`.
+pub fn unlink(path: &Path) -> io::Result<bool> {
+    let c = cstr(path)?;
+    // SAFETY: `c` outlives the call.
+    if unsafe { libc::unlink(c.as_ptr()) } != 0 {
+        let e = io::Error::last_os_error();
+        return match e.kind() {
+            io::ErrorKind::NotFound => Ok(false),
+            _ => Err(e),
+        };
+    }
+    Ok(true)
+}
+
+/// The file `path` names, links followed, as `(device, inode)`: whether two paths are one file.
+/// Only its status is asked; nothing is opened.
+pub fn identity(path: &Path) -> io::Result<(u64, u64)> {
+    let c = cstr(path)?;
+    // SAFETY: `st` is written by stat before it is read; `c` outlives the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::stat(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.st_dev, st.st_ino))
 }
 
 /// Reads the file at `path` whole as `read_following` does, but never through a link at its

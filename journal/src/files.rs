@@ -67,13 +67,12 @@ pub fn euid() -> u32 {
 
 /// Whether `path` exists (as itself: a link is not followed).
 pub fn is_present(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok()
+    crate::door::lstat(path).is_ok_and(|st| st.is_some())
 }
 
 /// Who owns the journal directory `dir` (`None`: it does not exist).
 pub fn owner(dir: &Path) -> Option<u32> {
-    use std::os::unix::fs::MetadataExt;
-    fs::symlink_metadata(dir).ok().map(|m| m.uid())
+    crate::door::lstat(dir).ok().flatten().map(|st| st.st_uid)
 }
 
 /// The directories of a journal, besides the journal's own.

@@ -119,7 +119,7 @@ fn wait_for(path: &Path, from: u64, needle: &[u8], wait: Duration) {
 /// Whether the file holds `needle` in a complete line past `from` (its last 256 KiB are looked
 /// at).
 fn written_after(path: &Path, from: u64, needle: &[u8]) -> bool {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = engine::fs::door::open_following(path) else {
         return false;
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);

@@ -64,13 +64,15 @@ fn read_line_capped(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<
 /// Imports an events export (`import::events`): its lines read and parsed here, the progress
 /// drawn.
 fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
+    let mut len = 0;
     let mut reader: Box<dyn BufRead> = if file == Path::new("-") {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
-        let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
+        let f = engine::fs::door::open_following(file)
+            .with_context(|| format!("opening {}", file.display()))?;
+        len = f.metadata().map(|m| m.len()).unwrap_or(0);
         Box::new(std::io::BufReader::with_capacity(1 << 20, f))
     };
-    let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     let bar = crate::output::progress(len, "import");
     let mut line = Vec::new();
     let mut i = 0usize;

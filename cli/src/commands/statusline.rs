@@ -17,7 +17,6 @@ use projections::statusline::{self, Facts, Input};
 use projections::Kind;
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -192,31 +191,31 @@ fn file_stem(session: &str) -> String {
     h.to_hex()[..16].to_string()
 }
 
-/// A private directory of our own (a link in its place is never followed).
+/// A private directory of our own in the journal's (a link in its place is never followed).
 fn ensure_private_dir(p: &Path) -> bool {
-    use std::os::unix::fs::DirBuilderExt;
-    let real_dir = || std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-    real_dir()
-        || std::fs::DirBuilder::new()
-            .mode(engine::fs::DIR_MODE)
-            .create(p)
-            .is_ok()
-        || real_dir()
+    let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+        return false;
+    };
+    engine::fs::door::Dir::open_nofollow(parent)
+        .and_then(|d| d.create_dir_all(Path::new(name), engine::fs::DIR_MODE))
+        .is_ok()
+}
+
+/// The file `path` (in the statusline's own directory) opened to read and write in place,
+/// created when missing: a regular file with one link the user owns, reached through no link
+/// (`door::Dir::open_in_place`).
+fn in_place(path: &Path) -> Option<std::fs::File> {
+    let (parent, name) = (path.parent()?, path.file_name()?);
+    engine::fs::door::Dir::open_nofollow(parent)
+        .and_then(|d| d.open_in_place(Path::new(name), engine::fs::FILE_MODE))
+        .ok()
 }
 
 /// Writes a reading to the spool when it differs from the last one recorded for the session.
 /// The compare-and-write holds an flock on the session's own `.last` file (never the journal's
 /// lock), so two statusline processes of one session do not both record the same change.
 fn record_if_changed(dir: &Path, last_path: &Path, session: &str, input: &Input) -> Option<()> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(engine::fs::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(last_path)
-        .ok()?;
+    let f = in_place(last_path)?;
     // SAFETY: flock on a descriptor we own; released when `f` closes.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
         return None;
@@ -249,12 +248,7 @@ fn record_if_changed(dir: &Path, last_path: &Path, session: &str, input: &Input)
 
 /// The cached facts; a stale or missing cache starts a refresh in the background.
 fn cached_facts(dir: &Path, view: &Path, session: &str) -> Option<Facts> {
-    let meta = std::fs::metadata(view).ok();
-    let fresh = meta
-        .as_ref()
-        .and_then(|m| m.modified().ok())
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age < FRESH);
+    let fresh = engine::fs::door::age(view).is_some_and(|age| age < FRESH);
     // Read before a refresh is started: this call shows what the cache held, never a view a
     // fast refresher happened to finish meanwhile (a line that does not depend on a race).
     let text = engine::fs::files::read_small(view, 1 << 20).ok();
@@ -288,14 +282,7 @@ fn refresh(dir: &Path, session: &str) {
     let stem = file_stem(session);
     let view = base.join(format!("{stem}.view"));
     // One refresher per session at a time.
-    let Ok(guard) = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(engine::fs::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(base.join(format!("{stem}.refreshing")))
-    else {
+    let Some(guard) = in_place(&base.join(format!("{stem}.refreshing"))) else {
         return;
     };
     // SAFETY: flock on a descriptor we own.
@@ -315,11 +302,8 @@ fn refresh(dir: &Path, session: &str) {
             );
         }
         None => {
-            if let Ok(f) = std::fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-                .open(&view)
-            {
+            let present = engine::fs::files::is_present(&view);
+            if let Some(f) = present.then(|| in_place(&view)).flatten() {
                 let _ = f.set_modified(std::time::SystemTime::now());
             } else {
                 // No cache yet and no journal to read: an empty one, so a refresh is not

@@ -25,9 +25,12 @@ pub fn journal_id(dir: &Path) -> Result<String> {
         return Ok(id);
     }
     let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
-        .context("reading /dev/urandom for a journal id")?;
+    // SAFETY: `bytes` is valid for its length; getrandom writes at most that much.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        return Err(std::io::Error::last_os_error())
+            .context("getting random bytes for a journal id");
+    }
     // A version-4 UUID: what databases and log backends expect an id to look like.
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;

@@ -143,15 +143,10 @@ pub fn write_cursor_resuming(
 pub struct CursorLock(#[allow(dead_code)] std::fs::File);
 
 pub fn lock_cursor(dir: &Path, url: &str) -> Result<CursorLock> {
-    use std::os::unix::fs::OpenOptionsExt;
     let path = cursor_path(dir, &logs_endpoint(url)).with_extension("lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(engine::fs::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&path)
+    let name = path.file_name().expect("a cursor file name");
+    let f = engine::fs::door::Dir::open_nofollow(dir)
+        .and_then(|d| d.open_in_place(Path::new(name), engine::fs::FILE_MODE))
         .with_context(|| format!("opening {}", path.display()))?;
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a file descriptor we own.

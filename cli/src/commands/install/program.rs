@@ -124,7 +124,8 @@ pub fn place(path: &Path, temp: &[PathBuf]) -> Place {
 
 /// Cargo marks its target directory with a `CACHEDIR.TAG` (the cache-directory standard).
 fn is_cargo_target_dir(dir: &Path) -> bool {
-    std::fs::read(dir.join("CACHEDIR.TAG")).is_ok_and(|t| {
+    let tag = engine::fs::door::read_following(&dir.join("CACHEDIR.TAG"), 4096);
+    tag.ok().flatten().is_some_and(|t| {
         t.starts_with(b"Signature: 8a477f597d28d172789f06886806bc55")
             && (dir.join(".rustc_info.json").exists()
                 || dir.join("debug").is_dir()
@@ -146,11 +147,8 @@ pub fn find_on_path(path_var: Option<&OsStr>) -> Option<PathBuf> {
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
+    use engine::fs::door::identity;
+    matches!((identity(a), identity(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 /// A native executable (ELF), not a script: npm's `hookjournal` on PATH is the node launcher,
@@ -158,7 +156,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 pub fn is_native(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
-    std::fs::File::open(path)
+    engine::fs::door::open_following(path)
         .and_then(|mut f| f.read_exact(&mut magic))
         .is_ok()
         && magic == *b"\x7fELF"
