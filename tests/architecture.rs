@@ -394,7 +394,7 @@ fn direct_fs_calls(code: &str) -> usize {
 }
 
 /// Direct `std::fs` / `File::open` / `OpenOptions` call sites in production code outside the door
-/// (`journal/src/door.rs`), by file.
+/// (`journal/src/door/`: its handles and the journal's by-path primitives), by file.
 fn direct_fs_sites(workspace: &Path) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for krate in CRATES {
@@ -405,7 +405,7 @@ fn direct_fs_sites(workspace: &Path) -> BTreeMap<String, usize> {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            if rel == "journal/src/door.rs" {
+            if rel.starts_with("journal/src/door/") {
                 continue;
             }
             let n = direct_fs_calls(&production(&std::fs::read_to_string(&f).unwrap()));
@@ -424,9 +424,10 @@ fn direct_fs_sites(workspace: &Path) -> BTreeMap<String, usize> {
 /// floor in C and the engine's transactions; 135 once doctor reads every host's files on their
 /// ground; 100 with payload- and user-named files opened through `door::open_following`, markers
 /// by `door::lstat`/`age`/`unlink`, the trust store, the statusline's files and the cursor lock
-/// beneath handles, and `OutFile::create(` no longer counted as `File::create(`). A new file
+/// beneath handles, and `OutFile::create(` no longer counted as `File::create(`; 31 with the
+/// door a folder holding the journal's by-path primitives and its listings through handles). A new file
 /// operation goes through the door.
-const MAX_DIRECT_FS_SITES: usize = 100;
+const MAX_DIRECT_FS_SITES: usize = 31;
 
 #[test]
 fn direct_file_system_calls_outside_the_door_only_go_down() {

@@ -28,7 +28,7 @@ pub fn stale_reason(dir: &Path) -> Option<String> {
 
 /// Removes the stale marker (a writer that marked it, and wrote the whole checkpoint since).
 pub fn clear_stale(dir: &Path) -> Result<()> {
-    match std::fs::remove_file(dir.join(archive::DIR).join(STALE)) {
+    match crate::door::unlink(dir.join(archive::DIR).join(STALE)) {
         Ok(()) => files::sync_dir(&dir.join(archive::DIR)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(crate::Error::Io {

@@ -5,22 +5,18 @@
 
 use crate::error::{IoContext, Result};
 use crate::Error;
-use std::fs::{self, File};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// How much `write_atomic` does to make a replacement survive a crash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Durability {
-    /// The temp file is fsynced before the rename and its directory after: once the call
-    /// returns, the new content survives a crash or power loss.
-    Durable,
-    /// Rename only: readers never see a partial file, but after a crash the old content (or
-    /// none) may be there. For caches that are rebuilt anyway.
-    Volatile,
-}
+pub(crate) use crate::door::by_path::{
+    list_numbered, open_error, open_in_place, open_write, sync_dir, sync_tree, write_atomic_with,
+};
+/// The journal's by-path file primitives live in the door (`door::by_path`); named here too.
+pub use crate::door::by_path::{
+    open_read, read_regular, read_small, write_atomic, write_marker, Durability,
+};
 
 /// Creates `path` and any missing parents (mode 0700). A new directory's name is durable only
 /// once its parent is synced, so each parent that gained one is synced.
@@ -28,7 +24,7 @@ pub(crate) fn create_dir(path: &Path) -> Result<()> {
     let mut missing = Vec::new();
     let mut p = Some(path);
     while let Some(d) = p {
-        match fs::symlink_metadata(d) {
+        match crate::door::status(d) {
             Ok(_) => break,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 missing.push(d);
@@ -128,7 +124,7 @@ pub fn check_adoptable(dir: &Path) -> Result<()> {
     if dir.file_name().is_some_and(|n| n == JOURNAL_DIR_NAME) {
         return Ok(());
     }
-    match fs::symlink_metadata(dir) {
+    match crate::door::status(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e).ctx(|| format!("reading {}", dir.display())),
         // A link or a file: `check_journal_dir` refuses it for what it is.
@@ -136,7 +132,7 @@ pub fn check_adoptable(dir: &Path) -> Result<()> {
         Ok(_) => {}
     }
     let is = |name: &str, dir_wanted: bool| {
-        fs::symlink_metadata(dir.join(name)).is_ok_and(|m| {
+        crate::door::status(dir.join(name)).is_ok_and(|m| {
             if dir_wanted {
                 m.is_dir()
             } else {
@@ -150,11 +146,11 @@ pub fn check_adoptable(dir: &Path) -> Result<()> {
         return Ok(());
     }
     // The first stranger by name, so that what is said does not depend on the directory's order.
-    let rd = fs::read_dir(dir).ctx(|| format!("listing {}", dir.display()))?;
+    let rd = crate::door::by_path::read_dir(dir).ctx(|| format!("listing {}", dir.display()))?;
     let stranger = rd
-        .flatten()
+        .into_iter()
         .take(4096)
-        .map(|e| e.file_name())
+        .map(|e| e.name)
         .filter(|n| !n.to_str().is_some_and(is_journal_name))
         .min();
     match stranger {
@@ -183,7 +179,7 @@ pub fn check_journal_dir(dir: &Path) -> Result<()> {
         .chain(SUBDIRS.iter().map(|s| dir.join(s)))
         .enumerate()
     {
-        let m = match fs::symlink_metadata(&d) {
+        let m = match crate::door::status(&d) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if i == 0 {
@@ -223,28 +219,28 @@ pub fn check_journal_dir(dir: &Path) -> Result<()> {
 /// Entries under `dir` (recursively) that the journal never makes: symbolic links, special
 /// files, entries another user owns. As (path, what it is).
 pub fn strangers(dir: &Path) -> Vec<(PathBuf, String)> {
-    use std::os::unix::fs::MetadataExt;
     let me = owner(dir).unwrap_or_else(euid);
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
-        let Ok(rd) = fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let Ok(m) = e.metadata() else { continue };
-            let what = if m.file_type().is_symlink() {
+        let Ok(rd) = crate::door::by_path::read_dir(&d) else {
+            continue;
+        };
+        for e in rd {
+            let what = if e.st.st_mode & libc::S_IFMT == libc::S_IFLNK {
                 Some("a symbolic link (never followed)".to_string())
-            } else if m.uid() != me {
-                Some(format!("owned by another user (uid {})", m.uid()))
-            } else if m.is_dir() {
-                todo.push(e.path());
+            } else if e.st.st_uid != me {
+                Some(format!("owned by another user (uid {})", e.st.st_uid))
+            } else if e.is_dir() {
+                todo.push(e.path.clone());
                 None
-            } else if !m.is_file() {
+            } else if !e.is_file() {
                 Some("a special file (not something the journal makes)".to_string())
             } else {
                 None
             };
             if let Some(w) = what {
-                out.push((e.path(), w));
+                out.push((e.path, w));
             }
         }
     }
@@ -258,7 +254,7 @@ pub(crate) fn check_tree(dir: &Path) -> Result<()> {
     if let Some((path, what)) = strangers(dir).into_iter().next() {
         return Err(Error::Unsafe { path, what });
     }
-    match fs::symlink_metadata(dir) {
+    match crate::door::status(dir) {
         Ok(m) if m.file_type().is_symlink() => Err(Error::Unsafe {
             path: dir.to_path_buf(),
             what: "it is a symbolic link, which the journal never follows".into(),
@@ -267,114 +263,12 @@ pub(crate) fn check_tree(dir: &Path) -> Result<()> {
     }
 }
 
-/// Reads a small control file whole (`CURRENT`, a marker): a regular file reached without a
-/// link, at most `cap` bytes.
-pub fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let f = open_read(path)?;
-    if f.metadata()?.len() > cap {
-        return Err(std::io::Error::other(format!(
-            "larger than {cap} bytes, which it never is"
-        )));
-    }
-    let mut out = Vec::new();
-    f.take(cap).read_to_end(&mut out)?;
-    Ok(out)
-}
-
 /// The spool's directory, inside the journal's (named here, below every module that needs the
 /// name; `spool::SPOOL_DIR` is this).
 pub const SPOOL_DIR: &str = "spool";
 
 /// The origin marker's name in the journal's directory (`origin::FILE` is this).
 pub const ORIGIN: &str = "origin";
-
-/// Reads a journal file whole (a regular file reached without a link: its size bounds the read).
-pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut f = open_read(path)?;
-    let mut out = Vec::with_capacity(f.metadata()?.len() as usize);
-    f.read_to_end(&mut out)?;
-    Ok(out)
-}
-
-/// Opens a journal file to write in place, created (mode 0600) when missing: never through a
-/// link, never blocking on a FIFO, only a regular file with one link (a hard link planted in the
-/// journal would have the write, or root's `fchown`, land in a file elsewhere); with `append`,
-/// every write goes to its end.
-pub(crate) fn open_in_place(path: &Path, append: bool) -> std::io::Result<File> {
-    use std::os::unix::fs::MetadataExt;
-    let f = fs::OpenOptions::new()
-        .read(!append)
-        .write(true)
-        .append(append)
-        .create(true)
-        .truncate(false)
-        .mode(crate::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    let m = f.metadata()?;
-    if !m.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if m.nlink() != 1 {
-        return Err(std::io::Error::other(format!(
-            "it has {} hard links, and a file written in place must have one",
-            m.nlink()
-        )));
-    }
-    Ok(f)
-}
-
-/// Writes a marker file in place (created mode 0600 when missing), never through a link.
-pub fn write_marker(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = open_in_place(path, false)?;
-    f.set_len(0)?;
-    f.write_all(bytes)
-}
-
-/// Opens a journal file for reading: never through a link, never blocking on a FIFO, and only
-/// a regular file.
-pub fn open_read(path: &Path) -> std::io::Result<File> {
-    let f = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    regular(f)
-}
-
-/// Opens an existing journal file for reading and writing (see `open_read`).
-pub(crate) fn open_write(path: &Path) -> Result<File> {
-    fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .and_then(regular)
-        .map_err(|e| open_error(path, e))
-}
-
-fn regular(f: File) -> std::io::Result<File> {
-    if f.metadata()?.is_file() {
-        Ok(f)
-    } else {
-        Err(std::io::Error::other("not a regular file"))
-    }
-}
-
-/// The one-line error for a journal file that did not open (a link is said to be one).
-pub(crate) fn open_error(path: &Path, e: std::io::Error) -> Error {
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        return Error::Io {
-            context: format!("opening {}", path.display()),
-            cause: std::io::Error::other("it is a symbolic link, which the journal never follows"),
-        };
-    }
-    Error::Io {
-        context: format!("opening {}", path.display()),
-        cause: e,
-    }
-}
 
 /// A name part no other call of this process, or another process, has made: nanoseconds, pid
 /// and a counter.
@@ -391,69 +285,6 @@ pub(crate) fn unique_stamp() -> String {
     )
 }
 
-/// Syncs every file under `dir`, each directory in it, `dir` itself and its parent: what sled
-/// leaves only "flushed" (written, not synced) is durable after it.
-pub(crate) fn sync_tree(dir: &Path) -> Result<()> {
-    fn walk(d: &Path) -> Result<()> {
-        let rd = fs::read_dir(d).ctx(|| format!("listing {}", d.display()))?;
-        for e in rd {
-            let e = e.ctx(|| format!("listing {}", d.display()))?;
-            let t = e
-                .file_type()
-                .ctx(|| format!("reading {}", e.path().display()))?;
-            if t.is_dir() {
-                walk(&e.path())?;
-            } else if t.is_file() {
-                File::open(e.path())
-                    .and_then(|f| f.sync_all())
-                    .ctx(|| format!("syncing {}", e.path().display()))?;
-            }
-        }
-        sync_dir(d)
-    }
-    walk(dir)?;
-    match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => sync_dir(p),
-        _ => Ok(()),
-    }
-}
-
-/// Creates (or truncates) a file only its owner can read: the journal holds prompts and output.
-fn create_private(path: &Path) -> Result<File> {
-    fs::OpenOptions::new()
-        .create_new(true)
-        .write(true)
-        .mode(crate::FILE_MODE)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .ctx(|| format!("creating {}", path.display()))
-}
-
-/// Files of `dir` named `<number><suffix>`, in number order (a missing `dir` has none).
-pub(crate) fn list_numbered(dir: &Path, suffix: &str) -> Result<Vec<(u64, PathBuf)>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => {
-            return Err(Error::Io {
-                context: format!("listing {}", dir.display()),
-                cause: e,
-            })
-        }
-    };
-    let mut out: Vec<(u64, PathBuf)> = rd
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let n = name.strip_suffix(suffix)?.parse().ok()?;
-            Some((n, e.path()))
-        })
-        .collect();
-    out.sort();
-    Ok(out)
-}
-
 /// The last component of `path`, as text (empty when there is none).
 pub(crate) fn file_name(path: &Path) -> String {
     path.file_name()
@@ -461,60 +292,10 @@ pub(crate) fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-pub(crate) fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path)
-        .and_then(|d| d.sync_all())
-        .ctx(|| format!("syncing {}", path.display()))
-}
-
-/// Replaces `dir/name` with `bytes` atomically: see `write_atomic_with`.
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8], durability: Durability) -> Result<()> {
-    write_atomic_with(dir, name, durability, |f| f.write_all(bytes))
-}
-
-/// Replaces `dir/name` atomically with what `fill` writes: a temp file unique to this process
-/// (`.<name>.<pid>.<n>.tmp`, mode 0600), renamed over the target, with the fsyncs `durability`
-/// asks for. A failed write removes the temp file. Two processes writing the same file race
-/// harmlessly (the last rename wins).
-pub(crate) fn write_atomic_with(
-    dir: &Path,
-    name: &str,
-    durability: Durability,
-    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
-) -> Result<()> {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let res = (|| {
-        // A leftover of a killed process that had this pid: never acknowledged, replaced.
-        let mut f = match create_private(&tmp) {
-            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::AlreadyExists => {
-                let _ = fs::remove_file(&tmp);
-                create_private(&tmp)?
-            }
-            other => other?,
-        };
-        fill(&mut f).ctx(|| format!("writing {}", tmp.display()))?;
-        if durability == Durability::Durable {
-            f.sync_all().ctx(|| format!("syncing {}", tmp.display()))?;
-        }
-        drop(f);
-        fs::rename(&tmp, dir.join(name)).ctx(|| format!("renaming {}", tmp.display()))
-    })();
-    if res.is_err() {
-        // A full disk: leave no partial file behind.
-        let _ = fs::remove_file(&tmp);
-    }
-    res?;
-    match durability {
-        Durability::Durable => sync_dir(dir),
-        Durability::Volatile => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

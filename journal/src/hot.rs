@@ -215,7 +215,7 @@ impl HotCache {
     /// Makes the cache not current, so the next writer starts a new epoch (a rebuild, a
     /// recovery, an import: anything that changes the checkpoint without going through it).
     pub fn invalidate(&self) -> Result<()> {
-        match std::fs::remove_file(self.dir.join(HEAD)) {
+        match crate::door::unlink(self.dir.join(HEAD)) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e).ctx(|| format!("removing {}", self.dir.join(HEAD).display())),
@@ -268,18 +268,17 @@ impl HotCache {
 
     /// Every partition file of `epoch`, as (key, value) (for `verify`).
     pub fn entries(&self, epoch: u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let rd = match std::fs::read_dir(&self.dir) {
+        let rd = match crate::door::by_path::read_dir(&self.dir) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e).ctx(|| format!("listing {}", self.dir.display())),
         };
         let mut out = Vec::new();
-        for entry in rd.flatten() {
-            let name = entry.file_name();
-            if name.len() != 32 {
+        for entry in rd {
+            if entry.file_name().len() != 32 {
                 continue;
             }
-            let Ok(bytes) = crate::files::read_regular(&entry.path()) else {
+            let Ok(bytes) = crate::files::read_regular(&entry.path) else {
                 continue;
             };
             let Some(body) = checked(&bytes, PART_MAGIC) else {

@@ -71,8 +71,8 @@ fn write(dir: &Path, severity: Severity, text: &str) -> std::io::Result<()> {
         return Err(std::io::Error::other("not this user's journal"));
     }
     let path = dir.join(FILE);
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
-        std::fs::rename(&path, dir.join("incidents.old"))?;
+    if crate::door::status(&path).is_ok_and(|m| m.len() > MAX_BYTES) {
+        crate::door::by_path::rename(&path, &dir.join("incidents.old"))?;
     }
     let text: String = text
         .chars()
@@ -83,7 +83,7 @@ fn write(dir: &Path, severity: Severity, text: &str) -> std::io::Result<()> {
     let offset = f.seek(SeekFrom::End(0))?;
     f.write_all(line.as_bytes())?;
     f.sync_data()?;
-    if severity == Severity::MayBeMissing && std::fs::symlink_metadata(dir.join(UNREAD)).is_err() {
+    if severity == Severity::MayBeMissing && crate::door::status(dir.join(UNREAD)).is_err() {
         files::write_atomic(
             dir,
             UNREAD,
@@ -132,7 +132,7 @@ fn parse(line: &str) -> Option<Incident> {
 /// `stat` when there are none (the hook's path).
 pub fn take_unread(dir: &Path) -> Vec<Incident> {
     let marker = dir.join(UNREAD);
-    if std::fs::symlink_metadata(&marker).is_err() {
+    if crate::door::status(&marker).is_err() {
         return Vec::new();
     }
     let offset = files::open_read(&marker)
@@ -143,7 +143,7 @@ pub fn take_unread(dir: &Path) -> Vec<Incident> {
             s.trim().parse::<u64>().ok()
         })
         .unwrap_or(0);
-    let _ = std::fs::remove_file(&marker);
+    let _ = crate::door::unlink(&marker);
     read_from(dir, offset)
         .into_iter()
         .filter(|i| i.severity == Severity::MayBeMissing)

@@ -15,7 +15,7 @@ const WANTED: &str = "lock.wanted";
 
 /// Whether a reader has asked hooks to step aside (a marker younger than 5 s).
 fn reader_waiting(wanted: &Path) -> bool {
-    std::fs::symlink_metadata(wanted)
+    crate::door::status(wanted)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.elapsed().ok())
@@ -90,7 +90,7 @@ impl DirLock {
             let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
             if rc == 0 {
                 if marked {
-                    let _ = std::fs::remove_file(&wanted);
+                    let _ = crate::door::unlink(&wanted);
                 }
                 return Ok(DirLock { _file: file });
             }
@@ -106,7 +106,7 @@ impl DirLock {
             let now = Instant::now();
             if now >= deadline {
                 if marked {
-                    let _ = std::fs::remove_file(&wanted);
+                    let _ = crate::door::unlink(&wanted);
                 }
                 return Err(Error::Busy);
             }

@@ -49,10 +49,11 @@ fn key(ino: u64, path: &Path) -> String {
 
 /// Writes the marker for `dir` as it is now (its inode, its canonical path).
 pub fn mark(dir: &Path) -> Result<()> {
-    let ino = std::fs::symlink_metadata(dir)
+    let ino = crate::door::status(dir)
         .ctx(|| format!("reading {}", dir.display()))?
         .ino();
-    let path = std::fs::canonicalize(dir).ctx(|| format!("resolving {}", dir.display()))?;
+    let path =
+        crate::door::by_path::canonical(dir).ctx(|| format!("resolving {}", dir.display()))?;
     let text = format!("{MAGIC}\nkey {}\ndir {}\n", key(ino, &path), path.display());
     write_atomic(dir, FILE, text.as_bytes(), Durability::Durable)
 }
@@ -127,7 +128,7 @@ fn read_marker(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Where the journal in `dir` came from.
 pub fn status(dir: &Path) -> Origin {
-    let Ok(m) = std::fs::symlink_metadata(dir) else {
+    let Ok(m) = crate::door::status(dir) else {
         return Origin::Unmade;
     };
     if !m.is_dir() {
@@ -145,7 +146,7 @@ pub fn status(dir: &Path) -> Origin {
             };
             let matches = |p: &Path| key(m.ino(), p) == want;
             let here = std::path::absolute(dir).is_ok_and(|p| matches(&p))
-                || std::fs::canonicalize(dir).is_ok_and(|p| matches(&p));
+                || crate::door::by_path::canonical(dir).is_ok_and(|p| matches(&p));
             if here {
                 Origin::Ours
             } else {

@@ -8,7 +8,7 @@ use crate::envelope::{Envelope, Seq};
 use crate::error::{IoContext, Result};
 use crate::files::{self, Durability};
 use crate::{DamagePlace, Error};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -42,7 +42,7 @@ fn parse_name(name: &str) -> Option<(Seq, Seq)> {
 /// Lists sealed segments in seq order.
 pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentInfo>> {
     let mut out = Vec::new();
-    let rd = match fs::read_dir(dir) {
+    let rd = match crate::door::by_path::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => {
@@ -53,18 +53,16 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentInfo>> {
         }
     };
     for entry in rd {
-        let entry = entry.ctx(|| format!("listing {}", dir.display()))?;
-        let name = entry.file_name();
-        let Some((first, last)) = name.to_str().and_then(parse_name) else {
+        let Some((first, last)) = entry.file_name().to_str().and_then(parse_name) else {
             continue;
         };
         // Only regular files are segments (a link or a directory is named by `verify`).
-        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+        if !entry.is_file() {
             continue;
         }
-        let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let bytes = entry.len();
         out.push(SegmentInfo {
-            path: entry.path(),
+            path: entry.path,
             first,
             last,
             bytes,
@@ -106,7 +104,7 @@ pub(crate) fn write(dir: &Path, events: &[Envelope]) -> Result<SegmentInfo> {
         w.flush()
     })?;
     let path = dir.join(&name);
-    let bytes = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let bytes = crate::door::status(&path).map(|m| m.len()).unwrap_or(0);
     Ok(SegmentInfo {
         path,
         first,

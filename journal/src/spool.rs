@@ -18,7 +18,6 @@ use crate::envelope::{bincode_config, NewEvent};
 use crate::error::{IoContext, Result};
 use crate::files;
 use crate::{DamagePlace, Error};
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -101,7 +100,7 @@ fn open_spool(dir: &Path, on_behalf: Option<(u32, u32)>) -> Result<door::Dir> {
 /// `ReadOnly` for anyone else.
 fn on_behalf_of(dir: &Path) -> Result<Option<(u32, u32)>> {
     use std::os::unix::fs::MetadataExt;
-    let Ok(m) = fs::symlink_metadata(dir) else {
+    let Ok(m) = crate::door::status(dir) else {
         return Ok(None);
     };
     let me = files::euid();
@@ -169,7 +168,7 @@ fn spool_dir(dir: &Path) -> Result<Option<door::Dir>> {
 
 /// Why `path` (a journal's `spool`) is not used: a link, or not a directory.
 fn not_a_spool(path: &Path) -> Error {
-    let what = match fs::symlink_metadata(path) {
+    let what = match crate::door::status(path) {
         Ok(m) if m.file_type().is_symlink() => {
             "it is a symbolic link, which the journal never follows"
         }
@@ -352,6 +351,7 @@ pub fn sweep_temps(dir: &Path, age: std::time::Duration) {
 mod tests {
     use super::*;
     use crate::kind::{Body, WireKind};
+    use std::fs;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 

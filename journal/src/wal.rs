@@ -54,8 +54,8 @@ fn mirror_of(log: &Path) -> PathBuf {
 
 /// Removes a log and its mirror (after a seal, or a rotation undone).
 pub(crate) fn remove(path: &Path) {
-    let _ = fs::remove_file(path);
-    let _ = fs::remove_file(mirror_of(path));
+    let _ = crate::door::unlink(path);
+    let _ = crate::door::unlink(mirror_of(path));
 }
 
 /// The write-ahead logs present, oldest first, as (base, path).
@@ -146,7 +146,7 @@ fn read_copy(path: &Path) -> Result<Option<Vec<u8>>> {
             Ok(Some(bytes))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(_) if !fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) => Ok(None),
+        Err(_) if !crate::door::status(path).is_ok_and(|m| m.is_file()) => Ok(None),
         Err(e) => Err(files::open_error(path, e)),
     }
 }
@@ -507,7 +507,7 @@ impl Wal {
         let mpath = mirror_of(&path);
         // Only `create` makes a log: both copies gone (or `wal/`) is damage, not a fresh start —
         // events only they held are lost, and `recover` must say so.
-        let missing = |p: &Path| matches!(fs::symlink_metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        let missing = |p: &Path| matches!(crate::door::status(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
         if missing(&path) && missing(&mpath) {
             return Err(Error::corrupt(
                 DamagePlace::wal(&path),

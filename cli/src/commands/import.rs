@@ -68,8 +68,9 @@ fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
     let mut reader: Box<dyn BufRead> = if file == Path::new("-") {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
-        let f = engine::fs::door::open_following(file)
-            .with_context(|| format!("opening {}", file.display()))?;
+        // A file the user names, read line by line with each line capped: a pipe or a device
+        // (`<(…)`, `/dev/stdin`) streams as well as a file does.
+        let f = std::fs::File::open(file).with_context(|| format!("opening {}", file.display()))?;
         len = f.metadata().map(|m| m.len()).unwrap_or(0);
         Box::new(std::io::BufReader::with_capacity(1 << 20, f))
     };

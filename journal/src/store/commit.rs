@@ -175,7 +175,7 @@ impl Journal {
         self.db.flush()?;
         for (seq, path) in archive::list(&self.dir)? {
             if seq != self.base {
-                fs::remove_file(&path).ctx(|| format!("removing {}", path.display()))?;
+                crate::door::unlink(&path).ctx(|| format!("removing {}", path.display()))?;
             }
         }
         crate::checkpoint::clear_stale(&self.dir)?;
@@ -253,7 +253,7 @@ pub(super) fn log_batch(
     }
     tx.chain(head.1);
     if !tx.events.is_empty() && is_present(&dir.join(EMPTY)) {
-        fs::remove_file(dir.join(EMPTY))
+        crate::door::unlink(dir.join(EMPTY))
             .ctx(|| format!("removing {}", dir.join(EMPTY).display()))?;
         sync_dir(dir)?;
     }

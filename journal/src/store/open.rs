@@ -40,7 +40,7 @@ impl Journal {
                 // directory that sled then reads as corrupt: it holds nothing (see above).
                 let store = dir.join(&name);
                 if is_present(&store) {
-                    fs::remove_dir_all(&store)
+                    crate::door::by_path::remove_tree(&store)
                         .ctx(|| format!("removing the unfinished store {}", store.display()))?;
                 }
                 let db = open_sled_waiting(&store, deadline)?;
@@ -194,31 +194,31 @@ impl Journal {
 
     /// Finishes or undoes a rotation that a crash interrupted: whatever `CURRENT` names is the truth.
     fn recover_rotation(&mut self) -> Result<()> {
-        for entry in fs::read_dir(&self.dir)
+        for entry in crate::door::by_path::read_dir(&self.dir)
             .ctx(|| format!("listing {}", self.dir.display()))?
-            .flatten()
         {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with("active-") && name != self.active {
-                let _ = fs::remove_dir_all(entry.path());
+                let _ = crate::door::by_path::remove_tree(&entry.path);
             }
         }
         let segdir = self.dir.join(SEGMENTS);
         for seg in segment::list(&segdir)? {
             if seg.first >= self.base {
-                fs::remove_file(&seg.path).ctx(|| format!("removing {}", seg.path.display()))?;
+                crate::door::unlink(&seg.path)
+                    .ctx(|| format!("removing {}", seg.path.display()))?;
             }
         }
-        if let Ok(rd) = fs::read_dir(&segdir) {
-            for entry in rd.flatten() {
+        if let Ok(rd) = crate::door::by_path::read_dir(&segdir) {
+            for entry in rd {
                 if entry.file_name().to_string_lossy().ends_with(".tmp") {
-                    let _ = fs::remove_file(entry.path());
+                    let _ = crate::door::unlink(&entry.path);
                 }
             }
         }
         for (seq, path) in archive::list(&self.dir)? {
             if seq > self.base {
-                fs::remove_file(&path).ctx(|| format!("removing {}", path.display()))?;
+                crate::door::unlink(&path).ctx(|| format!("removing {}", path.display()))?;
             }
         }
         // An older log is covered by the segment the seal wrote before switching.
@@ -227,7 +227,7 @@ impl Journal {
                 wal::remove(&path);
             }
         }
-        let _ = fs::remove_file(self.dir.join(ROTATING));
+        let _ = crate::door::unlink(self.dir.join(ROTATING));
         sync_dir(&self.dir)
     }
 }

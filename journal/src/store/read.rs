@@ -74,16 +74,14 @@ impl Journal {
 pub fn journal_size(dir: &Path) -> (u64, usize) {
     let mut bytes = 0;
     let mut hot_files = 0;
-    if let Ok(rd) = fs::read_dir(dir) {
-        for e in rd.flatten() {
+    if let Ok(rd) = crate::door::by_path::read_dir(dir) {
+        for e in rd {
             if e.file_name() == crate::hot::DIR {
-                hot_files = fs::read_dir(e.path()).map(|d| d.count()).unwrap_or(0);
-                continue;
-            }
-            match e.metadata() {
-                Ok(m) if m.is_dir() => bytes += dir_size(&e.path()),
-                Ok(m) => bytes += m.len(),
-                Err(_) => {}
+                hot_files = crate::door::by_path::read_dir(&e.path).map_or(0, |d| d.len());
+            } else if e.is_dir() {
+                bytes += dir_size(&e.path);
+            } else {
+                bytes += e.len();
             }
         }
     }
@@ -92,13 +90,13 @@ pub fn journal_size(dir: &Path) -> (u64, usize) {
 
 fn dir_size(path: &Path) -> u64 {
     let mut total = 0;
-    if let Ok(rd) = fs::read_dir(path) {
-        for e in rd.flatten() {
-            match e.metadata() {
-                Ok(m) if m.is_dir() => total += dir_size(&e.path()),
-                Ok(m) => total += m.len(),
-                Err(_) => {}
-            }
+    if let Ok(rd) = crate::door::by_path::read_dir(path) {
+        for e in rd {
+            total += if e.is_dir() {
+                dir_size(&e.path)
+            } else {
+                e.len()
+            };
         }
     }
     total

@@ -102,10 +102,10 @@ impl Journal {
         }
         move_aside(dir, base, &mut r)?;
         if check_empty_marker(dir, (head_seq, head_hash), tail.len()).is_err() {
-            let _ = fs::remove_file(dir.join(EMPTY));
+            let _ = crate::door::unlink(dir.join(EMPTY));
             r.changed = true;
         }
-        let _ = fs::remove_file(dir.join(ROTATING));
+        let _ = crate::door::unlink(dir.join(ROTATING));
         sync_dir(dir)?;
         Ok(r)
     }
@@ -115,10 +115,10 @@ impl Journal {
 
 /// Removes the half-built stores (`rebuild-*`) of a recover that was killed.
 fn remove_unfinished_rebuilds(dir: &Path) {
-    if let Ok(rd) = fs::read_dir(dir) {
-        for e in rd.flatten() {
+    if let Ok(rd) = crate::door::by_path::read_dir(dir) {
+        for e in rd {
             if e.file_name().to_string_lossy().starts_with("rebuild-") {
-                let _ = fs::remove_dir_all(e.path());
+                let _ = crate::door::by_path::remove_tree(&e.path);
             }
         }
     }
@@ -326,23 +326,21 @@ fn rebuild_store(
     drop(db);
     crate::files::sync_tree(&building)?;
     let name = format!("{}-{stamp}", active_name(base));
-    fs::rename(&building, dir.join(&name)).ctx(|| format!("renaming {}", building.display()))?;
+    crate::door::by_path::rename(&building, &dir.join(&name))
+        .ctx(|| format!("renaming {}", building.display()))?;
     sync_dir(dir)?;
-    let _ = fs::remove_file(dir.join(EMPTY));
+    let _ = crate::door::unlink(dir.join(EMPTY));
     write_atomic(dir, CURRENT, name.as_bytes(), Durability::Durable)
 }
 
 /// Moves aside (never deletes) every store `CURRENT` does not name and every log but `base`'s.
 fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
     let current = read_current(dir)?.unwrap_or_default();
-    for e in fs::read_dir(dir)
-        .ctx(|| format!("listing {}", dir.display()))?
-        .flatten()
-    {
+    for e in crate::door::by_path::read_dir(dir).ctx(|| format!("listing {}", dir.display()))? {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with("active-") && name != current {
             let aside = dir.join(format!("damaged-{name}"));
-            fs::rename(e.path(), &aside).ctx(|| format!("moving {name} aside"))?;
+            crate::door::by_path::rename(&e.path, &aside).ctx(|| format!("moving {name} aside"))?;
             r.moved_aside.push(aside);
             r.changed = true;
         }
@@ -350,12 +348,14 @@ fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
     for (b, path) in wal::list(dir)? {
         if b != base {
             let aside = dir.join(format!("damaged-{b:020}.wal"));
-            fs::rename(&path, &aside).ctx(|| format!("moving {} aside", path.display()))?;
+            crate::door::by_path::rename(&path, &aside)
+                .ctx(|| format!("moving {} aside", path.display()))?;
             r.moved_aside.push(aside);
             let mirror = wal::mirror_path(dir, b);
             if is_present(&mirror) {
                 let aside = dir.join(format!("damaged-{b:020}.mirror"));
-                fs::rename(&mirror, &aside).ctx(|| format!("moving {} aside", mirror.display()))?;
+                crate::door::by_path::rename(&mirror, &aside)
+                    .ctx(|| format!("moving {} aside", mirror.display()))?;
                 r.moved_aside.push(aside);
             }
             r.changed = true;
@@ -370,8 +370,8 @@ fn move_aside(dir: &Path, base: Seq, r: &mut Recovered) -> Result<()> {
 /// said.
 fn remove_strangers(dir: &Path, r: &mut Recovered) {
     for (path, what) in crate::files::strangers(dir) {
-        let plain = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() || m.is_dir());
-        if !plain && fs::remove_file(&path).is_ok() {
+        let plain = crate::door::status(&path).is_ok_and(|m| m.is_file() || m.is_dir());
+        if !plain && crate::door::unlink(&path).is_ok() {
             r.found.push(format!("removed {}: {what}", path.display()));
             r.changed = true;
         }

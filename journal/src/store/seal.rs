@@ -106,7 +106,8 @@ impl Journal {
     ) -> Result<sled::Db> {
         let new_path = self.dir.join(new_name);
         if is_present(&new_path) {
-            fs::remove_dir_all(&new_path).ctx(|| format!("removing {}", new_path.display()))?;
+            crate::door::by_path::remove_tree(&new_path)
+                .ctx(|| format!("removing {}", new_path.display()))?;
         }
         let db = open_sled_waiting(
             &new_path,
@@ -203,12 +204,12 @@ impl Journal {
         let old = std::mem::replace(&mut self.db, db);
         drop(old);
         let old_path = self.dir.join(std::mem::replace(&mut self.active, new_name));
-        let _ = fs::remove_dir_all(&old_path);
+        let _ = crate::door::by_path::remove_tree(&old_path);
         let old_base = std::mem::replace(&mut self.base, new_base);
         // The sealed segment now holds the old log's events.
         self.wal = wal;
         wal::remove(&wal::path(&self.dir, old_base));
-        let _ = fs::remove_file(self.dir.join(ROTATING));
+        let _ = crate::door::unlink(self.dir.join(ROTATING));
         let marker = format!(
             "{} {} {}",
             self.active,
@@ -235,7 +236,7 @@ impl Journal {
         archive::write(&self.dir, newest, &merged)?;
         for (seq, path) in &list {
             if *seq != newest {
-                fs::remove_file(path).ctx(|| format!("removing {}", path.display()))?;
+                crate::door::unlink(path).ctx(|| format!("removing {}", path.display()))?;
             }
         }
         Ok(())

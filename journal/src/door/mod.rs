@@ -18,6 +18,8 @@
 //! assert_eq!(project.read(".claude/settings.json".as_ref(), 1 << 20).unwrap(), b"{}");
 //! ```
 
+pub mod by_path;
+
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -689,8 +691,8 @@ pub fn read_following(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
 
 /// `path`'s status as itself (a link at its last component is described, not followed); only
 /// its status is asked, nothing opened. `None` when it does not exist.
-pub fn lstat(path: &Path) -> io::Result<Option<libc::stat>> {
-    let c = cstr(path)?;
+pub fn lstat(path: impl AsRef<Path>) -> io::Result<Option<libc::stat>> {
+    let c = cstr(path.as_ref())?;
     // SAFETY: `st` is written by lstat before it is read; `c` outlives the call.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if unsafe { libc::lstat(c.as_ptr(), &mut st) } != 0 {
@@ -703,6 +705,12 @@ pub fn lstat(path: &Path) -> io::Result<Option<libc::stat>> {
     Ok(Some(st))
 }
 
+/// `path`'s metadata as itself (`symlink_metadata`: a link is described, not followed); only its
+/// status is asked, nothing opened. The journal's own checks of what a name is go through here.
+pub fn status(path: impl AsRef<Path>) -> io::Result<std::fs::Metadata> {
+    std::fs::symlink_metadata(path)
+}
+
 /// How long ago `path` (itself, not a link's target) was last modified; `None` when it does
 /// not exist (or its time is in the future).
 pub fn age(path: &Path) -> Option<std::time::Duration> {
@@ -712,19 +720,16 @@ pub fn age(path: &Path) -> Option<std::time::Duration> {
     at.elapsed().ok()
 }
 
-/// Removes the name `path` (a link there is removed, not followed): for a marker in a
-/// directory already checked (a journal's). Missing is `Ok(false)`.
-pub fn unlink(path: &Path) -> io::Result<bool> {
-    let c = cstr(path)?;
+/// Removes the name `path` (a link there is removed, not followed): for a file in a directory
+/// already checked (a journal's, which is never a link). As `std::fs::remove_file`: a missing
+/// file is `NotFound`.
+pub fn unlink(path: impl AsRef<Path>) -> io::Result<()> {
+    let c = cstr(path.as_ref())?;
     // SAFETY: `c` outlives the call.
     if unsafe { libc::unlink(c.as_ptr()) } != 0 {
-        let e = io::Error::last_os_error();
-        return match e.kind() {
-            io::ErrorKind::NotFound => Ok(false),
-            _ => Err(e),
-        };
+        return Err(io::Error::last_os_error());
     }
-    Ok(true)
+    Ok(())
 }
 
 /// The file `path` names, links followed, as `(device, inode)`: whether two paths are one file.
