@@ -108,7 +108,7 @@ pub fn rebuild_checkpoint(dir: &Path) -> Result<()> {
         drop(crate::state::open_and_drain(dir, false)?);
         Ok(())
     })();
-    let _ = journal::door::unlink(&dir.join(journal::checkpoint::DIR).join(REBUILDING));
+    let _ = journal::door::unlink(dir.join(journal::checkpoint::DIR).join(REBUILDING));
     rebuilt
 }
 

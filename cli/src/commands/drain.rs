@@ -19,6 +19,6 @@ pub struct Args {}
 pub fn run(cmd: &CommandHelper, _args: Args) -> Result<ExitCode> {
     let dir = cmd.dir();
     let res = maintenance::drain(dir, cmd.settings().hook.segment_events);
-    let _ = engine::fs::door::unlink(&dir.join(maintenance::DRAINING));
+    let _ = engine::fs::door::unlink(dir.join(maintenance::DRAINING));
     res.map(|()| ExitCode::SUCCESS)
 }
