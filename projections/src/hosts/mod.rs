@@ -18,13 +18,14 @@ pub mod gemini;
 pub mod kimi;
 pub mod openclaw;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
-    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE, pi::PI,
-    qwen::QWEN,
+    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE,
+    openhands::OPENHANDS, pi::PI, qwen::QWEN,
 };
 
 use crate::event_kind::EventKind;
@@ -127,6 +128,7 @@ pub const HOSTS: &[&HostModule] = &[
     &droid::MODULE,
     &cline::MODULE,
     &kimi::MODULE,
+    &openhands::MODULE,
 ];
 
 /// The module of a known host's name.

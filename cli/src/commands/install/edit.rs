@@ -146,6 +146,9 @@ pub(super) fn install_handler(
     facts: &HostFacts,
     command: &str,
 ) -> Result<(), String> {
+    if facts.install.format == HookFileFormat::OnlyHooks {
+        only_hooks(doc, facts)?;
+    }
     if let Some(hooks) = hooks_object(doc)? {
         for event in &facts.events {
             if prop(&hooks, event.name)
@@ -177,6 +180,45 @@ pub(super) fn install_handler(
         match prop(&hooks, event.name).and_then(|p| p.array_value()) {
             Some(entries) => doc.append_element(&entries, &entry)?,
             None => doc.append_prop(&hooks, event.name, &CstInputValue::Array(vec![entry]))?,
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a file of a host that reads nothing but its own events under `hooks` (OpenHands) when
+/// what install would leave is not that: a key beside `hooks` (the file without its `hooks`
+/// wrapper, which OpenHands reads too), or an event name in `hooks` that is none of the host's
+/// own as install writes them (another spelling, `pre_tool_use`, beside ours would be the same
+/// event twice). One such key and the host runs no hook at all.
+fn only_hooks(doc: &Doc, facts: &HostFacts) -> Result<(), String> {
+    let Some(root) = doc.root_object()? else {
+        return Ok(());
+    };
+    for p in root.properties() {
+        let name = p.decoded_name().unwrap_or_default();
+        if name != "hooks" {
+            return Err(format!(
+                "{} runs no hook if its file holds a key other than \"hooks\" (it has \"{name}\")",
+                facts.product
+            ));
+        }
+    }
+    if let Some(hooks) = hooks_object(doc)? {
+        for p in hooks.properties() {
+            let name = p.decoded_name().unwrap_or_default();
+            if !facts.events.iter().any(|e| e.name == name) {
+                return Err(format!(
+                    "{} runs no hook if \"hooks\" holds an event it does not know as written \
+                     (\"{name}\"; its events: {})",
+                    facts.product,
+                    facts
+                        .events
+                        .iter()
+                        .map(|e| e.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
         }
     }
     Ok(())
@@ -230,6 +272,7 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
         }
         // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
         HookFileFormat::Grouped
+        | HookFileFormat::OnlyHooks
         | HookFileFormat::ScriptPerEvent
         | HookFileFormat::ShimModule
         | HookFileFormat::PluginDir
