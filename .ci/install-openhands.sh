@@ -10,8 +10,13 @@
 # OpenHands 1.16.0 requires CPython ==3.12.* (first of $PYTHON, python3.12, pyenv's newest 3.12
 # found). Only the Python package registry is used, through pip and uv (uv installed into the
 # venv by pip: pip's own resolver did not finish the 203 packages in 7 minutes, uv takes
-# seconds; tests/fixtures/real-hosts/openhands-1.16.0/FACTS.md).
+# seconds; tests/fixtures/real-hosts/openhands-1.16.0/FACTS.md). Its terminal tool runs commands
+# in tmux: installed from Debian's packages where it is missing.
 set -euo pipefail
+
+if ! command -v tmux >/dev/null 2>&1; then
+    (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null
+fi
 
 VERSION="${OPENHANDS_VERSION:-1.16.0}"
 CACHE="${HOOKJOURNAL_CI_CACHE:-$HOME/.cache/hookjournal-ci}"

@@ -317,4 +317,61 @@ fn real_openhands_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     Ok(())
 }
 
-harness_main!(real_openhands_session_is_journaled_and_the_task_reaches_the_model);
+/// Given a project hooks.json holding what OpenHands rejects alongside hookjournal's six events
+/// (one unknown key and it runs no hook at all), install refuses and writes nothing; given one
+/// of its six in Claude Code's spelling, install adds beside the user's and uninstall gives the
+/// file back.
+fn install_writes_only_a_hooks_json_openhands_accepts() {
+    let (_tmp, home, project, _calls) = common::client::sandbox("README.md", "# demo\n");
+    let file = project.join(".openhands/hooks.json");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let handler = r#"[{"matcher":"*","hooks":[{"type":"command","command":"true"}]}]"#;
+    for refused in [
+        format!(r#"{{"hooks":{{"Notification":{handler}}}}}"#),
+        format!(r#"{{"hooks":{{"pre_tool_use":{handler}}}}}"#),
+        format!(r#"{{"PreToolUse":{handler}}}"#),
+        format!(r#"{{"hooks":{{}},"enabled":true}}"#),
+    ] {
+        fs::write(&file, &refused).unwrap();
+        let out = Command::new(common::BIN)
+            .args(["install", "--host", "openhands"])
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{refused}: {said}");
+        assert!(said.contains("runs no hook"), "{refused}: {said}");
+        assert_eq!(
+            fs::read_to_string(&file).unwrap(),
+            refused,
+            "nothing written"
+        );
+    }
+    let mine = format!("{{\n  \"hooks\": {{\n    \"Stop\": {handler}\n  }}\n}}\n");
+    fs::write(&file, &mine).unwrap();
+    common::client::hj(&project, &home, &["install", "--host", "openhands"]);
+    let installed: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let root: Vec<&String> = installed.as_object().unwrap().keys().collect();
+    assert_eq!(root, ["hooks"]);
+    let mut events: Vec<&str> = installed["hooks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    events.sort();
+    let mut six = EVENTS.to_vec();
+    six.sort();
+    assert_eq!(events, six);
+    assert_eq!(installed["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    common::client::hj(&project, &home, &["uninstall", "--host", "openhands"]);
+    assert_eq!(fs::read_to_string(&file).unwrap(), mine);
+}
+
+harness_main!(
+    real_openhands_session_is_journaled_and_the_task_reaches_the_model,
+    install_writes_only_a_hooks_json_openhands_accepts
+);

@@ -327,6 +327,7 @@ mod tests {
             Host::Droid,
             Host::Cline,
             Host::Kimi,
+            Host::OpenHands,
         ];
         for h in &consts {
             assert!(h.module().is_some(), "{h} is in no registry line");
@@ -360,7 +361,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
-            &DROID, &CLINE, &KIMI,
+            &DROID, &CLINE, &KIMI, &OPENHANDS,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);

@@ -16,31 +16,42 @@ use crate::host::Host;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// The payload's keys (OpenHands' `HookEvent`).
+/// The payload's keys (OpenHands' `HookEvent`), each taken only when it has the type OpenHands
+/// sends (a string where a string is sent).
 #[derive(Deserialize)]
 struct Payload {
-    event_type: Option<String>,
-    tool_name: Option<String>,
+    event_type: Option<Value>,
+    /// A hand-written payload's name.
+    hook_event_name: Option<Value>,
+    tool_name: Option<Value>,
     tool_input: Option<Value>,
     tool_response: Option<Value>,
-    message: Option<String>,
-    session_id: Option<String>,
-    working_dir: Option<String>,
-    metadata: Option<Value>,
+    message: Option<Value>,
+    session_id: Option<Value>,
+    working_dir: Option<Value>,
+    cwd: Option<Value>,
+}
+
+/// A non-empty string value.
+fn st(v: &Option<Value>) -> Option<String> {
+    v.as_ref()
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 /// Parses an OpenHands payload; `None` when it is no JSON object naming its event
-/// (`event_type`).
+/// (`event_type`, or `hook_event_name` in a hand-written one).
 pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     let p: Payload = serde_json::from_slice(bytes).ok()?;
-    let name = p.event_type.clone().filter(|n| !n.is_empty())?;
+    let name = st(&p.event_type).or_else(|| st(&p.hook_event_name))?;
     let kind = super::OPENHANDS.event(&name).map(|e| e.kind);
     Some(HookEvent {
         canonical: canonical(kind, &p),
         name,
         host: Host::OpenHands,
-        session_id: p.session_id.filter(|s| !s.is_empty()),
-        cwd: p.working_dir.filter(|s| !s.is_empty()),
+        session_id: st(&p.session_id),
+        cwd: st(&p.working_dir).or_else(|| st(&p.cwd)),
         transcript_path: None,
         agent_id: None,
         agent_type: None,
@@ -70,7 +81,7 @@ fn text_of(response: &Value) -> String {
 
 /// What an OpenHands event means, with its fields.
 fn canonical(kind: Option<EventKind>, p: &Payload) -> Canonical {
-    let tool = || p.tool_name.clone().unwrap_or_default();
+    let tool = || st(&p.tool_name).unwrap_or_default();
     let input = || p.tool_input.clone().filter(|v| !v.is_null());
     match kind {
         // A resumed conversation's SessionStart is marked by nothing (same session id).
@@ -81,7 +92,7 @@ fn canonical(kind: Option<EventKind>, p: &Payload) -> Canonical {
             reason: "other".into(),
         },
         Some(EventKind::Prompt) => Canonical::Prompt {
-            text: p.message.clone().unwrap_or_default(),
+            text: st(&p.message).unwrap_or_default(),
         },
         Some(EventKind::ToolPre) => Canonical::ToolPre {
             tool: tool(),
@@ -102,15 +113,12 @@ fn canonical(kind: Option<EventKind>, p: &Payload) -> Canonical {
                 response: response.cloned(),
             },
         },
-        // `metadata.reason` ("agent_finished"); nothing marks a Stop that follows a Stop
+        // `metadata.reason` is "agent_finished"; nothing marks a Stop that follows a Stop
         // hook's block.
         Some(EventKind::Stop) => Canonical::Stop {
             active: false,
             last_message: None,
         },
-        _ => {
-            let _ = &p.metadata;
-            Canonical::Other
-        }
+        _ => Canonical::Other,
     }
 }
