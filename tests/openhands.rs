@@ -330,7 +330,7 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
         format!(r#"{{"hooks":{{"Notification":{handler}}}}}"#),
         format!(r#"{{"hooks":{{"pre_tool_use":{handler}}}}}"#),
         format!(r#"{{"PreToolUse":{handler}}}"#),
-        format!(r#"{{"hooks":{{}},"enabled":true}}"#),
+        r#"{"hooks":{},"enabled":true}"#.to_string(),
     ] {
         fs::write(&file, &refused).unwrap();
         let out = Command::new(common::BIN)
