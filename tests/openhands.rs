@@ -367,6 +367,18 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
     six.sort();
     assert_eq!(events, six);
     assert_eq!(installed["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    // A user install where the work dir has its own file is said never to run there.
+    let said = common::client::hj(
+        &project,
+        &home,
+        &["install", "--host", "openhands", "--scope", "user"],
+    );
+    assert!(said.contains("and then not your user file"), "{said}");
+    common::client::hj(
+        &project,
+        &home,
+        &["uninstall", "--host", "openhands", "--scope", "user"],
+    );
     common::client::hj(&project, &home, &["uninstall", "--host", "openhands"]);
     assert_eq!(fs::read_to_string(&file).unwrap(), mine);
 }
