@@ -353,7 +353,8 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
     let mine = format!("{{\n  \"hooks\": {{\n    \"Stop\": {handler}\n  }}\n}}\n");
     fs::write(&file, &mine).unwrap();
     common::client::hj(&project, &home, &["install", "--host", "openhands"]);
-    let installed: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let installed_text = fs::read_to_string(&file).unwrap();
+    let installed: Value = serde_json::from_str(&installed_text).unwrap();
     let root: Vec<&String> = installed.as_object().unwrap().keys().collect();
     assert_eq!(root, ["hooks"]);
     let mut events: Vec<&str> = installed["hooks"]
@@ -367,6 +368,24 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
     six.sort();
     assert_eq!(events, six);
     assert_eq!(installed["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    // A key OpenHands rejects, added by hand after install: doctor says no hook runs.
+    let mut broken = installed.clone();
+    broken["hooks"]["Notification"] = installed["hooks"]["Stop"].clone();
+    fs::write(&file, broken.to_string()).unwrap();
+    let doctor = Command::new(common::BIN)
+        .arg("doctor")
+        .current_dir(&project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        report.contains("holds what OpenHands rejects (Notification): it runs no hook at all"),
+        "{report}"
+    );
+    fs::write(&file, &installed_text).unwrap();
     // A user install where the work dir has its own file is said never to run there.
     let said = common::client::hj(
         &project,

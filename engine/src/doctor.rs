@@ -182,6 +182,11 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
             )),
         }
     }
+    if install.format == HookFileFormat::OnlyHooks {
+        for (scope, path, s) in &files {
+            only_hooks(h, *scope, path, s, out);
+        }
+    }
     let plugin = (*h == Host::Claude)
         .then(|| registration::plugin_enabled_in(&registration::claude_settings_files(w.project)))
         .flatten();
@@ -241,6 +246,67 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
         trust(w, h, path, s, out);
     }
     true
+}
+
+/// A hooks file the host rejects whole for one key it does not take (OpenHands: then it runs
+/// no hook at all): a key beside `hooks`, a name that is none of its events (PascalCase or
+/// snake_case), or one event spelled both ways.
+fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mut Vec<Finding>) {
+    let facts = h.facts();
+    let snake = |name: &str| {
+        let mut o = String::new();
+        for (i, c) in name.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                o.push('_');
+            }
+            o.push(c.to_ascii_lowercase());
+        }
+        o
+    };
+    let event_of = |k: &str| {
+        facts
+            .events
+            .iter()
+            .find(|e| e.name == k || snake(e.name) == k)
+            .map(|e| e.name)
+    };
+    let Some(root) = s.value.as_object() else {
+        return;
+    };
+    let wrapped = root.get("hooks").and_then(|v| v.as_object());
+    let mut odd: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let events = match wrapped {
+        Some(hooks) => {
+            odd.extend(root.keys().filter(|k| *k != "hooks").cloned());
+            hooks
+        }
+        None => root,
+    };
+    for k in events.keys() {
+        match event_of(k) {
+            Some(e) if seen.contains(&e) => odd.push(format!("{k} (the same event twice)")),
+            Some(e) => seen.push(e),
+            None => odd.push(k.clone()),
+        }
+    }
+    if odd.is_empty() {
+        return;
+    }
+    out.push(problem(
+        facts.product,
+        format!(
+            "{} holds what {} rejects ({}): it runs no hook at all",
+            path.display(),
+            facts.product,
+            odd.join(", ")
+        ),
+        format!(
+            "take {} out of the file, then `{}`",
+            if odd.len() == 1 { "it" } else { "them" },
+            install_cmd(h, scope)
+        ),
+    ));
 }
 
 /// The events registered against the table's: missing, stale, a timeout that differs.

@@ -208,8 +208,8 @@ fn only_hooks(doc: &Doc, facts: &HostFacts) -> Result<(), String> {
             let name = p.decoded_name().unwrap_or_default();
             if !facts.events.iter().any(|e| e.name == name) {
                 return Err(format!(
-                    "{} runs no hook if \"hooks\" holds an event it does not know as written \
-                     (\"{name}\"; its events: {})",
+                    "{} runs no hook if \"hooks\" holds an event it does not know, or one \
+                     spelled twice: install writes {} and cannot keep \"{name}\" beside them",
                     facts.product,
                     facts
                         .events
