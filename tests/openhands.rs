@@ -6,15 +6,17 @@
 //!
 //! After `hookjournal install --host openhands` (the project's `.openhands/hooks.json`, the
 //! recorder's hooks kept) and a task seeded: a tool turn (`terminal` writes a marker,
-//! `file_editor view README.md`, a final text). Checked: OpenHands runs the file install wrote
+//! `file_editor view README.md`, a final text), then the conversation resumed (`--resume ID`)
+//! with a second prompt. Checked: OpenHands runs the file install wrote
 //! (one key it does not know and it runs no hook at all); every invocation the recording hook
 //! saw is journaled once, as host `openhands`, payload for payload (none `Malformed`); the
 //! seeded task reaches the model through the one channel OpenHands lets context in
-//! (UserPromptSubmit's flat `additionalContext`, appended to the user's message) and hookjournal
+//! (UserPromptSubmit's flat `additionalContext`, appended to the user's message; the resumed
+//! prompt's too) and hookjournal
 //! answers nothing anywhere else (no Stop block: OpenHands would loop); README.md is a file
 //! read; the tokens and USD hookjournal read from the conversation's `base_state.json` (found
-//! from `$HOME` and the session id; no payload names it) are what the server served, priced at
-//! GPT-4.1's rates; `doctor` finds the registration; `uninstall` gives the file back byte for
+//! from `$HOME` and the session id; no payload names it) are what the server served over both
+//! runs, each response once, priced at GPT-4.1's rates; `doctor` finds the registration; `uninstall` gives the file back byte for
 //! byte.
 //!
 //! Running it
@@ -42,6 +44,7 @@ const PRICE: [f64; 3] = [2.0e-6, 0.5e-6, 8.0e-6];
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: write a marker with the terminal, view README.md, then stop.";
+const PROMPT_2: &str = "HJ-PROMPT-2: and now the resumed turn.";
 const USAGE: Usage = Usage {
     prompt: 3_900,
     cached: 1_000,
@@ -142,9 +145,10 @@ fn client_env(env: &Env, cmd: &mut Command) {
 
 /// `openhands --headless --json -t PROMPT`, killed past the timeout. It exits 0 whatever
 /// happened: the final text in its output is what tells a finished turn.
-fn openhands(env: &Env, bin: &Path, prompt: &str) -> Result<String, String> {
+fn openhands(env: &Env, bin: &Path, prompt: &str, resume: Option<&str>) -> Result<String, String> {
     let mut cmd = Command::new(bin);
     cmd.args(["--headless", "--json", "--override-with-envs", "-t", prompt])
+        .args(resume.map(|id| ["--resume", id]).into_iter().flatten())
         .stdin(Stdio::null());
     client_env(env, &mut cmd);
     let start = Instant::now();
@@ -220,15 +224,36 @@ fn real_openhands_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     eprintln!("{said}");
     env.hj(&["tasks", "add", SEED_TASK]);
 
-    let out = openhands(&env, &bin, PROMPT).unwrap_or_else(|e| panic!("{e}"));
+    let out = openhands(&env, &bin, PROMPT, None).unwrap_or_else(|e| panic!("{e}"));
+    settle(&env.calls);
+    let sid = env
+        .recorded()
+        .iter()
+        .find_map(|(_, raw)| {
+            let v: Value = serde_json::from_slice(raw).ok()?;
+            (v["message"] == PROMPT).then(|| v["session_id"].as_str().map(str::to_string))?
+        })
+        .unwrap_or_else(|| panic!("no UserPromptSubmit with the prompt recorded\n{out}"));
+    // The conversation resumed with a second prompt: SessionStart again (unmarked), the
+    // reminder again, and its base_state.json now holding both runs' responses.
+    let served_first = env.server.exchanges().len();
+    let out_2 = openhands(&env, &bin, PROMPT_2, Some(&sid)).unwrap_or_else(|e| panic!("{e}"));
     settle(&env.calls);
     let mut failures = Vec::new();
+    if env.server.exchanges().len() <= served_first {
+        failures.push(format!("the resumed run made no model request\n{out_2}"));
+    }
     let events = env.events();
     let counts =
         common::client::check_journaled("openhands", &env.recorded(), &events, &mut failures);
     for event in EVENTS {
         if !counts.contains_key(event) {
             failures.push(format!("{event} never fired: {counts:?}\n{out}"));
+        }
+    }
+    for event in ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"] {
+        if counts.get(event) != Some(&2) {
+            failures.push(format!("{event} not once per run: {counts:?}\n{out_2}"));
         }
     }
     // The one channel OpenHands lets context in: UserPromptSubmit's flat additionalContext,
@@ -256,14 +281,15 @@ fn real_openhands_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     if exchanges.is_empty() || !reached {
         failures.push("the seeded task is not in every request's user message".into());
     }
-    let sid = env
-        .recorded()
-        .iter()
-        .find_map(|(_, raw)| {
-            let v: Value = serde_json::from_slice(raw).ok()?;
-            (v["message"] == PROMPT).then(|| v["session_id"].as_str().map(str::to_string))?
-        })
-        .unwrap_or_else(|| panic!("no UserPromptSubmit with the prompt recorded\n{out}"));
+    // The resumed run's prompt got the reminder too: its own user message holds both.
+    let resumed = exchanges.last().and_then(|e| {
+        let messages = e.request["messages"].as_array()?;
+        let last_user = messages.iter().rev().find(|m| m["role"] == "user")?;
+        Some(last_user["content"].to_string())
+    });
+    if !resumed.is_some_and(|m| m.contains("HJ-PROMPT-2") && m.contains("HJ-SEED-TASK")) {
+        failures.push("the resumed prompt's message does not carry the reminder".into());
+    }
     let show = env.json(&["show", &sid, "--json"]);
     let readme = env.project.canonicalize().unwrap().join("README.md");
     if show["host"] != "openhands"
