@@ -352,11 +352,20 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
     let file = project.join(".openhands/hooks.json");
     fs::create_dir_all(file.parent().unwrap()).unwrap();
     let handler = r#"[{"matcher":"*","hooks":[{"type":"command","command":"true"}]}]"#;
-    for refused in [
-        format!(r#"{{"hooks":{{"Notification":{handler}}}}}"#),
-        format!(r#"{{"hooks":{{"pre_tool_use":{handler}}}}}"#),
-        format!(r#"{{"PreToolUse":{handler}}}"#),
-        r#"{"hooks":{},"enabled":true}"#.to_string(),
+    for (refused, why) in [
+        (
+            format!(r#"{{"hooks":{{"Notification":{handler}}}}}"#),
+            "runs no hook",
+        ),
+        (
+            format!(r#"{{"hooks":{{"pre_tool_use":{handler}}}}}"#),
+            "runs no hook",
+        ),
+        // Without the wrapper: beside a `hooks` key OpenHands would ignore them.
+        (
+            format!(r#"{{"PreToolUse":{handler}}}"#),
+            "would ignore them",
+        ),
     ] {
         fs::write(&file, &refused).unwrap();
         let out = Command::new(common::BIN)
@@ -369,20 +378,22 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
             .unwrap();
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{refused}: {said}");
-        assert!(said.contains("runs no hook"), "{refused}: {said}");
+        assert!(said.contains(why), "{refused}: {said}");
         assert_eq!(
             fs::read_to_string(&file).unwrap(),
             refused,
             "nothing written"
         );
     }
-    let mine = format!("{{\n  \"hooks\": {{\n    \"Stop\": {handler}\n  }}\n}}\n");
+    // A key beside `hooks` OpenHands ignores: kept.
+    let mine =
+        format!("{{\n  \"hooks\": {{\n    \"Stop\": {handler}\n  }},\n  \"note\": \"mine\"\n}}\n");
     fs::write(&file, &mine).unwrap();
     common::client::hj(&project, &home, &["install", "--host", "openhands"]);
     let installed_text = fs::read_to_string(&file).unwrap();
     let installed: Value = serde_json::from_str(&installed_text).unwrap();
     let root: Vec<&String> = installed.as_object().unwrap().keys().collect();
-    assert_eq!(root, ["hooks"]);
+    assert_eq!(root, ["hooks", "note"]);
     let mut events: Vec<&str> = installed["hooks"]
         .as_object()
         .unwrap()

@@ -248,9 +248,10 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
     true
 }
 
-/// A hooks file the host rejects whole for one key it does not take (OpenHands: then it runs
-/// no hook at all): a key beside `hooks`, a name that is none of its events (PascalCase or
-/// snake_case), or one event spelled both ways.
+/// A hooks file the host rejects whole for one event key it does not take (OpenHands: then it
+/// runs no hook at all): a name in the events (under `hooks`, or at the top level without it)
+/// that is none of its own (PascalCase or snake_case), or one event spelled both ways. And
+/// events at the top level beside `hooks`, which it ignores (their handlers never run).
 fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mut Vec<Finding>) {
     let facts = h.facts();
     let snake = |name: &str| {
@@ -274,15 +275,9 @@ fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mut Vec<F
         return;
     };
     let wrapped = root.get("hooks").and_then(|v| v.as_object());
+    let events = wrapped.unwrap_or(root);
     let mut odd: Vec<String> = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
-    let events = match wrapped {
-        Some(hooks) => {
-            odd.extend(root.keys().filter(|k| *k != "hooks").cloned());
-            hooks
-        }
-        None => root,
-    };
     for k in events.keys() {
         match event_of(k) {
             Some(e) if seen.contains(&e) => odd.push(format!("{k} (the same event twice)")),
@@ -290,23 +285,39 @@ fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mut Vec<F
             None => odd.push(k.clone()),
         }
     }
-    if odd.is_empty() {
-        return;
-    }
-    out.push(problem(
-        facts.product,
-        format!(
-            "{} holds what {} rejects ({}): it runs no hook at all",
-            path.display(),
+    let fix = |what: &str| format!("{what}, then `{}`", install_cmd(h, scope));
+    if !odd.is_empty() {
+        out.push(problem(
             facts.product,
-            odd.join(", ")
-        ),
-        format!(
-            "take {} out of the file, then `{}`",
-            if odd.len() == 1 { "it" } else { "them" },
-            install_cmd(h, scope)
-        ),
-    ));
+            format!(
+                "{} holds what {} rejects ({}): it runs no hook at all",
+                path.display(),
+                facts.product,
+                odd.join(", ")
+            ),
+            fix("take it out of the file"),
+        ));
+    }
+    let ignored: Vec<&str> = match wrapped {
+        Some(_) => root
+            .keys()
+            .filter(|k| *k != "hooks" && event_of(k).is_some())
+            .map(String::as_str)
+            .collect(),
+        None => Vec::new(),
+    };
+    if !ignored.is_empty() {
+        out.push(problem(
+            facts.product,
+            format!(
+                "{} lists {} beside \"hooks\": {} ignores them there",
+                path.display(),
+                ignored.join(", "),
+                facts.product
+            ),
+            fix("move them into \"hooks\""),
+        ));
+    }
 }
 
 /// The events registered against the table's: missing, stale, a timeout that differs.

@@ -286,9 +286,9 @@ pub enum HookFileFormat {
     /// every other table kept as it is (Kimi CLI's `~/.kimi/config.toml`; `install::kimi`
     /// writes them).
     KimiToml,
-    /// `Grouped`, in a file that must hold nothing else: only the host's own event names in
-    /// `hooks`, no other key (OpenHands' `hooks.json`: one unknown key and it runs no hook at
-    /// all). Install refuses a file it cannot keep that way.
+    /// `Grouped`, in a file whose events must be the host's own and nothing else (OpenHands'
+    /// `hooks.json`: one unknown event key and it runs no hook at all). Install refuses a file it
+    /// cannot keep that way; doctor names one the host rejects.
     OnlyHooks,
 }
 

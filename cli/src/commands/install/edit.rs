@@ -185,40 +185,41 @@ pub(super) fn install_handler(
     Ok(())
 }
 
-/// Refuses a file of a host that reads nothing but its own events under `hooks` (OpenHands) when
-/// what install would leave is not that: a key beside `hooks` (the file without its `hooks`
-/// wrapper, which OpenHands reads too), or an event name in `hooks` that is none of the host's
-/// own as install writes them (another spelling, `pre_tool_use`, beside ours would be the same
-/// event twice). One such key and the host runs no hook at all.
+/// Refuses a file of a host that rejects it whole for one event key it does not take
+/// (OpenHands: then it runs no hook at all) when install cannot make it one it takes: a file
+/// without the `hooks` wrapper (OpenHands reads its events at the top level then, and ignores
+/// them beside the `hooks` install would add), or a name in `hooks` other than the host's own as
+/// install writes them (an unknown one is rejected already; `pre_tool_use` beside our
+/// `PreToolUse` would be one event twice, rejected too). Keys beside `hooks` OpenHands ignores.
 fn only_hooks(doc: &Doc, facts: &HostFacts) -> Result<(), String> {
     let Some(root) = doc.root_object()? else {
         return Ok(());
     };
-    for p in root.properties() {
-        let name = p.decoded_name().unwrap_or_default();
-        if name != "hooks" {
+    let Some(hooks) = hooks_object(doc)? else {
+        if let Some(name) = root.properties().first().and_then(|p| p.decoded_name()) {
             return Err(format!(
-                "{} runs no hook if its file holds a key other than \"hooks\" (it has \"{name}\")",
+                "its events are at the top level (\"{name}\"), without the \"hooks\" wrapper: \
+                 beside the \"hooks\" install adds, {} would ignore them; move them into \
+                 \"hooks\": {{…}} first",
                 facts.product
             ));
         }
-    }
-    if let Some(hooks) = hooks_object(doc)? {
-        for p in hooks.properties() {
-            let name = p.decoded_name().unwrap_or_default();
-            if !facts.events.iter().any(|e| e.name == name) {
-                return Err(format!(
-                    "{} runs no hook if \"hooks\" holds an event it does not know, or one \
-                     spelled twice: install writes {} and cannot keep \"{name}\" beside them",
-                    facts.product,
-                    facts
-                        .events
-                        .iter()
-                        .map(|e| e.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
+        return Ok(());
+    };
+    for p in hooks.properties() {
+        let name = p.decoded_name().unwrap_or_default();
+        if !facts.events.iter().any(|e| e.name == name) {
+            return Err(format!(
+                "{} runs no hook if \"hooks\" holds an event it does not know, or one spelled \
+                 twice: install writes {} and cannot keep \"{name}\" beside them",
+                facts.product,
+                facts
+                    .events
+                    .iter()
+                    .map(|e| e.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
     Ok(())
