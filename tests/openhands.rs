@@ -214,6 +214,18 @@ fn real_openhands_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
             ),
         );
     };
+    // Its terminal tool runs every command in tmux (the install script installs it).
+    let tmux = Command::new("tmux")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .status();
+    if !tmux.is_ok_and(|s| s.success()) {
+        return missing(
+            "HOOKJOURNAL_REQUIRE_OPENHANDS",
+            "tmux is not installed (OpenHands' terminal tool needs it; bash \
+             .ci/install-openhands.sh installs it)",
+        );
+    }
     let env = Env::start(|project| start_server(project.to_path_buf()));
     fs::write(env.recorder(), recorder(&env.calls)).unwrap();
     let hooks_json = env.project.join(".openhands/hooks.json");

@@ -7,9 +7,9 @@ use super::{ev, tool, K};
 use super::{BenchFiles, BenchTurn, HostModule, Wire};
 use crate::host::*;
 
-/// OpenHands' events: the six its `hooks.json` accepts. **Any other key in that file (one
-/// unknown event, or one event spelled both ways) makes the whole file invalid, and then
-/// OpenHands runs no hook at all** (a validation traceback, exit 0), so install registers
+/// OpenHands' events: the six its `hooks.json` accepts. **Any other event key in that file (a
+/// name it does not know, or one event spelled both ways) makes the whole file invalid, and
+/// then OpenHands runs no hook at all** (a validation traceback, exit 0), so install registers
 /// exactly these. Its timeouts are in seconds (default 60); its matcher is `*` for every tool.
 pub(super) const EVENTS: &[HostEvent] = &[
     ev("SessionStart", K::SessionStart, 30),
