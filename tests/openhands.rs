@@ -355,10 +355,33 @@ fn real_openhands_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     Ok(())
 }
 
+/// Where the pinned client is installed, its own validator (openhands-sdk's `HookConfig`, what
+/// it loads hooks.json with) takes the file.
+fn valid_for_openhands(file: &Path) {
+    let Some(bin) = client() else {
+        return;
+    };
+    let python = bin.with_file_name("python");
+    let check = "import json, sys\nfrom openhands.sdk.hooks.config import HookConfig\n\
+                 HookConfig.from_dict(json.load(open(sys.argv[1])))\n";
+    let out = Command::new(python)
+        .args(["-c", check])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "OpenHands rejects {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Given a project hooks.json holding what OpenHands rejects alongside hookjournal's six events
-/// (one unknown key and it runs no hook at all), install refuses and writes nothing; given one
-/// of its six in Claude Code's spelling, install adds beside the user's and uninstall gives the
-/// file back.
+/// (one unknown event key and it runs no hook at all), install refuses and writes nothing; given
+/// one of its six in either spelling, install adds beside the user's in that spelling (the
+/// client's own validator takes the result, where it is installed), doctor counts them, and
+/// uninstall gives the file back.
 fn install_writes_only_a_hooks_json_openhands_accepts() {
     let (_tmp, home, project, _calls) = common::client::sandbox("README.md", "# demo\n");
     let file = project.join(".openhands/hooks.json");
@@ -369,8 +392,9 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
             format!(r#"{{"hooks":{{"Notification":{handler}}}}}"#),
             "runs no hook",
         ),
+        // Both spellings: ours beside `pre_tool_use` would be one event twice.
         (
-            format!(r#"{{"hooks":{{"pre_tool_use":{handler}}}}}"#),
+            format!(r#"{{"hooks":{{"pre_tool_use":{handler},"Stop":{handler}}}}}"#),
             "runs no hook",
         ),
         // Without the wrapper: beside a `hooks` key OpenHands would ignore them.
@@ -435,6 +459,40 @@ fn install_writes_only_a_hooks_json_openhands_accepts() {
         "{report}"
     );
     fs::write(&file, &installed_text).unwrap();
+    // A file in snake_case gets ours in snake_case, and doctor counts them as the events.
+    let snake = format!("{{\"hooks\": {{\"stop\": {handler}}}}}\n");
+    fs::write(&file, &snake).unwrap();
+    common::client::hj(&project, &home, &["install", "--host", "openhands"]);
+    let text = fs::read_to_string(&file).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut keys: Vec<&str> = v["hooks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "post_tool_use",
+            "pre_tool_use",
+            "session_end",
+            "session_start",
+            "stop",
+            "user_prompt_submit"
+        ]
+    );
+    valid_for_openhands(&file);
+    let report = common::client::hj(&project, &home, &["doctor"]);
+    assert!(
+        report.contains("registers hookjournal for all 6 events"),
+        "{report}"
+    );
+    common::client::hj(&project, &home, &["uninstall", "--host", "openhands"]);
+    assert_eq!(fs::read_to_string(&file).unwrap(), snake);
+    fs::write(&file, &installed_text).unwrap();
+    valid_for_openhands(&file);
     // A user install where the work dir has its own file is said never to run there.
     let said = common::client::hj(
         &project,

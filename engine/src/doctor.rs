@@ -183,7 +183,7 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
         }
     }
     if install.format == HookFileFormat::OnlyHooks {
-        for (scope, path, s) in &files {
+        for (scope, path, s) in &mut files {
             only_hooks(h, *scope, path, s, out);
         }
     }
@@ -251,8 +251,9 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
 /// A hooks file the host rejects whole for one event key it does not take (OpenHands: then it
 /// runs no hook at all): a name in the events (under `hooks`, or at the top level without it)
 /// that is none of its own (PascalCase or snake_case), or one event spelled both ways. And
-/// events at the top level beside `hooks`, which it ignores (their handlers never run).
-fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mut Vec<Finding>) {
+/// events at the top level beside `hooks`, which it ignores (their handlers never run). The
+/// handlers of an event spelled in snake_case are counted as the event's.
+fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &mut Settings, out: &mut Vec<Finding>) {
     let facts = h.facts();
     let snake = |name: &str| {
         let mut o = String::new();
@@ -286,6 +287,11 @@ fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mut Vec<F
         }
     }
     let fix = |what: &str| format!("{what}, then `{}`", install_cmd(h, scope));
+    let handlers = std::mem::take(&mut s.handlers);
+    for (k, mut hs) in handlers {
+        let name = event_of(&k).map_or(k, str::to_string);
+        s.handlers.entry(name).or_default().append(&mut hs);
+    }
     if !odd.is_empty() {
         out.push(problem(
             facts.product,
