@@ -195,6 +195,11 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
             )),
         }
     }
+    if install.format == HookFileFormat::OnlyHooks {
+        for (scope, path, s) in &mut files {
+            only_hooks(h, *scope, path, s, out);
+        }
+    }
     let plugin = (*h == Host::Claude)
         .then(|| registration::plugin_enabled_in(&registration::claude_settings_files(w.project)))
         .flatten();
@@ -254,6 +259,84 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
         trust(w, h, path, s, out);
     }
     true
+}
+
+/// A hooks file the host rejects whole for one event key it does not take (OpenHands: then it
+/// runs no hook at all): a name in the events (under `hooks`, or at the top level without it)
+/// that is none of its own (PascalCase or snake_case), or one event spelled both ways. And
+/// events at the top level beside `hooks`, which it ignores (their handlers never run). The
+/// handlers of an event spelled in snake_case are counted as the event's.
+fn only_hooks(h: &Host, scope: Scope, path: &Path, s: &mut Settings, out: &mut Vec<Finding>) {
+    let facts = h.facts();
+    let snake = |name: &str| {
+        let mut o = String::new();
+        for (i, c) in name.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                o.push('_');
+            }
+            o.push(c.to_ascii_lowercase());
+        }
+        o
+    };
+    let event_of = |k: &str| {
+        facts
+            .events
+            .iter()
+            .find(|e| e.name == k || snake(e.name) == k)
+            .map(|e| e.name)
+    };
+    let Some(root) = s.value.as_object() else {
+        return;
+    };
+    let wrapped = root.get("hooks").and_then(|v| v.as_object());
+    let events = wrapped.unwrap_or(root);
+    let mut odd: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for k in events.keys() {
+        match event_of(k) {
+            Some(e) if seen.contains(&e) => odd.push(format!("{k} (the same event twice)")),
+            Some(e) => seen.push(e),
+            None => odd.push(k.clone()),
+        }
+    }
+    let fix = |what: &str| format!("{what}, then `{}`", install_cmd(h, scope));
+    let handlers = std::mem::take(&mut s.handlers);
+    for (k, mut hs) in handlers {
+        let name = event_of(&k).map_or(k, str::to_string);
+        s.handlers.entry(name).or_default().append(&mut hs);
+    }
+    if !odd.is_empty() {
+        out.push(problem(
+            facts.product,
+            format!(
+                "{} holds what {} rejects ({}): it runs no hook at all",
+                path.display(),
+                facts.product,
+                odd.join(", ")
+            ),
+            fix("take it out of the file"),
+        ));
+    }
+    let ignored: Vec<&str> = match wrapped {
+        Some(_) => root
+            .keys()
+            .filter(|k| *k != "hooks" && event_of(k).is_some())
+            .map(String::as_str)
+            .collect(),
+        None => Vec::new(),
+    };
+    if !ignored.is_empty() {
+        out.push(problem(
+            facts.product,
+            format!(
+                "{} lists {} beside \"hooks\": {} ignores them there",
+                path.display(),
+                ignored.join(", "),
+                facts.product
+            ),
+            fix("move them into \"hooks\""),
+        ));
+    }
 }
 
 /// The events registered against the table's: missing, stale, a timeout that differs.

@@ -381,7 +381,8 @@ pub fn session_file_events(
         }
         SessionFileFormat::ClaudeTranscript
         | SessionFileFormat::DroidSession
-        | SessionFileFormat::ClineMessages => {
+        | SessionFileFormat::ClineMessages
+        | SessionFileFormat::OpenHandsState => {
             unreachable!("read above")
         }
     };
@@ -436,6 +437,7 @@ fn read_their_own_way(
         SessionFileFormat::ClineMessages => {
             cline_messages_events(session, path, agent, max, deadline)
         }
+        SessionFileFormat::OpenHandsState => openhands_state_events(session, path, max, deadline),
         _ => return None,
     })
 }
@@ -518,6 +520,42 @@ fn cline_messages_events(
         compressions: Vec::new(),
         window: None,
         agent: agent.map(str::to_string),
+    }
+    .observations(session)
+}
+
+/// An OpenHands conversation's `base_state.json` (`hosts::openhands::base_state`), one JSON
+/// document rewritten as the conversation goes: read whole (up to `max` bytes) each time, its
+/// responses deduplicated by id against the session, as Cline's messages file is.
+fn openhands_state_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    if !path.ends_with("/base_state.json") || path.contains('\0') {
+        return Vec::new();
+    }
+    let Some((bytes, _)) = read_new(Path::new(path), 0, max, deadline) else {
+        return Vec::new();
+    };
+    // The file's directory is the conversation's id.
+    let id = Path::new(path)
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    let scan = projections::hosts::openhands::base_state::scan(&bytes, id);
+    FileReading {
+        path: path.to_string(),
+        end: bytes.len() as u64,
+        offset: recorded_offset(session, path),
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
+        compressions: Vec::new(),
+        window: scan.window,
+        agent: None,
     }
     .observations(session)
 }

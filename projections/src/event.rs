@@ -121,6 +121,11 @@ struct Raw<'a> {
     reason: Option<&'a RawValue>,
     #[serde(borrow)]
     prompt: Option<&'a RawValue>,
+    /// OpenHands names its event here and its work directory in `working_dir`.
+    #[serde(borrow)]
+    event_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    working_dir: Option<&'a RawValue>,
     #[serde(borrow)]
     tool_name: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -294,6 +299,10 @@ struct Shape<'a> {
     tool_output: Option<&'a RawValue>,
     #[serde(borrow, rename = "tool_call_id")]
     tool_call_id_snake: Option<&'a RawValue>,
+    #[serde(borrow)]
+    event_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    working_dir: Option<&'a RawValue>,
 }
 
 impl<'a> Shape<'a> {
@@ -313,14 +322,24 @@ impl<'a> Shape<'a> {
             host: raw.host,
             tool_output: raw.tool_output,
             tool_call_id_snake: raw.tool_call_id_snake,
+            event_type: raw.event_type,
+            working_dir: raw.working_dir,
         }
     }
 
     /// A host only one host's payloads show: Crush's string `event` (with no `hook_event_name`),
-    /// OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's own event names, Cursor's `cursor_version`, Kimi CLI's tool payloads (`is_kimi`), Codex's `turn_id` or rollout transcript
+    /// OpenHands' `event_type` with `working_dir`, OpenClaw's, OpenCode's, Gemini CLI's and Qwen Code's own event names, Cursor's `cursor_version`, Kimi CLI's tool payloads (`is_kimi`), Codex's `turn_id` or rollout transcript
     /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
     /// says nothing: Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
+        // OpenHands names its event in `event_type` and its work directory in `working_dir`
+        // (Letta Code's `event_type` comes with `working_directory`), never `hook_event_name`.
+        if self.hook_event_name.is_none()
+            && s(self.event_type).is_some_and(|e| hosts::OPENHANDS.event(&e).is_some())
+            && self.working_dir.is_some()
+        {
+            return Some(Host::OpenHands);
+        }
         // Crush names its event in a string `event`, and sends no `hook_event_name`.
         if self.hook_event_name.is_none() && s(self.event).is_some() {
             return Some(Host::Crush);

@@ -187,12 +187,15 @@ pub enum SessionFileFormat {
     ClineMessages,
     /// Kimi CLI's `sessions/<md5 of the cwd>/<session>/wire.jsonl` (its `StatusUpdate` records).
     KimiWire,
+    /// An OpenHands conversation's `base_state.json`, one JSON document read whole.
+    OpenHandsState,
 }
 
 /// Where a host's session file is when no payload names it: under the first directory of
 /// `dirs` whose environment variable the hook process has (an absolute path, joined with its
-/// suffix), at `file` with `{session}` replaced by the session id (and `{cwd_md5}` by the MD5,
-/// in hex, of the payload's cwd: Kimi CLI's session folders). The engine reads the
+/// suffix), at `file` with `{session}` replaced by the session id (`{session_hex}` by the id
+/// without its dashes: OpenHands' conversation folders; `{cwd_md5}` by the MD5, in hex, of the
+/// payload's cwd: Kimi CLI's session folders). The engine reads the
 /// environment; the rule is data here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DerivedPath {
@@ -283,6 +286,10 @@ pub enum HookFileFormat {
     /// every other table kept as it is (Kimi CLI's `~/.kimi/config.toml`; `install::kimi`
     /// writes them).
     KimiToml,
+    /// `Grouped`, in a file whose events must be the host's own and nothing else (OpenHands'
+    /// `hooks.json`: one unknown event key and it runs no hook at all). Install refuses a file it
+    /// cannot keep that way; doctor names one the host rejects.
+    OnlyHooks,
 }
 
 impl HookFileFormat {

@@ -62,7 +62,8 @@ pub fn plan(p: &HookEvent, session: Option<&SessionState>) -> Plan {
             // A subagent's own Stop still names the main transcript.
             plan.reads.push(read(path, None));
         } else if let Some((d, id)) = facts.derived_path.zip(p.session_id.as_deref()) {
-            let file = d.file.replace("{session}", id);
+            let file =
+                (d.file.replace("{session_hex}", &id.replace('-', ""))).replace("{session}", id);
             let file = match (file.contains("{cwd_md5}"), p.cwd.as_deref()) {
                 (false, _) => Some(file),
                 (true, Some(cwd)) => Some(file.replace("{cwd_md5}", &md5_hex(cwd))),

@@ -372,6 +372,12 @@ fn file_of(
         tool,
         "Read" | "read_file" | "NotebookRead" | "read" | "view" | "ReadFile"
     );
+    // OpenHands' `file_editor` reads with its `view` command and edits with the others.
+    let (edit, read) = match (tool, input.get("command").and_then(Value::as_str)) {
+        ("file_editor", Some("view")) => (false, true),
+        ("file_editor", Some(_)) => (true, false),
+        _ => (edit, read),
+    };
     if !edit && !read {
         return None;
     }
@@ -939,7 +945,7 @@ impl SessionState {
         }
         if matches!(
             tool,
-            "Bash" | "run_shell_command" | "bash" | "exec" | "Execute" | "Shell"
+            "Bash" | "run_shell_command" | "bash" | "exec" | "Execute" | "Shell" | "terminal"
         ) {
             if let Some((hash, message)) = commit_made(input, response) {
                 self.commits.retain(|c| c.hash != hash);

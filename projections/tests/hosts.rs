@@ -52,6 +52,10 @@ fn documented(h: &Host) -> [bool; 4] {
         // and Claude's `decision:"block"` it ignores: hookjournal answers it nothing (measured
         // on 1.52.0).
         Host::Kimi => [false, false, false, false],
+        // OpenHands reads a flat `additionalContext` at UserPromptSubmit only (appended to the
+        // user's message); a Stop `deny` loops for ever and nothing announces a compaction
+        // (measured on 1.16.0).
+        Host::OpenHands => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }
@@ -83,6 +87,7 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
         Host::Crush => kind == EventKind::ToolPre,
         Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
         Host::Cline => kind == EventKind::ToolPost,
+        Host::OpenHands => kind == EventKind::Prompt,
         _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
 }
@@ -130,6 +135,13 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     if *h == Host::Cline {
         return format!(
             r#"{{"hookName":"{}","sessionContext":{{"rootSessionId":"{S}"}},"workspaceInfo":{{"rootPath":"/proj"}},"agent_id":"a","parent_agent_id":null{sep}{fields}}}"#,
+            name(h, kind)
+        );
+    }
+    // OpenHands names its event in `event_type` and its directory in `working_dir`.
+    if *h == Host::OpenHands {
+        return format!(
+            r#"{{"event_type":"{}","session_id":"{S}","working_dir":"/proj"{sep}{fields}}}"#,
             name(h, kind)
         );
     }

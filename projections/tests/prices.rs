@@ -57,6 +57,10 @@ fn every_model_a_fixture_names_is_priced() {
     models_in(&fixtures, &mut models);
     // Claude Code's own marker for a response no model produced.
     models.remove("<synthetic>");
+    // OpenHands' name for a subagent task's LLM profile in its accumulated usage
+    // (`base_state.json`); each response's own `token_usages[]` record names the model, and
+    // those are what `hosts::openhands::base_state` reads.
+    models.remove("default");
     assert!(models.len() >= 8, "too few models found: {models:?}");
     let table = PricingTable::default();
     let unpriced: Vec<&String> = models

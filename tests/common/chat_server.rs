@@ -53,8 +53,13 @@ pub fn start(
                 .collect(),
             body: req.json().unwrap_or(Value::Null),
         };
+        let stream = request.body["stream"] == true;
         let a = answer(&request);
         let n = served.fetch_add(1, Ordering::SeqCst) + 1;
+        if !stream {
+            // A request that does not ask for a stream (OpenHands') gets the whole completion.
+            return Response::json(200, &completion(model, n, a));
+        }
         Response::sse(events(model, n, a))
     })
 }
@@ -76,6 +81,23 @@ fn events(model: &str, n: usize, a: Answer) -> String {
     chunk(a.delta, Value::Null, None)
         + &chunk(json!({}), json!(a.finish), Some(&usage))
         + "data: [DONE]\n\n"
+}
+
+/// The completion of answer `a` (the `n`th) as one JSON object, for a request not streamed: the
+/// delta as the message (its tool calls without their stream `index`), with the usage.
+fn completion(model: &str, n: usize, a: Answer) -> Value {
+    let mut message = a.delta;
+    if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
+        for c in calls {
+            c.as_object_mut().map(|o| o.remove("index"));
+        }
+    }
+    json!({"id": format!("chatcmpl-hj-{n}"), "object": "chat.completion", "created": 1,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": a.finish}],
+        "usage": {"prompt_tokens": a.prompt_tokens, "completion_tokens": a.output_tokens,
+            "total_tokens": a.prompt_tokens + a.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": a.cached_tokens}}})
 }
 
 /// The delta of an assistant message calling tool `name` with `args` (call number `n`).

@@ -246,6 +246,9 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
     if let Some(overlap) = claude_settings_overlap(facts, &project, t.scope) {
         println!("Note: {overlap}");
     }
+    if let Some(shadow) = user_file_shadowed(facts, t.scope, &cwd) {
+        println!("Note: {shadow}");
+    }
     println!("Next: {}", next_step(facts, t.scope, &project, &cwd));
     Ok(ExitCode::SUCCESS)
 }
@@ -394,6 +397,24 @@ fn claude_settings_overlap(facts: &HostFacts, project: &Path, scope: Scope) -> O
         }
         _ => None,
     }
+}
+
+/// OpenHands reads the first hooks file that exists, the work dir's before the user's: a user
+/// install made where the work dir has its own file never runs there. Says so.
+fn user_file_shadowed(facts: &HostFacts, scope: Scope, cwd: &Path) -> Option<String> {
+    if scope != Scope::User || facts.install.format != HookFileFormat::OnlyHooks {
+        return None;
+    }
+    let project = settings_path(facts, Scope::Project, cwd, None)?;
+    project.exists().then(|| {
+        format!(
+            "{} reads {} here, and then not your user file: its hooks do not run in this \
+             folder (`hookjournal install --host {}` registers them there).",
+            facts.product,
+            project.display(),
+            facts.name
+        )
+    })
 }
 
 /// A settings file before and after `install`, and the journal it will create.

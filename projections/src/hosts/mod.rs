@@ -18,13 +18,14 @@ pub mod gemini;
 pub mod kimi;
 pub mod openclaw;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
-    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE, pi::PI,
-    qwen::QWEN,
+    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE,
+    openhands::OPENHANDS, pi::PI, qwen::QWEN,
 };
 
 use crate::event_kind::EventKind;
@@ -127,6 +128,7 @@ pub const HOSTS: &[&HostModule] = &[
     &droid::MODULE,
     &cline::MODULE,
     &kimi::MODULE,
+    &openhands::MODULE,
 ];
 
 /// The module of a known host's name.
@@ -325,6 +327,7 @@ mod tests {
             Host::Droid,
             Host::Cline,
             Host::Kimi,
+            Host::OpenHands,
         ];
         for h in &consts {
             assert!(h.module().is_some(), "{h} is in no registry line");
@@ -358,7 +361,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
-            &DROID, &CLINE, &KIMI,
+            &DROID, &CLINE, &KIMI, &OPENHANDS,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);

@@ -146,6 +146,25 @@ pub(super) fn install_handler(
     facts: &HostFacts,
     command: &str,
 ) -> Result<(), String> {
+    let spelled;
+    let facts = if facts.install.format == HookFileFormat::OnlyHooks {
+        let snake = only_hooks(doc, facts)?;
+        spelled = HostFacts {
+            host: facts.host.clone(),
+            name: facts.name,
+            product: facts.product,
+            install: facts.install,
+            events: (facts.events.iter())
+                .map(|e| Event {
+                    name: if snake { snake_case(e.name) } else { e.name },
+                    reg: e.reg,
+                })
+                .collect(),
+        };
+        &spelled
+    } else {
+        facts
+    };
     if let Some(hooks) = hooks_object(doc)? {
         for event in &facts.events {
             if prop(&hooks, event.name)
@@ -180,6 +199,64 @@ pub(super) fn install_handler(
         }
     }
     Ok(())
+}
+
+/// An event name as OpenHands also takes it, in snake_case (`PreToolUse` → `pre_tool_use`).
+fn snake_case(name: &'static str) -> &'static str {
+    match name {
+        "PreToolUse" => "pre_tool_use",
+        "PostToolUse" => "post_tool_use",
+        "UserPromptSubmit" => "user_prompt_submit",
+        "SessionStart" => "session_start",
+        "SessionEnd" => "session_end",
+        "Stop" => "stop",
+        other => other,
+    }
+}
+
+/// Checks a file of a host that rejects it whole for one event key it does not take
+/// (OpenHands: then it runs no hook at all), and says in which spelling install writes its
+/// events there: snake_case where every event the file lists is (`pre_tool_use`), else
+/// PascalCase. Refused when install cannot keep the file valid: a file without the `hooks`
+/// wrapper (OpenHands reads its events at the top level then, and ignores them beside the
+/// `hooks` install would add), a name in `hooks` that is none of the host's events, or the two
+/// spellings mixed (ours beside one would be an event twice). Keys beside `hooks` it ignores.
+fn only_hooks(doc: &Doc, facts: &HostFacts) -> Result<bool, String> {
+    let Some(root) = doc.root_object()? else {
+        return Ok(false);
+    };
+    let Some(hooks) = hooks_object(doc)? else {
+        if let Some(name) = root.properties().first().and_then(|p| p.decoded_name()) {
+            return Err(format!(
+                "its events are at the top level (\"{name}\"), without the \"hooks\" wrapper: \
+                 beside the \"hooks\" install adds, {} would ignore them; move them into \
+                 \"hooks\": {{…}} first",
+                facts.product
+            ));
+        }
+        return Ok(false);
+    };
+    let names: Vec<String> = (hooks.properties().iter())
+        .map(|p| p.decoded_name().unwrap_or_default())
+        .collect();
+    let pascal = |n: &String| facts.events.iter().any(|e| e.name == n);
+    let snake = |n: &String| facts.events.iter().any(|e| snake_case(e.name) == n);
+    let all_snake = !names.is_empty() && names.iter().all(snake);
+    if let Some(name) = names.iter().find(|n| !pascal(n) && !all_snake) {
+        return Err(format!(
+            "{} runs no hook if \"hooks\" holds an event it does not know, or one spelled \
+             twice: install writes {} (or all in snake_case) and cannot keep \"{name}\" beside \
+             them",
+            facts.product,
+            facts
+                .events
+                .iter()
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(all_snake)
 }
 
 /// The `hooks` object; `None` when the file has none.
@@ -230,6 +307,7 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
         }
         // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
         HookFileFormat::Grouped
+        | HookFileFormat::OnlyHooks
         | HookFileFormat::ScriptPerEvent
         | HookFileFormat::ShimModule
         | HookFileFormat::PluginDir
