@@ -450,10 +450,15 @@ fn program_finding(topic: &str, program: &str, w: &Where, fix: String) -> Findin
             format!("the hook runs `{program}`, found on the host's PATH"),
         );
     }
-    match std::fs::metadata(path) {
-        Err(_) => problem(
+    match journal::door::open_following(path).and_then(|f| f.metadata()) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => problem(
             topic,
             format!("the hook runs {program}, which does not exist: every hook fails"),
+            fix,
+        ),
+        Err(_) => problem(
+            topic,
+            format!("the hook runs {program}, which is not an executable file: every hook fails"),
             fix,
         ),
         Ok(m) if !m.is_file() || m.permissions().mode() & 0o111 == 0 => problem(

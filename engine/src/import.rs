@@ -36,7 +36,7 @@ pub fn run<T>(
         Err(e) => {
             drop(j);
             if !existed {
-                let _ = std::fs::remove_dir_all(dir);
+                let _ = journal::door::by_path::remove_tree(dir);
             }
             Err(e)
         }

@@ -215,13 +215,9 @@ struct ConfigFile {
 /// there is none. An error is one phrase, never the file's content beyond a short escaped excerpt.
 fn read_config(path: &Path) -> Result<Option<ConfigFile>, String> {
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        // Not followed, and a FIFO opens without waiting for a writer (it is refused below).
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    {
+    use std::os::unix::fs::FileTypeExt;
+    // Not followed, and a FIFO opens without waiting for a writer (it is refused below).
+    let f = match journal::door::by_path::open_nofollow(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {

@@ -72,7 +72,7 @@ pub fn trust_path(file: &Path) -> std::io::Result<PathBuf> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let name = file.file_name().unwrap_or_default();
-    Ok(std::fs::canonicalize(dir)?.join(name))
+    Ok(journal::door::by_path::canonical(dir)?.join(name))
 }
 
 /// Whether the user trusted exactly this content at this path (and it is theirs alone).

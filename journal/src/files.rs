@@ -5,8 +5,6 @@
 
 use crate::error::{IoContext, Result};
 use crate::Error;
-use std::fs;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -34,7 +32,7 @@ pub(crate) fn create_dir(path: &Path) -> Result<()> {
         }
     }
     for d in missing.iter().rev() {
-        match fs::DirBuilder::new().mode(crate::DIR_MODE).create(d) {
+        match crate::door::by_path::make_dir(d, crate::DIR_MODE) {
             Ok(()) => {}
             // Another process made it meanwhile: it is there all the same.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -172,7 +170,7 @@ pub fn check_adoptable(dir: &Path) -> Result<()> {
 /// A journal owned by another user is `ReadOnly`: it may be read, never written — root
 /// included, so it never leaves files the owner cannot use.
 pub fn check_journal_dir(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::fs::MetadataExt;
     check_adoptable(dir)?;
     let me = euid();
     for (i, d) in std::iter::once(dir.to_path_buf())
@@ -209,7 +207,10 @@ pub fn check_journal_dir(dir: &Path) -> Result<()> {
             });
         }
         if m.mode() & 0o077 != 0 {
-            fs::set_permissions(&d, fs::Permissions::from_mode(crate::DIR_MODE))
+            // Through the directory's own descriptor, opened through no link: a name swapped
+            // for a link meanwhile changes nothing elsewhere.
+            crate::door::Dir::open_nofollow(&d)
+                .and_then(|h| h.fchmod(crate::DIR_MODE))
                 .ctx(|| format!("making {} private", d.display()))?;
         }
     }
@@ -295,6 +296,7 @@ pub(crate) fn file_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
 

@@ -61,8 +61,10 @@ pub struct HotHead {
 pub fn boot_id() -> &'static str {
     static BOOT: OnceLock<String> = OnceLock::new();
     BOOT.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-            .map(|s| s.trim().to_string())
+        crate::door::read_following(Path::new("/proc/sys/kernel/random/boot_id"), 64)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
             .unwrap_or_default()
     })
 }

@@ -5,8 +5,7 @@
 
 use crate::error::Result;
 use crate::Error;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -49,31 +48,23 @@ impl DirLock {
         unsafe { libc::umask(0o077) };
         crate::files::check_journal_dir(dir)?;
         let path = dir.join("lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .mode(crate::FILE_MODE)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| {
-                let read_only = e.kind() == std::io::ErrorKind::PermissionDenied
-                    || e.raw_os_error() == Some(libc::EROFS);
-                if read_only {
-                    Error::ReadOnly(dir.to_path_buf())
-                } else if e.raw_os_error() == Some(libc::ELOOP) {
-                    Error::Unsafe {
-                        path: path.clone(),
-                        what: "it is a symbolic link, which the journal never follows".into(),
-                    }
-                } else {
-                    Error::Io {
-                        context: format!("opening {}", path.display()),
-                        cause: e,
-                    }
+        let file = crate::door::by_path::open_or_create(&path).map_err(|e| {
+            let read_only = e.kind() == std::io::ErrorKind::PermissionDenied
+                || e.raw_os_error() == Some(libc::EROFS);
+            if read_only {
+                Error::ReadOnly(dir.to_path_buf())
+            } else if e.raw_os_error() == Some(libc::ELOOP) {
+                Error::Unsafe {
+                    path: path.clone(),
+                    what: "it is a symbolic link, which the journal never follows".into(),
                 }
-            })?;
+            } else {
+                Error::Io {
+                    context: format!("opening {}", path.display()),
+                    cause: e,
+                }
+            }
+        })?;
         let start = Instant::now();
         let deadline = start + wait;
         let wanted = dir.join(WANTED);

@@ -26,9 +26,9 @@ use crate::envelope::{Envelope, Hash, Seq};
 use crate::error::{IoContext, Result};
 use crate::files::{self, Durability};
 use crate::{DamagePlace, Error};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 pub(crate) const DIR: &str = "wal";
@@ -741,13 +741,7 @@ fn open_or_create(path: &Path) -> Result<(File, bool)> {
     match files::open_write(path) {
         Ok(f) => Ok((f, false)),
         Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
-            let f = fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(crate::FILE_MODE)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(path)
+            let f = crate::door::by_path::create_new(path)
                 .ctx(|| format!("creating {}", path.display()))?;
             Ok((f, true))
         }
@@ -821,6 +815,7 @@ mod tests {
     use super::*;
     use crate::envelope::{NewEvent, ZERO_HASH};
     use crate::kind::{Body, WireKind};
+    use std::fs;
 
     fn chain(n: u64) -> Vec<Envelope> {
         let mut prev = ZERO_HASH;

@@ -45,23 +45,22 @@ fn first_lines(text: &str, n: usize) -> String {
 
 /// Plays the sample session into journal `dir`, with transcripts growing under `root`.
 pub fn play(exe: &Path, root: &Path, dir: &Path) -> Result<usize> {
-    let main = root.join(MAIN_REL);
-    let sub = root.join(SUB_REL);
-    std::fs::create_dir_all(sub.parent().expect("has parent"))?;
+    // The transcripts grow beneath the demo's own root, written through its handle.
+    engine::fs::door::create_dirs(root, 0o700)?;
+    let at = engine::fs::door::Dir::open(root)?;
+    at.create_dir_all(Path::new(SUB_REL).parent().expect("has parent"), 0o700)?;
     let mut n = 0;
     for line in STEPS.lines().filter(|l| !l.trim().is_empty()) {
         let step: serde_json::Value = serde_json::from_str(line).context("bundled sample")?;
-        std::fs::write(
-            &main,
-            first_lines(
-                MAIN,
-                step["transcript_lines"].as_u64().unwrap_or(0) as usize,
-            ),
-        )?;
-        std::fs::write(
-            &sub,
-            first_lines(SUB, step["subagent_lines"].as_u64().unwrap_or(0) as usize),
-        )?;
+        let lines = |key: &str| step[key].as_u64().unwrap_or(0) as usize;
+        // Rewritten in place, as a transcript grows: the same file, longer.
+        let rewrite = |rel: &str, text: String| -> std::io::Result<()> {
+            let mut f = at.open_in_place(Path::new(rel), 0o600)?;
+            f.set_len(0)?;
+            std::io::Write::write_all(&mut f, text.as_bytes())
+        };
+        rewrite(MAIN_REL, first_lines(MAIN, lines("transcript_lines")))?;
+        rewrite(SUB_REL, first_lines(SUB, lines("subagent_lines")))?;
         let payload = step["hook"]
             .to_string()
             .replace("__FIXTURES__", &root.to_string_lossy());
@@ -105,7 +104,9 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     if let Some(dir) = &args.keep {
-        let used = std::fs::read_dir(dir).map(|mut d| d.next().is_some());
+        let used = engine::fs::door::Dir::open(dir)
+            .and_then(|d| d.entries())
+            .map(|e| !e.is_empty());
         if used.unwrap_or(dir.exists()) {
             eprintln!(
                 "hookjournal: {} is not a new or empty directory; demo --keep never adds to an existing journal",

@@ -87,7 +87,7 @@ pub fn build(
     } else {
         (Full::default(), Timelines::default(), 0)
     };
-    let shown = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let shown = engine::fs::door::by_path::canonical(dir).unwrap_or_else(|_| dir.to_path_buf());
     let ctx = Ctx {
         dir: &shown,
         settings,

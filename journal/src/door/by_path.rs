@@ -302,3 +302,44 @@ pub fn remove_tree(path: &Path) -> std::io::Result<()> {
 pub fn canonical(path: &Path) -> std::io::Result<PathBuf> {
     fs::canonicalize(path)
 }
+
+/// Opens `path` to read, never through a link at its last component and never blocking, of
+/// whatever type it is: the caller says what else it is (the config reader names a FIFO or a
+/// directory in its one line).
+pub fn open_nofollow(path: &Path) -> std::io::Result<File> {
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+/// Opens `path` to read and write, created (mode 0600) when missing, never through a link, never
+/// blocking, never truncated: the journal's `lock`, which is only ever `flock`ed.
+pub fn open_or_create(path: &Path) -> std::io::Result<File> {
+    fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(crate::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Creates `path` to read and write (`O_CREAT | O_EXCL`, mode 0600), never an existing file,
+/// never through a link: a log's mirror created beside it.
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(crate::FILE_MODE)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// Creates the directory `path` (mode `mode`) by path; its parent is one the caller checked.
+pub fn make_dir(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new().mode(mode).create(path)
+}

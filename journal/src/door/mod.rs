@@ -505,6 +505,15 @@ impl Dir {
         fchown_fd(self.fd.as_raw_fd(), uid, gid)
     }
 
+    /// Changes the directory's own mode through its descriptor (`fchmod`), never a path.
+    pub fn fchmod(&self, mode: u32) -> io::Result<()> {
+        // SAFETY: fchmod on a descriptor we own.
+        if unsafe { libc::fchmod(self.fd.as_raw_fd(), mode as libc::mode_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// The directory's own status.
     pub fn stat(&self) -> io::Result<libc::stat> {
         fstat(self.fd.as_raw_fd())

@@ -215,7 +215,16 @@ impl Journal {
         h.seq = self.head_seq;
         h.hash = self.head_hash;
         h.sled_seq = self.head_seq;
-        h.drained = std::mem::take(&mut self.hot_head.drained);
+        // The spool files the store's markers say were ingested and that are still there: a
+        // light writer skips exactly these. The store is the truth, not the earlier head's list,
+        // which is lost with a cache made stale (a light writer that ingested a file removes it
+        // only after its lock is released and its log synced: until then it must stay known).
+        let spool = self.dir.join(spool::SPOOL_DIR);
+        h.drained = self
+            .drained_ids()
+            .into_iter()
+            .filter(|id| is_present(&spool.join(format!("{id}.spool"))))
+            .collect();
         for (k, v) in parts {
             self.hot.put(h.epoch, k, v)?;
         }

@@ -404,3 +404,48 @@ fn a_store_ahead_of_the_log_rewrites_the_log_and_a_deleted_log_waits_for_recover
     let j = open(d.path());
     assert_eq!((j.head_seq(), j.head_hash()), (5, head));
 }
+
+/// Given a light writer that ingested a spool file in a batch that made the hot cache stale,
+/// its file not removed yet (a light writer removes it after the lock is released and the log
+/// synced), when a full writer opens meanwhile and refills the cache (a detached drainer does),
+/// then the next light writer still knows the file was ingested: it must not ingest it again.
+#[test]
+fn a_spool_file_a_light_writer_ingested_stays_drained_across_a_full_writer() {
+    let d = tempfile::tempdir().unwrap();
+    let mut j = open(d.path());
+    append(&mut j, 1);
+    j.replace_checkpoint(&BTreeMap::new()).unwrap();
+    drop(j);
+    let ev = stop(2);
+    let id = spool::write(d.path(), &ev).unwrap();
+    let opts = OpenOptions::default();
+    let Opened::Light(mut l) = Journal::open_light(d.path(), &opts).unwrap() else {
+        panic!("the hot cache is not current");
+    };
+    // A batch that does not keep the checkpoint (its partitions are not written back): the
+    // cache is made stale, to be refilled by a drainer.
+    let mut tx = l.begin();
+    tx.push(ev);
+    tx.drained(&id);
+    l.commit_deferred(tx).unwrap();
+    l.finish().unwrap();
+    // The spool file is still there: its removal is the light writer's next step.
+    let mut full = Journal::open(d.path(), &opts).unwrap();
+    assert!(full.was_drained(&id).unwrap());
+    // The drainer folds what the store copied from the log, then fills the cache.
+    let mut tx = full.begin();
+    tx.folded_unfolded();
+    tx.checkpointed();
+    full.commit(tx).unwrap();
+    full.fill_hot().unwrap();
+    assert!(full.hot_complete());
+    drop(full);
+    let Opened::Light(l) = Journal::open_light(d.path(), &opts).unwrap() else {
+        panic!("the hot cache is not current after fill_hot");
+    };
+    assert!(
+        l.drained().contains(&id),
+        "the ingested spool file {id} is not known drained: {:?}",
+        l.drained()
+    );
+}
