@@ -52,6 +52,10 @@ fn documented(h: &Host) -> [bool; 4] {
         // and Claude's `decision:"block"` it ignores: hookjournal answers it nothing (measured
         // on 1.52.0).
         Host::Kimi => [false, false, false, false],
+        // Claude Code's nested context (a `<system-reminder>` at session start and with a prompt,
+        // appended to a tool's result) and a blocked Stop; nothing reaches a summary, nothing
+        // stops it at a compaction (measured on 1.1.52 with its scripted model).
+        Host::Qoder => [true, false, true, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }

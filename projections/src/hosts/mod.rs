@@ -19,12 +19,13 @@ pub mod kimi;
 pub mod openclaw;
 pub mod opencode;
 pub mod pi;
+pub mod qoder;
 pub mod qwen;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
     droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE, pi::PI,
-    qwen::QWEN,
+    qoder::QODER, qwen::QWEN,
 };
 
 use crate::event_kind::EventKind;
@@ -127,6 +128,7 @@ pub const HOSTS: &[&HostModule] = &[
     &droid::MODULE,
     &cline::MODULE,
     &kimi::MODULE,
+    &qoder::MODULE,
 ];
 
 /// The module of a known host's name.
