@@ -56,6 +56,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // appended to a tool's result) and a blocked Stop; nothing reaches a summary, nothing
         // stops it at a compaction (measured on 1.1.52 with its scripted model).
         Host::Qoder => [true, false, true, false],
+        // Continue's cn 1.5.47 fires no hook: nothing is answered (what it would read is not
+        // measured).
+        Host::Continue => [false, false, false, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }

@@ -10,6 +10,7 @@
 pub mod claude;
 pub mod cline;
 pub mod codex;
+pub mod continue_cli;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
@@ -23,9 +24,9 @@ pub mod qoder;
 pub mod qwen;
 
 pub use self::{
-    claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
-    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE, pi::PI,
-    qoder::QODER, qwen::QWEN,
+    claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE, copilot::COPILOT,
+    crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW,
+    opencode::OPENCODE, pi::PI, qoder::QODER, qwen::QWEN,
 };
 
 use crate::event_kind::EventKind;
@@ -129,6 +130,7 @@ pub const HOSTS: &[&HostModule] = &[
     &cline::MODULE,
     &kimi::MODULE,
     &qoder::MODULE,
+    &continue_cli::MODULE,
 ];
 
 /// The module of a known host's name.
