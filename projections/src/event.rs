@@ -18,6 +18,9 @@ use std::borrow::Cow;
 struct Raw<'a> {
     #[serde(borrow)]
     hook_event_name: Option<&'a RawValue>,
+    /// Windsurf's event name (its payload has no `hook_event_name`).
+    #[serde(borrow)]
+    agent_action_name: Option<&'a RawValue>,
     // Read by host detection only (`Shape`), so that the hook reads its payload once (`read`).
     #[serde(borrow)]
     cursor_version: Option<&'a RawValue>,
@@ -270,6 +273,8 @@ struct Shape<'a> {
     #[serde(borrow)]
     hook_event_name: Option<&'a RawValue>,
     #[serde(borrow)]
+    agent_action_name: Option<&'a RawValue>,
+    #[serde(borrow)]
     cursor_version: Option<&'a RawValue>,
     #[serde(borrow)]
     conversation_id: Option<&'a RawValue>,
@@ -301,6 +306,7 @@ impl<'a> Shape<'a> {
     fn of(raw: &Raw<'a>) -> Shape<'a> {
         Shape {
             hook_event_name: raw.hook_event_name,
+            agent_action_name: raw.agent_action_name,
             cursor_version: raw.cursor_version,
             conversation_id: raw.conversation_id,
             timestamp: raw.timestamp,
@@ -324,6 +330,12 @@ impl<'a> Shape<'a> {
         // Crush names its event in a string `event`, and sends no `hook_event_name`.
         if self.hook_event_name.is_none() && s(self.event).is_some() {
             return Some(Host::Crush);
+        }
+        // Windsurf's Cascade names its event in `agent_action_name` (its names are its own).
+        if self.hook_event_name.is_none() && s(self.agent_action_name).is_some()
+            || hosts::WINDSURF.owns(name)
+        {
+            return Some(Host::Windsurf);
         }
         if s(self.host).as_deref() == Some("pi")
             || hosts::PI.owns(name) && !hosts::OPENCLAW.owns(name)

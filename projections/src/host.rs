@@ -283,9 +283,17 @@ pub enum HookFileFormat {
     /// every other table kept as it is (Kimi CLI's `~/.kimi/config.toml`; `install::kimi`
     /// writes them).
     KimiToml,
+    /// `{"hooks":{EVENT:[{"command":…,"show_output":false}]}}`: no version, no matcher, no
+    /// timeout (Windsurf's Cascade, from its documentation).
+    WindsurfFlat,
 }
 
 impl HookFileFormat {
+    /// Whether an entry carries a timeout (Cascade's take none: doctor checks no timeout there).
+    pub fn timed(&self) -> bool {
+        !matches!(self, HookFileFormat::WindsurfFlat)
+    }
+
     /// Whether a new file starts with `"version": 1` (and a file left with nothing else is
     /// removed at uninstall): Copilot CLI's and Cursor's hook files.
     pub fn versioned(&self) -> bool {

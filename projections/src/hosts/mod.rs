@@ -22,11 +22,12 @@ pub mod opencode;
 pub mod pi;
 pub mod qoder;
 pub mod qwen;
+pub mod windsurf;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE, copilot::COPILOT,
     crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW,
-    opencode::OPENCODE, pi::PI, qoder::QODER, qwen::QWEN,
+    opencode::OPENCODE, pi::PI, qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
 };
 
 use crate::event_kind::EventKind;
@@ -131,6 +132,7 @@ pub const HOSTS: &[&HostModule] = &[
     &kimi::MODULE,
     &qoder::MODULE,
     &continue_cli::MODULE,
+    &windsurf::MODULE,
 ];
 
 /// The module of a known host's name.
