@@ -21,6 +21,11 @@ struct Raw<'a> {
     /// Windsurf's event name (its payload has no `hook_event_name`).
     #[serde(borrow)]
     agent_action_name: Option<&'a RawValue>,
+    /// goose's (it names its event in `event`, as Crush does).
+    #[serde(borrow)]
+    matcher_context: Option<&'a RawValue>,
+    #[serde(borrow)]
+    working_dir: Option<&'a RawValue>,
     // Read by host detection only (`Shape`), so that the hook reads its payload once (`read`).
     #[serde(borrow)]
     cursor_version: Option<&'a RawValue>,
@@ -275,6 +280,12 @@ struct Shape<'a> {
     #[serde(borrow)]
     agent_action_name: Option<&'a RawValue>,
     #[serde(borrow)]
+    matcher_context: Option<&'a RawValue>,
+    #[serde(borrow)]
+    working_dir: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cwd: Option<&'a RawValue>,
+    #[serde(borrow)]
     cursor_version: Option<&'a RawValue>,
     #[serde(borrow)]
     conversation_id: Option<&'a RawValue>,
@@ -307,6 +318,9 @@ impl<'a> Shape<'a> {
         Shape {
             hook_event_name: raw.hook_event_name,
             agent_action_name: raw.agent_action_name,
+            matcher_context: raw.matcher_context,
+            working_dir: raw.working_dir,
+            cwd: raw.cwd,
             cursor_version: raw.cursor_version,
             conversation_id: raw.conversation_id,
             timestamp: raw.timestamp,
@@ -327,9 +341,22 @@ impl<'a> Shape<'a> {
     /// (SessionStart and SessionEnd carry no turn id) and its `Interrupt`. A `model` field alone
     /// says nothing: Claude Code sends one too.
     fn identifies(&self, name: &str) -> Option<Host> {
-        // Crush names its event in a string `event`, and sends no `hook_event_name`.
-        if self.hook_event_name.is_none() && s(self.event).is_some() {
-            return Some(Host::Crush);
+        // Crush names its event in a string `event`, and sends no `hook_event_name`; so does
+        // goose, with its own names or fields (`matcher_context`, `working_dir`) and no `cwd`,
+        // which Crush always sends.
+        if let Some(event) = s(self.event).filter(|_| self.hook_event_name.is_none()) {
+            if hosts::GOOSE.owns(&event)
+                || self.matcher_context.is_some()
+                || self.working_dir.is_some()
+            {
+                return Some(Host::Goose);
+            }
+            if self.cwd.is_some() {
+                return Some(Host::Crush);
+            }
+        }
+        if hosts::GOOSE.owns(name) {
+            return Some(Host::Goose);
         }
         // Windsurf's Cascade names its event in `agent_action_name` (its names are its own).
         if self.hook_event_name.is_none() && s(self.agent_action_name).is_some()

@@ -62,6 +62,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // Windsurf's Cascade shows a hook's stdout to the user only, and blocks on exit 2: nothing
         // is answered (its documentation; not run here).
         Host::Windsurf => [false, false, false, false],
+        // goose reads a block, an allow and a banner from a hook, nothing for its model (its
+        // source; not run here).
+        Host::Goose => [false, false, false, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }

@@ -16,6 +16,7 @@ pub mod crush;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;
+pub mod goose;
 pub mod kimi;
 pub mod openclaw;
 pub mod opencode;
@@ -26,8 +27,8 @@ pub mod windsurf;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE, copilot::COPILOT,
-    crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW,
-    opencode::OPENCODE, pi::PI, qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
+    crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE, kimi::KIMI,
+    openclaw::OPENCLAW, opencode::OPENCODE, pi::PI, qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
 };
 
 use crate::event_kind::EventKind;
@@ -133,6 +134,7 @@ pub const HOSTS: &[&HostModule] = &[
     &qoder::MODULE,
     &continue_cli::MODULE,
     &windsurf::MODULE,
+    &goose::MODULE,
 ];
 
 /// The module of a known host's name.
