@@ -359,9 +359,11 @@ fn registered_events(h: &Host, scope: Scope, path: &Path, s: &Settings, out: &mu
         .filter(|e| !want.contains_key(e.as_str()))
         .map(String::as_str)
         .collect();
+    let timed = facts.install.is_some_and(|i| i.format.timed());
     let timeouts: Vec<&str> = s
         .handlers
         .iter()
+        .filter(|_| timed)
         .filter(|(e, hs)| {
             want.get(e.as_str())
                 .is_some_and(|t| hs.iter().any(|x| x.timeout != Some(*t)))

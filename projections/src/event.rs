@@ -18,6 +18,14 @@ use std::borrow::Cow;
 struct Raw<'a> {
     #[serde(borrow)]
     hook_event_name: Option<&'a RawValue>,
+    /// Windsurf's event name (its payload has no `hook_event_name`).
+    #[serde(borrow)]
+    agent_action_name: Option<&'a RawValue>,
+    /// goose's (it names its event in `event`, as Crush does).
+    #[serde(borrow)]
+    matcher_context: Option<&'a RawValue>,
+    #[serde(borrow)]
+    working_dir: Option<&'a RawValue>,
     // Read by host detection only (`Shape`), so that the hook reads its payload once (`read`).
     #[serde(borrow)]
     cursor_version: Option<&'a RawValue>,
@@ -124,8 +132,6 @@ struct Raw<'a> {
     /// OpenHands names its event here and its work directory in `working_dir`.
     #[serde(borrow)]
     event_type: Option<&'a RawValue>,
-    #[serde(borrow)]
-    working_dir: Option<&'a RawValue>,
     #[serde(borrow)]
     tool_name: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -275,6 +281,14 @@ struct Shape<'a> {
     #[serde(borrow)]
     hook_event_name: Option<&'a RawValue>,
     #[serde(borrow)]
+    agent_action_name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    matcher_context: Option<&'a RawValue>,
+    #[serde(borrow)]
+    working_dir: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cwd: Option<&'a RawValue>,
+    #[serde(borrow)]
     cursor_version: Option<&'a RawValue>,
     #[serde(borrow)]
     conversation_id: Option<&'a RawValue>,
@@ -301,8 +315,6 @@ struct Shape<'a> {
     tool_call_id_snake: Option<&'a RawValue>,
     #[serde(borrow)]
     event_type: Option<&'a RawValue>,
-    #[serde(borrow)]
-    working_dir: Option<&'a RawValue>,
 }
 
 impl<'a> Shape<'a> {
@@ -310,6 +322,10 @@ impl<'a> Shape<'a> {
     fn of(raw: &Raw<'a>) -> Shape<'a> {
         Shape {
             hook_event_name: raw.hook_event_name,
+            agent_action_name: raw.agent_action_name,
+            matcher_context: raw.matcher_context,
+            working_dir: raw.working_dir,
+            cwd: raw.cwd,
             cursor_version: raw.cursor_version,
             conversation_id: raw.conversation_id,
             timestamp: raw.timestamp,
@@ -323,7 +339,6 @@ impl<'a> Shape<'a> {
             tool_output: raw.tool_output,
             tool_call_id_snake: raw.tool_call_id_snake,
             event_type: raw.event_type,
-            working_dir: raw.working_dir,
         }
     }
 
@@ -340,9 +355,28 @@ impl<'a> Shape<'a> {
         {
             return Some(Host::OpenHands);
         }
-        // Crush names its event in a string `event`, and sends no `hook_event_name`.
-        if self.hook_event_name.is_none() && s(self.event).is_some() {
-            return Some(Host::Crush);
+        // Crush names its event in a string `event`, and sends no `hook_event_name`; so does
+        // goose, with its own names or fields (`matcher_context`, `working_dir`) and no `cwd`,
+        // which Crush always sends.
+        if let Some(event) = s(self.event).filter(|_| self.hook_event_name.is_none()) {
+            if hosts::GOOSE.owns(&event)
+                || self.matcher_context.is_some()
+                || self.working_dir.is_some()
+            {
+                return Some(Host::Goose);
+            }
+            if self.cwd.is_some() {
+                return Some(Host::Crush);
+            }
+        }
+        if hosts::GOOSE.owns(name) {
+            return Some(Host::Goose);
+        }
+        // Windsurf's Cascade names its event in `agent_action_name` (its names are its own).
+        if self.hook_event_name.is_none() && s(self.agent_action_name).is_some()
+            || hosts::WINDSURF.owns(name)
+        {
+            return Some(Host::Windsurf);
         }
         if s(self.host).as_deref() == Some("pi")
             || hosts::PI.owns(name) && !hosts::OPENCLAW.owns(name)

@@ -290,9 +290,17 @@ pub enum HookFileFormat {
     /// `hooks.json`: one unknown event key and it runs no hook at all). Install refuses a file it
     /// cannot keep that way; doctor names one the host rejects.
     OnlyHooks,
+    /// `{"hooks":{EVENT:[{"command":…,"show_output":false}]}}`: no version, no matcher, no
+    /// timeout (Windsurf's Cascade, from its documentation).
+    WindsurfFlat,
 }
 
 impl HookFileFormat {
+    /// Whether an entry carries a timeout (Cascade's take none: doctor checks no timeout there).
+    pub fn timed(&self) -> bool {
+        !matches!(self, HookFileFormat::WindsurfFlat)
+    }
+
     /// Whether a new file starts with `"version": 1` (and a file left with nothing else is
     /// removed at uninstall): Copilot CLI's and Cursor's hook files.
     pub fn versioned(&self) -> bool {

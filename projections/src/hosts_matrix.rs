@@ -112,7 +112,7 @@ pub fn markdown() -> String {
             answers(&h),
             compaction(&h),
             m.cost_from,
-            m.tested.unwrap_or("none here (see its section)"),
+            m.tested.unwrap_or("not run here (see its section)"),
         ));
     }
     s

@@ -60,6 +60,7 @@ fn the_hooks_parse_is_the_folds_for_every_fixture_payload() {
         ("real-hosts/gemini-0.61.0-payloads", "gemini"),
         ("real-hosts/copilot-1.0.102", "copilot"),
         ("real-hosts/qwen-0.24.4", "qwen"),
+        ("real-hosts/qodercli-1.1.52", "qoder"),
         ("real-hosts/opencode-1.18.33/shim", "opencode"),
     ];
     let mut checked = 0;

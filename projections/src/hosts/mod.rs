@@ -10,22 +10,27 @@
 pub mod claude;
 pub mod cline;
 pub mod codex;
+pub mod continue_cli;
 pub mod copilot;
 pub mod crush;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;
+pub mod goose;
 pub mod kimi;
 pub mod openclaw;
 pub mod opencode;
 pub mod openhands;
 pub mod pi;
+pub mod qoder;
 pub mod qwen;
+pub mod windsurf;
 
 pub use self::{
-    claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
-    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE,
-    openhands::OPENHANDS, pi::PI, qwen::QWEN,
+    claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE, copilot::COPILOT,
+    crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE, kimi::KIMI,
+    openclaw::OPENCLAW, opencode::OPENCODE, openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN,
+    windsurf::WINDSURF,
 };
 
 use crate::event_kind::EventKind;
@@ -129,6 +134,10 @@ pub const HOSTS: &[&HostModule] = &[
     &cline::MODULE,
     &kimi::MODULE,
     &openhands::MODULE,
+    &qoder::MODULE,
+    &continue_cli::MODULE,
+    &windsurf::MODULE,
+    &goose::MODULE,
 ];
 
 /// The module of a known host's name.

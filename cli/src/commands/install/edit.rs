@@ -305,6 +305,13 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
                 ("timeout".into(), timeout),
             ])
         }
+        // Cascade's entries take a command and whether its output is shown, nothing else.
+        HookFileFormat::WindsurfFlat => {
+            return CstInputValue::Object(vec![
+                ("command".into(), command.as_str().into()),
+                ("show_output".into(), false.into()),
+            ])
+        }
         // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
         HookFileFormat::Grouped
         | HookFileFormat::OnlyHooks
