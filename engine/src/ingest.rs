@@ -382,7 +382,8 @@ pub fn session_file_events(
         SessionFileFormat::ClaudeTranscript
         | SessionFileFormat::DroidSession
         | SessionFileFormat::ClineMessages
-        | SessionFileFormat::OpenHandsState => {
+        | SessionFileFormat::OpenHandsState
+        | SessionFileFormat::LettaMessages => {
             unreachable!("read above")
         }
     };
@@ -438,6 +439,7 @@ fn read_their_own_way(
             cline_messages_events(session, path, agent, max, deadline)
         }
         SessionFileFormat::OpenHandsState => openhands_state_events(session, path, max, deadline),
+        SessionFileFormat::LettaMessages => letta_messages_events(session, path, max, deadline),
         _ => return None,
     })
 }
@@ -558,6 +560,73 @@ fn openhands_state_events(
         agent: None,
     }
     .observations(session)
+}
+
+/// Letta Code's local backend (`hosts::letta::messages`): `path` is its `conversations`
+/// directory joined with the agent's id (the session; no payload names a conversation). Of
+/// the most recently written conversations there (`CONVERSATIONS_LOOKED_AT`), those whose
+/// `conversation.json` names the agent — or whose `messages.jsonl` the session read before —
+/// have their `messages.jsonl` read from the recorded offset, the agent's responses kept.
+fn letta_messages_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    use projections::hosts::letta::messages;
+    let path = Path::new(path);
+    let (Some(dir), Some(agent)) = (path.parent(), path.file_name().and_then(|a| a.to_str()))
+    else {
+        return Vec::new();
+    };
+    let Ok(mut entries) = journal::door::by_path::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries.retain(|e| e.is_dir());
+    entries.sort_by_key(|e| std::cmp::Reverse(e.st.st_mtime));
+    let mut out = Vec::new();
+    for e in entries.iter().take(messages::CONVERSATIONS_LOOKED_AT) {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let conv = dir.join(e.file_name());
+        let Some(file) = conv.join("messages.jsonl").to_str().map(str::to_string) else {
+            continue;
+        };
+        let known = session.is_some_and(|s| s.transcript_offsets.contains_key(&file));
+        let ours = known
+            || journal::door::read_following(&conv.join("conversation.json"), 1 << 20)
+                .ok()
+                .flatten()
+                .and_then(|b| messages::conversation_agent(&b))
+                .is_some_and(|a| a == agent);
+        let Some(New {
+            bytes,
+            start,
+            offset,
+        }) = ours
+            .then(|| read_since(session, &file, max, deadline))
+            .flatten()
+        else {
+            continue;
+        };
+        let scan = messages::scan(&bytes, Some(agent));
+        out.extend(
+            FileReading {
+                path: file,
+                end: start + scan.consumed as u64,
+                offset,
+                records: scan.records,
+                tokens: scan.context.as_ref().map(|c| c.tokens),
+                model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
+                compressions: Vec::new(),
+                window: None,
+                agent: None,
+            }
+            .observations(session),
+        );
+    }
+    out
 }
 
 /// Where a planned read is: the path the payload named, or one derived under the first

@@ -16,6 +16,7 @@ pub mod cursor;
 pub mod droid;
 pub mod gemini;
 pub mod kimi;
+pub mod letta;
 pub mod openclaw;
 pub mod opencode;
 pub mod openhands;
@@ -24,7 +25,7 @@ pub mod qwen;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
-    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE,
+    droid::DROID, gemini::GEMINI, kimi::KIMI, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
     openhands::OPENHANDS, pi::PI, qwen::QWEN,
 };
 
@@ -129,6 +130,7 @@ pub const HOSTS: &[&HostModule] = &[
     &cline::MODULE,
     &kimi::MODULE,
     &openhands::MODULE,
+    &letta::MODULE,
 ];
 
 /// The module of a known host's name.
@@ -328,6 +330,7 @@ mod tests {
             Host::Cline,
             Host::Kimi,
             Host::OpenHands,
+            Host::Letta,
         ];
         for h in &consts {
             assert!(h.module().is_some(), "{h} is in no registry line");
@@ -361,7 +364,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
-            &DROID, &CLINE, &KIMI, &OPENHANDS,
+            &DROID, &CLINE, &KIMI, &OPENHANDS, &LETTA,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
