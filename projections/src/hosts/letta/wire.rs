@@ -39,6 +39,9 @@ struct Payload {
     assistant_message: Option<Value>,
     subagent_id: Option<Value>,
     subagent_type: Option<Value>,
+    message: Option<Value>,
+    level: Option<Value>,
+    trigger: Option<Value>,
 }
 
 /// A non-empty string value.
@@ -120,6 +123,16 @@ fn canonical(kind: Option<EventKind>, p: &Payload) -> Canonical {
             agent_type: st(&p.subagent_type),
             transcript: None,
             last_message: None,
+        },
+        Some(EventKind::Notification) => Canonical::Notification {
+            kind: st(&p.level).unwrap_or_default(),
+            title: None,
+            message: st(&p.message).unwrap_or_default(),
+        },
+        // `context_length`, `max_context_length`; no trigger in 0.32.18's bundle.
+        Some(EventKind::PreCompact) => Canonical::PreCompact {
+            trigger: st(&p.trigger).unwrap_or_else(|| "auto".into()),
+            instructions: None,
         },
         _ => Canonical::Other,
     }
