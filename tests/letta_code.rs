@@ -351,7 +351,11 @@ fn install_writes_letta_settings_in_milliseconds() {
         fs::create_dir_all(file.parent().unwrap()).unwrap();
         let before = "{\n  \"lastAgent\": \"agent-local-1\"\n}\n";
         fs::write(&file, before).unwrap();
-        common::client::hj(&project, &home, &["install", "--host", "letta", "--scope", scope]);
+        common::client::hj(
+            &project,
+            &home,
+            &["install", "--host", "letta", "--scope", scope],
+        );
         let v: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
         assert_eq!(v["lastAgent"], "agent-local-1", "{scope}");
         let hooks = v["hooks"].as_object().unwrap();
@@ -370,6 +374,36 @@ fn install_writes_letta_settings_in_milliseconds() {
         );
         assert_eq!(fs::read_to_string(&file).unwrap(), before, "{scope}");
     }
+    // Letta runs the user's handlers beside the project's: doctor says both journal every
+    // event twice.
+    let doctor = || {
+        let out = Command::new(common::BIN)
+            .arg("doctor")
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    common::client::hj(&project, &home, &["install", "--host", "letta"]);
+    let report = doctor();
+    assert!(
+        report.contains("registers hookjournal for all 11 events"),
+        "{report}"
+    );
+    assert!(!report.contains("journaled twice"), "{report}");
+    common::client::hj(
+        &project,
+        &home,
+        &["install", "--host", "letta", "--scope", "user"],
+    );
+    let report = doctor();
+    let twice = report
+        .lines()
+        .any(|l| l.contains("Letta Code: both") && l.contains("every event is journaled twice"));
+    assert!(twice, "{report}");
 }
 
 harness_main!(

@@ -176,6 +176,9 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
     // Kimi CLI reads hooks from the user's config only, whatever the project.
     let user_only = install.user_only();
     let scopes: &[Scope] = match w.project {
+        // Letta Code runs the handlers of all three of its files, the user's too: one there
+        // beside the project's is journaled twice.
+        Some(_) if *h == Host::Letta => &[Scope::Project, Scope::Local, Scope::User],
         Some(_) if !user_only => &[Scope::Project, Scope::Local],
         _ => &[Scope::User],
     };

@@ -127,9 +127,12 @@ fn a_letta_tool_call_is_its_input_and_result_and_a_failure_comes_after_the_resul
 
 #[test]
 fn letta_gets_the_task_reminder_after_a_tool_and_nothing_anywhere_else() {
-    let mut s = Scenario::default()
-        .host(Host::Letta)
-        .given_task_command(TaskOp::Add, "T1", Some("Migrate the billing tables"), None);
+    let mut s = Scenario::default().host(Host::Letta).given_task_command(
+        TaskOp::Add,
+        "T1",
+        Some("Migrate the billing tables"),
+        None,
+    );
     // Nine tool calls since the task was used (each a PreToolUse and a PostToolUse): nothing
     // said, before a tool included; the reminder is due at the tenth's result.
     for _ in 0..9 {
@@ -202,7 +205,10 @@ fn messages_give_each_of_the_agents_responses_once_with_its_model_and_the_contex
     let bytes = messages_file();
     let scan = messages::scan(&bytes, Some(AGENT));
     let ids: Vec<&str> = scan.records.iter().map(|r| r.message_id.as_str()).collect();
-    assert_eq!(ids, ["chatcmpl-mock-2", "chatcmpl-mock-3", "chatcmpl-mock-4"]);
+    assert_eq!(
+        ids,
+        ["chatcmpl-mock-2", "chatcmpl-mock-3", "chatcmpl-mock-4"]
+    );
     assert!(scan.records.iter().all(|r| r.model == "gpt-4.1"));
     assert!(scan.records.iter().all(|r| r.request_id == "local-conv-1"));
     let input: u64 = scan.records.iter().map(|r| r.usage.input_tokens).sum();
@@ -212,7 +218,10 @@ fn messages_give_each_of_the_agents_responses_once_with_its_model_and_the_contex
     assert_eq!(scan.context.unwrap().tokens, 8637);
     assert_eq!(scan.consumed, bytes.len());
     // Another agent's messages, or a line cut short: nothing.
-    assert_eq!(messages::scan(&bytes, Some("agent-local-other")).records, []);
+    assert_eq!(
+        messages::scan(&bytes, Some("agent-local-other")).records,
+        []
+    );
     let cut = &bytes[..bytes.len() - 10];
     assert_eq!(messages::scan(cut, Some(AGENT)).records.len(), 2);
     let conversation = std::fs::read(dir().join(

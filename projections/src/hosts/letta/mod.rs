@@ -104,7 +104,8 @@ pub const LETTA: HostFacts = HostFacts {
         timeout_scale: 1000,
         named_handlers: false,
         format: HookFileFormat::Grouped,
-        next_step: "start Letta Code here (it reads .letta/settings.local.json, .letta/settings.json \
+        next_step:
+            "start Letta Code here (it reads .letta/settings.local.json, .letta/settings.json \
                     and ~/.letta/settings.json at each start, all three); check with \
                     `hookjournal status`.",
     }),
