@@ -915,6 +915,87 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
+    /// Given a local backend holding two agents' conversations, when the hook reads the
+    /// agent's, then only its conversation's responses count, each once: read again with
+    /// nothing new, nothing; a line appended, only it.
+    #[test]
+    fn letta_reads_the_agents_own_conversations_from_where_it_stopped() {
+        let d = tempfile::tempdir().unwrap();
+        let convs = d.path().join("conversations");
+        let line = |agent: &str, conv: &str, id: &str| {
+            format!(
+                "{{\"type\":\"message\",\"timestamp\":\"2026-12-01T22:23:19.639Z\",\"message\":{{\"id\":\"m\",\"role\":\"assistant\",\"model\":\"gpt-4.1\",\"responseId\":\"{id}\",\"usage\":{{\"input\":900,\"output\":12,\"cacheRead\":100,\"cacheWrite\":0}},\"metadata\":{{\"agent_id\":\"{agent}\",\"conversation_id\":\"{conv}\"}}}}}}\n"
+            )
+        };
+        for (dir, agent, conv) in [
+            ("c1", "agent-a", "local-conv-1"),
+            ("c2", "agent-b", "local-conv-2"),
+        ] {
+            let c = convs.join(dir);
+            std::fs::create_dir_all(&c).unwrap();
+            std::fs::write(
+                c.join("conversation.json"),
+                format!("{{\"id\":\"{conv}\",\"agent_id\":\"{agent}\"}}"),
+            )
+            .unwrap();
+            std::fs::write(
+                c.join("messages.jsonl"),
+                line(agent, conv, &format!("r-{dir}")),
+            )
+            .unwrap();
+        }
+        let path = convs.join("agent-a");
+        let path = path.to_str().unwrap();
+        let later = || Instant::now() + Duration::from_secs(5);
+        let read = |s: Option<&SessionState>| {
+            session_file_events(
+                SessionFileFormat::LettaMessages,
+                s,
+                path,
+                None,
+                None,
+                1 << 20,
+                later(),
+            )
+        };
+        let usage = |obs: &[Observation]| -> Vec<String> {
+            obs.iter()
+                .filter_map(|o| o.usage.as_ref())
+                .map(|u| u.record.message_id.clone())
+                .collect()
+        };
+        let first = read(None);
+        assert_eq!(usage(&first), ["r-c1"]);
+        let mut s = SessionState::default();
+        let file = convs
+            .join("c1/messages.jsonl")
+            .to_str()
+            .unwrap()
+            .to_string();
+        let len = std::fs::metadata(&file).unwrap().len();
+        s.transcript_offsets.insert(file.clone(), len);
+        assert!(usage(&read(Some(&s))).is_empty(), "nothing new");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        std::io::Write::write_all(&mut f, line("agent-a", "local-conv-1", "r-next").as_bytes())
+            .unwrap();
+        assert_eq!(usage(&read(Some(&s))), ["r-next"]);
+        // Another agent's id: its own conversation only.
+        let other = convs.join("agent-b");
+        let obs = session_file_events(
+            SessionFileFormat::LettaMessages,
+            None,
+            other.to_str().unwrap(),
+            None,
+            None,
+            1 << 20,
+            later(),
+        );
+        assert_eq!(usage(&obs), ["r-c2"]);
+    }
+
     fn asked(dir: &Path) -> Option<String> {
         run_git_branch(dir.to_str(), Duration::from_secs(10)).branch
     }
