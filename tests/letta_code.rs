@@ -8,15 +8,17 @@
 //! After `hookjournal install --host letta` (the project's `.letta/settings.json`, the recorder's
 //! hooks kept), a task seeded and `reminder_threshold = 1`: a tool turn (`Bash` writes a marker,
 //! `Read` README.md, `Read` a missing file — a failed tool: PostToolUse with status "error",
-//! then PostToolUseFailure —, a final text). Checked: every invocation the recording hook saw
+//! then PostToolUseFailure —, a final text), then a second run of the same agent (`--agent
+//! ID`: `Bash`, a final text). Checked: every invocation the recording hook saw
 //! is journaled once, as host `letta`, payload for payload (none `Malformed`; `-p` fires only
 //! the three tool events); the session is the agent (`agent_id`, the only id its payloads
 //! carry); the seeded task reaches the model through the one channel `-p` lets context in
 //! (PostToolUse's `additionalContext`, appended to the tool's result as `[Hook feedback]`) and
 //! hookjournal answers nothing anywhere else; README.md is a file read; the tokens and USD
 //! hookjournal read from the conversation's `messages.jsonl` (found from `$HOME` and the agent
-//! id; no payload names it) are what the server served for every response but the last — the
-//! final text comes after the last tool, and no hook fires after it in `-p` —, each once,
+//! id; no payload names it) are what the server served for every response but the last — a
+//! run's final text comes after its last tool, and no hook fires after it in `-p`: the first
+//! run's is counted by the second run's tool —, each once,
 //! priced at GPT-4.1's rates; `doctor` finds the registration; `uninstall` gives the file back
 //! byte for byte.
 //!
@@ -45,6 +47,7 @@ const PRICE: [f64; 3] = [2.0e-6, 0.5e-6, 8.0e-6];
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: write a marker, read README.md and a missing file, then stop.";
+const PROMPT_2: &str = "HJ-PROMPT-2: and once more, the same agent.";
 const USAGE: Usage = Usage {
     prompt: 3_900,
     cached: 1_000,
@@ -91,6 +94,11 @@ fn start_server(project: PathBuf) -> Server {
                 ),
                 1 => ("Read", json!({"file_path": project.join("README.md")})),
                 2 => ("Read", json!({"file_path": project.join("no-such/x.txt")})),
+                // The second run, the same agent.
+                4 => (
+                    "Bash",
+                    json!({"command": "echo hj-again >> marker.txt", "description": "again"}),
+                ),
                 _ => {
                     let text = common::chat_server::text("HJ-MOCK-FINAL: all done.");
                     return (text, "stop", USAGE);
@@ -130,11 +138,17 @@ fn recorder(calls: &Path) -> String {
 
 /// `letta --backend local -p PROMPT -m lmstudio/gpt-4.1 --yolo -o json`, killed past the
 /// timeout; its result object must hold the final text.
-fn letta(env: &Env, node: &Path, entry: &Path, prompt: &str) -> Result<Value, String> {
+fn letta(
+    env: &Env,
+    (node, entry): (&Path, &Path),
+    prompt: &str,
+    agent: Option<&str>,
+) -> Result<Value, String> {
     let mut cmd = Command::new(node);
     cmd.arg(entry)
         .args(["--backend", "local", "-p", prompt, "-m"])
         .arg(format!("lmstudio/{MODEL}"))
+        .args(agent.map(|a| ["--agent", a]).into_iter().flatten())
         .args(["--yolo", "--output-format", "json"])
         .stdin(Stdio::null())
         .current_dir(&env.project)
@@ -241,16 +255,24 @@ fn real_letta_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     .unwrap();
     env.hj(&["tasks", "add", SEED_TASK]);
 
-    let result = letta(&env, &node, &entry, PROMPT).unwrap_or_else(|e| panic!("{e}"));
+    let bin = (node.as_path(), entry.as_path());
+    let result = letta(&env, bin, PROMPT, None).unwrap_or_else(|e| panic!("{e}"));
     settle(&env.calls);
     let agent = result["agent_id"].as_str().unwrap_or_default().to_string();
+    // A second run of the same agent (`--agent ID`): the same session; its tool's result
+    // reads the first run's last response, written after that run's last hook.
+    let result_2 = letta(&env, bin, PROMPT_2, Some(&agent)).unwrap_or_else(|e| panic!("{e}"));
+    settle(&env.calls);
     let mut failures = Vec::new();
+    if result_2["agent_id"] != agent.as_str() {
+        failures.push(format!("the second run is another agent: {result_2}"));
+    }
     let events = env.events();
     let counts = common::client::check_journaled("letta", &env.recorded(), &events, &mut failures);
-    // `-p` fires the tool events only: three tools, one of them failed.
+    // `-p` fires the tool events only: four tools over both runs, one of them failed.
     let want: std::collections::BTreeMap<String, usize> = [
-        ("PreToolUse", 3),
-        ("PostToolUse", 3),
+        ("PreToolUse", 4),
+        ("PostToolUse", 4),
         ("PostToolUseFailure", 1),
     ]
     .into_iter()
@@ -275,7 +297,7 @@ fn real_letta_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     }
     let exchanges = env.server.exchanges();
     eprintln!("model requests {}", exchanges.len());
-    let reached = exchanges.last().is_some_and(|e| {
+    let reached = exchanges.iter().any(|e| {
         tool_results(&e.request)
             .iter()
             .any(|t| t.contains("[Hook feedback]") && t.contains("HJ-SEED-TASK"))
@@ -295,9 +317,10 @@ fn real_letta_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
             show["host"], show["files_read"]
         ));
     }
-    // Tokens and USD from the conversation's messages.jsonl, read at each PostToolUse: what the
-    // server served for every response before the last tool's, at GPT-4.1's prices. The final
-    // text's usage is written after the last hook.
+    // Tokens and USD from the agent's conversations' messages.jsonl, read at each PostToolUse:
+    // what the server served for every response but the last, at GPT-4.1's prices (the first
+    // run's final text counted by the second run's tool; the second's is written after its
+    // last hook).
     let counted = &exchanges[..exchanges.len().saturating_sub(1)];
     let sum = |f: fn(&Usage) -> u64| counted.iter().map(|e| f(&e.usage)).sum::<u64>();
     let want = (
