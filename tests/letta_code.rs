@@ -427,6 +427,19 @@ fn install_writes_letta_settings_in_milliseconds() {
         .lines()
         .any(|l| l.contains("Letta Code: both") && l.contains("every event is journaled twice"));
     assert!(twice, "{report}");
+    // `"hooks": {"disabled": true}` in the project's file turns every hook off, unless the
+    // user's says false.
+    let file = project.join(".letta/settings.json");
+    let mut v: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    v["hooks"]["disabled"] = json!(true);
+    fs::write(&file, v.to_string()).unwrap();
+    let off = "sets \"hooks\": {\"disabled\": true}: Letta Code runs no hook at all";
+    assert!(doctor().contains(off), "{}", doctor());
+    let user = home.join(".letta/settings.json");
+    let mut u: Value = serde_json::from_str(&fs::read_to_string(&user).unwrap()).unwrap();
+    u["hooks"]["disabled"] = json!(false);
+    fs::write(&user, u.to_string()).unwrap();
+    assert!(!doctor().contains(off), "{}", doctor());
 }
 
 harness_main!(
