@@ -259,8 +259,9 @@ fn real_letta_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     let result = letta(&env, bin, PROMPT, None).unwrap_or_else(|e| panic!("{e}"));
     settle(&env.calls);
     let agent = result["agent_id"].as_str().unwrap_or_default().to_string();
-    // A second run of the same agent (`--agent ID`): the same session; its tool's result
-    // reads the first run's last response, written after that run's last hook.
+    // A second run of the same agent (`--agent ID`, a new conversation of it: local-conv-2):
+    // the same session; its tool's result reads the first run's last response (in
+    // local-conv-1), written after that run's last hook.
     let result_2 = letta(&env, bin, PROMPT_2, Some(&agent)).unwrap_or_else(|e| panic!("{e}"));
     settle(&env.calls);
     let mut failures = Vec::new();
