@@ -563,9 +563,9 @@ fn openhands_state_events(
 }
 
 /// Letta Code's local backend (`hosts::letta::messages`): `path` is its `conversations`
-/// directory joined with the agent's id (the session; no payload names a conversation). Of
-/// the most recently written conversations there (`CONVERSATIONS_LOOKED_AT`), those whose
-/// `conversation.json` names the agent — or whose `messages.jsonl` the session read before —
+/// directory joined with the agent's id (the session; no payload names a conversation). The
+/// conversations whose `messages.jsonl` the session read before, and of the most recently
+/// changed others (`CONVERSATIONS_LOOKED_AT`) those whose `conversation.json` names the agent,
 /// have their `messages.jsonl` read from the recorded offset, the agent's responses kept.
 fn letta_messages_events(
     session: Option<&SessionState>,
@@ -585,7 +585,7 @@ fn letta_messages_events(
     entries.retain(|e| e.is_dir());
     entries.sort_by_key(|e| std::cmp::Reverse(e.st.st_mtime));
     let mut out = Vec::new();
-    for e in entries.iter().take(messages::CONVERSATIONS_LOOKED_AT) {
+    for (rank, e) in entries.iter().enumerate() {
         if Instant::now() >= deadline {
             break;
         }
@@ -593,7 +593,12 @@ fn letta_messages_events(
         let Some(file) = conv.join("messages.jsonl").to_str().map(str::to_string) else {
             continue;
         };
+        // A conversation the session read before is read on wherever it ranks; another is
+        // looked at among the most recent only.
         let known = session.is_some_and(|s| s.transcript_offsets.contains_key(&file));
+        if !known && rank >= messages::CONVERSATIONS_LOOKED_AT {
+            continue;
+        }
         let ours = known
             || journal::door::read_following(&conv.join("conversation.json"), 1 << 20)
                 .ok()
