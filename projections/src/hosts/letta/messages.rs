@@ -135,6 +135,6 @@ pub fn conversation_agent(bytes: &[u8]) -> Option<String> {
         .filter(|a| !a.is_empty())
 }
 
-/// How many of the backend's conversations, the most recently written first, a hook looks at
-/// for the agent's own: every read is paid on the hook path.
+/// How many of the backend's conversations the session has not read yet, the most recently
+/// changed first, a hook looks at for the agent's own: every read is paid on the hook path.
 pub const CONVERSATIONS_LOOKED_AT: usize = 32;
