@@ -20,7 +20,8 @@
 //! run's final text comes after its last tool, and no hook fires after it in `-p`: the first
 //! run's is counted by the second run's tool —, each once,
 //! priced at GPT-4.1's rates; `doctor` finds the registration; `uninstall` gives the file back
-//! byte for byte.
+//! byte for byte. And with `install --scope user`: Letta runs the user's handlers beside the
+//! project's, and the user's file, which Letta rewrites as it runs, keeps hookjournal's.
 //!
 //! Running it
 //! ----------
@@ -363,6 +364,63 @@ fn real_letta_session_is_journaled_and_the_task_reaches_the_model() -> Ran {
     Ok(())
 }
 
+/// With `install --host letta --scope user`: Letta runs the user's handlers beside the
+/// project's (the recorder's), every invocation journaled once as `letta`, and the user's file,
+/// which Letta rewrites as it runs (its agents, its last session), still registers hookjournal
+/// afterwards.
+fn real_letta_runs_the_users_hooks_and_keeps_them_in_the_file_it_rewrites() -> Ran {
+    let Some((node, entry)) = client() else {
+        return missing(
+            "HOOKJOURNAL_REQUIRE_LETTA",
+            format!(
+                "Letta Code {VERSION} is not installed (bash .ci/install-letta-code.sh installs it)"
+            ),
+        );
+    };
+    let env = Env::start(|project| start_server(project.to_path_buf()));
+    fs::write(env.recorder(), recorder(&env.calls)).unwrap();
+    let settings = env.project.join(".letta/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    fs::write(&settings, recorder_settings(&env)).unwrap();
+    env.hj(&["install", "--host", "letta", "--scope", "user"]);
+    let user = env.home.join(".letta/settings.json");
+    let before = fs::read_to_string(&user).unwrap();
+    letta(&env, (&node, &entry), PROMPT, None).unwrap_or_else(|e| panic!("{e}"));
+    settle(&env.calls);
+    let mut failures = Vec::new();
+    let counts =
+        common::client::check_journaled("letta", &env.recorded(), &env.events(), &mut failures);
+    if counts.get("PostToolUse") != Some(&3) {
+        failures.push(format!("fired {counts:?}"));
+    }
+    let after = fs::read_to_string(&user).unwrap();
+    let v: Value = serde_json::from_str(&after).unwrap();
+    let ours = |e: &str| {
+        v["hooks"][e].as_array().into_iter().flatten().any(|g| {
+            g["hooks"][0]["command"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("hook --host letta"))
+        })
+    };
+    if after == before || !EVENTS.iter().all(|e| ours(e)) {
+        failures.push(format!(
+            "the user's file, rewritten by Letta ({}), lost hookjournal's handlers:\n{after}",
+            after != before
+        ));
+    }
+    env.hj(&["uninstall", "--host", "letta", "--scope", "user"]);
+    let left: Value = serde_json::from_str(&fs::read_to_string(&user).unwrap()).unwrap();
+    if left
+        .get("hooks")
+        .is_some_and(|h| h.as_object().is_some_and(|o| !o.is_empty()))
+    {
+        failures.push(format!("uninstall left hooks: {left}"));
+    }
+    env.keep();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
 /// Given each scope, install writes Letta's file for it (timeouts in milliseconds, the tool
 /// events matched by `"*"`), beside what the file holds, and uninstall gives it back.
 fn install_writes_letta_settings_in_milliseconds() {
@@ -445,5 +503,6 @@ fn install_writes_letta_settings_in_milliseconds() {
 
 harness_main!(
     real_letta_session_is_journaled_and_the_task_reaches_the_model,
+    real_letta_runs_the_users_hooks_and_keeps_them_in_the_file_it_rewrites,
     install_writes_letta_settings_in_milliseconds
 );
