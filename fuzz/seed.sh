@@ -33,6 +33,8 @@ add() { # add TARGET FILE...
 
 # Host payloads: every fixture, real or written, and the bad ones.
 payloads=$(find "$fx/events" "$fx/real-hosts" "$fx/bad" -type f -path '*payloads*' -o -type f -path '*/events/*' -o -type f -path '*/bad/*')
+# And each real host's own payloads, beside its FACTS.md (Letta Code's, OpenHands', Kimi's, …).
+payloads="$payloads $(find "$fx/real-hosts" -mindepth 2 -maxdepth 2 -type f -name '*.json')"
 # shellcheck disable=SC2086
 add host_payload $payloads
 # shellcheck disable=SC2086

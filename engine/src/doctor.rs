@@ -176,6 +176,9 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
     // Kimi CLI reads hooks from the user's config only, whatever the project.
     let user_only = install.user_only();
     let scopes: &[Scope] = match w.project {
+        // Letta Code runs the handlers of all three of its files, the user's too: one there
+        // beside the project's is journaled twice.
+        Some(_) if *h == Host::Letta => &[Scope::Project, Scope::Local, Scope::User],
         Some(_) if !user_only => &[Scope::Project, Scope::Local],
         _ => &[Scope::User],
     };
@@ -194,6 +197,9 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
                 format!("correct the file, then `{}`", install_cmd(h, scope)),
             )),
         }
+    }
+    if *h == Host::Letta {
+        letta_disabled(h, &files, out);
     }
     if install.format == HookFileFormat::OnlyHooks {
         for (scope, path, s) in &mut files {
@@ -259,6 +265,34 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
         trust(w, h, path, s, out);
     }
     true
+}
+
+/// Letta Code's `"hooks": {"disabled": true}` in any of its files turns every hook off, the
+/// user's `"disabled": false` overriding the project's (its `areHooksDisabled`, 0.32.18).
+fn letta_disabled(h: &Host, files: &[(Scope, PathBuf, Settings)], out: &mut Vec<Finding>) {
+    let disabled = |s: &Settings| s.value.pointer("/hooks/disabled").and_then(|v| v.as_bool());
+    let user = files.iter().find(|(scope, _, _)| *scope == Scope::User);
+    if user.is_some_and(|(_, _, s)| disabled(s) == Some(false)) {
+        return;
+    }
+    let user_first = user
+        .into_iter()
+        .chain(files.iter().filter(|f| f.0 != Scope::User));
+    if let Some((_, path, _)) = user_first
+        .into_iter()
+        .find(|(_, _, s)| disabled(s) == Some(true))
+    {
+        out.push(problem(
+            h.facts().product,
+            format!(
+                "{} sets \"hooks\": {{\"disabled\": true}}: {} runs no hook at all",
+                path.display(),
+                h.facts().product
+            ),
+            "take \"disabled\" out of its \"hooks\" (or set it false in ~/.letta/settings.json)"
+                .to_string(),
+        ));
+    }
 }
 
 /// A hooks file the host rejects whole for one event key it does not take (OpenHands: then it

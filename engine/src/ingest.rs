@@ -382,7 +382,8 @@ pub fn session_file_events(
         SessionFileFormat::ClaudeTranscript
         | SessionFileFormat::DroidSession
         | SessionFileFormat::ClineMessages
-        | SessionFileFormat::OpenHandsState => {
+        | SessionFileFormat::OpenHandsState
+        | SessionFileFormat::LettaMessages => {
             unreachable!("read above")
         }
     };
@@ -438,6 +439,7 @@ fn read_their_own_way(
             cline_messages_events(session, path, agent, max, deadline)
         }
         SessionFileFormat::OpenHandsState => openhands_state_events(session, path, max, deadline),
+        SessionFileFormat::LettaMessages => letta_messages_events(session, path, max, deadline),
         _ => return None,
     })
 }
@@ -558,6 +560,78 @@ fn openhands_state_events(
         agent: None,
     }
     .observations(session)
+}
+
+/// Letta Code's local backend (`hosts::letta::messages`): `path` is its `conversations`
+/// directory joined with the agent's id (the session; no payload names a conversation). The
+/// conversations whose `messages.jsonl` the session read before, and of the most recently
+/// changed others (`CONVERSATIONS_LOOKED_AT`) those whose `conversation.json` names the agent,
+/// have their `messages.jsonl` read from the recorded offset, the agent's responses kept.
+fn letta_messages_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    use projections::hosts::letta::messages;
+    let path = Path::new(path);
+    let (Some(dir), Some(agent)) = (path.parent(), path.file_name().and_then(|a| a.to_str()))
+    else {
+        return Vec::new();
+    };
+    let Ok(mut entries) = journal::door::by_path::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries.retain(|e| e.is_dir());
+    entries.sort_by_key(|e| std::cmp::Reverse(e.st.st_mtime));
+    let mut out = Vec::new();
+    for (rank, e) in entries.iter().enumerate() {
+        if Instant::now() >= deadline {
+            break;
+        }
+        let conv = dir.join(e.file_name());
+        let Some(file) = conv.join("messages.jsonl").to_str().map(str::to_string) else {
+            continue;
+        };
+        // A conversation the session read before is read on wherever it ranks; another is
+        // looked at among the most recent only.
+        let known = session.is_some_and(|s| s.transcript_offsets.contains_key(&file));
+        if !known && rank >= messages::CONVERSATIONS_LOOKED_AT {
+            continue;
+        }
+        let ours = known
+            || journal::door::read_following(&conv.join("conversation.json"), 1 << 20)
+                .ok()
+                .flatten()
+                .and_then(|b| messages::conversation_agent(&b))
+                .is_some_and(|a| a == agent);
+        let Some(New {
+            bytes,
+            start,
+            offset,
+        }) = ours
+            .then(|| read_since(session, &file, max, deadline))
+            .flatten()
+        else {
+            continue;
+        };
+        let scan = messages::scan(&bytes, Some(agent));
+        out.extend(
+            FileReading {
+                path: file,
+                end: start + scan.consumed as u64,
+                offset,
+                records: scan.records,
+                tokens: scan.context.as_ref().map(|c| c.tokens),
+                model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
+                compressions: Vec::new(),
+                window: None,
+                agent: None,
+            }
+            .observations(session),
+        );
+    }
+    out
 }
 
 /// Where a planned read is: the path the payload named, or one derived under the first
@@ -844,6 +918,87 @@ mod tests {
             .status
             .success();
         assert!(ok, "git {args:?}");
+    }
+
+    /// Given a local backend holding two agents' conversations, when the hook reads the
+    /// agent's, then only its conversation's responses count, each once: read again with
+    /// nothing new, nothing; a line appended, only it.
+    #[test]
+    fn letta_reads_the_agents_own_conversations_from_where_it_stopped() {
+        let d = tempfile::tempdir().unwrap();
+        let convs = d.path().join("conversations");
+        let line = |agent: &str, conv: &str, id: &str| {
+            format!(
+                "{{\"type\":\"message\",\"timestamp\":\"2026-12-01T22:23:19.639Z\",\"message\":{{\"id\":\"m\",\"role\":\"assistant\",\"model\":\"gpt-4.1\",\"responseId\":\"{id}\",\"usage\":{{\"input\":900,\"output\":12,\"cacheRead\":100,\"cacheWrite\":0}},\"metadata\":{{\"agent_id\":\"{agent}\",\"conversation_id\":\"{conv}\"}}}}}}\n"
+            )
+        };
+        for (dir, agent, conv) in [
+            ("c1", "agent-a", "local-conv-1"),
+            ("c2", "agent-b", "local-conv-2"),
+        ] {
+            let c = convs.join(dir);
+            std::fs::create_dir_all(&c).unwrap();
+            std::fs::write(
+                c.join("conversation.json"),
+                format!("{{\"id\":\"{conv}\",\"agent_id\":\"{agent}\"}}"),
+            )
+            .unwrap();
+            std::fs::write(
+                c.join("messages.jsonl"),
+                line(agent, conv, &format!("r-{dir}")),
+            )
+            .unwrap();
+        }
+        let path = convs.join("agent-a");
+        let path = path.to_str().unwrap();
+        let later = || Instant::now() + Duration::from_secs(5);
+        let read = |s: Option<&SessionState>| {
+            session_file_events(
+                SessionFileFormat::LettaMessages,
+                s,
+                path,
+                None,
+                None,
+                1 << 20,
+                later(),
+            )
+        };
+        let usage = |obs: &[Observation]| -> Vec<String> {
+            obs.iter()
+                .filter_map(|o| o.usage.as_ref())
+                .map(|u| u.record.message_id.clone())
+                .collect()
+        };
+        let first = read(None);
+        assert_eq!(usage(&first), ["r-c1"]);
+        let mut s = SessionState::default();
+        let file = convs
+            .join("c1/messages.jsonl")
+            .to_str()
+            .unwrap()
+            .to_string();
+        let len = std::fs::metadata(&file).unwrap().len();
+        s.transcript_offsets.insert(file.clone(), len);
+        assert!(usage(&read(Some(&s))).is_empty(), "nothing new");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        std::io::Write::write_all(&mut f, line("agent-a", "local-conv-1", "r-next").as_bytes())
+            .unwrap();
+        assert_eq!(usage(&read(Some(&s))), ["r-next"]);
+        // Another agent's id: its own conversation only.
+        let other = convs.join("agent-b");
+        let obs = session_file_events(
+            SessionFileFormat::LettaMessages,
+            None,
+            other.to_str().unwrap(),
+            None,
+            None,
+            1 << 20,
+            later(),
+        );
+        assert_eq!(usage(&obs), ["r-c2"]);
     }
 
     fn asked(dir: &Path) -> Option<String> {

@@ -132,6 +132,9 @@ struct Raw<'a> {
     /// OpenHands names its event here and its work directory in `working_dir`.
     #[serde(borrow)]
     event_type: Option<&'a RawValue>,
+    /// Letta Code's work directory (beside its `event_type`).
+    #[serde(borrow)]
+    working_directory: Option<&'a RawValue>,
     #[serde(borrow)]
     tool_name: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -315,6 +318,8 @@ struct Shape<'a> {
     tool_call_id_snake: Option<&'a RawValue>,
     #[serde(borrow)]
     event_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    working_directory: Option<&'a RawValue>,
 }
 
 impl<'a> Shape<'a> {
@@ -339,6 +344,7 @@ impl<'a> Shape<'a> {
             tool_output: raw.tool_output,
             tool_call_id_snake: raw.tool_call_id_snake,
             event_type: raw.event_type,
+            working_directory: raw.working_directory,
         }
     }
 
@@ -354,6 +360,14 @@ impl<'a> Shape<'a> {
             && self.working_dir.is_some()
         {
             return Some(Host::OpenHands);
+        }
+        // Letta Code names its event in `event_type` and its work directory in
+        // `working_directory`, never `hook_event_name`.
+        if self.hook_event_name.is_none()
+            && s(self.event_type).is_some_and(|e| hosts::LETTA.event(&e).is_some())
+            && self.working_directory.is_some()
+        {
+            return Some(Host::Letta);
         }
         // Crush names its event in a string `event`, and sends no `hook_event_name`; so does
         // goose, with its own names or fields (`matcher_context`, `working_dir`) and no `cwd`,

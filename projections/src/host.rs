@@ -189,6 +189,9 @@ pub enum SessionFileFormat {
     KimiWire,
     /// An OpenHands conversation's `base_state.json`, one JSON document read whole.
     OpenHandsState,
+    /// Letta Code's local backend: the `messages.jsonl` of each of the agent's conversations
+    /// under a `conversations` directory (the derived path names the directory).
+    LettaMessages,
 }
 
 /// Where a host's session file is when no payload names it: under the first directory of

@@ -69,6 +69,10 @@ fn documented(h: &Host) -> [bool; 4] {
         // goose reads a block, an allow and a banner from a hook, nothing for its model (its
         // source; not run here).
         Host::Goose => [false, false, false, false],
+        // Letta Code reads `additionalContext` after a tool only (appended to the tool's result
+        // as `[Hook feedback]`); nothing blocks its Stop, nothing reaches a compaction (measured
+        // on 0.32.18).
+        Host::Letta => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }
@@ -101,6 +105,7 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
         Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
         Host::Cline => kind == EventKind::ToolPost,
         Host::OpenHands => kind == EventKind::Prompt,
+        Host::Letta => kind == EventKind::ToolPost,
         _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
 }
@@ -170,6 +175,14 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     if *h == Host::OpenHands {
         return format!(
             r#"{{"event_type":"{}","session_id":"{S}","working_dir":"/proj"{sep}{fields}}}"#,
+            name(h, kind)
+        );
+    }
+    // Letta Code names its event in `event_type`, the session (its agent) in `agent_id` and its
+    // directory in `working_directory`.
+    if *h == Host::Letta {
+        return format!(
+            r#"{{"event_type":"{}","agent_id":"{S}","working_directory":"/proj"{sep}{fields}}}"#,
             name(h, kind)
         );
     }

@@ -18,6 +18,7 @@ pub mod droid;
 pub mod gemini;
 pub mod goose;
 pub mod kimi;
+pub mod letta;
 pub mod openclaw;
 pub mod opencode;
 pub mod openhands;
@@ -29,8 +30,8 @@ pub mod windsurf;
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE, copilot::COPILOT,
     crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE, kimi::KIMI,
-    openclaw::OPENCLAW, opencode::OPENCODE, openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN,
-    windsurf::WINDSURF,
+    letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE, openhands::OPENHANDS, pi::PI,
+    qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
 };
 
 use crate::event_kind::EventKind;
@@ -138,6 +139,7 @@ pub const HOSTS: &[&HostModule] = &[
     &continue_cli::MODULE,
     &windsurf::MODULE,
     &goose::MODULE,
+    &letta::MODULE,
 ];
 
 /// The module of a known host's name.
@@ -337,6 +339,7 @@ mod tests {
             Host::Cline,
             Host::Kimi,
             Host::OpenHands,
+            Host::Letta,
         ];
         for h in &consts {
             assert!(h.module().is_some(), "{h} is in no registry line");
@@ -370,7 +373,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
-            &DROID, &CLINE, &KIMI, &OPENHANDS,
+            &DROID, &CLINE, &KIMI, &OPENHANDS, &LETTA,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);
