@@ -83,8 +83,6 @@ pub struct Where<'a> {
 /// as the user links them), bounded and never blocking, so a FIFO or `/dev/zero` committed in
 /// its place costs nothing.
 fn read_text(project: Option<&Path>, path: &Path) -> Option<String> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
-    let project = project.filter(|p| home.as_deref().is_none_or(|h| Path::new(h) != *p));
     journal::door::read_on_ground(project, path, journal::door::READ_CAP)
         .ok()
         .flatten()
@@ -188,7 +186,8 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
         let Some(path) = install.settings_path(scope, project, user.as_deref()) else {
             continue;
         };
-        match Settings::read(&path) {
+        let ground = (scope != Scope::User).then_some(project);
+        match Settings::read_on(ground, &path) {
             Ok(Some(s)) => files.push((scope, path, s)),
             Ok(None) => {}
             Err(e) => out.push(problem(
@@ -207,7 +206,12 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
         }
     }
     let plugin = (*h == Host::Claude)
-        .then(|| registration::plugin_enabled_in(&registration::claude_settings_files(w.project)))
+        .then(|| {
+            registration::plugin_enabled_in(
+                w.project,
+                &registration::claude_settings_files(w.project),
+            )
+        })
         .flatten();
     let registering: Vec<&(Scope, PathBuf, Settings)> =
         files.iter().filter(|(_, _, s)| s.registers()).collect();

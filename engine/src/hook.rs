@@ -846,7 +846,7 @@ fn reads_session_start(edge: &mut dyn Edge) -> bool {
 fn defer_to_settings(edge: &mut dyn Edge) -> bool {
     let project = edge.env("CLAUDE_PROJECT_DIR").map(std::path::PathBuf::from);
     let files = crate::registration::claude_settings_files(project.as_deref());
-    let Some(file) = crate::registration::hooks_registered_in(&files) else {
+    let Some(file) = crate::registration::hooks_registered_in(project.as_deref(), &files) else {
         return false;
     };
     if reads_session_start(edge) {

@@ -751,7 +751,8 @@ fn branch_from_head_file(dir: &Path) -> Option<String> {
 }
 
 /// See `branch_from_head_file`. The files are read bounded and without blocking
-/// (`journal::door`): regular files of at most `HEAD_CAP` bytes.
+/// (`journal::door::read_on_ground`): regular files of at most `HEAD_CAP` bytes, through no link
+/// beneath the repository's top.
 fn head_file(dir: &Path) -> Head {
     if std::env::var_os("GIT_DIR").is_some() {
         return Head::AskGit;
@@ -759,7 +760,9 @@ fn head_file(dir: &Path) -> Head {
     let Some(top) = dir.ancestors().find(|d| d.join(".git").exists()) else {
         return Head::AskGit;
     };
-    let read = |p: &Path| match journal::door::read_following(p, HEAD_CAP) {
+    // Beneath the repository's top through no link at any component (a clone commits its
+    // `.git` as it likes); a worktree's git directory elsewhere is read as its `.git` file names it.
+    let read = |p: &Path| match journal::door::read_on_ground(Some(top), p, HEAD_CAP) {
         Ok(Some(b)) => Ok(String::from_utf8_lossy(&b).into_owned()),
         Ok(None) => Err(Head::AskGit),
         Err(e) if e.kind() == std::io::ErrorKind::Other => Err(Head::Refused(e.to_string())),
@@ -1047,7 +1050,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fifo_or_a_device_at_head_is_refused_without_reading_or_asking_git() {
+    fn a_fifo_a_device_or_a_link_at_head_is_refused_without_reading_or_asking_git() {
         let d = tempfile::tempdir().unwrap();
         let git_dir = d.path().join(".git");
         std::fs::create_dir(&git_dir).unwrap();
@@ -1055,7 +1058,16 @@ mod tests {
         let started = Instant::now();
         let seen = git_branch(d.path().to_str(), Duration::from_secs(10));
         assert_eq!(seen.branch, None);
-        assert!(seen.error.unwrap().contains("a character device"));
+        let error = seen.error.unwrap();
+        assert!(error.contains("symbolic link"), "{error}");
+        // A link to a file elsewhere is not followed either: its text is never read.
+        std::fs::remove_file(git_dir.join("HEAD")).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("HEAD"), "ref: refs/heads/theirs\n").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("HEAD"), git_dir.join("HEAD")).unwrap();
+        let seen = git_branch(d.path().to_str(), Duration::from_secs(10));
+        assert_eq!(seen.branch, None);
+        assert!(seen.error.unwrap().contains("symbolic link"));
         std::fs::remove_file(git_dir.join("HEAD")).unwrap();
         let c = std::ffi::CString::new(git_dir.join("HEAD").into_os_string().into_encoded_bytes())
             .unwrap();

@@ -114,13 +114,20 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Reads `path`: `Ok(None)` when it does not exist, `Err` (one line) when it does not parse.
-    /// The read is bounded and never blocks (`journal::door::read_following`): the hook reads
-    /// a project's `.claude/settings.json` on every event, and a repository can make it a FIFO
-    /// or a link to `/dev/zero`. (A link is followed: only handlers are looked for, nothing is
-    /// written, and the user's own settings are often a dotfile manager's link.)
+    /// Reads `path` (a file of the user's own: links followed): see `read_on`.
     pub fn read(path: &Path) -> Result<Option<Settings>, String> {
-        let text = match journal::door::read_following(path, journal::door::READ_CAP) {
+        Settings::read_on(None, path)
+    }
+
+    /// Reads `path` on its ground: `Ok(None)` when it does not exist, `Err` (one line) when it
+    /// does not parse or is refused. Bounded and never blocking (`door::read_on_ground`): the
+    /// hook reads a project's `.claude/settings.json` on every event, and a repository can make
+    /// it a FIFO, a link to `/dev/zero` or a link to a file elsewhere — beneath `project` no link
+    /// is followed at any component; the user's own settings (often a dotfile manager's link)
+    /// are read as linked.
+    pub fn read_on(project: Option<&Path>, path: &Path) -> Result<Option<Settings>, String> {
+        let read = journal::door::read_on_ground(project, path, journal::door::READ_CAP);
+        let text = match read {
             Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
             Ok(None) => return Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::Other => return Err(e.to_string()),
@@ -266,18 +273,19 @@ pub fn claude_user_dir() -> Option<PathBuf> {
         .or_else(|| env("HOME").map(|h| Path::new(&h).join(".claude")))
 }
 
-/// The first of `files` that enables the hookjournal plugin, with the plugin's full name.
-pub fn plugin_enabled_in(files: &[PathBuf]) -> Option<(PathBuf, String)> {
+/// The first of `files` that enables the hookjournal plugin, with the plugin's full name (each
+/// read on its ground: beneath `project` through no link).
+pub fn plugin_enabled_in(project: Option<&Path>, files: &[PathBuf]) -> Option<(PathBuf, String)> {
     files.iter().find_map(|f| {
-        let s = Settings::read(f).ok()??;
+        let s = Settings::read_on(project, f).ok()??;
         s.enabled_plugin().map(|p| (f.clone(), p))
     })
 }
 
-/// The first of `files` that registers a hookjournal hook.
-pub fn hooks_registered_in(files: &[PathBuf]) -> Option<PathBuf> {
+/// The first of `files` that registers a hookjournal hook (each read on its ground).
+pub fn hooks_registered_in(project: Option<&Path>, files: &[PathBuf]) -> Option<PathBuf> {
     files.iter().find_map(|f| {
-        let s = Settings::read(f).ok()??;
+        let s = Settings::read_on(project, f).ok()??;
         s.registers().then(|| f.clone())
     })
 }

@@ -274,7 +274,7 @@ fn print_command(facts: &HostFacts, command: &str, notes: &[String], statusline:
 /// registered (every event would be journaled twice). `None` when no such plugin is enabled.
 fn claude_plugin_registers(project: &Path) -> Option<String> {
     let files = engine::registration::claude_settings_files(Some(project));
-    let (file, plugin) = engine::registration::plugin_enabled_in(&files)?;
+    let (file, plugin) = engine::registration::plugin_enabled_in(Some(project), &files)?;
     Some(format!(
         "Claude Code's {plugin} plugin is enabled in {}: it already runs the hook for every event, so nothing is registered here (every event would be journaled twice). To register in settings instead: `claude plugin uninstall {plugin}`, then `hookjournal install` again.",
         file.display()

@@ -783,12 +783,15 @@ pub fn read_nofollow(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
 /// Reads `path` whole on its ground: beneath `project` (a tree a repository controls) through
 /// the project's handle and no link at any component (`Dir::read_if_present`); anywhere else
 /// (the user's home and config directories) as `read_following`. Bounded by `cap`, never
-/// blocking, a regular file only; `None` when missing. `project` is never the home itself.
+/// blocking, a regular file only; `None` when missing. A `project` that is the home itself
+/// (`$HOME`) is the user's own ground: read as linked.
 pub fn read_on_ground(
     project: Option<&Path>,
     path: &Path,
     cap: u64,
 ) -> io::Result<Option<Vec<u8>>> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    let project = project.filter(|p| home.as_deref().is_none_or(|h| Path::new(h) != *p));
     match project.and_then(|root| Some((root, path.strip_prefix(root).ok()?))) {
         Some((root, rel)) if !rel.as_os_str().is_empty() => {
             Dir::open(root)?.read_if_present(rel, cap)
