@@ -15,6 +15,7 @@ pub mod crush;
 pub mod cursor;
 pub mod droid;
 pub mod gemini;
+pub mod kilo;
 pub mod kimi;
 pub mod openclaw;
 pub mod opencode;
@@ -24,7 +25,7 @@ pub mod qwen;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, copilot::COPILOT, crush::CRUSH, cursor::CURSOR,
-    droid::DROID, gemini::GEMINI, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE,
+    droid::DROID, gemini::GEMINI, kilo::KILO, kimi::KIMI, openclaw::OPENCLAW, opencode::OPENCODE,
     openhands::OPENHANDS, pi::PI, qwen::QWEN,
 };
 
@@ -123,6 +124,7 @@ pub const HOSTS: &[&HostModule] = &[
     &openclaw::MODULE,
     &qwen::MODULE,
     &opencode::MODULE,
+    &kilo::MODULE,
     &crush::MODULE,
     &pi::MODULE,
     &droid::MODULE,
