@@ -8,8 +8,10 @@
 //!
 //! * `-wal` and `-shm` both there (the host has it open, or left it so): read-only
 //!   (`SQLITE_OPEN_READ_ONLY`, `mode=ro`), through the `-shm` index as any WAL reader does — it
-//!   never writes the database or the WAL and never blocks the host's writer (a WAL reader
-//!   takes no lock a writer waits on; `busy_timeout` bounds the rare wait on a checkpoint);
+//!   never writes the database or the WAL (the `-shm`, the shared-memory index every reader of
+//!   a WAL database takes its read mark in, is the one file it touches, and rebuilds when no
+//!   process has the database open) and never blocks the host's writer (a WAL reader takes no
+//!   lock a writer waits on; `busy_timeout` bounds the rare wait on a checkpoint);
 //! * else `immutable=1`: no lock at all and no file created (a read-only open of a WAL database
 //!   with no `-shm` would create `-wal` and `-shm` beside it), the main file being all there is.
 //!
