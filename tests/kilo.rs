@@ -420,4 +420,56 @@ fn real_kilo_session_is_journaled_reminded_and_costed_from_its_database() -> Ran
     Ok(())
 }
 
-harness_main!(real_kilo_session_is_journaled_reminded_and_costed_from_its_database);
+/// Without the client: `install --host kilo` writes OpenCode's shim as Kilo's into
+/// `.kilo/plugins/` (never `.opencode/plugins/`, which Kilo does not load), refuses a file of the
+/// user's own there, `doctor` reports it, and `uninstall` removes it (and only it).
+fn install_writes_the_shim_where_kilo_loads_it_and_uninstall_removes_only_it() -> Ran {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("proj");
+    fs::create_dir_all(project.join(".git")).unwrap();
+    let journal = project.join(".hookjournal");
+    let run = |args: &[&str]| {
+        let out = common::cmd(&journal)
+            .args(args)
+            .current_dir(&project)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (ok, said) = run(&["install", "--host", "kilo"]);
+    assert!(ok, "{said}");
+    let shim = project.join(".kilo/plugins/hookjournal.js");
+    let text = fs::read_to_string(&shim).unwrap();
+    let settings: Value = serde_json::from_str(
+        text.lines()
+            .find_map(|l| l.strip_prefix("const SETTINGS = "))
+            .unwrap()
+            .trim_end_matches(';'),
+    )
+    .unwrap();
+    assert_eq!(settings["host"], "kilo");
+    assert!(!project.join(".opencode").exists());
+    let (_, doctor) = run(&["doctor"]);
+    assert!(
+        doctor.contains("Kilo Code: the hookjournal shim is in"),
+        "{doctor}"
+    );
+    let (ok, said) = run(&["uninstall", "--host", "kilo"]);
+    assert!(ok && !shim.exists(), "{said}");
+    // A plugin of the user's own at that path is neither replaced nor removed.
+    fs::create_dir_all(shim.parent().unwrap()).unwrap();
+    fs::write(&shim, "export const Mine = async () => ({});\n").unwrap();
+    let (ok, said) = run(&["install", "--host", "kilo"]);
+    assert!(!ok && said.contains("not hookjournal's shim"), "{said}");
+    let (ok, said) = run(&["uninstall", "--host", "kilo"]);
+    assert!(!ok && said.contains("not hookjournal's shim"), "{said}");
+    assert!(fs::read_to_string(&shim).unwrap().contains("Mine"));
+    Ok(())
+}
+
+harness_main!(
+    real_kilo_session_is_journaled_reminded_and_costed_from_its_database,
+    install_writes_the_shim_where_kilo_loads_it_and_uninstall_removes_only_it
+);
