@@ -5,14 +5,17 @@
 //! `~/.config/kilo/plugins/`, which Kilo calls first) recording every hook call and bus event
 //! the shim forwards.
 //!
-//! One run, a task seeded: `bash`, `read README.md`, `task` (a `general` subagent, run by Kilo in
-//! a child session), a final text. Checked: every call the recording plugin saw is journaled
-//! once, as host `kilo` (Kilo sets OPENCODE=1 too), with its session (a subagent's under the
-//! session that started it; none `Malformed`); the seeded task reaches the model with the
-//! prompt; README.md is a file read; the subagent is the session's; tokens and USD — read from
-//! Kilo's SQLite database `kilo.db` at the turn's end, read-only while Kilo has it open — equal
-//! what the server reported for every request (the agent's and the subagent's), priced at
-//! GPT-4.1's rates; and the database holds the same totals in its `session` row.
+//! Run one, a task seeded: `bash` (its response reports a prompt at the model's limit, so Kilo
+//! compacts after that step and the turn goes on), `read README.md`, `task` (a `general`
+//! subagent, run by Kilo in a child session), a final text. Checked: every call the recording
+//! plugin saw is journaled once, as host `kilo` (Kilo sets OPENCODE=1 too), with its session (a
+//! subagent's under the session that started it; none `Malformed`); the seeded task reaches the
+//! model with the prompt; README.md is a file read; the subagent is the session's; the compaction
+//! is counted once; tokens and USD — read from Kilo's SQLite database `kilo.db` at the turn's end,
+//! read-only while Kilo has it open — equal what the server reported for every request (the
+//! agent's, the compaction's and the subagent's), priced at GPT-4.1's rates; and the database
+//! holds the same totals in its `session` row. Run two, `kilo run … --session <id>`: the restore
+//! after the compaction reaches the model with the prompt, and the usage still equals the server's.
 //!
 //! Running it
 //! ----------
@@ -41,6 +44,9 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(80);
 const SEED_TASK: &str = "HJ-SEED-TASK: migrate the billing tables";
 const PROMPT: &str = "HJ-PROMPT: write a marker with the shell, then read README.md.";
 /// What the agent asks of its subagent (the `task` tool, a `general` subagent).
+const PROMPT_2: &str = "HJ-PROMPT-2: and now the second turn.";
+/// The restore's first words after a compaction, as any session's restore text has them.
+const RESTORE: &str = "after context compaction, from its event journal";
 const SUBAGENT_PROMPT: &str = "HJ-SUBAGENT: say hi and stop.";
 
 fn client() -> Option<PathBuf> {
@@ -66,6 +72,17 @@ const NORMAL: Usage = Usage {
     cached: 4_000,
     output: 12,
 };
+/// Over Kilo's auto-compaction point for a 128,000-token model with 16,384 of output.
+const BIG: Usage = Usage {
+    prompt: 127_000,
+    cached: 0,
+    output: 12,
+};
+const SUMMARY: Usage = Usage {
+    prompt: 12_000,
+    cached: 0,
+    output: 20,
+};
 const SUB: Usage = Usage {
     prompt: 6_000,
     cached: 0,
@@ -77,6 +94,7 @@ type Exchange = common::chat_server::Exchange<Role>;
 /// Who sent a request: the subagent the agent started (in its child session), or the agent.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Role {
+    Compaction,
     Subagent,
     Agent,
 }
@@ -98,7 +116,10 @@ fn role(request: &Value) -> Role {
         .and_then(|m| m.iter().find(|m| m["role"] == "user"))
         .map(Value::to_string)
         .unwrap_or_default();
-    if first_prompt.contains(SUBAGENT_PROMPT) && !first_prompt.contains("HJ-PROMPT") {
+    let system = request["messages"][0].to_string();
+    if system.contains("summarization agent") {
+        Role::Compaction
+    } else if first_prompt.contains(SUBAGENT_PROMPT) && !first_prompt.contains("HJ-PROMPT") {
         Role::Subagent
     } else {
         Role::Agent
@@ -114,8 +135,13 @@ fn reply(
     project: &Path,
 ) -> (Value, &'static str, Usage) {
     let text = |t: &str, u: Usage| (common::chat_server::text(t), "stop", u);
-    if role == Role::Subagent {
-        return text("HJ-MOCK-SUB: the subagent is done.", SUB);
+    match role {
+        Role::Subagent => return text("HJ-MOCK-SUB: the subagent is done.", SUB),
+        Role::Compaction => return text("HJ-MOCK-SUMMARY: a marker was written.", SUMMARY),
+        Role::Agent => {}
+    }
+    if _request.to_string().contains("HJ-PROMPT-2") {
+        return text("HJ-MOCK-FINAL: the second turn is done.", NORMAL);
     }
     let agent_calls = before.iter().filter(|e| e.role == Role::Agent).count();
     let (name, args) = match agent_calls {
@@ -132,10 +158,11 @@ fn reply(
         ),
         _ => return text("HJ-MOCK-FINAL: all done.", NORMAL),
     };
+    let usage = if agent_calls == 0 { BIG } else { NORMAL };
     (
         common::chat_server::tool_call(agent_calls, name, &args),
         "tool_calls",
-        NORMAL,
+        usage,
     )
 }
 
@@ -163,7 +190,7 @@ fn setup() -> Env {
 }
 
 /// `kilo run PROMPT` headless, killed (with its process group) past the timeout.
-fn kilo(env: &Env, bin: &Path, prompt: &str) -> String {
+fn kilo(env: &Env, bin: &Path, prompt: &str, session: Option<&str>) -> String {
     let mut cmd = Command::new(bin);
     cmd.args([
         "run",
@@ -172,13 +199,16 @@ fn kilo(env: &Env, bin: &Path, prompt: &str) -> String {
         &format!("mock/{MODEL}"),
         "--format",
         "json",
-    ])
-    .current_dir(&env.project)
-    .env_clear()
-    .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-    .env("HOME", &env.home)
-    .env("TMPDIR", common::client::private_tmp(&env.home))
-    .env("TERM", "dumb");
+    ]);
+    if let Some(id) = session {
+        cmd.args(["--session", id]);
+    }
+    cmd.current_dir(&env.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &env.home)
+        .env("TMPDIR", common::client::private_tmp(&env.home))
+        .env("TERM", "dumb");
     for var in [
         "KILO_DISABLE_AUTOUPDATE",
         "KILO_DISABLE_MODELS_FETCH",
@@ -350,7 +380,7 @@ fn real_kilo_session_is_journaled_reminded_and_costed_from_its_database() -> Ran
     assert!(env.project.join(".kilo/plugins/hookjournal.js").exists());
     env.hj(&["tasks", "add", SEED_TASK]);
 
-    let out = kilo(&env, &bin, PROMPT);
+    let out = kilo(&env, &bin, PROMPT, None);
     settle(&env.calls);
     let mut failures = Vec::new();
     let counts = check_journaled(&env, &mut failures);
@@ -398,8 +428,26 @@ fn real_kilo_session_is_journaled_reminded_and_costed_from_its_database() -> Ran
     if sessions.as_array().map(Vec::len) != Some(1) {
         failures.push(format!("sessions {sessions}"));
     }
-    // Kilo's own session row: the main session's messages (the subagent's are its child's).
-    let main: Vec<&Exchange> = exchanges.iter().filter(|e| e.role == Role::Agent).collect();
+    let compactions = exchanges
+        .iter()
+        .filter(|e| e.role == Role::Compaction)
+        .count();
+    eprintln!(
+        "compactions counted {}, served {compactions}",
+        show["compactions"]
+    );
+    if show["compactions"] != 1 || compactions != 1 {
+        failures.push(format!(
+            "{} compactions counted, the server saw {compactions}",
+            show["compactions"]
+        ));
+    }
+    // Kilo's own session row: the main session's messages, its compaction's included (the
+    // subagent's are its child's).
+    let main: Vec<&Exchange> = exchanges
+        .iter()
+        .filter(|e| e.role != Role::Subagent)
+        .collect();
     let want = (
         main.iter()
             .map(|e| e.usage.prompt - e.usage.cached)
@@ -412,8 +460,22 @@ fn real_kilo_session_is_journaled_reminded_and_costed_from_its_database() -> Ran
     if db != Some(want) {
         failures.push(format!("kilo.db session row {db:?} vs served {want:?}"));
     }
+    // Run two: the restore after the compaction goes with the next prompt.
+    let before = exchanges.len();
+    let out2 = kilo(&env, &bin, PROMPT_2, Some(&sid));
+    settle(&env.calls);
+    check_journaled(&env, &mut failures);
+    let restored = env.server.exchanges()[before..]
+        .iter()
+        .any(|e| e.role == Role::Agent && e.request.to_string().contains(RESTORE));
+    eprintln!("the restore after the compaction reached run two's request: {restored}");
+    if !restored {
+        failures.push("the restore after the compaction did not reach the model".into());
+    }
+    check_usage(&env, &sid, &mut failures);
     if !failures.is_empty() {
         failures.push(out);
+        failures.push(out2);
     }
     env.keep();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
