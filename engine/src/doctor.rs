@@ -163,6 +163,38 @@ fn user_dir(facts: &HostFacts) -> Option<PathBuf> {
         .or_else(|| env("HOME").map(|h| Path::new(&h).join(install.user_config_dir)))
 }
 
+/// The host's settings files at `scopes` that exist, each read on its ground (the project's
+/// through no link); one that does not parse is a problem.
+fn settings_files(
+    w: &Where,
+    h: &Host,
+    scopes: &[Scope],
+    user: Option<&Path>,
+    out: &mut Vec<Finding>,
+) -> Vec<(Scope, PathBuf, Settings)> {
+    let Some(install) = h.facts().install.as_ref() else {
+        return Vec::new();
+    };
+    let project = w.project.unwrap_or(Path::new("."));
+    let mut files = Vec::new();
+    for &scope in scopes {
+        let Some(path) = install.settings_path(scope, project, user) else {
+            continue;
+        };
+        let ground = (scope != Scope::User).then_some(project);
+        match Settings::read_on(ground, &path) {
+            Ok(Some(s)) => files.push((scope, path, s)),
+            Ok(None) => {}
+            Err(e) => out.push(problem(
+                h.facts().product,
+                e,
+                format!("correct the file, then `{}`", install_cmd(h, scope)),
+            )),
+        }
+    }
+    files
+}
+
 /// One host: returns whether hookjournal is registered there at all.
 fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
     let facts = h.facts();
@@ -180,23 +212,7 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
         Some(_) if !user_only => &[Scope::Project, Scope::Local],
         _ => &[Scope::User],
     };
-    let project = w.project.unwrap_or(Path::new("."));
-    let mut files: Vec<(Scope, PathBuf, Settings)> = Vec::new();
-    for &scope in scopes {
-        let Some(path) = install.settings_path(scope, project, user.as_deref()) else {
-            continue;
-        };
-        let ground = (scope != Scope::User).then_some(project);
-        match Settings::read_on(ground, &path) {
-            Ok(Some(s)) => files.push((scope, path, s)),
-            Ok(None) => {}
-            Err(e) => out.push(problem(
-                topic,
-                e,
-                format!("correct the file, then `{}`", install_cmd(h, scope)),
-            )),
-        }
-    }
+    let mut files = settings_files(w, h, scopes, user.as_deref(), out);
     if *h == Host::Letta {
         letta_disabled(h, &files, out);
     }

@@ -383,7 +383,8 @@ pub fn session_file_events(
         | SessionFileFormat::DroidSession
         | SessionFileFormat::ClineMessages
         | SessionFileFormat::OpenHandsState
-        | SessionFileFormat::LettaMessages => {
+        | SessionFileFormat::LettaMessages
+        | SessionFileFormat::OpenCodeDb => {
             unreachable!("read above")
         }
     };
@@ -440,6 +441,7 @@ fn read_their_own_way(
         }
         SessionFileFormat::OpenHandsState => openhands_state_events(session, path, max, deadline),
         SessionFileFormat::LettaMessages => letta_messages_events(session, path, max, deadline),
+        SessionFileFormat::OpenCodeDb => opencode_db_events(session, path, max, deadline),
         _ => return None,
     })
 }
@@ -632,6 +634,53 @@ fn letta_messages_events(
         );
     }
     out
+}
+
+/// Kilo Code's SQLite database (`hosts::kilo::db`, read by `host_db`: never written, never
+/// holding up Kilo): the session's and its subagents' assistant messages, read whole each time
+/// (at the turn's end), deduplicated by id against the session. The session is the one the
+/// journal holds (no payload names the database); the recorded offset is the count of messages
+/// with usage, so a context reading is recorded when it grew.
+fn opencode_db_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    use projections::hosts::kilo::db;
+    let Some(s) = session.filter(|_| path.ends_with(".db")) else {
+        return Vec::new();
+    };
+    let limit = db::MAX_MESSAGES;
+    let cap = max as i64;
+    let params: [&dyn rusqlite::ToSql; 3] = [&s.id, &limit, &cap];
+    let Some(found) = crate::host_db::rows(path, db::MESSAGES, &params, max, deadline) else {
+        return Vec::new();
+    };
+    let rows: Vec<db::Row> = found
+        .into_iter()
+        .filter_map(|r| {
+            let [id, session_id, data]: [String; 3] = r.try_into().ok()?;
+            Some(db::Row {
+                id,
+                session_id,
+                data,
+            })
+        })
+        .collect();
+    let scan = db::scan(&rows, &s.id);
+    FileReading {
+        path: path.to_string(),
+        end: scan.records.len() as u64,
+        offset: recorded_offset(session, path),
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
+        compressions: Vec::new(),
+        window: None,
+        agent: None,
+    }
+    .observations(session)
 }
 
 /// Where a planned read is: the path the payload named, or one derived under the first

@@ -12,6 +12,7 @@
 pub mod codex_trust;
 pub mod doctor;
 pub mod hook;
+pub mod host_db;
 pub mod import;
 pub mod ingest;
 pub mod loop_tasks;

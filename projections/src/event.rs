@@ -400,6 +400,12 @@ impl<'a> Shape<'a> {
         if hosts::OPENCLAW.owns(name) {
             return Some(Host::OpenClaw);
         }
+        // Kilo Code's install says so in OpenCode's shim; its own bus events are its own.
+        if s(self.host).as_deref() == Some("kilo")
+            || hosts::KILO.owns(name) && !hosts::OPENCODE.owns(name)
+        {
+            return Some(Host::Kilo);
+        }
         if hosts::OPENCODE.owns(name) {
             return Some(Host::OpenCode);
         }
@@ -495,6 +501,10 @@ fn detect(shape: Option<&Shape>, hint: Option<&str>, env: &CallerEnv) -> Host {
         .and_then(|sh| s(sh.hook_event_name))
         .unwrap_or_default();
     if let Some(h) = shape.and_then(|sh| sh.identifies(&name)) {
+        // Kilo Code runs OpenCode's shim and sets OPENCODE=1: its own KILO tells.
+        if h == Host::OpenCode && env.kilo_runs_it() {
+            return Host::Kilo;
+        }
         return h;
     }
     if let Some(h) = env.caller() {

@@ -192,6 +192,9 @@ pub enum SessionFileFormat {
     /// Letta Code's local backend: the `messages.jsonl` of each of the agent's conversations
     /// under a `conversations` directory (the derived path names the directory).
     LettaMessages,
+    /// An OpenCode-family SQLite database (Kilo Code's `kilo.db`): its `session` and `message`
+    /// rows, read read-only (`hosts::kilo::db`).
+    OpenCodeDb,
 }
 
 /// Where a host's session file is when no payload names it: under the first directory of
@@ -383,6 +386,9 @@ const GEMINI_TIE_BREAK: &str = "GEMINI_SESSION_ID";
 /// Claude Code's session variable: it leaks into every process Claude Code starts, so it only
 /// counts against Gemini's tie-break.
 const CLAUDE_SESSION: &str = "CLAUDE_CODE_SESSION_ID";
+/// Kilo Code sets it (with `OPENCODE=1`) for its plugins and every program they or its shell
+/// start: it only tells a payload of OpenCode's shim run by Kilo from one run by OpenCode.
+const KILO_MARK: &str = "KILO";
 
 /// The variables of a hook process's environment that host detection reads (`names`), as the
 /// CLI found them: set and not empty. Built by the CLI (`ingest::caller_env`), so detection
@@ -399,7 +405,7 @@ impl CallerEnv {
         Host::known()
             .filter_map(|h| h.facts().caller)
             .flat_map(|c| c.env.iter().copied())
-            .chain([GEMINI_TIE_BREAK, CLAUDE_SESSION])
+            .chain([GEMINI_TIE_BREAK, CLAUDE_SESSION, KILO_MARK])
     }
 
     /// The environment as `is_set` says: whether a variable is set and not empty.
@@ -427,6 +433,12 @@ impl CallerEnv {
     /// Claude Code's session variable is not.
     pub fn gemini_tie_break(&self) -> bool {
         self.has(GEMINI_TIE_BREAK) && !self.has(CLAUDE_SESSION)
+    }
+
+    /// A payload of OpenCode's shim is Kilo Code's: `KILO` is set (`OPENCODE=1` proves nothing,
+    /// Kilo sets it too).
+    pub fn kilo_runs_it(&self) -> bool {
+        self.has(KILO_MARK)
     }
 }
 

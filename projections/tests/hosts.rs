@@ -35,6 +35,9 @@ fn documented(h: &Host) -> [bool; 4] {
         // Context with a prompt and after a tool (see `documented_context`); its bus events only
         // observe: no block, no stop.
         Host::OpenCode => [true, false, false, false],
+        // Kilo Code runs OpenCode's shim with OpenCode's plugin API: what OpenCode takes
+        // (measured on 7.7.9: the prompt and the tool result).
+        Host::Kilo => [true, false, false, false],
         // Its one event is PreToolUse: context before a tool (see `documented_context`), no
         // compaction, no stop.
         Host::Crush => [true, false, false, false],
@@ -81,7 +84,7 @@ fn documented(h: &Host) -> [bool; 4] {
 /// Whether docs/hooks.md says the host takes context at its compaction (Qwen Code appends it to
 /// its compression prompt, as Claude Code does plain text).
 fn documented_compaction_context(h: &Host) -> bool {
-    matches!(*h, Host::Qwen | Host::OpenCode)
+    matches!(*h, Host::Qwen | Host::OpenCode | Host::Kilo)
 }
 
 /// What the summariser gets at a compaction on this host, as the docs say.
@@ -100,7 +103,9 @@ fn documented_compaction_answer(h: &Host) -> Option<AnswerShape> {
 fn documented_context(h: &Host, kind: EventKind) -> bool {
     match *h {
         Host::OpenClaw => kind == EventKind::Prompt,
-        Host::OpenCode => !matches!(kind, EventKind::SessionStart | EventKind::ToolPre),
+        Host::OpenCode | Host::Kilo => {
+            !matches!(kind, EventKind::SessionStart | EventKind::ToolPre)
+        }
         Host::Crush => kind == EventKind::ToolPre,
         Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
         Host::Cline => kind == EventKind::ToolPost,
@@ -151,7 +156,7 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
         );
     }
     // OpenCode's shim sends the hook's `input` (and `output`); the fields go into `input`.
-    if *h == Host::OpenCode {
+    if matches!(*h, Host::OpenCode | Host::Kilo) {
         return format!(
             r#"{{"hook_event_name":"{}","directory":"/proj","input":{{"sessionID":"{S}"{sep}{fields}}}}}"#,
             name(h, kind)
@@ -363,7 +368,7 @@ fn the_summariser_gets_text_only_where_the_host_takes_it() {
             .given_hook(&payload(
                 &h,
                 EventKind::SessionStart,
-                if h == Host::OpenCode {
+                if matches!(h, Host::OpenCode | Host::Kilo) {
                     r#""agent":"dev-1""#
                 } else {
                     r#""agent_name":"dev-1""#
@@ -460,8 +465,12 @@ fn each_hosts_event_names_read_as_the_table_says_and_tell_the_host_apart() {
 fn each_hosts_payload_fields_hold_what_the_table_says() {
     // OpenClaw's shim nests the host's `event` and `ctx` (see tests/openclaw.rs); Cline nests
     // its session in `sessionContext` (see tests/cline.rs).
-    for h in Host::known().filter(|h| !matches!(*h, Host::OpenClaw | Host::OpenCode | Host::Cline))
-    {
+    for h in Host::known().filter(|h| {
+        !matches!(
+            *h,
+            Host::OpenClaw | Host::OpenCode | Host::Kilo | Host::Cline
+        )
+    }) {
         let f = h.facts().payload;
         let mut fields = vec![format!(r#""{}":"sid-1""#, f.session_id)];
         if let Some(a) = f.agent_id {

@@ -14,6 +14,7 @@ mod codex;
 mod copilot_trust;
 mod doc;
 mod edit;
+mod kilo;
 mod kimi;
 mod openclaw;
 mod opencode;
@@ -96,7 +97,7 @@ enum Writer {
 }
 
 /// The hosts whose hooks are a shim file of hookjournal's own, by the registry's name.
-const SHIM_WRITERS: [&shim::ShimHost; 2] = [&opencode::HOST, &pi::HOST];
+const SHIM_WRITERS: [&shim::ShimHost; 3] = [&opencode::HOST, &kilo::HOST, &pi::HOST];
 
 fn writer(host: &Host) -> Writer {
     match host.facts().install.map(|i| i.format) {

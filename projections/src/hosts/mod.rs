@@ -17,6 +17,7 @@ pub mod cursor;
 pub mod droid;
 pub mod gemini;
 pub mod goose;
+pub mod kilo;
 pub mod kimi;
 pub mod letta;
 pub mod openclaw;
@@ -29,8 +30,8 @@ pub mod windsurf;
 
 pub use self::{
     claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE, copilot::COPILOT,
-    crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE, kimi::KIMI,
-    letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE, openhands::OPENHANDS, pi::PI,
+    crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE, kilo::KILO,
+    kimi::KIMI, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE, openhands::OPENHANDS, pi::PI,
     qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
 };
 
@@ -129,6 +130,7 @@ pub const HOSTS: &[&HostModule] = &[
     &openclaw::MODULE,
     &qwen::MODULE,
     &opencode::MODULE,
+    &kilo::MODULE,
     &crush::MODULE,
     &pi::MODULE,
     &droid::MODULE,

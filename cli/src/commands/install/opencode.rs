@@ -7,6 +7,7 @@
 
 use super::Scope;
 use anyhow::{anyhow, bail};
+use projections::host::HostFacts;
 use projections::hosts::OPENCODE;
 use std::path::{Path, PathBuf};
 
@@ -20,18 +21,30 @@ const SETTINGS_LINE: &str = "const SETTINGS = {};";
 /// The plugin file for `scope`: the project's, or the user's (`$XDG_CONFIG_HOME`, else
 /// `~/.config`).
 fn plugin_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
-    let install = OPENCODE
+    plugin_path_of(&OPENCODE, "opencode", scope, project)
+}
+
+/// The plugin file of an OpenCode-family host (`xdg`: its folder under `$XDG_CONFIG_HOME`).
+pub(super) fn plugin_path_of(
+    facts: &HostFacts,
+    xdg: &str,
+    scope: Scope,
+    project: &Path,
+) -> anyhow::Result<PathBuf> {
+    let install = facts
         .install
         .as_ref()
-        .expect("OpenCode has install facts");
+        .expect("a shim host has install facts");
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     match scope {
         Scope::Project => Ok(project.join(install.config_dir).join(install.project_file)),
         Scope::User => {
             let config = env("XDG_CONFIG_HOME")
-                .map(|c| PathBuf::from(c).join("opencode"))
+                .map(|c| PathBuf::from(c).join(xdg))
                 .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(install.user_config_dir)))
-                .ok_or_else(|| anyhow!("$HOME is not set; cannot find OpenCode's config"))?;
+                .ok_or_else(|| {
+                    anyhow!("$HOME is not set; cannot find {}'s config", facts.product)
+                })?;
             Ok(config.join(install.user_file))
         }
         Scope::Local => bail!("no local scope"),
@@ -41,12 +54,26 @@ fn plugin_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
 /// The shim with its settings: the binary, the journal (none: the project's own, found from
 /// where OpenCode runs), and each hook or event with its budget.
 fn shim(exe: &Path, journal: Option<&Path>) -> String {
-    let scale = OPENCODE.install.as_ref().map_or(1000, |i| i.timeout_scale);
-    let hooks: Vec<serde_json::Value> = OPENCODE
+    shim_of(&OPENCODE, None, exe, journal)
+}
+
+/// The shim as an OpenCode-family host runs it: `host` (none: OpenCode) is the `--host` it
+/// passes and the `host` its payloads say; the hooks are `facts`' registered ones.
+pub(super) fn shim_of(
+    facts: &HostFacts,
+    host: Option<&str>,
+    exe: &Path,
+    journal: Option<&Path>,
+) -> String {
+    let scale = facts.install.as_ref().map_or(1000, |i| i.timeout_scale);
+    let hooks: Vec<serde_json::Value> = facts
         .registered()
         .map(|(e, r)| serde_json::json!({ "name": e.name, "timeoutMs": r.timeout_s * scale }))
         .collect();
     let mut settings = serde_json::json!({ "command": exe.to_string_lossy(), "hooks": hooks });
+    if let Some(h) = host {
+        settings["host"] = h.into();
+    }
     if let Some(j) = journal {
         settings["journal"] = j.to_string_lossy().into();
     }
@@ -54,7 +81,7 @@ fn shim(exe: &Path, journal: Option<&Path>) -> String {
 }
 
 /// Whether `text` is a shim install wrote.
-fn is_ours(text: &str) -> bool {
+pub(super) fn is_ours(text: &str) -> bool {
     text.starts_with(MARKER)
 }
 

@@ -5,7 +5,10 @@
 // {"hook_event_name", "host_time", "directory", "event"} (a bus event, named by its type) on
 // stdin, with "parent_session_id" in a subagent's child session, through one ordered queue, and
 // the answer hookjournal prints is applied the way the hook takes it: context appended to the
-// prompt, to the tool's output, to the compaction prompt.
+// prompt, to the tool's output, to the compaction prompt. Kilo Code (an OpenCode fork, the same
+// plugin API) runs it from .kilo/plugins/ (and ~/.config/kilo/plugins/): install writes
+// "host":"kilo" in its settings, and it is then `hookjournal hook --host kilo`, each payload
+// saying "host":"kilo" (Kilo sets OPENCODE=1 too, which tells nothing).
 import { spawn, spawnSync } from "node:child_process";
 
 // HOOKJOURNAL-SETTINGS (this line and the next are written by install)
@@ -68,7 +71,7 @@ function run(body, directory, timeoutMs) {
 }
 
 function hookArgs() {
-  const args = ["hook", "--host", "opencode"];
+  const args = ["hook", "--host", SETTINGS.host ?? "opencode"];
   if (SETTINGS.journal) args.push("--journal", SETTINGS.journal);
   return args;
 }
@@ -97,6 +100,7 @@ function forward(name, directory, fields) {
   const parent_session_id = rootOf(fields);
   const body = payload({
     hook_event_name: name,
+    ...(SETTINGS.host ? { host: SETTINGS.host } : {}),
     host_time: new Date().toISOString(),
     directory,
     ...(parent_session_id ? { parent_session_id } : {}),

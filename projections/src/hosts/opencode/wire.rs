@@ -18,7 +18,7 @@
 use super::OPENCODE;
 use crate::event_kind::EventKind;
 use crate::hook_event::{Canonical, HookEvent, HostUsage, PayloadMetrics};
-use crate::host::Host;
+use crate::host::{Host, HostFacts};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -70,6 +70,12 @@ fn present(m: &Map<String, Value>, key: &str) -> Option<Value> {
 /// Parses a payload the shim forwarded; `None` when it is no JSON object with a string
 /// `hook_event_name`.
 pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
+    parse_as(Host::OpenCode, &OPENCODE, bytes)
+}
+
+/// `parse` for a host that runs the same shim and plugin API (Kilo Code, an OpenCode fork): the
+/// event recorded as `host`'s, its names read with `facts`.
+pub fn parse_as(host: Host, facts: &HostFacts, bytes: &[u8]) -> Option<HookEvent> {
     let raw: Raw = serde_json::from_slice(bytes).ok()?;
     let name = raw.hook_event_name.as_ref()?.as_str()?.to_string();
     let input = obj(raw.input.as_ref());
@@ -106,10 +112,10 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
         .or_else(|| st(&obj(info.get("path")), "cwd"));
     let usage = (name == "message.updated").then(|| usage(&info)).flatten();
     let model = st(&obj(input.get("model")), "modelID").or_else(|| st(&info, "modelID"));
-    let kind = OPENCODE.event(&name).map(|e| e.kind);
+    let kind = facts.event(&name).map(|e| e.kind);
     Some(HookEvent {
         name: name.clone(),
-        host: Host::OpenCode,
+        host,
         session_id,
         cwd,
         transcript_path: None,
