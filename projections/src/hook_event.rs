@@ -186,6 +186,32 @@ impl Canonical {
 }
 
 impl HookEvent {
+    /// An event `name` from `host` meaning `canonical`, everything else unsaid: what a host's
+    /// own parser (`hosts::<host>::wire`) starts from, naming only the fields its payload has
+    /// (`HookEvent { session_id, cwd, ..HookEvent::new(name, host, canonical) }`).
+    pub fn new(name: String, host: Host, canonical: Canonical) -> HookEvent {
+        HookEvent {
+            name,
+            host,
+            session_id: None,
+            cwd: None,
+            transcript_path: None,
+            agent_id: None,
+            agent_type: None,
+            agent_name: None,
+            model: None,
+            canonical,
+            metrics: PayloadMetrics::default(),
+            session_key: None,
+            continues: None,
+            usage: None,
+            served: false,
+            mcp_server: None,
+            resumed: None,
+            tool_call_id: None,
+        }
+    }
+
     /// Whether this invocation is only recorded (the hook's spool fast path): an event the
     /// policy never answers (`Canonical::is_record_only`) unless its host takes context there
     /// (Crush's PreToolUse carries the reminder), or a call served to a session that runs

@@ -12,7 +12,7 @@
 
 use super::CLINE;
 use crate::event_kind::EventKind;
-use crate::hook_event::{Canonical, HookEvent, PayloadMetrics};
+use crate::hook_event::{Canonical, HookEvent};
 use crate::host::Host;
 use serde_json::{Map, Value};
 
@@ -50,29 +50,16 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     // The main agent has an id too; only a subagent's (one with a parent) is recorded.
     let agent_id = st(&raw, "parent_agent_id").and(st(&raw, "agent_id"));
     let kind = CLINE.event(&name).map(|e| e.kind);
+    // A subagent's start, end and failure are the subagent's, not the session's.
+    let meaning = match &agent_id {
+        Some(id) => canonical(&name, kind, &raw).in_subagent(id, None),
+        None => canonical(&name, kind, &raw),
+    };
     Some(HookEvent {
-        // A subagent's start, end and failure are the subagent's, not the session's.
-        canonical: match &agent_id {
-            Some(id) => canonical(&name, kind, &raw).in_subagent(id, None),
-            None => canonical(&name, kind, &raw),
-        },
-        name,
-        host: Host::Cline,
         session_id,
         cwd,
-        transcript_path: None,
         agent_id,
-        agent_type: None,
-        agent_name: None,
-        model: None,
-        metrics: PayloadMetrics::default(),
-        session_key: None,
-        continues: None,
-        usage: None,
-        served: false,
-        mcp_server: None,
-        resumed: None,
-        tool_call_id: None,
+        ..HookEvent::new(name, Host::Cline, meaning)
     })
 }
 

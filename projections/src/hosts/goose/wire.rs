@@ -6,7 +6,7 @@
 
 use super::GOOSE;
 use crate::event_kind::EventKind;
-use crate::hook_event::{Canonical, HookEvent, PayloadMetrics};
+use crate::hook_event::{Canonical, HookEvent};
 use crate::host::Host;
 use serde_json::{Map, Value};
 
@@ -23,25 +23,12 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     let raw: Map<String, Value> = serde_json::from_slice(bytes).ok()?;
     let name = st(&raw, "event").or_else(|| st(&raw, "hook_event_name"))?;
     let kind = GOOSE.event(&name).map(|e| e.kind);
+    let meaning = canonical(kind, &raw);
     Some(HookEvent {
-        canonical: canonical(kind, &raw),
-        host: Host::Goose,
         session_id: st(&raw, "session_id"),
         cwd: st(&raw, "working_dir").or_else(|| st(&raw, "cwd")),
-        transcript_path: None,
-        agent_id: None,
-        agent_type: None,
-        agent_name: None,
-        model: None,
-        metrics: PayloadMetrics::default(),
-        session_key: None,
-        continues: None,
-        usage: None,
-        served: false,
-        mcp_server: None,
-        resumed: None,
         tool_call_id: st(&raw, "tool_call_id"),
-        name,
+        ..HookEvent::new(name, Host::Goose, meaning)
     })
 }
 

@@ -15,7 +15,7 @@
 //! prompts).
 
 use crate::event_kind::EventKind;
-use crate::hook_event::{Canonical, HookEvent, PayloadMetrics};
+use crate::hook_event::{Canonical, HookEvent};
 use crate::host::Host;
 use serde::Deserialize;
 use serde_json::Value;
@@ -58,25 +58,12 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     let p: Payload = serde_json::from_slice(bytes).ok()?;
     let name = st(&p.event_type).or_else(|| st(&p.hook_event_name))?;
     let kind = super::LETTA.event(&name).map(|e| e.kind);
+    let meaning = canonical(kind, &p);
     Some(HookEvent {
-        canonical: canonical(kind, &p),
-        name,
-        host: Host::Letta,
         session_id: st(&p.agent_id),
         cwd: st(&p.working_directory).or_else(|| st(&p.cwd)),
-        transcript_path: None,
-        agent_id: None,
-        agent_type: None,
-        agent_name: None,
-        model: None,
-        metrics: PayloadMetrics::default(),
-        session_key: None,
-        continues: None,
-        usage: None,
-        served: false,
-        mcp_server: None,
-        resumed: None,
         tool_call_id: st(&p.tool_call_id),
+        ..HookEvent::new(name, Host::Letta, meaning)
     })
 }
 

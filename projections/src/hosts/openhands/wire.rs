@@ -11,7 +11,7 @@
 //! engine finds that file by the host table's rule and `base_state` reads it.
 
 use crate::event_kind::EventKind;
-use crate::hook_event::{Canonical, HookEvent, PayloadMetrics};
+use crate::hook_event::{Canonical, HookEvent};
 use crate::host::Host;
 use serde::Deserialize;
 use serde_json::Value;
@@ -46,25 +46,11 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
     let p: Payload = serde_json::from_slice(bytes).ok()?;
     let name = st(&p.event_type).or_else(|| st(&p.hook_event_name))?;
     let kind = super::OPENHANDS.event(&name).map(|e| e.kind);
+    let meaning = canonical(kind, &p);
     Some(HookEvent {
-        canonical: canonical(kind, &p),
-        name,
-        host: Host::OpenHands,
         session_id: st(&p.session_id),
         cwd: st(&p.working_dir).or_else(|| st(&p.cwd)),
-        transcript_path: None,
-        agent_id: None,
-        agent_type: None,
-        agent_name: None,
-        model: None,
-        metrics: PayloadMetrics::default(),
-        session_key: None,
-        continues: None,
-        usage: None,
-        served: false,
-        mcp_server: None,
-        resumed: None,
-        tool_call_id: None,
+        ..HookEvent::new(name, Host::OpenHands, meaning)
     })
 }
 

@@ -7,7 +7,7 @@
 
 use super::WINDSURF;
 use crate::event_kind::EventKind;
-use crate::hook_event::{Canonical, HookEvent, PayloadMetrics};
+use crate::hook_event::{Canonical, HookEvent};
 use crate::host::Host;
 use serde_json::{json, Map, Value};
 
@@ -30,26 +30,15 @@ pub fn parse(bytes: &[u8]) -> Option<HookEvent> {
         .and_then(Value::as_object)
         .unwrap_or(&empty);
     let kind = WINDSURF.event(&name).map(|e| e.kind);
+    let meaning = canonical(&name, kind, info, &raw);
     Some(HookEvent {
-        canonical: canonical(&name, kind, info, &raw),
-        host: Host::Windsurf,
         session_id: st(&raw, "trajectory_id").or_else(|| st(&raw, "session_id")),
         cwd: st(info, "cwd").or_else(|| st(&raw, "cwd")),
-        transcript_path: None,
-        agent_id: None,
-        agent_type: None,
-        agent_name: None,
         model: st(&raw, "model_name"),
-        metrics: PayloadMetrics::default(),
-        session_key: None,
-        continues: None,
-        usage: None,
-        served: false,
         mcp_server: st(info, "mcp_server_name"),
-        resumed: None,
-        // `execution_id` is the hook run's, not said to be the same before and after an action.
-        tool_call_id: None,
-        name,
+        // No `tool_call_id`: `execution_id` is the hook run's, not said to be the same before
+        // and after an action.
+        ..HookEvent::new(name, Host::Windsurf, meaning)
     })
 }
 
