@@ -198,35 +198,33 @@ fn spool_entries(dir: &Path) -> Result<Vec<(String, libc::stat)>> {
 /// never acknowledged. `spool/` is read through a handle: swapped for a link, it lists nothing
 /// of the link's target.
 pub fn list(dir: &Path) -> Result<Vec<SpoolEntry>> {
-    let owner = files::owner(dir);
     let spool = dir.join(SPOOL_DIR);
-    let mut out: Vec<SpoolEntry> = spool_entries(dir)?
+    let mut out: Vec<SpoolEntry> = spooled(dir)?
         .into_iter()
-        .filter_map(|(name, st)| {
-            let id = name.strip_suffix(SUFFIX)?;
-            (!id.starts_with('.') && genuine(&st, owner)).then(|| SpoolEntry {
-                id: id.to_string(),
-                path: spool.join(&name),
-            })
+        .map(|(id, _)| SpoolEntry {
+            path: spool.join(format!("{id}{SUFFIX}")),
+            id,
         })
         .collect();
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
 }
 
+/// The spool's genuine files (see `list`) as `(id, status)`, in directory order.
+fn spooled(dir: &Path) -> Result<Vec<(String, libc::stat)>> {
+    let owner = files::owner(dir);
+    Ok(spool_entries(dir)?
+        .into_iter()
+        .filter_map(|(name, st)| {
+            let id = name.strip_suffix(SUFFIX)?;
+            (!id.starts_with('.') && genuine(&st, owner)).then(|| (id.to_string(), st))
+        })
+        .collect())
+}
+
 /// How long the oldest spooled event has waited (its file's age), `None` when none waits.
 pub fn oldest_age(dir: &Path) -> Option<std::time::Duration> {
-    let owner = files::owner(dir);
-    let oldest = spool_entries(dir)
-        .ok()?
-        .into_iter()
-        .filter(|(name, st)| {
-            name.strip_suffix(SUFFIX)
-                .is_some_and(|id| !id.starts_with('.'))
-                && genuine(st, owner)
-        })
-        .map(|(_, st)| st.st_mtime)
-        .min()?;
+    let oldest = spooled(dir).ok()?.iter().map(|(_, st)| st.st_mtime).min()?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
