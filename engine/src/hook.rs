@@ -242,15 +242,26 @@ fn read_outside(inv: &Invocation, settings: &Settings) -> Outside {
     Outside { external, git }
 }
 
-/// How long the hook waits for the lock: less at SessionEnd, whose hooks share 1.5 s.
+/// How long the hook waits for the lock: less at SessionEnd, whose hooks share 1.5 s; longer
+/// at SessionStart and PreCompact, whose answers (the restore, a loop agent's release) are what
+/// the journal is for and come once per session or compaction: spooled, SessionStart would
+/// answer without the state it restores (seen once, a concurrent hook holding the lock past
+/// 300 ms on a machine at load 15).
+fn lock_wait_ms(parsed: Option<&HookEvent>, settings: &Settings) -> u64 {
+    let wait = settings.hook.lock_wait_ms;
+    match parsed.map(|p| &p.canonical) {
+        Some(Canonical::SessionEnd { .. }) => wait.min(400),
+        Some(Canonical::SessionStart { .. } | Canonical::PreCompact { .. }) => {
+            (wait * 4).min(2_000)
+        }
+        _ => wait,
+    }
+}
+
+/// The journal's open for this invocation: its lock wait, and a store created when missing.
 fn open_options(parsed: Option<&HookEvent>, settings: &Settings) -> OpenOptions {
-    let wait = if parsed.is_some_and(session_end_event) {
-        settings.hook.lock_wait_ms.min(400)
-    } else {
-        settings.hook.lock_wait_ms
-    };
     OpenOptions {
-        wait: Duration::from_millis(wait),
+        wait: Duration::from_millis(lock_wait_ms(parsed, settings)),
         create: true,
         segment_events: settings.hook.segment_events,
         priority: false,
@@ -964,4 +975,45 @@ fn notify_name_and_thread(arg: &[u8]) -> (String, Option<String>) {
         .and_then(|t| t.as_str())
         .map(str::to_string);
     (name, thread)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lock_wait_ms;
+    use crate::settings::Settings;
+    use projections::event::{Canonical, HookEvent};
+    use projections::host::Host;
+
+    fn event(canonical: Canonical) -> HookEvent {
+        HookEvent::new("E".into(), Host::Claude, canonical)
+    }
+
+    #[test]
+    fn the_restore_and_a_compaction_wait_longer_for_the_lock_and_session_end_less() {
+        // Given the default settings (lock_wait_ms = 300)
+        let s = Settings::default();
+        // Then SessionStart and PreCompact wait four times as long, SessionEnd no more than
+        // 400 ms, and every other event (and an unparsed payload) the setting
+        let start = event(Canonical::SessionStart {
+            source: "compact".into(),
+        });
+        let compact = event(Canonical::PreCompact {
+            trigger: "auto".into(),
+            instructions: None,
+        });
+        let end = event(Canonical::SessionEnd {
+            reason: "other".into(),
+        });
+        let prompt = event(Canonical::Prompt { text: "go".into() });
+        assert_eq!(lock_wait_ms(Some(&start), &s), 1_200);
+        assert_eq!(lock_wait_ms(Some(&compact), &s), 1_200);
+        assert_eq!(lock_wait_ms(Some(&end), &s), 300);
+        assert_eq!(lock_wait_ms(Some(&prompt), &s), 300);
+        assert_eq!(lock_wait_ms(None, &s), 300);
+        // And with a longer setting the long waits stop at 2 s and SessionEnd's at 400 ms
+        let mut long = Settings::default();
+        long.hook.lock_wait_ms = 1_000;
+        assert_eq!(lock_wait_ms(Some(&start), &long), 2_000);
+        assert_eq!(lock_wait_ms(Some(&end), &long), 400);
+    }
 }
