@@ -379,6 +379,7 @@ impl<'a> Shape<'a> {
             && self.workspace_roots.is_some()
             && self.cursor_version.is_none()
             && hosts::AUGGIE.event(name).is_some()
+            || hosts::AUGGIE.owns(name)
         {
             return Some(Host::Auggie);
         }
