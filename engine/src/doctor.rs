@@ -221,6 +221,9 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
             only_hooks(h, *scope, path, s, out);
         }
     }
+    if install.format == HookFileFormat::GroupedRegex {
+        regex_matchers(w, h, &files, out);
+    }
     let plugin = (*h == Host::Claude)
         .then(|| {
             registration::plugin_enabled_in(
@@ -311,6 +314,65 @@ fn letta_disabled(h: &Host, files: &[(Scope, PathBuf, Settings)], out: &mut Vec<
             ),
             "take \"disabled\" out of its \"hooks\" (or set it false in ~/.letta/settings.json)"
                 .to_string(),
+        ));
+    }
+}
+
+/// Auggie's matchers: a regex on the tool events (`"*"` is an invalid one and matches nothing),
+/// none on the others (one there is reported as unsupported configuration, on `--print`'s
+/// stdout). And a `.claude/settings.json` registration in a project Auggie's files do not
+/// register in: Auggie reads no hooks there.
+fn regex_matchers(
+    w: &Where,
+    h: &Host,
+    files: &[(Scope, PathBuf, Settings)],
+    out: &mut Vec<Finding>,
+) {
+    let facts = h.facts();
+    for (scope, path, s) in files {
+        let events = s.value.get("hooks").and_then(|v| v.as_object());
+        for (event, groups) in events.into_iter().flatten() {
+            let tool = facts
+                .event(event)
+                .and_then(|e| e.register)
+                .is_some_and(|r| r.tool_matcher);
+            let matchers = groups
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g.get("matcher"));
+            for m in matchers {
+                let fix = format!("`{}` (or correct the matcher)", install_cmd(h, *scope));
+                let text = match (tool, m.as_str()) {
+                    (true, Some("*")) => format!(
+                        "{}: {event}'s matcher \"*\" matches no tool ({} takes a regex: \".*\" is every tool)",
+                        path.display(),
+                        facts.product
+                    ),
+                    (true, _) => continue,
+                    (false, _) => format!(
+                        "{}: a matcher on {event}, which takes none: {} reports unsupported configuration",
+                        path.display(),
+                        facts.product
+                    ),
+                };
+                out.push(problem(facts.product, text, fix));
+            }
+        }
+    }
+    let Some(project) = w.project else { return };
+    if files.iter().any(|(_, _, s)| s.registers()) {
+        return;
+    }
+    let claude = project.join(".claude/settings.json");
+    if Settings::read_on(Some(project), &claude).is_ok_and(|s| s.is_some_and(|s| s.registers())) {
+        out.push(info(
+            facts.product,
+            format!(
+                "{} registers hookjournal, but {} reads no hooks there",
+                claude.display(),
+                facts.product
+            ),
         ));
     }
 }

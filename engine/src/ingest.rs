@@ -384,7 +384,8 @@ pub fn session_file_events(
         | SessionFileFormat::ClineMessages
         | SessionFileFormat::OpenHandsState
         | SessionFileFormat::LettaMessages
-        | SessionFileFormat::OpenCodeDb => {
+        | SessionFileFormat::OpenCodeDb
+        | SessionFileFormat::AuggieSession => {
             unreachable!("read above")
         }
     };
@@ -442,6 +443,7 @@ fn read_their_own_way(
         SessionFileFormat::OpenHandsState => openhands_state_events(session, path, max, deadline),
         SessionFileFormat::LettaMessages => letta_messages_events(session, path, max, deadline),
         SessionFileFormat::OpenCodeDb => opencode_db_events(session, path, max, deadline),
+        SessionFileFormat::AuggieSession => auggie_session_events(session, path, max, deadline),
         _ => return None,
     })
 }
@@ -559,6 +561,41 @@ fn openhands_state_events(
         model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
         compressions: Vec::new(),
         window: scan.window,
+        agent: None,
+    }
+    .observations(session)
+}
+
+/// Auggie's session record `sessions/<conversation_id>.json` (`hosts::auggie::session_file`),
+/// one JSON document rewritten as the session goes: read whole (up to `max` bytes) each time,
+/// its exchanges deduplicated by request id against the session, as OpenHands' file is.
+fn auggie_session_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    if !path.ends_with(".json") || path.contains('\0') {
+        return Vec::new();
+    }
+    let Some((bytes, _)) = read_new(Path::new(path), 0, max, deadline) else {
+        return Vec::new();
+    };
+    // The file's name is the conversation's id.
+    let id = Path::new(path)
+        .file_stem()
+        .and_then(|f| f.to_str())
+        .unwrap_or_default();
+    let scan = projections::hosts::auggie::session_file::scan(&bytes, id);
+    FileReading {
+        path: path.to_string(),
+        end: bytes.len() as u64,
+        offset: recorded_offset(session, path),
+        records: scan.records,
+        tokens: scan.context.as_ref().map(|c| c.tokens),
+        model: scan.context.map(|c| c.model).filter(|m| !m.is_empty()),
+        compressions: Vec::new(),
+        window: None,
         agent: None,
     }
     .observations(session)

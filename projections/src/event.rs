@@ -320,6 +320,8 @@ struct Shape<'a> {
     event_type: Option<&'a RawValue>,
     #[serde(borrow)]
     working_directory: Option<&'a RawValue>,
+    #[serde(borrow)]
+    workspace_roots: Option<&'a RawValue>,
 }
 
 impl<'a> Shape<'a> {
@@ -345,6 +347,7 @@ impl<'a> Shape<'a> {
             tool_call_id_snake: raw.tool_call_id_snake,
             event_type: raw.event_type,
             working_directory: raw.working_directory,
+            workspace_roots: raw.workspace_roots,
         }
     }
 
@@ -368,6 +371,17 @@ impl<'a> Shape<'a> {
             && self.working_directory.is_some()
         {
             return Some(Host::Letta);
+        }
+        // Auggie sends Cursor's `conversation_id` and `workspace_roots` with its own event names
+        // (Claude Code's PascalCase ones and `PromptSubmit`; Cursor's are camelCase, and Auggie
+        // sends its own names for handlers registered under Cursor's), and no `cursor_version`.
+        if self.conversation_id.is_some()
+            && self.workspace_roots.is_some()
+            && self.cursor_version.is_none()
+            && hosts::AUGGIE.event(name).is_some()
+            || hosts::AUGGIE.owns(name)
+        {
+            return Some(Host::Auggie);
         }
         // Crush names its event in a string `event`, and sends no `hook_event_name`; so does
         // goose, with its own names or fields (`matcher_context`, `working_dir`) and no `cwd`,

@@ -195,6 +195,9 @@ pub enum SessionFileFormat {
     /// An OpenCode-family SQLite database (Kilo Code's `kilo.db`): its `session` and `message`
     /// rows, read read-only (`hosts::kilo::db`).
     OpenCodeDb,
+    /// Auggie's session record `sessions/<conversation_id>.json`, one JSON document read whole
+    /// (`hosts::auggie::session_file`).
+    AuggieSession,
 }
 
 /// Where a host's session file is when no payload names it: under the first directory of
@@ -299,6 +302,10 @@ pub enum HookFileFormat {
     /// `{"hooks":{EVENT:[{"command":…,"show_output":false}]}}`: no version, no matcher, no
     /// timeout (Windsurf's Cascade, from its documentation).
     WindsurfFlat,
+    /// `Grouped`, the tool events matched by a regex of every tool (`".*"`) and the other events
+    /// with no `matcher` at all (Auggie: `"*"` is an invalid regex there and matches nothing, and
+    /// a matcher on a non-tool event is reported as unsupported configuration).
+    GroupedRegex,
 }
 
 impl HookFileFormat {

@@ -367,6 +367,8 @@ fn file_of(
             | "apply_patch"
             | "WriteFile"
             | "StrReplaceFile"
+            | "save-file"
+            | "str-replace-editor"
     );
     let read = matches!(
         tool,
@@ -376,6 +378,10 @@ fn file_of(
     let (edit, read) = match (tool, input.get("command").and_then(Value::as_str)) {
         ("file_editor", Some("view")) => (false, true),
         ("file_editor", Some(_)) => (true, false),
+        // Auggie's `view` lists a directory with `type: "directory"`: no file read.
+        ("view", _) if input.get("type").and_then(Value::as_str) == Some("directory") => {
+            (false, false)
+        }
         _ => (edit, read),
     };
     if !edit && !read {
@@ -478,7 +484,17 @@ pub fn tool_label(tool: &str, mcp_server: Option<&str>) -> String {
 fn is_task_tool(tool: &str) -> bool {
     matches!(
         tool,
-        "TaskCreate" | "TaskUpdate" | "TodoWrite" | "TaskList" | "TaskGet" | "write_todos"
+        "TaskCreate"
+            | "TaskUpdate"
+            | "TodoWrite"
+            | "TaskList"
+            | "TaskGet"
+            | "write_todos"
+            // Auggie's task list.
+            | "view_tasklist"
+            | "reorganize_tasklist"
+            | "update_tasks"
+            | "add_tasks"
     )
 }
 
@@ -928,6 +944,13 @@ impl SessionState {
                 push_recent(&mut self.files_edited, &absolute(&path, cwd), MAX_FILES);
             }
         }
+        // Auggie's remove-files names the files it deletes in `file_paths`.
+        if tool == "remove-files" {
+            let paths = input.get("file_paths").and_then(Value::as_array);
+            for path in paths.into_iter().flatten().filter_map(Value::as_str) {
+                push_recent(&mut self.files_edited, &absolute(path, cwd), MAX_FILES);
+            }
+        }
         // Cline CLI's read_files names its files in a list (`files[].path`, or `paths`).
         if tool == "read_files" && ev.agent_id.is_none() {
             for path in listed_files(input) {
@@ -945,7 +968,14 @@ impl SessionState {
         }
         if matches!(
             tool,
-            "Bash" | "run_shell_command" | "bash" | "exec" | "Execute" | "Shell" | "terminal"
+            "Bash"
+                | "run_shell_command"
+                | "bash"
+                | "exec"
+                | "Execute"
+                | "Shell"
+                | "terminal"
+                | "launch-process"
         ) {
             if let Some((hash, message)) = commit_made(input, response) {
                 self.commits.retain(|c| c.hash != hash);

@@ -76,6 +76,10 @@ fn documented(h: &Host) -> [bool; 4] {
         // as `[Hook feedback]`); nothing blocks its Stop, nothing reaches a compaction (measured
         // on 0.32.18).
         Host::Letta => [true, false, false, false],
+        // Auggie reads `additionalContext` after a tool only in `--print` (appended to the tool's
+        // result as `[Hook Context]`); SessionStart's and PromptSubmit's context is not sent, a
+        // Stop block does not continue, no compaction event (measured on 0.36.0).
+        Host::Auggie => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }
@@ -110,7 +114,7 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
         Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
         Host::Cline => kind == EventKind::ToolPost,
         Host::OpenHands => kind == EventKind::Prompt,
-        Host::Letta => kind == EventKind::ToolPost,
+        Host::Letta | Host::Auggie => kind == EventKind::ToolPost,
         _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
 }
@@ -188,6 +192,13 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     if *h == Host::Letta {
         return format!(
             r#"{{"event_type":"{}","agent_id":"{S}","working_directory":"/proj"{sep}{fields}}}"#,
+            name(h, kind)
+        );
+    }
+    // Auggie names its directory in `workspace_roots`.
+    if *h == Host::Auggie {
+        return format!(
+            r#"{{"hook_event_name":"{}","conversation_id":"{S}","workspace_roots":["/proj"]{sep}{fields}}}"#,
             name(h, kind)
         );
     }
@@ -493,7 +504,8 @@ fn each_hosts_payload_fields_hold_what_the_table_says() {
         assert_eq!(ev.session_id.as_deref(), Some("sid-1"), "{h}");
         assert_eq!(ev.agent_id.is_some(), f.agent_id.is_some(), "{h}");
         assert_eq!(ev.transcript_path.is_some(), f.transcript_path.is_some());
-        let cwd_elsewhere = f.cwd.len() > 1;
+        // Auggie names it in `workspace_roots` alone.
+        let cwd_elsewhere = f.cwd.len() > 1 || f.cwd == ["workspace_roots"];
         assert_eq!(ev.cwd.as_deref() == Some("/root-1"), cwd_elsewhere, "{h}");
     }
 }
@@ -514,7 +526,8 @@ fn registrations(cell: &str) -> Vec<(String, u64, bool)> {
                 .collect();
             // `(no timeout)`: 0 (Windsurf's entries take none).
             let timeout = digits.parse().unwrap_or(0);
-            let matcher = group.contains("matcher `*`");
+            // Auggie's matcher is a regex: `.*`.
+            let matcher = group.contains("matcher `*`") || group.contains("matcher `.*`");
             out.extend(pending.drain(..).map(|n| (n, timeout, matcher)));
         } else if c.is_ascii_alphabetic() {
             // `PreToolUse`, OpenClaw's `before_tool_call`, Copilot's and Cursor's `preToolUse`,

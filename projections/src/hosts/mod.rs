@@ -7,6 +7,7 @@
 //! values, install, uninstall, doctor, the hosts matrix, the benchmark's and the fuzzer's host
 //! rows — iterates `HOSTS`. Adding a host is its folder and one line here.
 
+pub mod auggie;
 pub mod claude;
 pub mod cline;
 pub mod codex;
@@ -29,10 +30,10 @@ pub mod qwen;
 pub mod windsurf;
 
 pub use self::{
-    claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE, copilot::COPILOT,
-    crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE, kilo::KILO,
-    kimi::KIMI, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE, openhands::OPENHANDS, pi::PI,
-    qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
+    auggie::AUGGIE, claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE,
+    copilot::COPILOT, crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE,
+    kilo::KILO, kimi::KIMI, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
+    openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
 };
 
 use crate::event_kind::EventKind;
@@ -142,6 +143,7 @@ pub const HOSTS: &[&HostModule] = &[
     &windsurf::MODULE,
     &goose::MODULE,
     &letta::MODULE,
+    &auggie::MODULE,
 ];
 
 /// The module of a known host's name.
@@ -342,6 +344,7 @@ mod tests {
             Host::Kimi,
             Host::OpenHands,
             Host::Letta,
+            Host::Auggie,
         ];
         for h in &consts {
             assert!(h.module().is_some(), "{h} is in no registry line");
@@ -375,7 +378,7 @@ mod tests {
     fn every_event_name_is_listed_once_per_host() {
         for f in [
             &CLAUDE, &CODEX, &GEMINI, &COPILOT, &CURSOR, &OPENCLAW, &QWEN, &OPENCODE, &CRUSH, &PI,
-            &DROID, &CLINE, &KIMI, &OPENHANDS, &LETTA,
+            &DROID, &CLINE, &KIMI, &OPENHANDS, &LETTA, &AUGGIE,
         ] {
             for e in f.events {
                 assert_eq!(f.events.iter().filter(|x| x.name == e.name).count(), 1);

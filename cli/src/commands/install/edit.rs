@@ -314,6 +314,7 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
         }
         // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
         HookFileFormat::Grouped
+        | HookFileFormat::GroupedRegex
         | HookFileFormat::OnlyHooks
         | HookFileFormat::ScriptPerEvent
         | HookFileFormat::ShimModule
@@ -331,7 +332,12 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
     };
     let mut group = Vec::new();
     if event.reg.tool_matcher {
-        group.push(("matcher".to_string(), "*".into()));
+        // Auggie's matcher is a regex: `"*"` is an invalid one there and matches nothing.
+        let every = match facts.install.format {
+            HookFileFormat::GroupedRegex => ".*",
+            _ => "*",
+        };
+        group.push(("matcher".to_string(), every.into()));
     }
     group.push((
         "hooks".into(),
