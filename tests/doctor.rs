@@ -88,6 +88,23 @@ fn a_healthy_project_says_so_and_exits_0() {
 }
 
 #[test]
+fn an_auggie_user_is_told_auggie_reads_no_claude_registration_and_no_one_else_is() {
+    let env = installed();
+    assert!(!doctor(&env, &[]).contains("reads no hooks there"));
+    fs::create_dir_all(env.home.join(".augment")).unwrap();
+    let out = doctor(&env, &[]);
+    let line = out
+        .lines()
+        .find(|l| l.contains("Auggie"))
+        .unwrap_or_default();
+    assert_eq!(
+        line,
+        "--  Auggie: $TEST_ENV/project/.claude/settings.json registers hookjournal, but Auggie reads no hooks there",
+        "{out}"
+    );
+}
+
+#[test]
 fn nothing_installed_names_install() {
     let env = TestEnvironment::new();
     fs::create_dir_all(env.project.join(".git")).unwrap();

@@ -320,8 +320,8 @@ fn letta_disabled(h: &Host, files: &[(Scope, PathBuf, Settings)], out: &mut Vec<
 
 /// Auggie's matchers: a regex on the tool events (`"*"` is an invalid one and matches nothing),
 /// none on the others (one there is reported as unsupported configuration, on `--print`'s
-/// stdout). And a `.claude/settings.json` registration in a project Auggie's files do not
-/// register in: Auggie reads no hooks there.
+/// stdout). And, to a user of Auggie (`~/.augment` exists), a `.claude/settings.json`
+/// registration in a project Auggie's files do not register in: Auggie reads no hooks there.
 fn regex_matchers(
     w: &Where,
     h: &Host,
@@ -361,7 +361,10 @@ fn regex_matchers(
         }
     }
     let Some(project) = w.project else { return };
-    if files.iter().any(|(_, _, s)| s.registers()) {
+    // Said only to a user of the host (its user directory exists): to everyone else a line
+    // about an agent they do not run is noise.
+    let user_of_host = user_dir(facts).is_some_and(|d| d.is_dir());
+    if !user_of_host || files.iter().any(|(_, _, s)| s.registers()) {
         return;
     }
     let claude = project.join(".claude/settings.json");
@@ -607,6 +610,7 @@ fn trust(w: &Where, h: &Host, path: &Path, s: &Settings, out: &mut Vec<Finding>)
     match facts.trust {
         Trust::TrustedHooks => codex_trust(w, h, path, out),
         Trust::TrustedFolder if *h == Host::Copilot => copilot_folder_trust(w, facts, out),
+        Trust::TrustedFolder if *h == Host::Vibe => vibe_folder_trust(w, facts, path, out),
         Trust::TrustedFolder => gemini_folder_trust(w, facts, path, s, out),
         Trust::None | Trust::Unverified => {}
     }
@@ -771,6 +775,50 @@ fn copilot_trusts(file: Option<&Path>, project: &Path) -> bool {
 
 /// Gemini CLI's `trustedFolders.json`: `TRUST_FOLDER` trusts a folder and what is under it,
 /// `TRUST_PARENT` its parent and what is under that; `DO_NOT_TRUST` nothing.
+/// Mistral Vibe: a project's `.vibe/hooks.toml` runs only in a trusted folder — the folder or
+/// its closest ancestor listed in `~/.vibe/trusted_folders.toml` (`trusted`, `untrusted`), or
+/// `vibe --trust` for one run (`vibe -p` never asks). The user's file runs everywhere.
+fn vibe_folder_trust(w: &Where, facts: &HostFacts, path: &Path, out: &mut Vec<Finding>) {
+    let Some(p) = w.project.filter(|p| path.starts_with(p)) else {
+        return;
+    };
+    let topic = facts.product;
+    let file = user_dir(facts).map(|d| d.join("trusted_folders.toml"));
+    let shown = file
+        .as_ref()
+        .map_or("trusted_folders.toml".into(), |f| f.display().to_string());
+    let lists: Option<toml::Table> = file
+        .as_deref()
+        .and_then(|f| read_text(None, f))
+        .and_then(|t| toml::from_str(&t).ok());
+    let listed = |key: &str, dir: &Path| {
+        (lists.as_ref())
+            .and_then(|l| l.get(key))
+            .and_then(|v| v.as_array())
+            .is_some_and(|a| a.iter().any(|v| v.as_str().map(Path::new) == Some(dir)))
+    };
+    // The closest decision wins, the folder's own first.
+    let decision = p.ancestors().find_map(|dir| {
+        (listed("trusted", dir) || listed("untrusted", dir)).then(|| listed("trusted", dir))
+    });
+    if decision == Some(true) {
+        out.push(ok(topic, format!("the folder is trusted in {shown}")));
+    } else {
+        out.push(problem(
+            topic,
+            format!(
+                "the folder is not trusted in {shown}: Mistral Vibe runs no hook of \
+                 .vibe/hooks.toml here (but for `vibe --trust`)"
+            ),
+            format!(
+                "start `vibe` in {} and trust the folder, run `vibe --trust`, or install with \
+                 --scope user",
+                p.display()
+            ),
+        ));
+    }
+}
+
 fn gemini_trusts(file: Option<&Path>, project: &Path) -> bool {
     let Some(v) = file
         .and_then(|f| read_text(None, f))

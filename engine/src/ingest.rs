@@ -385,7 +385,8 @@ pub fn session_file_events(
         | SessionFileFormat::OpenHandsState
         | SessionFileFormat::LettaMessages
         | SessionFileFormat::OpenCodeDb
-        | SessionFileFormat::AuggieSession => {
+        | SessionFileFormat::AuggieSession
+        | SessionFileFormat::VibeStore => {
             unreachable!("read above")
         }
     };
@@ -444,6 +445,7 @@ fn read_their_own_way(
         SessionFileFormat::LettaMessages => letta_messages_events(session, path, max, deadline),
         SessionFileFormat::OpenCodeDb => opencode_db_events(session, path, max, deadline),
         SessionFileFormat::AuggieSession => auggie_session_events(session, path, max, deadline),
+        SessionFileFormat::VibeStore => vibe_store_events(session, path, max, deadline),
         _ => return None,
     })
 }
@@ -484,6 +486,51 @@ fn droid_session_events(
         records: totals.map(|t| t.record).into_iter().collect(),
         model: model.filter(|m| !m.is_empty()),
         compressions: scan.compactions,
+        window: None,
+        agent: None,
+    }
+    .observations(session)
+}
+
+/// A Mistral Vibe session store (`hosts::vibe::store`), a directory: `CURRENT`, its
+/// generation's `manifest.json` and `projection-state.json`, the journal segment the manifest
+/// names and `meta.json`, each read whole (up to `max` bytes) each time: one totals record per
+/// session, a larger reading replacing the one the session holds.
+fn vibe_store_events(
+    session: Option<&SessionState>,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
+    use projections::hosts::vibe::store;
+    let dir = Path::new(path);
+    if path.contains('\0') || !dir.is_absolute() {
+        return Vec::new();
+    }
+    let Some(id) = dir.file_name().and_then(|f| f.to_str()) else {
+        return Vec::new();
+    };
+    let read = |rel: &str| read_new(&dir.join(rel), 0, max, deadline).map(|(b, _)| b);
+    let Some(generation) = read("CURRENT").and_then(|b| store::generation(&b)) else {
+        return Vec::new();
+    };
+    let gen_dir = format!("generations/{generation}");
+    let segment = read(&format!("{gen_dir}/manifest.json")).and_then(|b| store::segment(&b));
+    let snapshot = read(&format!("{gen_dir}/projection-state.json"))
+        .map(|b| store::snapshot(&b))
+        .unwrap_or_default();
+    let journal = segment.as_deref().and_then(&read);
+    let after = journal.as_deref().map(store::journal).unwrap_or_default();
+    let model = read("meta.json").and_then(|b| store::model(&b));
+    let record = store::totals(id, snapshot, after, model.as_deref());
+    FileReading {
+        path: path.to_string(),
+        end: journal.map_or(0, |j| j.len() as u64),
+        offset: recorded_offset(session, path),
+        tokens: None,
+        records: record.into_iter().collect(),
+        model,
+        compressions: Vec::new(),
         window: None,
         agent: None,
     }

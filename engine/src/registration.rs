@@ -144,14 +144,15 @@ impl Settings {
     }
 
     /// Reads a TOML config's `[[hooks]]` tables (`event`, `command`, `matcher`, `timeout`: Kimi
-    /// CLI's `config.toml`); `value` is the document as JSON.
+    /// CLI's `config.toml`; the event in `type`: Mistral Vibe's `hooks.toml`); `value` is the
+    /// document as JSON.
     pub fn parse_toml(text: &str) -> Result<Settings, String> {
         let table: toml::Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
         let mut handlers: BTreeMap<String, Vec<Handler>> = BTreeMap::new();
         let hooks = table.get("hooks").and_then(|h| h.as_array());
         for h in hooks.into_iter().flatten() {
             let (Some(event), Some(command)) = (
-                h.get("event").and_then(|e| e.as_str()),
+                (h.get("event").or_else(|| h.get("type"))).and_then(|e| e.as_str()),
                 h.get("command").and_then(|c| c.as_str()),
             ) else {
                 continue;

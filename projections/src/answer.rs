@@ -67,6 +67,11 @@ impl Answer {
                 form: ContextForm::Modification,
                 ..
             } => json!({ "contextModification": text }),
+            Answer::Context {
+                text,
+                form: ContextForm::SnakeNested,
+                ..
+            } => json!({ "hook_specific_output": { "additional_context": text } }),
             Answer::CompactionText(text) => Value::String(text.clone()),
             Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
             Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
@@ -130,6 +135,14 @@ impl Answer {
                 event: String::new(),
                 text,
                 form: ContextForm::Envelope,
+            });
+        }
+        let snake = o.get("hook_specific_output");
+        if let Some(text) = str_at(snake.and_then(|h| h.get("additional_context"))) {
+            return Some(Answer::Context {
+                event: String::new(),
+                text,
+                form: ContextForm::SnakeNested,
             });
         }
         let specific = o.get("hookSpecificOutput");

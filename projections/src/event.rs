@@ -383,6 +383,11 @@ impl<'a> Shape<'a> {
         {
             return Some(Host::Auggie);
         }
+        // Mistral Vibe's three event names are its own (lower snake case: Cursor's would be
+        // camelCase).
+        if hosts::VIBE.owns(name) {
+            return Some(Host::Vibe);
+        }
         // Crush names its event in a string `event`, and sends no `hook_event_name`; so does
         // goose, with its own names or fields (`matcher_context`, `working_dir`) and no `cwd`,
         // which Crush always sends.

@@ -100,6 +100,9 @@ pub enum ContextForm {
     /// `{"contextModification":…}` (Cline CLI: added to the next request as a `<hook_context>`
     /// user message after the tool's result).
     Modification,
+    /// `{"hook_specific_output":{"additional_context":…}}` (Mistral Vibe's `post_tool`: appended
+    /// to the tool's result).
+    SnakeNested,
 }
 
 /// How `install` registers the handler for one event.
@@ -198,6 +201,9 @@ pub enum SessionFileFormat {
     /// Auggie's session record `sessions/<conversation_id>.json`, one JSON document read whole
     /// (`hosts::auggie::session_file`).
     AuggieSession,
+    /// A Mistral Vibe session store, a directory (`hosts::vibe::store`): its latest generation's
+    /// running totals and the journal segment after it.
+    VibeStore,
 }
 
 /// Where a host's session file is when no payload names it: under the first directory of
@@ -306,6 +312,10 @@ pub enum HookFileFormat {
     /// with no `matcher` at all (Auggie: `"*"` is an invalid regex there and matches nothing, and
     /// a matcher on a non-tool event is reported as unsupported configuration).
     GroupedRegex,
+    /// `[[hooks]]` tables (`name`, `type`, `command`, `timeout`) in a hooks file of TOML, every
+    /// other line kept as it is (Mistral Vibe's `.vibe/hooks.toml`, `~/.vibe/hooks.toml`;
+    /// `install::vibe` writes them).
+    VibeToml,
 }
 
 impl HookFileFormat {

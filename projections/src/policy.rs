@@ -627,6 +627,14 @@ mod tests {
                 r#"{"contextModification":"hookjournal: 1 open task"}"#,
             ),
             (
+                Answer::Context {
+                    event: String::new(),
+                    text: "hookjournal: 1 open task".into(),
+                    form: ContextForm::SnakeNested,
+                },
+                r#"{"hook_specific_output":{"additional_context":"hookjournal: 1 open task"}}"#,
+            ),
+            (
                 Answer::CompactionText("hookjournal: keep\n- x".into()),
                 "hookjournal: keep\n- x",
             ),

@@ -80,6 +80,10 @@ fn documented(h: &Host) -> [bool; 4] {
         // result as `[Hook Context]`); SessionStart's and PromptSubmit's context is not sent, a
         // Stop block does not continue, no compaction event (measured on 0.36.0).
         Host::Auggie => [true, false, false, false],
+        // Mistral Vibe reads `hook_specific_output.additional_context` after a tool only
+        // (appended to the tool's result); its post_agent takes `deny`, not Claude's `block`;
+        // nothing announces a compaction (measured on 3.0.3).
+        Host::Vibe => [true, false, false, false],
         Host::Other(_) => [true, false, false, true],
         Host::Known(name) => panic!("what docs/hooks.md says {name} takes is not listed here"),
     }
@@ -114,7 +118,7 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
         Host::Pi => matches!(kind, EventKind::Prompt | EventKind::ToolPost),
         Host::Cline => kind == EventKind::ToolPost,
         Host::OpenHands => kind == EventKind::Prompt,
-        Host::Letta | Host::Auggie => kind == EventKind::ToolPost,
+        Host::Letta | Host::Auggie | Host::Vibe => kind == EventKind::ToolPost,
         _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
 }
@@ -348,6 +352,14 @@ fn session_start_context_goes_only_to_hosts_that_take_it() {
                 host::ContextForm::Modification => {
                     assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
                     assert!(out["contextModification"].is_string(), "{out}");
+                }
+                // Mistral Vibe reads `hook_specific_output.additional_context`.
+                host::ContextForm::SnakeNested => {
+                    assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
+                    assert!(
+                        out["hook_specific_output"]["additional_context"].is_string(),
+                        "{out}"
+                    );
                 }
             }
         }

@@ -21,6 +21,7 @@ mod opencode;
 mod pi;
 pub mod program;
 mod shim;
+mod vibe;
 
 use self::codex::{trust_codex_hooks, untrust_codex_hooks};
 use self::copilot_trust::copilot_trust_note;
@@ -94,6 +95,7 @@ enum Writer {
     OpenClawPlugin,
     ScriptPerEvent,
     KimiToml,
+    VibeToml,
 }
 
 /// The hosts whose hooks are a shim file of hookjournal's own, by the registry's name.
@@ -108,6 +110,7 @@ fn writer(host: &Host) -> Writer {
         Some(HookFileFormat::PluginDir) => Writer::OpenClawPlugin,
         Some(HookFileFormat::ScriptPerEvent) => Writer::ScriptPerEvent,
         Some(HookFileFormat::KimiToml) => Writer::KimiToml,
+        Some(HookFileFormat::VibeToml) => Writer::VibeToml,
         _ => Writer::Settings,
     }
 }
@@ -152,6 +155,20 @@ fn facts(host: &Host) -> HostFacts {
 /// The name hookjournal's own entries are recognised by (plus the `hook` subcommand after it).
 const BINARY_NAME: &str = "hookjournal";
 
+/// `install` for the hosts whose hooks are files of hookjournal's own (a plugin, a shim,
+/// scripts) or a TOML file of the host's own (Kimi's, Vibe's), by their writer; `None`: a
+/// settings file `run_install` edits.
+fn install_own_file(cmd: &CommandHelper, t: &Target) -> Option<anyhow::Result<ExitCode>> {
+    Some(match writer(&t.host) {
+        Writer::OpenClawPlugin => openclaw::install(cmd, t.scope, t.dry_run),
+        Writer::Shim(shim) => shim.install(cmd, t.scope, t.dry_run),
+        Writer::ScriptPerEvent => cline::install(cmd, t.scope, t.dry_run),
+        Writer::KimiToml => kimi::install(cmd, t.scope, t.dry_run),
+        Writer::VibeToml => vibe::install(cmd, t.scope, t.dry_run),
+        Writer::Settings => return None,
+    })
+}
+
 /// Registers the hook in a host's settings (and the status line), creating the journal.
 pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let t = args.target;
@@ -162,13 +179,8 @@ pub fn run_install(cmd: &CommandHelper, args: InstallArgs) -> anyhow::Result<Exi
         );
         return Ok(ExitCode::from(2));
     }
-    // The hosts whose hooks are files of hookjournal's own (a plugin, a shim, scripts).
-    match writer(&t.host) {
-        Writer::OpenClawPlugin => return openclaw::install(cmd, t.scope, t.dry_run),
-        Writer::Shim(shim) => return shim.install(cmd, t.scope, t.dry_run),
-        Writer::ScriptPerEvent => return cline::install(cmd, t.scope, t.dry_run),
-        Writer::KimiToml => return kimi::install(cmd, t.scope, t.dry_run),
-        Writer::Settings => {}
+    if let Some(done) = install_own_file(cmd, &t) {
+        return done;
     }
     let facts = &facts(&t.host);
     let cwd = std::env::current_dir().context("reading the current directory")?;
@@ -478,6 +490,7 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
         Writer::Shim(shim) => return shim.uninstall(t.scope, t.dry_run),
         Writer::ScriptPerEvent => return cline::uninstall(t.scope, t.dry_run),
         Writer::KimiToml => return kimi::uninstall(t.scope, t.dry_run),
+        Writer::VibeToml => return vibe::uninstall(t.scope, t.dry_run),
         Writer::Settings => {}
     }
     let facts = &facts(&t.host);

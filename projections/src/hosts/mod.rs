@@ -27,13 +27,14 @@ pub mod openhands;
 pub mod pi;
 pub mod qoder;
 pub mod qwen;
+pub mod vibe;
 pub mod windsurf;
 
 pub use self::{
     auggie::AUGGIE, claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE,
     copilot::COPILOT, crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE,
     kilo::KILO, kimi::KIMI, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
-    openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN, windsurf::WINDSURF,
+    openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN, vibe::VIBE, windsurf::WINDSURF,
 };
 
 use crate::event_kind::EventKind;
@@ -144,6 +145,7 @@ pub const HOSTS: &[&HostModule] = &[
     &goose::MODULE,
     &letta::MODULE,
     &auggie::MODULE,
+    &vibe::MODULE,
 ];
 
 /// The module of a known host's name.

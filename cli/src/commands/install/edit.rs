@@ -319,7 +319,8 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
         | HookFileFormat::ScriptPerEvent
         | HookFileFormat::ShimModule
         | HookFileFormat::PluginDir
-        | HookFileFormat::KimiToml => {
+        | HookFileFormat::KimiToml
+        | HookFileFormat::VibeToml => {
             let mut handler = Vec::new();
             if facts.install.named_handlers {
                 handler.push(("name".to_string(), BINARY_NAME.into()));
