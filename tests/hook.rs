@@ -899,6 +899,54 @@ fn every_copilot_payload_is_journaled_as_copilot_and_none_is_malformed() {
     assert_expected("hook/every-copilot-payload.txt", &report);
 }
 
+/// `replay` names every host's tool call by what the call is about, read through the host's
+/// own payload: Cline CLI's command list and read_files list, Copilot CLI's `view` path, shell
+/// command and task — not only Claude Code's `tool_input` keys (it showed these empty).
+#[test]
+fn replay_names_the_tool_and_its_subject_for_every_hosts_payload() {
+    let env = TestEnvironment::new();
+    let cline = "real-hosts/cline-3.0.65/payloads";
+    for stem in [
+        "02.PreToolUse",
+        "03.PostToolUse",
+        "05.PreToolUse-read_files",
+        "06.PostToolUse-read_files",
+    ] {
+        let bytes = std::fs::read(fixtures().join(format!("{cline}/{stem}.json"))).unwrap();
+        let out = hook_with(&env, &["--host", "cline"], &bytes, &[]);
+        assert_eq!(out.code, Some(0), "{stem}: {}", out.render());
+    }
+    for stem in [
+        "camel.preToolUse-bash",
+        "camel.postToolUse-view",
+        "camel.postToolUseFailure-view",
+        "camel.postToolUse-task",
+    ] {
+        let event = stem.split_once('.').unwrap().1.split('-').next().unwrap();
+        let bytes =
+            std::fs::read(fixtures().join(format!("real-hosts/copilot-1.0.102/{stem}.json")))
+                .unwrap();
+        let args = ["--host", "copilot", "--event", event];
+        let out = hook_with(&env, &args, &bytes, &copilot_env(stem));
+        assert_eq!(out.code, Some(0), "{stem}: {}", out.render());
+    }
+    let replay = env.run(&["replay", "--json"]);
+    assert_eq!(replay.code, Some(0), "{}", replay.render());
+    let lines: String = replay
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| {
+            format!(
+                "{}: {}\n",
+                e["kind"].as_str().unwrap(),
+                e["summary"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_expected("hook/replay-names-every-hosts-tool.txt", &lines);
+}
+
 /// A handler registered for Claude Code that Copilot CLI runs answers in Copilot's words: the
 /// flat `additionalContext` it reads (it ignores Claude Code's nested one); the same payload
 /// from Claude Code itself (no Copilot in the environment) is answered nested.

@@ -33,6 +33,7 @@ pub mod statusline;
 pub mod tasks;
 pub mod text;
 pub mod timeline;
+pub mod tool_call;
 pub mod traces;
 pub mod transcript;
 pub mod views;

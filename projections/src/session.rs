@@ -317,144 +317,6 @@ fn failure_text(error: &str) -> String {
     }
 }
 
-/// The commit a shell command made: `git commit` (also `git -c … commit`) and its output.
-fn commit_made(input: &Value, response: &Value) -> Option<(String, String)> {
-    let cmd = str_at(input, &["command"]).unwrap_or_default();
-    if !(cmd.contains("git commit") || (cmd.contains("git -c") && cmd.contains(" commit"))) {
-        return None;
-    }
-    let out = str_at(
-        response,
-        &[
-            "stdout",
-            "output",
-            "llmContent",
-            "textResultForLlm",
-            "text_result_for_llm",
-        ],
-    )
-    .map(str::to_string)
-    .or_else(|| response.as_str().map(str::to_string))
-    .unwrap_or_default();
-    parse_commit(&out)
-}
-
-/// Tools that read and edit files, and the file: absolute where the tool's response names it
-/// (Gemini CLI's `returnDisplay.filePath`; its `write_file` input path is relative), else the
-/// input's path, made absolute against the session's directory when it is relative (OpenClaw's
-/// `read`, `write`, `edit` and `apply_patch` name theirs relative to the workspace). Copilot
-/// CLI's are `view`, `create` and `edit` (`path`); Factory Droid's `Create` (`file_path`).
-fn file_of(
-    tool: &str,
-    input: &Value,
-    response: &Value,
-    cwd: Option<&str>,
-) -> Option<(bool, String)> {
-    let edit = matches!(
-        tool,
-        "Edit"
-            | "Write"
-            | "MultiEdit"
-            | "NotebookEdit"
-            | "write_file"
-            | "replace"
-            | "edit_file"
-            | "write"
-            | "edit"
-            | "multiedit"
-            | "create"
-            | "Create"
-            | "apply_patch"
-            | "WriteFile"
-            | "StrReplaceFile"
-            | "save-file"
-            | "str-replace-editor"
-    );
-    let read = matches!(
-        tool,
-        "Read" | "read_file" | "NotebookRead" | "read" | "view" | "ReadFile"
-    );
-    // OpenHands' `file_editor` reads with its `view` command and edits with the others.
-    let (edit, read) = match (tool, input.get("command").and_then(Value::as_str)) {
-        ("file_editor", Some("view")) => (false, true),
-        ("file_editor", Some(_)) => (true, false),
-        // Auggie's `view` lists a directory with `type: "directory"`: no file read.
-        ("view", _) if input.get("type").and_then(Value::as_str) == Some("directory") => {
-            (false, false)
-        }
-        _ => (edit, read),
-    };
-    if !edit && !read {
-        return None;
-    }
-    let path = response
-        .get("returnDisplay")
-        .and_then(|d| str_at(d, &["filePath"]))
-        .filter(|p| p.starts_with('/'))
-        .or_else(|| {
-            str_at(
-                input,
-                &[
-                    "file_path",
-                    "notebook_path",
-                    "path",
-                    "absolute_path",
-                    "filePath",
-                ],
-            )
-        })?;
-    Some((edit, absolute(path, cwd)))
-}
-
-/// The files a list-taking read names: `files[].path` or `paths[]` (Cline CLI's read_files).
-fn listed_files(input: &Value) -> Vec<String> {
-    let files = input.get("files").and_then(Value::as_array);
-    let paths = input.get("paths").and_then(Value::as_array);
-    files
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f.get("path").and_then(Value::as_str))
-        .chain(paths.into_iter().flatten().filter_map(Value::as_str))
-        .filter(|p| !p.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// A path as given, made absolute against `cwd` when it is relative.
-fn absolute(path: &str, cwd: Option<&str>) -> String {
-    match cwd {
-        Some(dir) if !path.starts_with('/') && !path.is_empty() => format!(
-            "{}/{}",
-            dir.trim_end_matches('/'),
-            path.trim_start_matches("./")
-        ),
-        _ => path.to_string(),
-    }
-}
-
-/// The files an apply_patch patch adds, updates, deletes or moves to, in order.
-fn patch_files(patch: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in patch.lines() {
-        let path = [
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-        ]
-        .iter()
-        .find_map(|p| line.strip_prefix(p))
-        .map(str::trim)
-        .filter(|p| !p.is_empty());
-        if let Some(p) = path {
-            if !out.iter().any(|x| x == p) {
-                out.push(p.to_string());
-            }
-        }
-    }
-    out
-}
-
 /// `git commit` output: `[branch abc1234] message` (also `[branch (root-commit) abc1234]`).
 pub fn parse_commit(output: &str) -> Option<(String, String)> {
     for line in output.lines() {
@@ -652,15 +514,11 @@ impl SessionState {
         if self.cwd.is_none() {
             self.cwd = ev.cwd.clone();
         }
-        let (tool, input, response, failed) = match &ev.canonical {
-            Canonical::ToolPost {
-                tool,
-                input,
-                response,
-            } => (tool, input, response, false),
-            Canonical::ToolFailure { tool, input, .. } => (tool, input, &None, true),
-            Canonical::ToolPre { tool, input } if !ev.host.facts().sees_tool_results() => {
-                (tool, input, &None, false)
+        let (tool, failed) = match &ev.canonical {
+            Canonical::ToolPost { tool, .. } => (tool, false),
+            Canonical::ToolFailure { tool, .. } => (tool, true),
+            Canonical::ToolPre { tool, .. } if !ev.host.facts().sees_tool_results() => {
+                (tool, false)
             }
             _ => return,
         };
@@ -669,10 +527,9 @@ impl SessionState {
         let label = tool_label(tool, ev.mcp_server.as_deref());
         self.served.recent.insert(0, label);
         self.served.recent.truncate(10);
-        let input = input.as_ref().unwrap_or(&Value::Null);
-        let response = response.as_ref().unwrap_or(&Value::Null);
-        if let Some((true, path)) = file_of(tool, input, response, ev.cwd.as_deref()) {
-            push_recent(&mut self.served.files_edited, &path, MAX_FILES);
+        let call = ev.tool_call().unwrap_or_default();
+        for path in &call.edited {
+            push_recent(&mut self.served.files_edited, path, MAX_FILES);
         }
     }
 
@@ -936,64 +793,33 @@ impl SessionState {
         } else {
             self.activity(last_task_command);
         }
-        let cwd = ev.cwd.as_deref().or(self.cwd.as_deref());
-        // Codex's apply_patch names its files inside the patch.
-        if tool == "apply_patch" {
-            let patch = str_at(input, &["command", "patch", "input"]).or(input.as_str());
-            for path in patch.map(patch_files).unwrap_or_default() {
-                push_recent(&mut self.files_edited, &absolute(&path, cwd), MAX_FILES);
+        let call = ev
+            .tool_call_in(ev.cwd.as_deref().or(self.cwd.as_deref()))
+            .unwrap_or_default();
+        for path in &call.edited {
+            push_recent(&mut self.files_edited, path, MAX_FILES);
+        }
+        // A subagent's reads are its own context, not the session's; its edits changed the
+        // project all the same.
+        if ev.agent_id.is_none() {
+            for path in &call.read {
+                push_recent(&mut self.files_read, path, MAX_FILES);
             }
         }
-        // Auggie's remove-files names the files it deletes in `file_paths`.
-        if tool == "remove-files" {
-            let paths = input.get("file_paths").and_then(Value::as_array);
-            for path in paths.into_iter().flatten().filter_map(Value::as_str) {
-                push_recent(&mut self.files_edited, &absolute(path, cwd), MAX_FILES);
-            }
+        if let Some((hash, message)) = call.commit {
+            self.commits.retain(|c| c.hash != hash);
+            self.commits.insert(
+                0,
+                Commit {
+                    hash,
+                    message: clip(&message, 200),
+                    seq: o.seq,
+                },
+            );
+            self.commits.truncate(MAX_COMMITS);
         }
-        // Cline CLI's read_files names its files in a list (`files[].path`, or `paths`).
-        if tool == "read_files" && ev.agent_id.is_none() {
-            for path in listed_files(input) {
-                push_recent(&mut self.files_read, &absolute(&path, cwd), MAX_FILES);
-            }
-        }
-        if let Some((edit, path)) = file_of(tool, input, response, cwd) {
-            // A subagent's reads are its own context, not the session's; its edits
-            // changed the project all the same.
-            if edit {
-                push_recent(&mut self.files_edited, &path, MAX_FILES);
-            } else if ev.agent_id.is_none() {
-                push_recent(&mut self.files_read, &path, MAX_FILES);
-            }
-        }
-        if matches!(
-            tool,
-            "Bash"
-                | "run_shell_command"
-                | "bash"
-                | "exec"
-                | "Execute"
-                | "Shell"
-                | "terminal"
-                | "launch-process"
-        ) {
-            if let Some((hash, message)) = commit_made(input, response) {
-                self.commits.retain(|c| c.hash != hash);
-                self.commits.insert(
-                    0,
-                    Commit {
-                        hash,
-                        message: clip(&message, 200),
-                        seq: o.seq,
-                    },
-                );
-                self.commits.truncate(MAX_COMMITS);
-            }
-        }
-        if tool == "ExitPlanMode" {
-            if let Some(plan) = str_at(input, &["plan"]) {
-                self.plan = Some(clip(plan, 1500));
-            }
+        if let Some(plan) = &call.plan {
+            self.plan = Some(clip(plan, 1500));
         }
     }
 

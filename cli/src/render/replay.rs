@@ -2,8 +2,8 @@
 
 use engine::log::Envelope;
 use projections::derived::{self, ResponseEmitted};
+use projections::event::Canonical;
 use projections::{Kind, KindOf};
-use serde_json::Value;
 
 pub fn clip(s: &str) -> String {
     if s.chars().count() > 160 {
@@ -16,39 +16,23 @@ pub fn clip(s: &str) -> String {
 /// A one-line summary of what an event says.
 pub fn summary(e: &Envelope) -> String {
     match &e.kind() {
-        Kind::Hook { name } => {
-            let v: Value = serde_json::from_slice(&e.payload).unwrap_or(Value::Null);
-            let tool = v.get("tool_name").and_then(Value::as_str);
-            let detail = match name.as_str() {
-                "UserPromptSubmit" => v
-                    .get("prompt")
-                    .and_then(Value::as_str)
-                    .map(|p| format!("\"{}\"", clip(p))),
-                "SessionStart" => v.get("source").and_then(Value::as_str).map(str::to_string),
-                "SessionEnd" => v.get("reason").and_then(Value::as_str).map(str::to_string),
-                "PreCompact" | "PostCompact" => {
-                    v.get("trigger").and_then(Value::as_str).map(str::to_string)
-                }
-                "Notification" => v.get("message").and_then(Value::as_str).map(clip),
-                _ => tool.map(|t| {
-                    let input = v.get("tool_input");
-                    let arg = input
-                        .and_then(|i| {
-                            ["file_path", "command", "pattern", "subject", "taskId"]
-                                .iter()
-                                .find_map(|k| i.get(*k).and_then(|x| x.as_str()))
-                        })
-                        .map(clip)
-                        .unwrap_or_default();
-                    let status = input
-                        .and_then(|i| i.get("status"))
-                        .and_then(Value::as_str)
-                        .map(|s| format!(" → {s}"))
-                        .unwrap_or_default();
-                    format!("{t} {arg}{status}")
-                }),
+        Kind::Hook { .. } => {
+            let Some(ev) = projections::event::from_envelope(e) else {
+                return String::new();
             };
-            detail.unwrap_or_default()
+            if let Some(call) = ev.tool_call() {
+                return format!("{} {}", call.name, clip(&call.subject));
+            }
+            match ev.canonical {
+                Canonical::Prompt { text } => format!("\"{}\"", clip(&text)),
+                Canonical::SessionStart { source } => source,
+                Canonical::SessionEnd { reason } => reason,
+                Canonical::PreCompact { trigger, .. } | Canonical::PostCompact { trigger, .. } => {
+                    trigger
+                }
+                Canonical::Notification { message, .. } => clip(&message),
+                _ => String::new(),
+            }
         }
         Kind::Malformed { reason } => format!("{reason} ({} bytes)", e.payload.len()),
         Kind::UsageObserved { .. } => derived::parse::<derived::UsageObserved>(&e.payload)
