@@ -119,7 +119,9 @@ fn clip(s: &str, n: usize) -> String {
     out
 }
 
-fn tool_arg(input: Option<&serde_json::Value>) -> String {
+/// What a tool call is about: a task's id and status, a to-do list's length, else the call's
+/// own subject (`ToolCall::subject`: its path, command, pattern…, in every host's words).
+fn tool_arg(ev: &event::HookEvent, input: Option<&serde_json::Value>) -> String {
     let Some(i) = input else {
         return String::new();
     };
@@ -145,7 +147,9 @@ fn tool_arg(input: Option<&serde_json::Value>) -> String {
     ]
     .iter()
     .find_map(|k| i.get(*k).and_then(|x| x.as_str()))
-    .map(|s| clip(s, 160))
+    .map(str::to_string)
+    .or_else(|| ev.tool_call().map(|c| c.subject))
+    .map(|s| clip(&s, 160))
     .unwrap_or_default()
 }
 
@@ -392,10 +396,10 @@ fn summary(ev: &event::HookEvent) -> String {
     match &ev.canonical {
         Canonical::Prompt { text } => clip(text, MAX_TEXT),
         Canonical::ToolPost { input, .. } | Canonical::ToolPre { input, .. } => {
-            tool_arg(input.as_ref())
+            tool_arg(ev, input.as_ref())
         }
         Canonical::ToolFailure { input, error, .. } => {
-            let arg = tool_arg(input.as_ref());
+            let arg = tool_arg(ev, input.as_ref());
             let err = clip(
                 error.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
                 200,

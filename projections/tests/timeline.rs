@@ -79,3 +79,37 @@ fn codex_marks_its_compaction_at_postcompact_and_not_a_stopped_precompact() {
     assert_eq!(marks(&done, sid).0, 1);
     assert_eq!(done.state.sessions[sid].compactions, 1);
 }
+
+#[test]
+fn a_cline_tool_call_is_listed_with_its_command_and_its_files() {
+    // Given Cline CLI's tool results as it sends them (its own payload: a command list, a file
+    // list; none of Claude Code's input keys),
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/real-hosts/cline-3.0.65/payloads");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let sc = Scenario::default()
+        .host(Host::Cline)
+        .given_hook(&read("03.PostToolUse.json"))
+        .given_hook(&read("06.PostToolUse-read_files.json"));
+    // when the timeline is folded, then each item says what the call was about.
+    let mut t = Timelines::default();
+    for env in &sc.log {
+        t.apply(env, &PolicyConfig::default(), true);
+    }
+    let texts: Vec<(&str, &str)> = t
+        .sessions
+        .values()
+        .flat_map(|tl| &tl.items)
+        .map(|i| (i.title.as_str(), i.text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (
+                "run_commands",
+                "env | grep -i cline > envleak.txt; echo done"
+            ),
+            ("read_files", "/tmp/clprobe/proj/notes.txt"),
+        ]
+    );
+}
