@@ -439,6 +439,17 @@ impl<'a> Shape<'a> {
         if hosts::CLINE.owns(name) || s(self.hook_name).is_some_and(|n| hosts::CLINE.owns(&n)) {
             return Some(Host::Cline);
         }
+        // Kiro CLI: `agentSpawn` and `userPromptSubmit` are its own; its `preToolUse`,
+        // `postToolUse` and `stop` are Cursor's names too, sent with only `cwd` and the tool's
+        // fields (Cursor's carry `cursor_version` and `conversation_id`).
+        if hosts::KIRO.owns(name) && !hosts::CURSOR.owns(name)
+            || hosts::KIRO.event(name).is_some()
+                && self.cursor_version.is_none()
+                && self.conversation_id.is_none()
+                && self.cwd.is_some()
+        {
+            return Some(Host::Kiro);
+        }
         if self.cursor_version.is_some() {
             return Some(Host::Cursor);
         }

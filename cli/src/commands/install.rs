@@ -529,7 +529,8 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
             None
         };
     // A Copilot CLI or Cursor file that held only our hooks goes, as it came.
-    let emptied = facts.install.format.versioned() && only_version(&doc);
+    let emptied = facts.install.format.versioned() && only_version(&doc)
+        || facts.install.format == HookFileFormat::KiroAgent && edit::only_kiro_agent(&doc);
     if t.dry_run {
         if emptied {
             print!("{}", unified_diff(&path, Some(&before_text), ""));

@@ -20,6 +20,7 @@ pub mod gemini;
 pub mod goose;
 pub mod kilo;
 pub mod kimi;
+pub mod kiro;
 pub mod letta;
 pub mod openclaw;
 pub mod opencode;
@@ -33,7 +34,7 @@ pub mod windsurf;
 pub use self::{
     auggie::AUGGIE, claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE,
     copilot::COPILOT, crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE,
-    kilo::KILO, kimi::KIMI, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
+    kilo::KILO, kimi::KIMI, kiro::KIRO, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
     openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN, vibe::VIBE, windsurf::WINDSURF,
 };
 
@@ -146,6 +147,7 @@ pub const HOSTS: &[&HostModule] = &[
     &letta::MODULE,
     &auggie::MODULE,
     &vibe::MODULE,
+    &kiro::MODULE,
 ];
 
 /// The module of a known host's name.
