@@ -411,6 +411,10 @@ impl<'a> Shape<'a> {
         {
             return Some(Host::Windsurf);
         }
+        // Amp's shim says so (its event names, `tool.call`, …, are its own too).
+        if s(self.host).as_deref() == Some("amp") || hosts::AMP.owns(name) {
+            return Some(Host::Amp);
+        }
         if s(self.host).as_deref() == Some("pi")
             || hosts::PI.owns(name) && !hosts::OPENCLAW.owns(name)
         {

@@ -7,6 +7,7 @@
 //! values, install, uninstall, doctor, the hosts matrix, the benchmark's and the fuzzer's host
 //! rows — iterates `HOSTS`. Adding a host is its folder and one line here.
 
+pub mod amp;
 pub mod auggie;
 pub mod claude;
 pub mod cline;
@@ -32,7 +33,7 @@ pub mod vibe;
 pub mod windsurf;
 
 pub use self::{
-    auggie::AUGGIE, claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE,
+    amp::AMP, auggie::AUGGIE, claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE,
     copilot::COPILOT, crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE,
     kilo::KILO, kimi::KIMI, kiro::KIRO, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
     openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN, vibe::VIBE, windsurf::WINDSURF,
@@ -148,6 +149,7 @@ pub const HOSTS: &[&HostModule] = &[
     &auggie::MODULE,
     &vibe::MODULE,
     &kiro::MODULE,
+    &amp::MODULE,
 ];
 
 /// The module of a known host's name.
