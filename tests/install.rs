@@ -2049,3 +2049,56 @@ fn kiro_from_install_to_uninstall() {
     assert_eq!(fs::read_to_string(&agent).unwrap(), KIRO_AGENT);
     common::assert_expected("install-kiro.txt", &t);
 }
+
+/// Amp (from its plugin API, not run here): install writes the shim plugin (this binary, every
+/// event the host table forwards) and a second install changes nothing; the payloads written
+/// from Amp's types, as the shim forwards them, are journaled as `amp` and its first prompt gets
+/// the open tasks; doctor finds the shim; uninstall removes it, and never a plugin of the user's
+/// own at that path.
+#[test]
+fn amp_from_install_to_uninstall() {
+    let mut env = common::TestEnvironment::new();
+    env.redact("T-5f0c8e2a-61d4-4b7e-9a3c-2d8f4e6a1b90", "[AMP-THREAD]");
+    let project = env.project.clone();
+    let shim = project.join(".amp/plugins/hookjournal.ts");
+    let mut t = String::new();
+    env.step(&mut t, &["install", "--host", "amp"]);
+    let first = fs::read_to_string(&shim).unwrap();
+    assert!(first.starts_with("// hookjournal's Amp shim"));
+    env.step(&mut t, &["install", "--host", "amp"]);
+    assert_eq!(fs::read_to_string(&shim).unwrap(), first);
+    env.step(&mut t, &["tasks", "add", "Cut the release"]);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/documented/amp");
+    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    let p = project.to_str().unwrap();
+    let command = format!("\"{BIN}\" hook --host amp");
+    for path in &paths {
+        let payload = fs::read_to_string(path)
+            .unwrap()
+            .replace("/home/dev/acme-api", p);
+        let out = env.run_shell(&command, &project, &[], payload.as_bytes());
+        let stem = path.file_stem().unwrap().to_string_lossy();
+        common::step(
+            &mut t,
+            &format!("({stem}) {}", env.normalize(&command)),
+            &out,
+        );
+    }
+    env.step(&mut t, &["sessions"]);
+    env.step(&mut t, &["uninstall", "--host", "amp"]);
+    assert!(!shim.exists());
+    write(&shim, "export default function (amp) {}\n");
+    env.step(&mut t, &["install", "--host", "amp"]);
+    env.step(&mut t, &["uninstall", "--host", "amp"]);
+    assert_eq!(
+        fs::read_to_string(&shim).unwrap(),
+        "export default function (amp) {}\n"
+    );
+    common::assert_expected("install-amp.txt", &t);
+}
