@@ -1968,3 +1968,137 @@ fn cline_from_install_to_uninstall() {
     );
     common::assert_expected("install-cline.txt", &t);
 }
+
+/// An agent of the user's own in Kiro CLI's format, with a hook of theirs.
+const KIRO_AGENT: &str = r#"{
+  "name": "reviewer",
+  "description": "Reviews diffs",
+  "tools": ["fs_read", "execute_bash"],
+  "hooks": {
+    "preToolUse": [{"matcher": "execute_bash", "command": "guard.sh", "timeout_ms": 5000}]
+  }
+}
+"#;
+
+/// Kiro CLI (from its source, not run here): install writes an agent of hookjournal's own
+/// (`name`, every tool, the five events with `timeout_ms` and no matcher); the command it
+/// registers journals the payloads written from Kiro's serializer as `kiro` and answers
+/// `agentSpawn` with plain text; doctor names a `cache_ttl_seconds` on hookjournal's entry;
+/// uninstall removes the file it created, and leaves a user's agent file as it was.
+#[test]
+fn kiro_from_install_to_uninstall() {
+    let env = common::TestEnvironment::new();
+    let project = env.project.clone();
+    let agent = project.join(".kiro/agents/hookjournal.json");
+    let mut t = String::new();
+    env.step(&mut t, &["install", "--host", "kiro"]);
+    t.push_str(&format!(
+        "$ cat .kiro/agents/hookjournal.json\n{}\n",
+        env.normalize(&fs::read_to_string(&agent).unwrap())
+    ));
+    let registered = read_json(&agent);
+    assert_eq!(registered["name"], "hookjournal");
+    assert_eq!(registered["tools"], json!(["*"]));
+    let entry = &registered["hooks"]["preToolUse"][0];
+    assert_eq!(entry["timeout_ms"], 10000, "{registered}");
+    assert!(entry.get("matcher").is_none() && entry.get("cache_ttl_seconds").is_none());
+    let command = entry["command"].as_str().unwrap().to_string();
+    env.step(&mut t, &["tasks", "add", "Cut the release"]);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/documented/kiro");
+    let mut stems: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    stems.sort();
+    let p = project.to_str().unwrap();
+    for path in &stems {
+        let payload = fs::read_to_string(path)
+            .unwrap()
+            .replace("/home/dev/acme-api", p);
+        // Kiro sets only USER_PROMPT for a hook (at its prompt events).
+        let out = env.run_shell(&command, &project, &[], payload.as_bytes());
+        let stem = path.file_stem().unwrap().to_string_lossy();
+        common::step(
+            &mut t,
+            &format!("({stem}) {}", env.normalize(&command)),
+            &out,
+        );
+    }
+    env.step(&mut t, &["sessions"]);
+    // A cached hook does not run: doctor says so.
+    let cached = fs::read_to_string(&agent).unwrap().replacen(
+        "\"timeout_ms\": 10000",
+        "\"timeout_ms\": 10000, \"cache_ttl_seconds\": 60",
+        1,
+    );
+    assert!(cached.contains("cache_ttl_seconds"), "{cached}");
+    write(&agent, &cached);
+    env.step(&mut t, &["doctor"]);
+    env.step(&mut t, &["uninstall", "--host", "kiro"]);
+    // The agent install wrote holds nothing else (the TTL was on hookjournal's entry): it goes.
+    assert!(!agent.exists(), "the agent install wrote is removed");
+    // A user's own agent file at that path: its keys kept, and given back as it was.
+    write(&agent, KIRO_AGENT);
+    env.step(&mut t, &["install", "--host", "kiro"]);
+    let mine = read_json(&agent);
+    assert_eq!(mine["name"], "reviewer");
+    assert_eq!(mine["hooks"]["preToolUse"].as_array().unwrap().len(), 2);
+    env.step(&mut t, &["uninstall", "--host", "kiro"]);
+    assert_eq!(fs::read_to_string(&agent).unwrap(), KIRO_AGENT);
+    common::assert_expected("install-kiro.txt", &t);
+}
+
+/// Amp (from its plugin API, not run here): install writes the shim plugin (this binary, every
+/// event the host table forwards) and a second install changes nothing; the payloads written
+/// from Amp's types, as the shim forwards them, are journaled as `amp` and its first prompt gets
+/// the open tasks; doctor finds the shim; uninstall removes it, and never a plugin of the user's
+/// own at that path.
+#[test]
+fn amp_from_install_to_uninstall() {
+    let mut env = common::TestEnvironment::new();
+    env.redact("T-5f0c8e2a-61d4-4b7e-9a3c-2d8f4e6a1b90", "[AMP-THREAD]");
+    let project = env.project.clone();
+    let shim = project.join(".amp/plugins/hookjournal.ts");
+    let mut t = String::new();
+    env.step(&mut t, &["install", "--host", "amp"]);
+    let first = fs::read_to_string(&shim).unwrap();
+    assert!(first.starts_with("// hookjournal's Amp shim"));
+    env.step(&mut t, &["install", "--host", "amp"]);
+    assert_eq!(fs::read_to_string(&shim).unwrap(), first);
+    env.step(&mut t, &["tasks", "add", "Cut the release"]);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/documented/amp");
+    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    let p = project.to_str().unwrap();
+    let command = format!("\"{BIN}\" hook --host amp");
+    for path in &paths {
+        let payload = fs::read_to_string(path)
+            .unwrap()
+            .replace("/home/dev/acme-api", p);
+        let out = env.run_shell(&command, &project, &[], payload.as_bytes());
+        let stem = path.file_stem().unwrap().to_string_lossy();
+        common::step(
+            &mut t,
+            &format!("({stem}) {}", env.normalize(&command)),
+            &out,
+        );
+    }
+    env.step(&mut t, &["sessions"]);
+    env.step(&mut t, &["uninstall", "--host", "amp"]);
+    assert!(!shim.exists());
+    write(&shim, "export default function (amp) {}\n");
+    env.step(&mut t, &["install", "--host", "amp"]);
+    env.step(&mut t, &["uninstall", "--host", "amp"]);
+    assert_eq!(
+        fs::read_to_string(&shim).unwrap(),
+        "export default function (amp) {}\n"
+    );
+    common::assert_expected("install-amp.txt", &t);
+}

@@ -224,6 +224,9 @@ fn host(w: &Where, h: &Host, out: &mut Vec<Finding>) -> bool {
     if install.format == HookFileFormat::GroupedRegex {
         regex_matchers(w, h, &files, out);
     }
+    if install.format == HookFileFormat::KiroAgent {
+        kiro_cached(h, &files, out);
+    }
     let plugin = (*h == Host::Claude)
         .then(|| {
             registration::plugin_enabled_in(
@@ -377,6 +380,38 @@ fn regex_matchers(
                 facts.product
             ),
         ));
+    }
+}
+
+/// Kiro CLI's cache: a hookjournal entry with `cache_ttl_seconds` above 0 is answered from the
+/// cache for that long after a run, and not run (its source's `HookExecutor`): those invocations
+/// are never journaled.
+fn kiro_cached(h: &Host, files: &[(Scope, PathBuf, Settings)], out: &mut Vec<Finding>) {
+    let facts = h.facts();
+    for (scope, path, s) in files {
+        let events = s.value.get("hooks").and_then(|v| v.as_object());
+        for (event, entries) in events.into_iter().flatten() {
+            let cached = (entries.as_array().into_iter().flatten())
+                .filter(|e| {
+                    (e.get("command").and_then(|c| c.as_str()))
+                        .is_some_and(registration::is_hookjournal_command)
+                })
+                .filter_map(|e| e.get("cache_ttl_seconds").and_then(|t| t.as_u64()))
+                .find(|ttl| *ttl > 0);
+            if let Some(ttl) = cached {
+                out.push(problem(
+                    facts.product,
+                    format!(
+                        "{}: {event}'s hookjournal entry sets cache_ttl_seconds {ttl}: {} \
+                         reuses the last output for {ttl} s and does not run the hook (those \
+                         invocations are never journaled)",
+                        path.display(),
+                        facts.product
+                    ),
+                    format!("`{}` (or remove cache_ttl_seconds)", install_cmd(h, *scope)),
+                ));
+            }
+        }
     }
 }
 

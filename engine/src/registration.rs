@@ -190,8 +190,8 @@ impl Settings {
         let events = value.get("hooks").and_then(|h| h.as_object());
         for (event, groups) in events.into_iter().flatten() {
             for group in groups.as_array().into_iter().flatten() {
-                // Copilot CLI's and Cursor's files list handlers directly (`bash` or `command`,
-                // `timeoutSec` or `timeout`), not in groups.
+                // Copilot CLI's, Cursor's and Kiro CLI's files list handlers directly (`bash` or
+                // `command`, `timeoutSec`, `timeout` or `timeout_ms`), not in groups.
                 let flat = group.get("bash").or_else(|| group.get("command"));
                 if let Some(command) = flat.and_then(|c| c.as_str()) {
                     if let Some(program) = hook_program(command) {
@@ -201,6 +201,7 @@ impl Settings {
                             timeout: group
                                 .get("timeoutSec")
                                 .or_else(|| group.get("timeout"))
+                                .or_else(|| group.get("timeout_ms"))
                                 .and_then(|t| t.as_u64()),
                             matcher: None,
                         });

@@ -72,7 +72,12 @@ impl Answer {
                 form: ContextForm::SnakeNested,
                 ..
             } => json!({ "hook_specific_output": { "additional_context": text } }),
-            Answer::CompactionText(text) => Value::String(text.clone()),
+            Answer::Context {
+                text,
+                form: ContextForm::Plain,
+                ..
+            }
+            | Answer::CompactionText(text) => Value::String(text.clone()),
             Answer::BlockStop { reason } => json!({ "decision": "block", "reason": reason }),
             Answer::StopAgent => json!({ "continue": false, "stopReason": STOP_REASON }),
         }
@@ -159,7 +164,12 @@ impl Answer {
 impl std::fmt::Display for Answer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Answer::CompactionText(text) => f.write_str(text),
+            Answer::CompactionText(text)
+            | Answer::Context {
+                text,
+                form: ContextForm::Plain,
+                ..
+            } => f.write_str(text),
             other => write!(f, "{}", other.to_json()),
         }
     }

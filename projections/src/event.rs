@@ -411,6 +411,9 @@ impl<'a> Shape<'a> {
         {
             return Some(Host::Windsurf);
         }
+        if let Some(h) = self.kiro_or_amp(name) {
+            return Some(h);
+        }
         if s(self.host).as_deref() == Some("pi")
             || hosts::PI.owns(name) && !hosts::OPENCLAW.owns(name)
         {
@@ -451,6 +454,23 @@ impl<'a> Shape<'a> {
                 .is_some_and(|f| f.starts_with("rollout-") && f.ends_with(".jsonl"))
         });
         (self.turn_id.is_some() || rollout || hosts::CODEX.owns(name)).then_some(Host::Codex)
+    }
+
+    /// Kiro CLI's payloads and Amp's shim's (both from their sources, not run here).
+    fn kiro_or_amp(&self, name: &str) -> Option<Host> {
+        // Amp's shim says so (its event names, `tool.call`, …, are its own too).
+        if s(self.host).as_deref() == Some("amp") || hosts::AMP.owns(name) {
+            return Some(Host::Amp);
+        }
+        // Kiro CLI: `agentSpawn` and `userPromptSubmit` are its own; its `preToolUse`,
+        // `postToolUse` and `stop` are Cursor's names too, sent with only `cwd` and the tool's
+        // fields (Cursor's carry `cursor_version` and `conversation_id`).
+        let kiro = hosts::KIRO.owns(name) && !hosts::CURSOR.owns(name)
+            || hosts::KIRO.event(name).is_some()
+                && self.cursor_version.is_none()
+                && self.conversation_id.is_none()
+                && self.cwd.is_some();
+        kiro.then_some(Host::Kiro)
     }
 
     /// Kimi CLI's tool events: its `tool_output` (a Python repr, `is_error=…`), or its

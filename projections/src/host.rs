@@ -103,6 +103,11 @@ pub enum ContextForm {
     /// `{"hook_specific_output":{"additional_context":…}}` (Mistral Vibe's `post_tool`: appended
     /// to the tool's result).
     SnakeNested,
+    /// The text itself on stdout, no JSON (Kiro CLI: its `agentSpawn` and `userPromptSubmit`
+    /// hooks' stdout goes into the model's context as it is, from its source). Read back from
+    /// the journal it is plain text, as `CompactionText` is: the session counts it as injected on
+    /// a host of this form (`Session::answered`).
+    Plain,
 }
 
 /// How `install` registers the handler for one event.
@@ -316,6 +321,11 @@ pub enum HookFileFormat {
     /// other line kept as it is (Mistral Vibe's `.vibe/hooks.toml`, `~/.vibe/hooks.toml`;
     /// `install::vibe` writes them).
     VibeToml,
+    /// `{"hooks":{EVENT:[{"command":…,"timeout_ms":…}]}}` in an agent file of Kiro CLI's: no
+    /// matcher (every tool), no `cache_ttl_seconds` (a cached hook does not run); a new file is
+    /// an agent of hookjournal's own (`name`, every tool), removed at uninstall when nothing else
+    /// was added to it.
+    KiroAgent,
 }
 
 impl HookFileFormat {

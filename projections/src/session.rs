@@ -1065,7 +1065,16 @@ impl SessionState {
         if matches!(answer, Some(Answer::StopAgent)) {
             self.stop_answered_at = seq;
         }
-        let injected = answer.as_ref().and_then(Answer::injected_text);
+        let injected = match &answer {
+            // Plain text is a host's context where its context is plain text (Kiro CLI).
+            Some(Answer::CompactionText(text))
+                if crate::host::Host::from_name(&self.host).facts().context
+                    == crate::host::ContextForm::Plain =>
+            {
+                Some(text.as_str())
+            }
+            a => a.as_ref().and_then(Answer::injected_text),
+        };
         // Only a line that starts so: a recorded value can never start a line.
         let header = format!("{} {}", self.restore_label(), AFTER_COMPACTION);
         if injected.is_some_and(|t| t.lines().any(|l| l.starts_with(&header))) {

@@ -110,8 +110,9 @@ impl ToolCall {
                 call.edited.push(absolute(path, cwd));
             }
         }
-        // Cline CLI's read_files names its files in a list (`files[].path`, or `paths`).
-        if tool == "read_files" {
+        // Cline CLI's read_files names its files in a list (`files[].path`, or `paths`), Kiro
+        // CLI's fs_read in its operations (`operations[].path`).
+        if tool == "read_files" || tool == "fs_read" {
             for path in listed_files(input) {
                 call.read.push(absolute(&path, cwd));
             }
@@ -140,12 +141,15 @@ impl ToolCall {
         if tool == "ExitPlanMode" {
             call.plan = str_at(input, &["plan"]).map(str::to_string);
         }
-        // The input's own words first; else the command or the file the call is about (Cline's
-        // command list, its read_files list).
-        call.subject = Some(subject(input))
-            .filter(|s| !s.is_empty())
+        // The file the call read or edited first (absolute); else the input's own words; else
+        // the command (Cline's command list).
+        call.subject = call
+            .edited
+            .first()
+            .or(call.read.first())
+            .cloned()
+            .or_else(|| Some(subject(input)).filter(|s| !s.is_empty()))
             .or_else(|| call.command.clone())
-            .or_else(|| call.edited.first().or(call.read.first()).cloned())
             .unwrap_or_default();
         call
     }
@@ -154,12 +158,13 @@ impl ToolCall {
 /// The kind a tool's name says, before its input is read (an edit or a read is also told by
 /// the files it names).
 fn kind_of(tool: &str) -> ToolKind {
-    if tool.starts_with("mcp__") {
+    // Claude Code's `mcp__server__tool`, Kiro CLI's `@server/tool`.
+    if tool.starts_with("mcp__") || (tool.starts_with('@') && tool.contains('/')) {
         return ToolKind::Mcp;
     }
     match tool {
         "Bash" | "run_shell_command" | "bash" | "exec" | "Execute" | "Shell" | "terminal"
-        | "launch-process" | "run_commands" => ToolKind::Shell,
+        | "launch-process" | "run_commands" | "execute_bash" | "execute_cmd" => ToolKind::Shell,
         "Grep"
         | "Glob"
         | "LS"
@@ -273,6 +278,7 @@ fn file_of(
             | "StrReplaceFile"
             | "save-file"
             | "str-replace-editor"
+            | "fs_write"
     );
     let read = matches!(
         tool,
@@ -310,9 +316,13 @@ fn file_of(
     Some((edit, absolute(path, cwd)))
 }
 
-/// The files a list-taking read names: `files[].path` or `paths[]` (Cline CLI's read_files).
+/// The files a list-taking read names: `files[].path` or `paths[]` (Cline CLI's read_files),
+/// `operations[].path` (Kiro CLI's fs_read).
 fn listed_files(input: &Value) -> Vec<String> {
-    let files = input.get("files").and_then(Value::as_array);
+    let files = input
+        .get("files")
+        .or_else(|| input.get("operations"))
+        .and_then(Value::as_array);
     let paths = input.get("paths").and_then(Value::as_array);
     files
         .into_iter()

@@ -69,6 +69,14 @@ fn documented(h: &Host) -> [bool; 4] {
         // Windsurf's Cascade shows a hook's stdout to the user only, and blocks on exit 2: nothing
         // is answered (its documentation; not run here).
         Host::Windsurf => [false, false, false, false],
+        // Kiro CLI puts the plain stdout of its agentSpawn and userPromptSubmit hooks into the
+        // model's context; it blocks a tool on exit 2 only, nothing stops it, no compaction is
+        // announced (its source; not run here).
+        Host::Kiro => [true, false, false, false],
+        // Amp's plugins add a message to the prompt at agent.start; tool.call can reject a
+        // call, agent.end start a turn, nothing stops it, no compaction reaches a plugin (its
+        // plugin API; not run here).
+        Host::Amp => [true, false, false, false],
         // goose reads a block, an allow and a banner from a hook, nothing for its model (its
         // source; not run here).
         Host::Goose => [false, false, false, false],
@@ -119,6 +127,8 @@ fn documented_context(h: &Host, kind: EventKind) -> bool {
         Host::Cline => kind == EventKind::ToolPost,
         Host::OpenHands => kind == EventKind::Prompt,
         Host::Letta | Host::Auggie | Host::Vibe => kind == EventKind::ToolPost,
+        Host::Kiro => matches!(kind, EventKind::SessionStart | EventKind::Prompt),
+        Host::Amp => kind == EventKind::Prompt,
         _ => documented(h)[0] && kind != EventKind::ToolPre,
     }
 }
@@ -167,6 +177,13 @@ fn payload(h: &Host, kind: EventKind, fields: &str) -> String {
     if matches!(*h, Host::OpenCode | Host::Kilo) {
         return format!(
             r#"{{"hook_event_name":"{}","directory":"/proj","input":{{"sessionID":"{S}"{sep}{fields}}}}}"#,
+            name(h, kind)
+        );
+    }
+    // Amp's shim sends Amp's own event object in `event`; the fields go there.
+    if *h == Host::Amp {
+        return format!(
+            r#"{{"host":"amp","hook_event_name":"{}","session_id":"{S}","cwd":"/proj","event":{{{fields}}}}}"#,
             name(h, kind)
         );
     }
@@ -352,6 +369,10 @@ fn session_start_context_goes_only_to_hosts_that_take_it() {
                 host::ContextForm::Modification => {
                     assert_eq!(out.as_object().unwrap().len(), 1, "{out}");
                     assert!(out["contextModification"].is_string(), "{out}");
+                }
+                // Kiro CLI reads the text itself.
+                host::ContextForm::Plain => {
+                    assert!(out.is_string(), "{out}");
                 }
                 // Mistral Vibe reads `hook_specific_output.additional_context`.
                 host::ContextForm::SnakeNested => {

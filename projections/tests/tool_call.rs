@@ -120,3 +120,44 @@ fn given_a_stored_payload_when_its_event_is_read_then_its_call_has_the_hosts_id_
         None
     );
 }
+
+#[test]
+fn given_kiro_clis_tools_when_read_then_its_reads_writes_commands_and_mcp_tools_are_told() {
+    let read = call(
+        "fs_read",
+        json!({"operations": [{"mode": "Line", "path": "/work/app/src/server.ts"}]}),
+        json!({}),
+    );
+    assert_eq!(
+        (read.kind, read.read),
+        (ToolKind::Read, vec!["/work/app/src/server.ts".to_string()])
+    );
+    let write = call(
+        "fs_write",
+        json!({"command": "create", "path": "notes.md"}),
+        json!({}),
+    );
+    assert_eq!(
+        (write.kind, write.edited),
+        (ToolKind::Edit, vec!["/work/app/notes.md".to_string()])
+    );
+    let bash = call("execute_bash", json!({"command": "npm test"}), json!({}));
+    assert_eq!(
+        (bash.kind, bash.command.as_deref()),
+        (ToolKind::Shell, Some("npm test"))
+    );
+    assert_eq!(
+        call("@git/git_status", json!({}), json!({})).kind,
+        ToolKind::Mcp
+    );
+}
+
+#[test]
+fn given_a_call_that_names_a_file_when_read_then_its_subject_is_the_file() {
+    let write = call(
+        "fs_write",
+        json!({"command": "create", "path": "notes.md"}),
+        json!({}),
+    );
+    assert_eq!(write.subject, "/work/app/notes.md");
+}

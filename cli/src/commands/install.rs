@@ -9,6 +9,7 @@ use projections::host::{HookFileFormat, Host};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod amp;
 mod cline;
 mod codex;
 mod copilot_trust;
@@ -99,7 +100,7 @@ enum Writer {
 }
 
 /// The hosts whose hooks are a shim file of hookjournal's own, by the registry's name.
-const SHIM_WRITERS: [&shim::ShimHost; 3] = [&opencode::HOST, &kilo::HOST, &pi::HOST];
+const SHIM_WRITERS: [&shim::ShimHost; 4] = [&opencode::HOST, &kilo::HOST, &pi::HOST, &amp::HOST];
 
 fn writer(host: &Host) -> Writer {
     match host.facts().install.map(|i| i.format) {
@@ -529,7 +530,8 @@ pub fn run_uninstall(_cmd: &CommandHelper, args: UninstallArgs) -> anyhow::Resul
             None
         };
     // A Copilot CLI or Cursor file that held only our hooks goes, as it came.
-    let emptied = facts.install.format.versioned() && only_version(&doc);
+    let emptied = facts.install.format.versioned() && only_version(&doc)
+        || facts.install.format == HookFileFormat::KiroAgent && edit::only_kiro_agent(&doc);
     if t.dry_run {
         if emptied {
             print!("{}", unified_diff(&path, Some(&before_text), ""));

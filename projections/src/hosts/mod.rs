@@ -7,6 +7,7 @@
 //! values, install, uninstall, doctor, the hosts matrix, the benchmark's and the fuzzer's host
 //! rows — iterates `HOSTS`. Adding a host is its folder and one line here.
 
+pub mod amp;
 pub mod auggie;
 pub mod claude;
 pub mod cline;
@@ -20,6 +21,7 @@ pub mod gemini;
 pub mod goose;
 pub mod kilo;
 pub mod kimi;
+pub mod kiro;
 pub mod letta;
 pub mod openclaw;
 pub mod opencode;
@@ -31,9 +33,9 @@ pub mod vibe;
 pub mod windsurf;
 
 pub use self::{
-    auggie::AUGGIE, claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE,
+    amp::AMP, auggie::AUGGIE, claude::CLAUDE, cline::CLINE, codex::CODEX, continue_cli::CONTINUE,
     copilot::COPILOT, crush::CRUSH, cursor::CURSOR, droid::DROID, gemini::GEMINI, goose::GOOSE,
-    kilo::KILO, kimi::KIMI, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
+    kilo::KILO, kimi::KIMI, kiro::KIRO, letta::LETTA, openclaw::OPENCLAW, opencode::OPENCODE,
     openhands::OPENHANDS, pi::PI, qoder::QODER, qwen::QWEN, vibe::VIBE, windsurf::WINDSURF,
 };
 
@@ -146,6 +148,8 @@ pub const HOSTS: &[&HostModule] = &[
     &letta::MODULE,
     &auggie::MODULE,
     &vibe::MODULE,
+    &kiro::MODULE,
+    &amp::MODULE,
 ];
 
 /// The module of a known host's name.

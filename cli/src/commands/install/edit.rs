@@ -179,6 +179,11 @@ pub(super) fn install_handler(
         if facts.install.format.versioned() && doc.root_object()?.is_none() {
             doc.append_to_root("version", &1.into())?;
         }
+        if facts.install.format == HookFileFormat::KiroAgent && doc.root_object()?.is_none() {
+            for (key, value) in kiro_agent() {
+                doc.append_to_root(key, &value)?;
+            }
+        }
         let all = facts
             .events
             .iter()
@@ -312,6 +317,14 @@ pub(super) fn handler_entry(facts: &HostFacts, event: &Event, command: &str) -> 
                 ("show_output".into(), false.into()),
             ])
         }
+        // Kiro CLI's entries: no matcher (every tool), no `cache_ttl_seconds` (0, its default:
+        // a cached hook does not run), the timeout in milliseconds.
+        HookFileFormat::KiroAgent => {
+            return CstInputValue::Object(vec![
+                ("command".into(), command.as_str().into()),
+                ("timeout_ms".into(), timeout),
+            ])
+        }
         // Cline's hook files are scripts (`install::cline`), never an entry in a settings file.
         HookFileFormat::Grouped
         | HookFileFormat::GroupedRegex
@@ -426,6 +439,34 @@ pub(super) fn only_version(doc: &Doc) -> bool {
     doc.root_object().ok().flatten().is_some_and(|root| {
         let props = root.properties();
         props.len() == 1 && prop(&root, "version").is_some()
+    })
+}
+
+/// What a new Kiro CLI agent file of hookjournal's starts with, before its `hooks`: Kiro requires
+/// `name` (and rejects a key it does not know); an agent listing no `tools` would have none.
+fn kiro_agent() -> Vec<(&'static str, CstInputValue)> {
+    vec![
+        ("name", BINARY_NAME.into()),
+        (
+            "description",
+            "Kiro's tools, with every hook invocation journaled by hookjournal".into(),
+        ),
+        ("tools", CstInputValue::Array(vec!["*".into()])),
+    ]
+}
+
+/// Whether a Kiro CLI agent file holds no more than install started it with (`kiro_agent`):
+/// uninstall then removes the file rather than leave an agent nobody asked for.
+pub(super) fn only_kiro_agent(doc: &Doc) -> bool {
+    doc.root_object().ok().flatten().is_some_and(|root| {
+        let ours: Vec<&str> = kiro_agent().iter().map(|(k, _)| *k).collect();
+        let named_ours = prop(&root, "name")
+            .and_then(|n| n.value())
+            .and_then(|v| string_value(&v))
+            .is_some_and(|n| n == BINARY_NAME);
+        named_ours
+            && (root.properties().iter())
+                .all(|p| p.decoded_name().is_some_and(|n| ours.contains(&n.as_str())))
     })
 }
 
