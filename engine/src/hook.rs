@@ -61,6 +61,25 @@ impl Handled {
         if after.due {
             crate::maintenance::after_hook(dir, settings.hook.segment_events);
         }
+        register(dir, inv, &after.committed);
+    }
+}
+
+/// Keeps this journal's entry in the user's registry (`registry`): rewritten when missing,
+/// older than a day, or at SessionEnd; otherwise one `lstat`. A failure is one line on stderr.
+fn register(dir: &Path, inv: &Invocation, committed: &[journal::Envelope]) {
+    let now = now_us();
+    let end = inv
+        .parsed
+        .as_ref()
+        .is_some_and(|p| matches!(p.canonical, Canonical::SessionEnd { .. }));
+    if !end && !crate::registry::due(dir, now) {
+        return;
+    }
+    let first = committed.first().map(|e| e.recorded_at_us);
+    let last = committed.last().map(|e| e.recorded_at_us);
+    if let Err(e) = crate::registry::record(dir, first, last, now) {
+        eprintln!("hookjournal: the registry of journals: {e:#}");
     }
 }
 
