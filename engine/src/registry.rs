@@ -40,7 +40,11 @@ pub fn dir() -> Option<PathBuf> {
     let abs = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
     let state = std::env::var_os("XDG_STATE_HOME")
         .and_then(abs)
-        .or_else(|| std::env::var_os("HOME").and_then(abs).map(|h| h.join(".local/state")))?;
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(abs)
+                .map(|h| h.join(".local/state"))
+        })?;
     Some(state.join("hookjournal/journals"))
 }
 
@@ -144,7 +148,10 @@ fn read_entry(reg: &Dir, name: &Path) -> Result<Option<Entry>> {
         return Ok(None);
     };
     Ok(Some(serde_json::from_slice(&bytes).with_context(|| {
-        format!("{} is not a registry entry", reg.path().join(name).display())
+        format!(
+            "{} is not a registry entry",
+            reg.path().join(name).display()
+        )
     })?))
 }
 

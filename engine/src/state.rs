@@ -890,12 +890,8 @@ impl Partial {
         Ok(Partial {
             j: Src::Readonly,
             loaded: Default::default(),
-            state: readonly_view_saying(
-                dir,
-                "is read untouched",
-                "a command runs in its project",
-            )?
-            .state,
+            state: readonly_view_saying(dir, "is read untouched", "a command runs in its project")?
+                .state,
         })
     }
 
