@@ -76,9 +76,10 @@ fn register(dir: &Path, inv: &Invocation, committed: &[journal::Envelope]) {
     if !end && !crate::registry::due(dir, now) {
         return;
     }
-    let first = committed.first().map(|e| e.recorded_at_us);
-    let last = committed.last().map(|e| e.recorded_at_us);
-    if let Err(e) = crate::registry::record(dir, first, last, now) {
+    // The mirrors' copy of the events when one is configured, else this moment: the event was
+    // recorded just now.
+    let last = committed.last().map_or(now, |e| e.recorded_at_us);
+    if let Err(e) = crate::registry::record(dir, Some(last), Some(last), now) {
         eprintln!("hookjournal: the registry of journals: {e:#}");
     }
 }
