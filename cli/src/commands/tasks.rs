@@ -39,7 +39,7 @@ pub struct Args {
     pub json: bool,
     /// List the tasks of every journal in your registry (`$XDG_STATE_HOME/hookjournal/journals`),
     /// read untouched, with a PROJECT column (with --json: a `project` field).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub all_projects: bool,
 }
 
