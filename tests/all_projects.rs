@@ -154,8 +154,11 @@ fn all_projects_views_are_the_sum_of_each_projects_views() {
     ] {
         step_in(&env, &mut t, &elsewhere, args);
     }
-    step_in(&env, &mut t, &projects[0], &["status"]);
     assert_expected("all-projects/views.txt", &t);
+    let status = env.run_in(&projects[0], &["status"]);
+    assert!(status.stdout.contains(
+        "\nregistry   3 journals of yours registered (the views' --all-projects reads them)\n"
+    ));
 
     // The totals are the sums of the per-project ones, to the token and the cent.
     let per: Vec<Value> = projects
