@@ -145,6 +145,16 @@ fn all_projects_views_are_the_sum_of_each_projects_views() {
     for args in [
         &["cost", "--by", "day", "--all-projects"][..],
         &["cost", "--by", "project", "--all-projects"],
+        &[
+            "cost",
+            "--by",
+            "project",
+            "--all-projects",
+            "--since",
+            "2026-11-28",
+            "--until",
+            "2026-11-28",
+        ],
         &["cost", "--by", "model", "--all-projects"],
         &["cost", "--by", "session", "--all-projects"],
         &["cost", "--by", "block", "--all-projects"],

@@ -84,7 +84,13 @@ fn json(n: &NotificationEntry) -> serde_json::Value {
 fn all_projects(args: &Args) -> anyhow::Result<ExitCode> {
     let mut per = Vec::new();
     for r in crate::cli_util::registered() {
-        let state = r.open()?.into_state();
+        let mut p = r.open()?;
+        p.load(&projections::fold::Partition::Global)?;
+        let newest = projections::fold::notification_chunk(p.state.global.last_seq);
+        for c in 0..=newest {
+            p.load(&projections::fold::Partition::Notifications(c))?;
+        }
+        let state = p.into_state();
         per.push((r.project.clone(), state.notifications().cloned().collect()));
     }
     let mut all = projections::across::by_time(per, |n: &NotificationEntry| n.at_us);

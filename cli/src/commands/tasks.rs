@@ -576,15 +576,40 @@ fn list_all_projects(args: &Args, status: Option<TaskStatus>) -> Result<()> {
     let mut per = Vec::new();
     let mut finished_hidden = false;
     for r in crate::cli_util::registered() {
-        let state = r.open()?.into_state();
-        let mut tasks: Vec<Task> = state.tasks.tasks.values().cloned().collect();
-        for (id, _) in state.summaries_by_start() {
-            if let Some(s) = state.sessions.get(id) {
-                tasks.extend(s.tasks.tasks.values().cloned());
+        // As the project's own list reads them: the journal-wide tasks (finished ones too), and
+        // each session's from its index summary; with --json, whole tasks from their sessions.
+        let mut p = r.open()?;
+        p.load(&projections::fold::Partition::Global)?;
+        p.load(&projections::fold::Partition::Tasks)?;
+        p.load(&projections::fold::Partition::TasksDone)?;
+        p.load_index()?;
+        let mut tasks: Vec<Task> = p.state.tasks.tasks.values().cloned().collect();
+        let mut named = Vec::new();
+        for (id, sum) in p.state.summaries_by_start() {
+            let decoded = sum.tasks.decode();
+            if !decoded.is_empty() {
+                named.push(id.clone());
             }
+            tasks.extend(decoded);
         }
         finished_hidden |= open_only && tasks.iter().any(|t| !t.status.is_open());
         tasks.retain(|t| keep(t));
+        if args.json {
+            for s in named {
+                p.load(&projections::fold::Partition::Session(s))?;
+            }
+            let state = p.into_state();
+            for t in &mut tasks {
+                let whole = t
+                    .session
+                    .as_deref()
+                    .and_then(|s| state.sessions.get(s))
+                    .and_then(|s| s.tasks.get(&t.id));
+                if let Some(w) = whole {
+                    *t = w.clone();
+                }
+            }
+        }
         per.push((r.project, tasks));
     }
     let all: Vec<projections::across::InProject<Task>> = per
