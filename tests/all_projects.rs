@@ -316,3 +316,49 @@ fn tree(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
     out.sort();
     out
 }
+
+/// Given a registered journal that became foreign (its origin marker names another directory),
+/// when the views across projects read it, then it is listed with its figures, and nothing in
+/// it changes (no adoption, no marker rewritten).
+#[test]
+fn a_foreign_registered_journal_is_listed_untouched() {
+    let env = TestEnvironment::new();
+    let projects = three_projects(&env);
+    let journal = projects[2].join(".hookjournal");
+    let origin = journal.join("origin");
+    let text = std::fs::read_to_string(&origin).unwrap();
+    let foreign: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("key ") {
+            Some(k) => format!("key {}\n", "0".repeat(k.len())),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&origin, foreign).unwrap();
+    assert!(env
+        .run_in(&projects[2], &["status"])
+        .stderr
+        .contains("is foreign"));
+    let own = json_in(&env, &projects[2], &["cost", "--json"]);
+    let before = tree(&journal);
+    let across = json_in(
+        &env,
+        env.root(),
+        &["cost", "--by", "project", "--all-projects", "--json"],
+    );
+    let docs = across["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["project"] == "docs")
+        .expect("the foreign journal is listed");
+    assert_eq!(docs["total_tokens"], own["total"]["total_tokens"]);
+    assert_eq!(tree(&journal), before);
+    assert_eq!(
+        json_in(&env, env.root(), &["sessions", "--all-projects", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+}
