@@ -73,7 +73,7 @@ fn register(dir: &Path, inv: &Invocation, committed: &[journal::Envelope]) {
         .parsed
         .as_ref()
         .is_some_and(|p| matches!(p.canonical, Canonical::SessionEnd { .. }));
-    if !end && !crate::registry::due(dir, now) {
+    if !end && !crate::registry::due(dir) {
         return;
     }
     // The mirrors' copy of the events when one is configured, else this moment: the event was

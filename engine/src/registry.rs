@@ -68,23 +68,14 @@ pub fn project_name(journal: &Path) -> String {
     )
 }
 
-/// Whether the journal's entry is due a rewrite: missing, or written more than a day before
-/// `now_us` (one `lstat`; no registry, nothing is due).
-pub fn due(journal: &Path, now_us: i64) -> bool {
+/// Whether the journal's entry is due a rewrite: missing, or last written more than a day ago
+/// (one `lstat`; no registry, nothing is due).
+pub fn due(journal: &Path) -> bool {
     let Some(reg) = dir() else {
         return false;
     };
-    match std::fs::symlink_metadata(reg.join(file_name(journal))) {
-        Ok(m) => {
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_micros() as i64);
-            now_us - mtime > REFRESH_US
-        }
-        Err(_) => true,
-    }
+    journal::door::age(&reg.join(file_name(journal)))
+        .is_none_or(|age| age.as_micros() > REFRESH_US as u128)
 }
 
 /// Writes (or refreshes) the entry of the journal at `journal`: its first event time is kept
@@ -129,13 +120,15 @@ fn open_or_create(reg: &Path) -> Result<Dir> {
         .parent()
         .and_then(Path::parent)
         .expect("dir() ends in hookjournal/journals");
-    if !state.is_dir() {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(state)
-            .with_context(|| format!("creating {}", state.display()))?;
+    // `$XDG_STATE_HOME` itself, and its parents, when missing: 0700 as the spec asks.
+    let missing: Vec<&Path> = state.ancestors().take_while(|p| !p.is_dir()).collect();
+    for d in missing.into_iter().rev() {
+        match journal::door::by_path::make_dir(d, 0o700) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(e).with_context(|| format!("creating {}", d.display()));
+            }
+            _ => {}
+        }
     }
     let base = Dir::open(state).with_context(|| format!("opening {}", state.display()))?;
     base.create_dir_all(Path::new("hookjournal/journals"), 0o700)
