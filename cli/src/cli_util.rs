@@ -96,3 +96,58 @@ impl CommandHelper {
         state::open_and_drain(self.dir(), false)
     }
 }
+
+/// One registered journal, as `--all-projects` reads it.
+pub struct Registered {
+    /// The project's name (its column in the views).
+    pub project: String,
+    /// The journal's directory.
+    pub dir: PathBuf,
+}
+
+impl Registered {
+    /// The journal read untouched (no lock, nothing written, foreign or not).
+    pub fn open(&self) -> anyhow::Result<engine::state::Partial> {
+        engine::state::Partial::open_untouched(&self.dir)
+    }
+
+    /// The journal's own settings (its prices), as its per-project views use them.
+    pub fn settings(&self) -> Settings {
+        settings::Loaded::for_journal(&self.dir).settings
+    }
+}
+
+/// Every journal in the user's registry, for `--all-projects`: one moved or deleted since it
+/// was registered is dropped with one line on stderr (and its entry removed).
+pub fn registered() -> Vec<Registered> {
+    let listing = engine::registry::list();
+    for gone in &listing.dropped {
+        eprintln!(
+            "hookjournal: {} ({}) moved or deleted, dropped from the registry",
+            crate::output::escape(&gone.project),
+            crate::output::escape(&gone.path.display().to_string())
+        );
+    }
+    for why in &listing.unreadable {
+        eprintln!("hookjournal: the registry: {}", crate::output::escape(why));
+    }
+    listing
+        .journals
+        .into_iter()
+        .map(|e| Registered {
+            project: e.project,
+            dir: e.path,
+        })
+        .collect()
+}
+
+/// Records the journal at `dir` in the user's registry (`install` and `import` created or
+/// filled it); a failure is one line on stderr, the command's work stands.
+pub fn register(dir: &Path) {
+    if let Err(e) = engine::registry::record(dir, None, None, crate::clock::now_us()) {
+        eprintln!(
+            "hookjournal: the registry of journals: {}",
+            crate::output::escape(&format!("{e:#}"))
+        );
+    }
+}

@@ -61,7 +61,28 @@ impl Handled {
         if after.due {
             crate::maintenance::after_hook(dir, settings.hook.segment_events);
         }
+        register(dir, inv, &after.committed);
     }
+}
+
+/// Keeps this journal's entry in the user's registry (`registry`): rewritten when missing,
+/// older than a day, or at SessionEnd; otherwise one `lstat`.
+fn register(dir: &Path, inv: &Invocation, committed: &[journal::Envelope]) {
+    let now = now_us();
+    let end = inv
+        .parsed
+        .as_ref()
+        .is_some_and(|p| matches!(p.canonical, Canonical::SessionEnd { .. }));
+    if !end && !crate::registry::due(dir) {
+        return;
+    }
+    // The mirrors' copy of the events when one is configured, else this moment: the event was
+    // recorded just now.
+    let last = committed.last().map_or(now, |e| e.recorded_at_us);
+    // Best effort and quiet: a host may show the hook's stderr to the user on every call, and
+    // a journal missing from the registry is only missing from `--all-projects` (`status` says
+    // how many are registered; `install` and `import` say why one could not be).
+    let _ = crate::registry::record(dir, Some(last), Some(last), now);
 }
 
 /// Records one invocation and decides its answer — the hook's whole transaction: an event the

@@ -19,6 +19,7 @@ pub mod loop_tasks;
 pub mod maintenance;
 pub mod mirror;
 pub mod registration;
+pub mod registry;
 pub mod search;
 pub mod settings;
 pub mod state;

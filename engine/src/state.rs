@@ -367,11 +367,17 @@ pub fn session_count(j: &Journal) -> Result<usize> {
 /// A read-only journal (this user cannot write it): the log read without the lock or sled, and
 /// the state by a full replay. Spooled events are not shown, and a line on stderr says so.
 fn readonly_view(dir: &Path) -> Result<View> {
+    readonly_view_saying(dir, "is read-only here", "its owner runs a command")
+}
+
+/// `readonly_view`, its line on spooled events saying why they are not shown (`why`) and
+/// until when (`until`).
+fn readonly_view_saying(dir: &Path, why: &str, until: &str) -> Result<View> {
     let (snap, spooled) = ReadSnapshot::take_readonly(dir)
         .map_err(|e| anyhow::anyhow!("reading journal {}: {e}", dir.display()))?;
     if spooled > 0 {
         eprintln!(
-            "hookjournal: journal {} is read-only here: {spooled} spooled event(s) are not shown until its owner runs a command",
+            "hookjournal: journal {} {why}: {spooled} spooled event(s) are not shown until {until}",
             dir.display()
         );
     }
@@ -874,6 +880,18 @@ impl Partial {
             j,
             loaded: Default::default(),
             state: State::default(),
+        })
+    }
+
+    /// Opens the journal in `dir` without writing it or taking its lock (a registered journal
+    /// read by `--all-projects`, foreign or not): the log read as a read-only user reads it and
+    /// the state replayed whole. Spooled events are not shown (a line on stderr says so).
+    pub fn open_untouched(dir: &Path) -> Result<Partial> {
+        Ok(Partial {
+            j: Src::Readonly,
+            loaded: Default::default(),
+            state: readonly_view_saying(dir, "is read untouched", "a command runs in its project")?
+                .state,
         })
     }
 

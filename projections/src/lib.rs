@@ -3,6 +3,7 @@
 //! No files, no clock, no environment, no processes: same events in, same state out.
 #![warn(missing_docs)]
 
+pub mod across;
 pub mod answer;
 pub mod blocks;
 pub mod codec;

@@ -108,6 +108,16 @@ pub fn test_path() -> std::ffi::OsString {
     std::env::join_paths(dirs).unwrap_or_default()
 }
 
+/// The registry of journals a journal's commands keep (`$XDG_STATE_HOME`): beside it, outside
+/// its home, so no test sees the tester's own registry and no listing of the home changes.
+pub fn state_home_beside(journal: &Path) -> PathBuf {
+    journal
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join(".xdg-state")
+}
+
 /// The home a journal's commands run with: beside it, empty unless a test fills it.
 pub fn home_beside(journal: &Path) -> PathBuf {
     let home = journal
@@ -128,6 +138,7 @@ pub fn cmd(journal: &Path) -> Command {
         .env("PATH", test_path())
         .env("HOME", home_beside(journal))
         .env("XDG_CONFIG_HOME", user_config_home(journal))
+        .env("XDG_STATE_HOME", state_home_beside(journal))
         // Seals where the tests expect them: drain work after the answer, in the hook itself.
         .env("HOOKJOURNAL_DRAINER", "inline")
         .env("NO_COLOR", "1");
@@ -375,6 +386,12 @@ impl TestEnvironment {
         self.root.path()
     }
 
+    /// `$XDG_STATE_HOME` of every command (the registry of journals lives beneath it): in the
+    /// temp root, outside the home.
+    pub fn state_home(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
     /// Sets a variable for every later command (e.g. `HOOKJOURNAL_NOW`).
     pub fn set_env(&mut self, key: &str, value: &str) {
         self.env.retain(|(k, _)| k != key);
@@ -412,6 +429,7 @@ impl TestEnvironment {
         c.env_clear()
             .env("PATH", test_path())
             .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", self.state_home())
             .env("NO_COLOR", "1")
             .env("HOOKJOURNAL_DRAINER", "inline")
             .current_dir(cwd)
@@ -446,6 +464,7 @@ impl TestEnvironment {
             .env_clear()
             .env("PATH", test_path())
             .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", self.state_home())
             .env("NO_COLOR", "1")
             .env("HOOKJOURNAL_DRAINER", "inline")
             .current_dir(cwd);

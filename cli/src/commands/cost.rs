@@ -4,8 +4,9 @@
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
 use crate::output;
-use crate::render::cost::{render, render_reconciliation, By, WeekStart};
+use crate::render::cost::{render, render_across, render_reconciliation, By, WeekStart};
 use engine::state::Partial;
+use projections::across;
 use projections::fold::{CostRecord, Partition};
 use projections::index;
 use projections::report::{self, CostBy, CostRow, Reconciled, SessionFacts};
@@ -38,6 +39,10 @@ pub struct Args {
     /// With --by block: only the active block.
     #[arg(long)]
     pub active: bool,
+    /// Every journal in your registry (`$XDG_STATE_HOME/hookjournal/journals`), read untouched,
+    /// with a PROJECT column (with --json: a `project` field); the total is the sum of theirs.
+    #[arg(long)]
+    pub all_projects: bool,
 }
 
 /// Prints tokens and USD, grouped.
@@ -54,9 +59,15 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     if args.active && !matches!(args.by, By::Block) {
         anyhow::bail!(output::UsageError("--active goes with --by block".into()));
     }
+    if args.all_projects {
+        return all_projects(&range, &args);
+    }
     let mut p = Partial::open(dir)?;
     if matches!(args.by, By::Block) {
-        return blocks(p, &pricing, &range, &args);
+        p.load_cost()?;
+        let responses = p.state.take_responses();
+        let entries = projections::blocks::entries(responses.values(), &pricing);
+        return blocks(entries, &range, &args);
     }
     p.load_totals()?;
     let totals = p.state.take_cost_totals();
@@ -70,28 +81,16 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
             projections::cost_totals::record_items(responses.values(), &pricing)
         }
     };
-    let by = match args.by {
-        By::Session | By::Host => CostBy::Session,
-        By::Day | By::Machine | By::Project | By::Block => CostBy::Day,
-        By::Week => CostBy::Week(args.start_of_week.into()),
-        By::Month => CostBy::Month,
-        By::Model => CostBy::Model,
-    };
-    let (since, until) = range.days();
-    let (rows, total) = report::cost_rows(
+    let (rows, total) = grouped(
+        &mut p,
         &items,
         &totals.reported,
-        by,
-        since.as_deref(),
-        until.as_deref(),
-        None,
-    );
-    let rows = match args.by {
-        By::Machine => one_row(machine(cmd.settings()), &rows, &total),
-        By::Project => one_row(project_of(dir), &rows, &total),
-        By::Host => by_host(&mut p, rows)?,
-        _ => rows,
-    };
+        &args,
+        &range,
+        || machine(cmd.settings()),
+        project_of(dir),
+    )?;
+    let (since, until) = range.days();
     if !args.json && totals.host.is_empty() && totals.reported.is_empty() {
         // No host reported a cost: the table has no reconciliation to show.
         print!("{}", render(&rows, &total, args.by));
@@ -171,6 +170,104 @@ fn print_json(
     });
 }
 
+/// The rows of one journal's cost, grouped as `args.by` says (`--by block` aside), and their
+/// total.
+fn grouped(
+    p: &mut Partial,
+    items: &[projections::cost_totals::CostItem<'_>],
+    reported: &BTreeMap<String, projections::derived::SessionMetrics>,
+    args: &Args,
+    range: &Range,
+    machine: impl FnOnce() -> String,
+    project: String,
+) -> anyhow::Result<(Vec<CostRow>, CostRow)> {
+    let by = match args.by {
+        By::Session | By::Host => CostBy::Session,
+        By::Day | By::Machine | By::Project | By::Block => CostBy::Day,
+        By::Week => CostBy::Week(args.start_of_week.into()),
+        By::Month => CostBy::Month,
+        By::Model => CostBy::Model,
+    };
+    let (since, until) = range.days();
+    let (rows, total) = report::cost_rows(
+        items,
+        reported,
+        by,
+        since.as_deref(),
+        until.as_deref(),
+        None,
+    );
+    let rows = match args.by {
+        By::Machine => one_row(machine(), &rows, &total),
+        By::Project => one_row(project, &rows, &total),
+        By::Host => by_host(p, rows)?,
+        _ => rows,
+    };
+    Ok((rows, total))
+}
+
+/// `cost --all-projects`: every registered journal's rows (read untouched, each priced by its
+/// own settings) with a PROJECT column, and their total; `--by block` cuts every journal's
+/// responses together into blocks, as the billing window spans projects.
+fn all_projects(range: &Range, args: &Args) -> anyhow::Result<ExitCode> {
+    let journals = crate::cli_util::registered();
+    if matches!(args.by, By::Block) {
+        let mut kept = Vec::new();
+        for r in &journals {
+            let mut p = r.open()?;
+            p.load_cost()?;
+            kept.push((p.state.take_responses(), r.settings().pricing()));
+        }
+        let entries = kept
+            .iter()
+            .flat_map(|(responses, pricing)| {
+                projections::blocks::entries(responses.values(), pricing)
+            })
+            .collect();
+        return blocks(entries, range, args);
+    }
+    let mut per = Vec::new();
+    for r in &journals {
+        let settings = r.settings();
+        let pricing = settings.pricing();
+        let mut p = r.open()?;
+        p.load_cost()?;
+        let responses = p.state.take_responses();
+        p.load_totals()?;
+        let totals = p.state.take_cost_totals();
+        let items = totals.items(&pricing).unwrap_or_else(|| {
+            projections::cost_totals::record_items(responses.values(), &pricing)
+        });
+        let (rows, total) = grouped(
+            &mut p,
+            &items,
+            &totals.reported,
+            args,
+            range,
+            || machine(&settings),
+            r.project.clone(),
+        )?;
+        per.push((r.project.clone(), rows, total));
+    }
+    let merge = match args.by {
+        By::Project | By::Machine => across::CostMerge::ByProject,
+        By::Day | By::Week | By::Month | By::Block => across::CostMerge::ByKey,
+        By::Session | By::Model | By::Host => across::CostMerge::Costliest,
+    };
+    let (rows, total) = across::cost(per, merge);
+    if args.json {
+        output::print_json(&serde_json::json!({
+            "by": format!("{:?}", args.by).to_lowercase(),
+            "all_projects": true,
+            "rows": rows,
+            "total": total,
+        }));
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", render_across(&rows, &total, args.by));
+    Ok(ExitCode::SUCCESS)
+}
+
 /// This machine, as `ship` names it.
 fn machine(settings: &engine::settings::Settings) -> String {
     settings
@@ -222,16 +319,13 @@ fn by_host(p: &mut Partial, rows: Vec<CostRow>) -> anyhow::Result<Vec<CostRow>> 
 /// `cost --by block`: every response in time order cut into 5-hour blocks (ccusage's rule);
 /// `--since`/`--until` keep the blocks that start within them.
 fn blocks(
-    mut p: Partial,
-    pricing: &projections::pricing::PricingTable,
+    entries: Vec<projections::blocks::BlockEntry<'_>>,
     range: &Range,
     args: &Args,
 ) -> anyhow::Result<ExitCode> {
     use projections::blocks;
-    p.load_cost()?;
-    let responses = p.state.take_responses();
     let now_ms = crate::clock::now_us() / 1000;
-    let mut all = blocks::blocks(blocks::entries(responses.values(), pricing), now_ms);
+    let mut all = blocks::blocks(entries, now_ms);
     let (since, until) = range.days();
     all.retain(|b| {
         let day = crate::render::blocks::day(b.start_ms);

@@ -34,6 +34,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
             (None, None) => unreachable!("clap requires one source"),
         }
     })?;
+    crate::cli_util::register(cmd.dir());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -946,6 +946,7 @@ fn create_journal(dir: &Path) -> anyhow::Result<Option<String>> {
         Err(engine::Error::NotFound(_)) => {
             engine::Journal::open(dir, &opts(true))
                 .with_context(|| format!("creating the journal {}", dir.display()))?;
+            crate::cli_util::register(dir);
             Ok(None)
         }
         Err(e) => Ok(Some(format!(

@@ -45,6 +45,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
                 "what": i.text,
             })).collect::<Vec<_>>(),
             "user_config": config.user, "ignored_settings": ignored,
+            "registered_journals": engine::registry::count(),
         }));
         return Ok(ExitCode::SUCCESS);
     }
@@ -81,6 +82,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         None => println!("last event none"),
     }
     println!("chain head {}", &hex(&st.head_hash)[..16]);
+    print_registry();
     if !missing.is_empty() {
         println!(
             "incidents  {} may be missing (a hook could not make it durable):",
@@ -113,6 +115,14 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         crate::output::dim("run `hookjournal verify` to check the chain and the projections")
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many journals the user's registry holds (what `--all-projects` reads).
+fn print_registry() {
+    println!(
+        "registry   {} of yours registered (the views' --all-projects reads them)",
+        crate::output::count(engine::registry::count() as u64, "journal")
+    );
 }
 
 /// The project settings the hook ignores, one a line, and how to honour them.

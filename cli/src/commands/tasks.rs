@@ -37,6 +37,10 @@ pub struct Args {
     /// Print JSON for tools instead of the human-readable output.
     #[arg(long, global = true)]
     pub json: bool,
+    /// List the tasks of every journal in your registry (`$XDG_STATE_HOME/hookjournal/journals`),
+    /// read untouched, with a PROJECT column (with --json: a `project` field).
+    #[arg(long)]
+    pub all_projects: bool,
 }
 
 /// The task subcommands.
@@ -456,18 +460,11 @@ fn apply(
 /// every task of every session (unless `--last`), with descriptions and histories, so it reads
 /// the sessions that have one to list.
 fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
+    let status = status_filter(args)?;
+    if args.all_projects {
+        return list_all_projects(args, status);
+    }
     let mut p = board(cmd.dir())?;
-    let status = args
-        .status
-        .as_deref()
-        .map(|s| {
-            TaskStatus::parse(s).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "unknown status {s:?} (pending, in_progress, completed, failed, deleted)"
-                )
-            })
-        })
-        .transpose()?;
     let open_only = !args.all && !args.json && status.is_none();
     let last = output::shown_last(args.last, args.all, args.json);
     let agent = args.agent.as_deref();
@@ -549,6 +546,101 @@ fn list(cmd: &CommandHelper, args: &Args) -> Result<()> {
         );
     }
     print!("{}", render(&tasks));
+    Ok(())
+}
+
+/// `--status`, parsed.
+fn status_filter(args: &Args) -> Result<Option<TaskStatus>> {
+    args.status
+        .as_deref()
+        .map(|s| {
+            TaskStatus::parse(s).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "unknown status {s:?} (pending, in_progress, completed, failed, deleted)"
+                )
+            })
+        })
+        .transpose()
+}
+
+/// `tasks --all-projects`: every registered journal's tasks (read untouched): journal-wide ones
+/// first, then each session's in the order they started, as each project's own list has them.
+fn list_all_projects(args: &Args, status: Option<TaskStatus>) -> Result<()> {
+    let open_only = !args.all && !args.json && status.is_none();
+    let agent = args.agent.as_deref();
+    let keep = |t: &Task| {
+        (!open_only || t.status.is_open())
+            && status.is_none_or(|s| t.status == s)
+            && (agent.is_none() || t.owner.as_deref() == agent)
+    };
+    let mut per = Vec::new();
+    let mut finished_hidden = false;
+    for r in crate::cli_util::registered() {
+        // As the project's own list reads them: the journal-wide tasks (finished ones too), and
+        // each session's from its index summary; with --json, whole tasks from their sessions.
+        let mut p = r.open()?;
+        p.load(&projections::fold::Partition::Global)?;
+        p.load(&projections::fold::Partition::Tasks)?;
+        p.load(&projections::fold::Partition::TasksDone)?;
+        p.load_index()?;
+        let mut tasks: Vec<Task> = p.state.tasks.tasks.values().cloned().collect();
+        let mut named = Vec::new();
+        for (id, sum) in p.state.summaries_by_start() {
+            let decoded = sum.tasks.decode();
+            if !decoded.is_empty() {
+                named.push(id.clone());
+            }
+            tasks.extend(decoded);
+        }
+        finished_hidden |= open_only && tasks.iter().any(|t| !t.status.is_open());
+        tasks.retain(|t| keep(t));
+        if args.json {
+            for s in named {
+                p.load(&projections::fold::Partition::Session(s))?;
+            }
+            let state = p.into_state();
+            for t in &mut tasks {
+                let whole = t
+                    .session
+                    .as_deref()
+                    .and_then(|s| state.sessions.get(s))
+                    .and_then(|s| s.tasks.get(&t.id));
+                if let Some(w) = whole {
+                    *t = w.clone();
+                }
+            }
+        }
+        per.push((r.project, tasks));
+    }
+    let all: Vec<projections::across::InProject<Task>> = per
+        .into_iter()
+        .flat_map(|(p, tasks)| projections::across::tagged(&p, tasks))
+        .collect();
+    if args.json {
+        let v: Vec<serde_json::Value> = all
+            .iter()
+            .map(|t| {
+                let mut v = task_json(&t.row);
+                v["project"] = t.project.clone().into();
+                v
+            })
+            .collect();
+        output::print_json(&serde_json::Value::Array(v));
+        return Ok(());
+    }
+    if finished_hidden {
+        println!(
+            "{}",
+            output::dim(
+                "not listed: finished tasks; every task: `hookjournal tasks --all-projects --all`"
+            )
+        );
+    }
+    let rows: Vec<(Option<&str>, &Task)> = all
+        .iter()
+        .map(|t| (Some(t.project.as_str()), &t.row))
+        .collect();
+    print!("{}", crate::render::tasks::render_in(&rows));
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! The cost tables (`cost`, its team mode, `demo`).
 
 use crate::output::{self, Align, Table};
+use projections::across::InProject;
 use projections::report::{CostRow, Reconciled};
 
 /// How `cost` groups its rows.
@@ -103,9 +104,33 @@ pub fn render_reconciliation(rows: &[Reconciled], total: &Reconciled) -> String 
 
 /// The cost table with its total row.
 pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
-    if rows.is_empty() {
+    table(rows.iter().map(|r| (None, r)), total, by)
+}
+
+/// The cost of every project (`--all-projects`): a PROJECT column before the key (`--by
+/// project`: the key is the project).
+pub fn render_across(rows: &[InProject<CostRow>], total: &CostRow, by: By) -> String {
+    let keyed = matches!(by, By::Project);
+    table(
+        rows.iter()
+            .map(|r| (Some((!keyed).then_some(r.project.as_str())), &r.row)),
+        total,
+        by,
+    )
+}
+
+/// `projects`: `None` for one journal's table, `Some(project)` (or `Some(None)`, the key being
+/// the project) for every project's.
+fn table<'a>(
+    rows: impl Iterator<Item = (Option<Option<&'a str>>, &'a CostRow)>,
+    total: &CostRow,
+    by: By,
+) -> String {
+    let mut rows = rows.peekable();
+    let Some(&(first, _)) = rows.peek() else {
         return "no usage recorded yet (usage is read from transcripts at Stop, SubagentStop, PreCompact and SessionEnd)\n".into();
-    }
+    };
+    let projects = matches!(first, Some(Some(_)));
     let key = match by {
         By::Session => "SESSION",
         By::Day => "DAY",
@@ -117,7 +142,11 @@ pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
         By::Project => "PROJECT",
         By::Machine => "MACHINE",
     };
-    let mut t = Table::new(&[
+    let mut headers = Vec::new();
+    if projects {
+        headers.push(("PROJECT", Align::Left));
+    }
+    headers.extend([
         (key, Align::Left),
         ("INPUT", Align::Right),
         ("OUTPUT", Align::Right),
@@ -126,12 +155,14 @@ pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
         ("TOTAL TOKENS", Align::Right),
         ("COST", Align::Right),
     ]);
-    let cells = |r: &CostRow, key: String| {
+    let mut t = Table::new(&headers);
+    let cells = |project: Option<&str>, r: &CostRow, key: String| {
         let mut usd = output::usd(r.usd);
         if r.unpriced_responses > 0 {
             usd.push_str(&format!(" (+{} unpriced)", r.unpriced_responses));
         }
-        vec![
+        let mut c: Vec<String> = project.map(str::to_string).into_iter().collect();
+        c.extend([
             key,
             output::tokens(r.input_tokens),
             output::tokens(r.output_tokens),
@@ -139,16 +170,18 @@ pub fn render(rows: &[CostRow], total: &CostRow, by: By) -> String {
             output::tokens(r.cache_read_tokens),
             output::tokens(r.total_tokens),
             usd,
-        ]
+        ]);
+        c
     };
-    for r in rows {
+    for (project, r) in rows {
         let k = if matches!(by, By::Session) {
             projections::short_id(&r.key).to_string()
         } else {
             r.key.clone()
         };
-        t.row(cells(r, k));
+        t.row(cells(project.flatten(), r, k));
     }
-    t.footer(cells(total, "total".into()));
+    let blank = projects.then_some("");
+    t.footer(cells(blank, total, "total".into()));
     t.render()
 }
