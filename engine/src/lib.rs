@@ -40,6 +40,7 @@ pub mod log {
     pub use journal::{
         hex, unhex, verify, Damage, DamagePlace, Envelope, Hash, NewEvent, ReadSnapshot, Result,
         Seq, Status, Truncation, VerifyReport, ZERO_HASH,
+        verify_visiting,
     };
 }
 

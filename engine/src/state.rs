@@ -502,6 +502,64 @@ pub fn collect_rewinds(snap: &ReadSnapshot) -> Result<Rewinds> {
     Ok(replay::collect_rewinds(&SnapLog(snap))?)
 }
 
+/// A full replay fed the events as `verify` reads them (`journal::verify_visiting`): the log is
+/// read and decoded once, where the replay over a snapshot reads it twice more (its rewinds,
+/// then the fold). A rewind hides events before it, so the fold here assumes none; one seen,
+/// the snapshot is folded again with every rewind this pass collected.
+#[derive(Default)]
+pub struct OnePass {
+    full: Full,
+    rewinds: Rewinds,
+    rewound: bool,
+    /// The last event seen, `(0, ZERO_HASH)` before the first.
+    head: (Seq, journal::Hash),
+}
+
+impl OnePass {
+    /// Folds `e`, the next event of the log.
+    pub fn see(&mut self, e: &Envelope) {
+        if matches!(e.kind(), Kind::Rewound { .. }) {
+            fold::collect_rewind(&mut self.rewinds, e);
+            self.rewound = true;
+        }
+        // Once a rewind is seen the fold is redone: only the rewinds are collected.
+        if !self.rewound {
+            self.full.apply(e);
+        }
+        self.head = (e.seq, e.hash);
+    }
+
+    /// The full replay at `snap`'s head, exactly `full_replay(snap, collect_rewinds(snap))`:
+    /// this fold, with the events the snapshot holds past the last one seen (a writer's since)
+    /// folded on, when the snapshot continues what was seen; else the snapshot replayed.
+    pub fn finish(mut self, snap: &ReadSnapshot) -> Result<Full> {
+        let (seq, hash) = self.head;
+        let continues = match snap.head_seq.cmp(&seq) {
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => snap.head_hash == hash,
+            std::cmp::Ordering::Greater => {
+                let mut extra = Vec::new();
+                snap.for_each_in(seq + 1, snap.head_seq, |e| {
+                    extra.push(e);
+                    Ok(())
+                })?;
+                let linked = extra.first().is_some_and(|e| e.seq == seq + 1 && e.prev == hash);
+                if linked {
+                    extra.iter().for_each(|e| self.see(e));
+                }
+                linked
+            }
+        };
+        if !continues {
+            return full_replay(snap, collect_rewinds(snap)?, |_| {});
+        }
+        if self.rewound {
+            return full_replay(snap, self.rewinds, |_| {});
+        }
+        Ok(self.full)
+    }
+}
+
 /// What most read commands need: a snapshot taken under a short lock, and the checkpoint.
 pub struct View {
     /// The log as it was under the lock, the spool ingested into it first.
