@@ -38,9 +38,8 @@ pub use journal::{Error, Journal, OpenOptions};
 /// writes the journal.
 pub mod log {
     pub use journal::{
-        hex, unhex, verify, Damage, DamagePlace, Envelope, Hash, NewEvent, ReadSnapshot, Result,
-        Seq, Status, Truncation, VerifyReport, ZERO_HASH,
-        verify_visiting,
+        hex, unhex, verify, verify_visiting, Damage, DamagePlace, Envelope, Hash, NewEvent,
+        ReadSnapshot, Result, Seq, Status, Truncation, VerifyReport, ZERO_HASH,
     };
 }
 

@@ -543,7 +543,9 @@ impl OnePass {
                     extra.push(e);
                     Ok(())
                 })?;
-                let linked = extra.first().is_some_and(|e| e.seq == seq + 1 && e.prev == hash);
+                let linked = extra
+                    .first()
+                    .is_some_and(|e| e.seq == seq + 1 && e.prev == hash);
                 if linked {
                     extra.iter().for_each(|e| self.see(e));
                 }
@@ -1183,4 +1185,128 @@ pub fn read_partitions_quick(
     // store: both are brought in first.
     catch_up(&mut j).ok()?;
     keys.iter().map(|k| j.get_state(k).ok()).collect()
+}
+
+#[cfg(test)]
+mod one_pass {
+    use super::*;
+    use journal::{NewEvent, ZERO_HASH};
+
+    /// A log of prompts in sessions `a` and `b`; with `rewind`, session `a` rewound to seq 3 at
+    /// seq 6 (hiding its seq 5).
+    fn log(n: u64, rewind: bool) -> Vec<Envelope> {
+        let mut prev = ZERO_HASH;
+        (1..=n)
+            .map(|seq| {
+                let sid = if seq % 2 == 0 { "a" } else { "b" };
+                let (kind, payload) = if rewind && seq == 6 {
+                    let k = Kind::Rewound {
+                        session: "a".into(),
+                        to_seq: 3,
+                    };
+                    (k.into(), b"{}".to_vec())
+                } else {
+                    let p = format!(
+                        r#"{{"hook_event_name":"UserPromptSubmit","session_id":"{sid}","prompt":"p{seq}","cwd":"/w"}}"#
+                    );
+                    let k = Kind::Hook {
+                        name: "UserPromptSubmit".into(),
+                    };
+                    (k.into(), p.into_bytes())
+                };
+                let e = Envelope::seal(
+                    NewEvent {
+                        recorded_at_us: seq as i64 * 1000,
+                        host: "claude".into(),
+                        kind,
+                        session_id: Some(sid.into()),
+                        agent_id: None,
+                        payload,
+                        truncated: None,
+                        spooled: false,
+                    },
+                    seq,
+                    prev,
+                );
+                prev = e.hash;
+                e
+            })
+            .collect()
+    }
+
+    fn snapshot(events: Vec<Envelope>) -> ReadSnapshot {
+        let (head_seq, head_hash) = events
+            .last()
+            .map(|e| (e.seq, e.hash))
+            .unwrap_or((0, ZERO_HASH));
+        ReadSnapshot {
+            segments: Vec::new(),
+            active: events,
+            head_seq,
+            head_hash,
+        }
+    }
+
+    /// The partitions of `OnePass` fed `seen`, finished against `snap`, beside the two-pass
+    /// replay of `snap`.
+    fn both(
+        seen: &[Envelope],
+        snap: &ReadSnapshot,
+    ) -> (Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>) {
+        let mut pass = OnePass::default();
+        seen.iter().for_each(|e| pass.see(e));
+        let one = pass.finish(snap).unwrap().state.partitions();
+        let two = full_replay(snap, collect_rewinds(snap).unwrap(), |_| {})
+            .unwrap()
+            .state
+            .partitions();
+        (one, two)
+    }
+
+    #[test]
+    fn the_fold_of_what_verify_read_is_the_full_replay() {
+        let events = log(9, false);
+        let (one, two) = both(&events, &snapshot(events.clone()));
+        assert_eq!(one, two);
+    }
+
+    #[test]
+    fn events_a_writer_appended_since_are_folded_on() {
+        let events = log(9, false);
+        let (one, two) = both(&events[..5], &snapshot(events.clone()));
+        assert_eq!(one, two);
+        // Not what a fold of the five alone gives: the four after them count.
+        let (five, _) = both(&events[..5], &snapshot(events[..5].to_vec()));
+        assert_ne!(one, five);
+    }
+
+    #[test]
+    fn a_rewind_seen_hides_what_it_rewound() {
+        let events = log(9, true);
+        let (one, two) = both(&events, &snapshot(events.clone()));
+        assert_eq!(one, two);
+        // The rewind matters here: folded as if there were none, the state differs.
+        let mut blind = Full::default();
+        events.iter().for_each(|e| blind.apply(e));
+        assert_ne!(one, blind.state.partitions());
+    }
+
+    #[test]
+    fn a_rewind_appended_since_hides_what_it_rewound() {
+        let events = log(9, true);
+        let (one, two) = both(&events[..4], &snapshot(events.clone()));
+        assert_eq!(one, two);
+    }
+
+    #[test]
+    fn a_snapshot_that_does_not_continue_what_was_seen_is_replayed_itself() {
+        let seen = log(9, false);
+        // Another log of the same length (a rewind in it): another head hash.
+        let other = log(9, true);
+        let (one, two) = both(&seen, &snapshot(other.clone()));
+        assert_eq!(one, two);
+        // Shorter than what was seen.
+        let (one, two) = both(&seen, &snapshot(other[..3].to_vec()));
+        assert_eq!(one, two);
+    }
 }

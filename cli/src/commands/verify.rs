@@ -77,9 +77,7 @@ pub fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
 
 /// `engine::log::verify` with a progress bar: the log, the segments and the spool as they are,
 /// and the log folded as it is read (the full replay the checkpoint is compared with).
-fn on_disk(
-    dir: &std::path::Path,
-) -> anyhow::Result<(engine::log::VerifyReport, state::OnePass)> {
+fn on_disk(dir: &std::path::Path) -> anyhow::Result<(engine::log::VerifyReport, state::OnePass)> {
     let bar = crate::output::progress(0, "verify");
     let mut fold = state::OnePass::default();
     let read = engine::log::verify_visiting(
