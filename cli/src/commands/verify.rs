@@ -84,7 +84,10 @@ fn on_disk(dir: &std::path::Path) -> anyhow::Result<(engine::log::VerifyReport, 
         dir,
         Duration::from_secs(10),
         |n| bar.set_position(n),
-        Some(&mut |e| fold.see(e)),
+        Some(engine::log::Visit {
+            prepare: &state::OnePass::prepare,
+            visit: &mut |e, parsed| fold.see_parsed(e, parsed),
+        }),
     );
     let report = match read {
         Ok(r) => r,
