@@ -1260,12 +1260,12 @@ mod one_pass {
         }
     }
 
+    /// A state's partitions, key and bytes.
+    type Partitions = Vec<(Vec<u8>, Vec<u8>)>;
+
     /// The partitions of `OnePass` fed `seen`, finished against `snap`, beside the two-pass
     /// replay of `snap`.
-    fn both(
-        seen: &[Envelope],
-        snap: &ReadSnapshot,
-    ) -> (Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>) {
+    fn both(seen: &[Envelope], snap: &ReadSnapshot) -> (Partitions, Partitions) {
         let mut pass = OnePass::default();
         seen.iter().for_each(|e| pass.see(e));
         let one = pass.finish(snap).unwrap().state.partitions();
