@@ -970,26 +970,6 @@ mod tests {
         assert_eq!(r.events, 35);
     }
 
-    /// Given three sealed segments and an active tail, when verified with a visitor, then it
-    /// sees every event once, in seq order, with what its `prepare` made of that event.
-    #[test]
-    fn every_event_is_visited_once_in_order_with_what_prepare_made_of_it() {
-        let dir = journal();
-        let mut seen = Vec::new();
-        let r = verify_visiting(
-            dir.path(),
-            Duration::from_secs(1),
-            |_| {},
-            Some(Visit {
-                prepare: &|e: &Envelope| e.seq * 10,
-                visit: &mut |e, p| seen.push((e.seq, p)),
-            }),
-        )
-        .unwrap();
-        assert!(r.ok(), "{:?}", r.damage);
-        assert_eq!(seen, (1..=35).map(|s| (s, s * 10)).collect::<Vec<_>>());
-    }
-
     #[test]
     fn a_flipped_byte_in_a_segment_is_named() {
         let dir = journal();
