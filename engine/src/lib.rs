@@ -39,7 +39,7 @@ pub use journal::{Error, Journal, OpenOptions};
 pub mod log {
     pub use journal::{
         hex, unhex, verify, verify_visiting, Damage, DamagePlace, Envelope, Hash, NewEvent,
-        ReadSnapshot, Result, Seq, Status, Truncation, VerifyReport, Visit, ZERO_HASH,
+        ReadSnapshot, Result, Seq, Status, Truncation, VerifyReport, ZERO_HASH,
     };
 }
 

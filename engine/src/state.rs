@@ -516,28 +516,15 @@ pub struct OnePass {
 }
 
 impl OnePass {
-    /// What a hook event's payload says, read on any thread (`journal::Visit::prepare`) so
-    /// that the fold does not parse it.
-    pub fn prepare(e: &Envelope) -> Option<HookEvent> {
-        matches!(e.kind(), Kind::Hook { .. })
-            .then(|| projections::event::from_envelope(e))
-            .flatten()
-    }
-
     /// Folds `e`, the next event of the log.
     pub fn see(&mut self, e: &Envelope) {
-        self.see_parsed(e, Self::prepare(e));
-    }
-
-    /// `see`, given `prepare(e)`.
-    pub fn see_parsed(&mut self, e: &Envelope, parsed: Option<HookEvent>) {
         if matches!(e.kind(), Kind::Rewound { .. }) {
             fold::collect_rewind(&mut self.rewinds, e);
             self.rewound = true;
         }
         // Once a rewind is seen the fold is redone: only the rewinds are collected.
         if !self.rewound {
-            self.full.apply_parsed(e, parsed.as_ref());
+            self.full.apply(e);
         }
         self.head = (e.seq, e.hash);
     }

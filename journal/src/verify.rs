@@ -207,28 +207,18 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
 /// its write-ahead log (a lost tail on either side), the chain across all of them, spooled
 /// files, archives, and the checkpoint's stale marker. Damage is collected (first per place).
 pub fn verify(dir: &Path, wait: Duration, progress: impl FnMut(u64)) -> Result<VerifyReport> {
-    verify_visiting::<()>(dir, wait, progress, None)
+    verify_visiting(dir, wait, progress, None)
 }
 
-/// What sees every event `verify_visiting` reads: `prepare` on the thread that read it (any of
-/// them, in any order), then `visit` on the caller's, in chain order, with what `prepare` made
-/// of it (a fold's parsing done beside the fold, not in it).
-pub struct Visit<'a, P> {
-    /// Called on a reading thread with each event.
-    pub prepare: &'a (dyn Fn(&Envelope) -> P + Sync),
-    /// Called on the caller's thread with each event, in order, and what `prepare` made of it.
-    pub visit: &'a mut dyn FnMut(&Envelope, P),
-}
-
-/// `verify`, handing every event it reads to `visit`, in chain order (the sealed segments, then
-/// the active tail as every reader will see it once repaired), as it reads them: a caller that
-/// folds the whole log (the projections against a full replay) reads it once, not twice. What
-/// was visited is the log only when the report has no damage.
-pub fn verify_visiting<P: Send>(
+/// `verify`, handing `visit` every event it reads, in chain order (the sealed segments, then the
+/// active tail as every reader will see it once repaired), as it reads them: a caller that folds
+/// the whole log (the projections against a full replay) reads it once, not twice. What `visit`
+/// saw is the log only when the report has no damage.
+pub fn verify_visiting(
     dir: &Path,
     wait: Duration,
     mut progress: impl FnMut(u64),
-    mut visit: Option<Visit<'_, P>>,
+    mut visit: Option<&mut dyn FnMut(&Envelope)>,
 ) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     // Held to the end: nothing changes the journal while it is read. A link in place of one of
@@ -270,7 +260,7 @@ pub fn verify_visiting<P: Send>(
         &mut chain,
         &mut report,
         &mut progress,
-        visit.as_mut(),
+        visit.as_deref_mut(),
     );
     // The active tail: the store and the log must hold the same events.
     let tail: Vec<Envelope> = match &active {
@@ -298,8 +288,8 @@ pub fn verify_visiting<P: Send>(
         None => log.events.clone(),
     };
     check_tail(&tail, &mut chain, &mut report);
-    if let Some(v) = visit {
-        tail.iter().for_each(|e| (v.visit)(e, (v.prepare)(e)));
+    if let Some(visit) = visit {
+        tail.iter().for_each(visit);
     }
     if let Some(a) = &active {
         check_head_record(a, base, &mut report);
@@ -598,17 +588,17 @@ fn read_links(segments: &[segment::SegmentInfo]) -> Vec<Result<SegmentLinks>> {
 }
 
 /// What a segment's reader hands the thread that visits the events in order.
-enum Piece<P> {
-    Events(Vec<(Envelope, P)>),
+enum Piece {
+    Events(Vec<Envelope>),
     Done(Result<SegmentLinks>),
 }
 
 /// Every segment's links, as `read_links`, with every event handed to `visit` in seq order:
 /// segment `i` is read (digest, decoding, hashes) by thread `i % n` of `n` (one per core but the
 /// caller's, at most 3), a few batches ahead of `visit`, which runs on the caller's thread.
-fn read_links_visiting<P: Send>(
+fn read_links_visiting(
     segments: &[segment::SegmentInfo],
-    v: &mut Visit<'_, P>,
+    visit: &mut (dyn FnMut(&Envelope) + '_),
 ) -> Vec<Result<SegmentLinks>> {
     use std::sync::mpsc::{sync_channel, Receiver};
     const BATCH: usize = 1024;
@@ -619,8 +609,7 @@ fn read_links_visiting<P: Send>(
         .clamp(1, 3)
         .min(segments.len().max(1));
     std::thread::scope(|scope| {
-        let mut receivers: Vec<Receiver<Piece<P>>> = Vec::with_capacity(n);
-        let prepare = v.prepare;
+        let mut receivers: Vec<Receiver<Piece>> = Vec::with_capacity(n);
         for k in 0..n {
             let (tx, rx) = sync_channel(8);
             receivers.push(rx);
@@ -628,8 +617,7 @@ fn read_links_visiting<P: Send>(
                 for seg in segments.iter().skip(k).step_by(n) {
                     let mut batch = Vec::with_capacity(BATCH);
                     let links = segment_links(seg, |e| {
-                        let p = prepare(&e);
-                        batch.push((e, p));
+                        batch.push(e);
                         if batch.len() == BATCH {
                             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                             // The caller is gone (it panicked): stop reading.
@@ -650,11 +638,7 @@ fn read_links_visiting<P: Send>(
         for i in 0..segments.len() {
             loop {
                 match receivers[i % n].recv() {
-                    Ok(Piece::Events(events)) => {
-                        for (e, p) in events {
-                            (v.visit)(&e, p);
-                        }
-                    }
+                    Ok(Piece::Events(events)) => events.iter().for_each(&mut *visit),
                     Ok(Piece::Done(links)) => {
                         out.push(links);
                         break;
@@ -670,12 +654,12 @@ fn read_links_visiting<P: Send>(
 /// Follows the chain through the sealed segments: a gap, an unreadable segment, and each
 /// segment's first break are damage. Segments are read in parallel, then stitched in order;
 /// with `visit`, their events are handed to it in order as they are read.
-fn check_segments<P: Send>(
+fn check_segments(
     segments: &[segment::SegmentInfo],
     chain: &mut Chain,
     report: &mut VerifyReport,
     progress: &mut dyn FnMut(u64),
-    visit: Option<&mut Visit<'_, P>>,
+    visit: Option<&mut (dyn FnMut(&Envelope) + '_)>,
 ) {
     let all = match visit {
         Some(visit) => read_links_visiting(segments, visit),

@@ -88,11 +88,12 @@ impl Rewinds {
         let Some(s) = &env.session_id else {
             return false;
         };
-        // The ranges first: most sessions have none, and reading the kind copies its name.
+        if matches!(env.kind(), Kind::Rewound { .. }) {
+            return false;
+        }
         self.ranges
             .get(s)
             .is_some_and(|rs| rs.iter().any(|(to, at)| env.seq > *to && env.seq < *at))
-            && !matches!(env.kind(), Kind::Rewound { .. })
     }
 }
 
@@ -1146,12 +1147,6 @@ impl Full {
 
     /// Folds one event: the cost always, the rest unless a rewind hides it.
     pub fn apply(&mut self, env: &Envelope) {
-        self.apply_parsed(env, None);
-    }
-
-    /// `apply`, given what a hook event's payload says (`event::from_envelope(env)`) when the
-    /// caller parsed it already (`State::apply_parsed`).
-    pub fn apply_parsed(&mut self, env: &Envelope, parsed: Option<&event::HookEvent>) {
         self.events += 1;
         if self.rewinds.hides(env) {
             self.state.apply_cost(env);
@@ -1166,7 +1161,7 @@ impl Full {
             }
             return;
         }
-        self.state.apply_parsed(env, parsed);
+        self.state.apply(env);
     }
 }
 

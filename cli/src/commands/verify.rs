@@ -84,10 +84,7 @@ fn on_disk(dir: &std::path::Path) -> anyhow::Result<(engine::log::VerifyReport, 
         dir,
         Duration::from_secs(10),
         |n| bar.set_position(n),
-        Some(engine::log::Visit {
-            prepare: &state::OnePass::prepare,
-            visit: &mut |e, parsed| fold.see_parsed(e, parsed),
-        }),
+        Some(&mut |e| fold.see(e)),
     );
     let report = match read {
         Ok(r) => r,
