@@ -954,6 +954,23 @@ mod tests {
         assert_eq!(r.events, 35);
     }
 
+    /// Given three sealed segments and an active tail, when verified with a visitor, then it
+    /// sees every event once, in seq order.
+    #[test]
+    fn every_event_is_visited_once_in_order() {
+        let dir = journal();
+        let mut seen = Vec::new();
+        let r = verify_visiting(
+            dir.path(),
+            Duration::from_secs(1),
+            |_| {},
+            Some(&mut |e: &Envelope| seen.push(e.seq)),
+        )
+        .unwrap();
+        assert!(r.ok(), "{:?}", r.damage);
+        assert_eq!(seen, (1..=35).collect::<Vec<_>>());
+    }
+
     #[test]
     fn a_flipped_byte_in_a_segment_is_named() {
         let dir = journal();
