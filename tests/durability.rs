@@ -1103,6 +1103,49 @@ fn a_deleted_log_mirror_or_wal_directory_is_named_and_recover_agrees() {
     assert_expected("durability/deleted-log-mirror-or-wal.txt", &t);
 }
 
+/// Given a checkpoint whose partitions are not what the log folds to (a session's partition
+/// put back to an older state, and one for a session the log never had), when verified, then
+/// each is named as differing from a full replay (read in the same pass as the chain), exit 3.
+fn a_checkpoint_that_is_not_the_fold_of_the_log_is_named_by_verify() {
+    let env = TestEnvironment::new();
+    let j = env.journal();
+    let mut t = String::new();
+    let start =
+        r#"{"session_id":"s1","hook_event_name":"SessionStart","source":"startup","cwd":"/p"}"#;
+    assert!(env.hook_raw(start.as_bytes(), &[]).status.success());
+    let opts = journal::OpenOptions {
+        wait: Duration::from_secs(30),
+        create: false,
+        segment_events: 100_000,
+        priority: false,
+    };
+    let key = projections::fold::session_key("s1");
+    let older = {
+        let jr = journal::Journal::open(&j, &opts).unwrap();
+        jr.get_state(&key)
+            .unwrap()
+            .expect("the session's partition")
+    };
+    let prompt =
+        r#"{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"go","cwd":"/p"}"#;
+    assert!(env.hook_raw(prompt.as_bytes(), &[]).status.success());
+    let out = step(&env, &j, &mut t, &["verify"]);
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    {
+        let mut jr = journal::Journal::open(&j, &opts).unwrap();
+        let mut tx = jr.begin();
+        tx.put_state(&key, older.clone());
+        tx.put_state(&projections::fold::session_key("ghost"), older);
+        tx.checkpointed();
+        jr.commit(tx).unwrap();
+    }
+    let out = step(&env, &j, &mut t, &["verify"]);
+    assert_eq!(out.code, Some(3), "{}", out.render());
+    let out = step(&env, &j, &mut t, &["verify", "--json"]);
+    assert_eq!(out.code, Some(3), "{}", out.render());
+    assert_expected("durability/checkpoint-not-the-fold.txt", &t);
+}
+
 harness_main!(
     a_thousand_sigkills_of_single_hooks_lose_no_acknowledged_event,
     a_full_disk_loses_nothing_acknowledged_before_it_and_the_journal_recovers,
@@ -1122,4 +1165,5 @@ harness_main!(
     an_empty_task_store_an_older_build_wrote_verifies_and_goes_at_the_next_load,
     an_event_a_hook_could_not_keep_is_said_by_the_next_hook_and_status,
     a_deleted_log_mirror_or_wal_directory_is_named_and_recover_agrees,
+    a_checkpoint_that_is_not_the_fold_of_the_log_is_named_by_verify,
 );

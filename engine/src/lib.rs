@@ -39,8 +39,8 @@ pub use journal::{Error, Journal, OpenOptions};
 /// writes the journal.
 pub mod log {
     pub use journal::{
-        hex, unhex, verify, Damage, DamagePlace, Envelope, Hash, NewEvent, ReadSnapshot, Result,
-        Seq, Status, Truncation, VerifyReport, ZERO_HASH,
+        hex, unhex, verify, verify_visiting, Damage, DamagePlace, Envelope, Hash, NewEvent,
+        ReadSnapshot, Result, Seq, Status, Truncation, VerifyReport, ZERO_HASH,
     };
 }
 

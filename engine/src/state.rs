@@ -508,6 +508,66 @@ pub fn collect_rewinds(snap: &ReadSnapshot) -> Result<Rewinds> {
     Ok(replay::collect_rewinds(&SnapLog(snap))?)
 }
 
+/// A full replay fed the events as `verify` reads them (`journal::verify_visiting`): the log is
+/// read and decoded once, where the replay over a snapshot reads it twice more (its rewinds,
+/// then the fold). A rewind hides events before it, so the fold here assumes none; one seen,
+/// the snapshot is folded again with every rewind this pass collected.
+#[derive(Default)]
+pub struct OnePass {
+    full: Full,
+    rewinds: Rewinds,
+    rewound: bool,
+    /// The last event seen, `(0, ZERO_HASH)` before the first.
+    head: (Seq, journal::Hash),
+}
+
+impl OnePass {
+    /// Folds `e`, the next event of the log.
+    pub fn see(&mut self, e: &Envelope) {
+        if matches!(e.kind(), Kind::Rewound { .. }) {
+            fold::collect_rewind(&mut self.rewinds, e);
+            self.rewound = true;
+        }
+        // Once a rewind is seen the fold is redone: only the rewinds are collected.
+        if !self.rewound {
+            self.full.apply(e);
+        }
+        self.head = (e.seq, e.hash);
+    }
+
+    /// The full replay at `snap`'s head, exactly `full_replay(snap, collect_rewinds(snap))`:
+    /// this fold, with the events the snapshot holds past the last one seen (a writer's since)
+    /// folded on, when the snapshot continues what was seen; else the snapshot replayed.
+    pub fn finish(mut self, snap: &ReadSnapshot) -> Result<Full> {
+        let (seq, hash) = self.head;
+        let continues = match snap.head_seq.cmp(&seq) {
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => snap.head_hash == hash,
+            std::cmp::Ordering::Greater => {
+                let mut extra = Vec::new();
+                snap.for_each_in(seq + 1, snap.head_seq, |e| {
+                    extra.push(e);
+                    Ok(())
+                })?;
+                let linked = extra
+                    .first()
+                    .is_some_and(|e| e.seq == seq + 1 && e.prev == hash);
+                if linked {
+                    extra.iter().for_each(|e| self.see(e));
+                }
+                linked
+            }
+        };
+        if !continues {
+            return full_replay(snap, collect_rewinds(snap)?, |_| {});
+        }
+        if self.rewound {
+            return full_replay(snap, self.rewinds, |_| {});
+        }
+        Ok(self.full)
+    }
+}
+
 /// What most read commands need: a snapshot taken under a short lock, and the checkpoint.
 pub struct View {
     /// The log as it was under the lock, the spool ingested into it first.
@@ -1143,4 +1203,128 @@ pub fn read_partitions_quick(
     // store: both are brought in first.
     catch_up(&mut j).ok()?;
     keys.iter().map(|k| j.get_state(k).ok()).collect()
+}
+
+#[cfg(test)]
+mod one_pass {
+    use super::*;
+    use journal::{NewEvent, ZERO_HASH};
+
+    /// A log of prompts in sessions `a` and `b`; with `rewind`, session `a` rewound to seq 3 at
+    /// seq 6 (hiding its seq 5).
+    fn log(n: u64, rewind: bool) -> Vec<Envelope> {
+        let mut prev = ZERO_HASH;
+        (1..=n)
+            .map(|seq| {
+                let sid = if seq % 2 == 0 { "a" } else { "b" };
+                let (kind, payload) = if rewind && seq == 6 {
+                    let k = Kind::Rewound {
+                        session: "a".into(),
+                        to_seq: 3,
+                    };
+                    (k.into(), b"{}".to_vec())
+                } else {
+                    let p = format!(
+                        r#"{{"hook_event_name":"UserPromptSubmit","session_id":"{sid}","prompt":"p{seq}","cwd":"/w"}}"#
+                    );
+                    let k = Kind::Hook {
+                        name: "UserPromptSubmit".into(),
+                    };
+                    (k.into(), p.into_bytes())
+                };
+                let e = Envelope::seal(
+                    NewEvent {
+                        recorded_at_us: seq as i64 * 1000,
+                        host: "claude".into(),
+                        kind,
+                        session_id: Some(sid.into()),
+                        agent_id: None,
+                        payload,
+                        truncated: None,
+                        spooled: false,
+                    },
+                    seq,
+                    prev,
+                );
+                prev = e.hash;
+                e
+            })
+            .collect()
+    }
+
+    fn snapshot(events: Vec<Envelope>) -> ReadSnapshot {
+        let (head_seq, head_hash) = events
+            .last()
+            .map(|e| (e.seq, e.hash))
+            .unwrap_or((0, ZERO_HASH));
+        ReadSnapshot {
+            segments: Vec::new(),
+            active: events,
+            head_seq,
+            head_hash,
+        }
+    }
+
+    /// A state's partitions, key and bytes.
+    type Partitions = Vec<(Vec<u8>, Vec<u8>)>;
+
+    /// The partitions of `OnePass` fed `seen`, finished against `snap`, beside the two-pass
+    /// replay of `snap`.
+    fn both(seen: &[Envelope], snap: &ReadSnapshot) -> (Partitions, Partitions) {
+        let mut pass = OnePass::default();
+        seen.iter().for_each(|e| pass.see(e));
+        let one = pass.finish(snap).unwrap().state.partitions();
+        let two = full_replay(snap, collect_rewinds(snap).unwrap(), |_| {})
+            .unwrap()
+            .state
+            .partitions();
+        (one, two)
+    }
+
+    #[test]
+    fn the_fold_of_what_verify_read_is_the_full_replay() {
+        let events = log(9, false);
+        let (one, two) = both(&events, &snapshot(events.clone()));
+        assert_eq!(one, two);
+    }
+
+    #[test]
+    fn events_a_writer_appended_since_are_folded_on() {
+        let events = log(9, false);
+        let (one, two) = both(&events[..5], &snapshot(events.clone()));
+        assert_eq!(one, two);
+        // Not what a fold of the five alone gives: the four after them count.
+        let (five, _) = both(&events[..5], &snapshot(events[..5].to_vec()));
+        assert_ne!(one, five);
+    }
+
+    #[test]
+    fn a_rewind_seen_hides_what_it_rewound() {
+        let events = log(9, true);
+        let (one, two) = both(&events, &snapshot(events.clone()));
+        assert_eq!(one, two);
+        // The rewind matters here: folded as if there were none, the state differs.
+        let mut blind = Full::default();
+        events.iter().for_each(|e| blind.apply(e));
+        assert_ne!(one, blind.state.partitions());
+    }
+
+    #[test]
+    fn a_rewind_appended_since_hides_what_it_rewound() {
+        let events = log(9, true);
+        let (one, two) = both(&events[..4], &snapshot(events.clone()));
+        assert_eq!(one, two);
+    }
+
+    #[test]
+    fn a_snapshot_that_does_not_continue_what_was_seen_is_replayed_itself() {
+        let seen = log(9, false);
+        // Another log of the same length (a rewind in it): another head hash.
+        let other = log(9, true);
+        let (one, two) = both(&seen, &snapshot(other.clone()));
+        assert_eq!(one, two);
+        // Shorter than what was seen.
+        let (one, two) = both(&seen, &snapshot(other[..3].to_vec()));
+        assert_eq!(one, two);
+    }
 }

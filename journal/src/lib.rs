@@ -39,7 +39,7 @@ pub use store::{
     ensure_dir, journal_size, Journal, Light, OpenOptions, Opened, ReadSnapshot, Recovered, Status,
     Tx, DEFAULT_SEGMENT_EVENTS,
 };
-pub use verify::{verify, VerifyReport};
+pub use verify::{verify, verify_visiting, VerifyReport};
 
 /// The mode of every directory the journal creates: the journal holds prompts and tool output,
 /// so only its owner reads it.

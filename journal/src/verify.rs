@@ -206,7 +206,20 @@ fn inspect_store(dir: &Path, wait: Duration, report: &mut VerifyReport) -> Resul
 /// Checks the whole journal without changing it: the sealed segments, the active store against
 /// its write-ahead log (a lost tail on either side), the chain across all of them, spooled
 /// files, archives, and the checkpoint's stale marker. Damage is collected (first per place).
-pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Result<VerifyReport> {
+pub fn verify(dir: &Path, wait: Duration, progress: impl FnMut(u64)) -> Result<VerifyReport> {
+    verify_visiting(dir, wait, progress, None)
+}
+
+/// `verify`, handing `visit` every event it reads, in chain order (the sealed segments, then the
+/// active tail as every reader will see it once repaired), as it reads them: a caller that folds
+/// the whole log (the projections against a full replay) reads it once, not twice. What `visit`
+/// saw is the log only when the report has no damage.
+pub fn verify_visiting(
+    dir: &Path,
+    wait: Duration,
+    mut progress: impl FnMut(u64),
+    mut visit: Option<&mut dyn FnMut(&Envelope)>,
+) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     // Held to the end: nothing changes the journal while it is read. A link in place of one of
     // the journal's directories is named, and nothing is read through it.
@@ -242,7 +255,13 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         expect_seq: 1,
         prev: ZERO_HASH,
     };
-    check_segments(&segments, &mut chain, &mut report, &mut progress);
+    check_segments(
+        &segments,
+        &mut chain,
+        &mut report,
+        &mut progress,
+        visit.as_deref_mut(),
+    );
     // The active tail: the store and the log must hold the same events.
     let tail: Vec<Envelope> = match &active {
         Some(a) => {
@@ -269,6 +288,9 @@ pub fn verify(dir: &Path, wait: Duration, mut progress: impl FnMut(u64)) -> Resu
         None => log.events.clone(),
     };
     check_tail(&tail, &mut chain, &mut report);
+    if let Some(visit) = visit {
+        tail.iter().for_each(visit);
+    }
     if let Some(a) = &active {
         check_head_record(a, base, &mut report);
     }
@@ -496,7 +518,10 @@ struct SegmentLinks {
 /// Reads a segment (its digest checked) and follows the chain inside it. The check of each event
 /// after the first depends only on the event before it, so this is exactly the sequential check
 /// but for the first event, which `stitch` checks against the segments before.
-fn segment_links(seg: &segment::SegmentInfo) -> Result<SegmentLinks> {
+fn segment_links(
+    seg: &segment::SegmentInfo,
+    mut keep: impl FnMut(Envelope) -> Result<()>,
+) -> Result<SegmentLinks> {
     let mut links = SegmentLinks {
         first: None,
         inner_break: None,
@@ -513,7 +538,7 @@ fn segment_links(seg: &segment::SegmentInfo) -> Result<SegmentLinks> {
         }
         links.last = Some((e.seq, e.hash));
         links.events += 1;
-        Ok(())
+        keep(e)
     })?;
     Ok(links)
 }
@@ -527,7 +552,10 @@ fn read_links(segments: &[segment::SegmentInfo]) -> Vec<Result<SegmentLinks>> {
         .clamp(1, 4)
         .min(segments.len().max(1));
     if threads <= 1 {
-        return segments.iter().map(segment_links).collect();
+        return segments
+            .iter()
+            .map(|s| segment_links(s, |_| Ok(())))
+            .collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut out: Vec<Option<Result<SegmentLinks>>> = (0..segments.len()).map(|_| None).collect();
@@ -541,7 +569,7 @@ fn read_links(segments: &[segment::SegmentInfo]) -> Vec<Result<SegmentLinks>> {
                         let Some(seg) = segments.get(i) else {
                             return mine;
                         };
-                        mine.push((i, segment_links(seg)));
+                        mine.push((i, segment_links(seg, |_| Ok(()))));
                     }
                 })
             })
@@ -559,15 +587,85 @@ fn read_links(segments: &[segment::SegmentInfo]) -> Vec<Result<SegmentLinks>> {
         .collect()
 }
 
+/// What a segment's reader hands the thread that visits the events in order.
+enum Piece {
+    Events(Vec<Envelope>),
+    Done(Result<SegmentLinks>),
+}
+
+/// Every segment's links, as `read_links`, with every event handed to `visit` in seq order:
+/// segment `i` is read (digest, decoding, hashes) by thread `i % n` of `n` (one per core but the
+/// caller's, at most 3), a few batches ahead of `visit`, which runs on the caller's thread.
+fn read_links_visiting(
+    segments: &[segment::SegmentInfo],
+    visit: &mut (dyn FnMut(&Envelope) + '_),
+) -> Vec<Result<SegmentLinks>> {
+    use std::sync::mpsc::{sync_channel, Receiver};
+    const BATCH: usize = 1024;
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .saturating_sub(1)
+        .clamp(1, 3)
+        .min(segments.len().max(1));
+    std::thread::scope(|scope| {
+        let mut receivers: Vec<Receiver<Piece>> = Vec::with_capacity(n);
+        for k in 0..n {
+            let (tx, rx) = sync_channel(8);
+            receivers.push(rx);
+            scope.spawn(move || {
+                for seg in segments.iter().skip(k).step_by(n) {
+                    let mut batch = Vec::with_capacity(BATCH);
+                    let links = segment_links(seg, |e| {
+                        batch.push(e);
+                        if batch.len() == BATCH {
+                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                            // The caller is gone (it panicked): stop reading.
+                            tx.send(Piece::Events(full)).map_err(|_| Error::Busy)?;
+                        }
+                        Ok(())
+                    });
+                    if !batch.is_empty() && tx.send(Piece::Events(batch)).is_err() {
+                        return;
+                    }
+                    if tx.send(Piece::Done(links)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        let mut out = Vec::with_capacity(segments.len());
+        for i in 0..segments.len() {
+            loop {
+                match receivers[i % n].recv() {
+                    Ok(Piece::Events(events)) => events.iter().for_each(&mut *visit),
+                    Ok(Piece::Done(links)) => {
+                        out.push(links);
+                        break;
+                    }
+                    Err(_) => panic!("a verify thread panicked"),
+                }
+            }
+        }
+        out
+    })
+}
+
 /// Follows the chain through the sealed segments: a gap, an unreadable segment, and each
-/// segment's first break are damage. Segments are read in parallel, then stitched in order.
+/// segment's first break are damage. Segments are read in parallel, then stitched in order;
+/// with `visit`, their events are handed to it in order as they are read.
 fn check_segments(
     segments: &[segment::SegmentInfo],
     chain: &mut Chain,
     report: &mut VerifyReport,
     progress: &mut dyn FnMut(u64),
+    visit: Option<&mut (dyn FnMut(&Envelope) + '_)>,
 ) {
-    for (seg, links) in segments.iter().zip(read_links(segments)) {
+    let all = match visit {
+        Some(visit) => read_links_visiting(segments, visit),
+        None => read_links(segments),
+    };
+    for (seg, links) in segments.iter().zip(all) {
         let place = DamagePlace::segment(&seg.path);
         if seg.first != chain.expect_seq {
             report.damage.push(Damage {
@@ -854,6 +952,23 @@ mod tests {
         let r = check(dir.path());
         assert!(r.ok(), "{:?}", r.damage);
         assert_eq!(r.events, 35);
+    }
+
+    /// Given three sealed segments and an active tail, when verified with a visitor, then it
+    /// sees every event once, in seq order.
+    #[test]
+    fn every_event_is_visited_once_in_order() {
+        let dir = journal();
+        let mut seen = Vec::new();
+        let r = verify_visiting(
+            dir.path(),
+            Duration::from_secs(1),
+            |_| {},
+            Some(&mut |e: &Envelope| seen.push(e.seq)),
+        )
+        .unwrap();
+        assert!(r.ok(), "{:?}", r.damage);
+        assert_eq!(seen, (1..=35).collect::<Vec<_>>());
     }
 
     #[test]

@@ -59,38 +59,47 @@ fn older_layout(j: &engine::Journal) -> anyhow::Result<bool> {
 /// when nothing needs repair (no note), they are ingested (as the next hook would ingest them)
 /// and the journal checked again, so the counts are of every acknowledged event.
 pub fn check(dir: &std::path::Path) -> anyhow::Result<Outcome> {
-    let mut report = on_disk(dir)?;
+    let (mut report, mut fold) = on_disk(dir)?;
     // Never the writer that repairs what it found: a journal with a note is left as it lies.
     if report.ok() && report.notes.is_empty() && report.spooled > 0 {
         match state::open_read(dir) {
             Ok(j) => {
                 drop(j);
-                report = on_disk(dir)?;
+                (report, fold) = on_disk(dir)?;
             }
             // Read-only here: its spool is counted as it lies.
             Err(e) if state::is_readonly(&e) => {}
             Err(e) => return Err(e),
         }
     }
-    check_checkpoint(dir, report)
+    check_checkpoint(dir, report, fold)
 }
 
-/// `engine::log::verify` with a progress bar: the log, the segments and the spool as they are.
-fn on_disk(dir: &std::path::Path) -> anyhow::Result<engine::log::VerifyReport> {
+/// `engine::log::verify` with a progress bar: the log, the segments and the spool as they are,
+/// and the log folded as it is read (the full replay the checkpoint is compared with).
+fn on_disk(dir: &std::path::Path) -> anyhow::Result<(engine::log::VerifyReport, state::OnePass)> {
     let bar = crate::output::progress(0, "verify");
-    let report = match engine::log::verify(dir, Duration::from_secs(10), |n| bar.set_position(n)) {
+    let mut fold = state::OnePass::default();
+    let read = engine::log::verify_visiting(
+        dir,
+        Duration::from_secs(10),
+        |n| bar.set_position(n),
+        Some(&mut |e| fold.see(e)),
+    );
+    let report = match read {
         Ok(r) => r,
         Err(engine::Error::NotFound(p)) => anyhow::bail!("no journal at {}", p.display()),
         Err(e) => return Err(e.into()),
     };
     bar.finish_and_clear();
-    Ok(report)
+    Ok((report, fold))
 }
 
 /// The checkpoint against a full replay, when the log is sound.
 fn check_checkpoint(
     dir: &std::path::Path,
     report: engine::log::VerifyReport,
+    fold: state::OnePass,
 ) -> anyhow::Result<Outcome> {
     let mut damage = report.damage.clone();
     let mut projections_ok = None;
@@ -114,8 +123,7 @@ fn check_checkpoint(
                 let snap = j.read_snapshot()?;
                 let checkpoint = state::checkpoint_whole(&j);
                 drop(j);
-                let rewinds = state::collect_rewinds(&snap)?;
-                let full = state::full_replay(&snap, rewinds, |_| {})?;
+                let full = fold.finish(&snap)?;
                 let mut diff: Vec<String> = match checkpoint {
                     Ok(cp) => projections::fold::partition_diff(&cp, &full.state)
                         .into_iter()
