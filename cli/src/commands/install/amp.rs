@@ -6,7 +6,6 @@
 //! install wrote.
 
 use super::Scope;
-use anyhow::{anyhow, bail};
 use projections::hosts::AMP;
 use std::path::{Path, PathBuf};
 
@@ -14,45 +13,19 @@ use std::path::{Path, PathBuf};
 const SHIM: &str = projections::hosts::amp::MODULE.shipped[0].text;
 /// The shim's first line: how uninstall knows the file is hookjournal's.
 const MARKER: &str = "// hookjournal's Amp shim";
-/// The settings line install writes.
-const SETTINGS_LINE: &str = "const SETTINGS: any = {};";
+/// The settings line install writes (pi's).
+#[cfg(test)]
+use super::pi::SETTINGS_LINE;
 
 /// The plugin file for `scope`: the project's, or the user's (`~/.config/amp/plugins/`).
 fn plugin_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
-    let install = AMP.install.as_ref().expect("amp has install facts");
-    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    match scope {
-        Scope::Project => Ok(project.join(install.config_dir).join(install.project_file)),
-        Scope::User => {
-            let config = install
-                .config_dir_env
-                .and_then(env)
-                .map(PathBuf::from)
-                .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(install.user_config_dir)))
-                .ok_or_else(|| anyhow!("$HOME is not set; cannot find Amp's plugin directory"))?;
-            Ok(config.join(install.user_file))
-        }
-        Scope::Local => bail!("no local scope"),
-    }
+    super::pi::plugin_path_of(&AMP, scope, project, "Amp's plugin directory")
 }
 
 /// The shim with its settings: the binary, the journal (none: the project's own, found from
-/// where Amp runs), and each event with its budget.
+/// where Amp runs), and each event with its budget (pi's shim settings, the same line).
 fn shim(exe: &Path, journal: Option<&Path>) -> String {
-    let scale = AMP.install.as_ref().map_or(1000, |i| i.timeout_scale);
-    let hooks: Vec<serde_json::Value> = AMP
-        .registered()
-        .map(|(e, r)| serde_json::json!({ "name": e.name, "timeoutMs": r.timeout_s * scale }))
-        .collect();
-    let mut settings = serde_json::json!({ "command": exe.to_string_lossy(), "hooks": hooks });
-    if let Some(j) = journal {
-        settings["journal"] = j.to_string_lossy().into();
-    }
-    SHIM.replacen(
-        SETTINGS_LINE,
-        &format!("const SETTINGS: any = {settings};"),
-        1,
-    )
+    super::pi::shim_of(&AMP, SHIM, exe, journal)
 }
 
 /// Whether `text` is a shim install wrote.

@@ -7,6 +7,7 @@
 
 use super::Scope;
 use anyhow::{anyhow, bail};
+use projections::host::HostFacts;
 use projections::hosts::PI;
 use std::path::{Path, PathBuf};
 
@@ -15,12 +16,27 @@ const SHIM: &str = projections::hosts::pi::MODULE.shipped[0].text;
 /// The shim's first line: how uninstall knows the file is hookjournal's.
 const MARKER: &str = "// hookjournal's pi shim";
 /// The settings line install writes.
-const SETTINGS_LINE: &str = "const SETTINGS: any = {};";
+pub(super) const SETTINGS_LINE: &str = "const SETTINGS: any = {};";
 
 /// The extension file for `scope`: the project's, or the user's (`$PI_CODING_AGENT_DIR`, else
 /// `~/.pi/agent`).
 fn plugin_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
-    let install = PI.install.as_ref().expect("pi has install facts");
+    plugin_path_of(&PI, scope, project, "pi's agent directory")
+}
+
+/// The shim file of a host whose facts name it (pi's, Amp's) for `scope`: the project's, or the
+/// user's (the facts' directory variable, else the directory under `$HOME`); `what` names the
+/// user's directory when `$HOME` is not set.
+pub(super) fn plugin_path_of(
+    facts: &HostFacts,
+    scope: Scope,
+    project: &Path,
+    what: &str,
+) -> anyhow::Result<PathBuf> {
+    let install = facts
+        .install
+        .as_ref()
+        .expect("a shim host has install facts");
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     match scope {
         Scope::Project => Ok(project.join(install.config_dir).join(install.project_file)),
@@ -30,7 +46,7 @@ fn plugin_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
                 .and_then(env)
                 .map(PathBuf::from)
                 .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(install.user_config_dir)))
-                .ok_or_else(|| anyhow!("$HOME is not set; cannot find pi's agent directory"))?;
+                .ok_or_else(|| anyhow!("$HOME is not set; cannot find {what}"))?;
             Ok(config.join(install.user_file))
         }
         Scope::Local => bail!("no local scope"),
@@ -40,8 +56,14 @@ fn plugin_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
 /// The shim with its settings: the binary, the journal (none: the project's own, found from
 /// where pi runs), and each event with its budget.
 fn shim(exe: &Path, journal: Option<&Path>) -> String {
-    let scale = PI.install.as_ref().map_or(1000, |i| i.timeout_scale);
-    let hooks: Vec<serde_json::Value> = PI
+    shim_of(&PI, SHIM, exe, journal)
+}
+
+/// A TypeScript shim (pi's, Amp's) with its settings line written: the binary, the journal, and
+/// each event the facts register with its budget in milliseconds.
+pub(super) fn shim_of(facts: &HostFacts, shim: &str, exe: &Path, journal: Option<&Path>) -> String {
+    let scale = facts.install.as_ref().map_or(1000, |i| i.timeout_scale);
+    let hooks: Vec<serde_json::Value> = facts
         .registered()
         .map(|(e, r)| serde_json::json!({ "name": e.name, "timeoutMs": r.timeout_s * scale }))
         .collect();
@@ -49,7 +71,7 @@ fn shim(exe: &Path, journal: Option<&Path>) -> String {
     if let Some(j) = journal {
         settings["journal"] = j.to_string_lossy().into();
     }
-    SHIM.replacen(
+    shim.replacen(
         SETTINGS_LINE,
         &format!("const SETTINGS: any = {settings};"),
         1,
