@@ -39,6 +39,29 @@ fn search_finds_prompts_paths_commands_and_commits_whole() {
     assert_expected("search/fixture-session.txt", &t);
 }
 
+/// Given a seq search found, when the session is shown at it, then the snapshot is the session
+/// as it was just after that event (the prompts, files and commits up to it, not the later
+/// ones), under a line naming the event; a seq past the log's end is refused.
+#[test]
+fn show_at_a_seq_search_found_is_the_session_then() {
+    let env = played();
+    let mut t = String::new();
+    for args in [
+        &["show", "db5b", "--at", "28"][..],
+        &["show", "db5b", "--at", "100000"],
+    ] {
+        env.step(&mut t, args);
+    }
+    assert_expected("search/show-at.txt", &t);
+    let then = env.json(&["show", "db5b", "--at", "28", "--json"]);
+    let now = env.json(&["show", "db5b", "--json"]);
+    assert_eq!(then["at"]["seq"], 28, "{then}");
+    assert!(
+        then["events"].as_u64() < now["events"].as_u64(),
+        "{then}\n{now}"
+    );
+}
+
 fn prompt(text: &str) -> String {
     format!(r#"{{"session_id":"s-new","hook_event_name":"UserPromptSubmit","prompt":"{text}"}}"#)
 }

@@ -77,7 +77,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     }
     print!("{}", render(&hits));
     println!(
-        "\n{} of {}; `hookjournal replay --session S --from SEQ` shows one in its place",
+        "\n{} of {}; `hookjournal show S --at SEQ` shows the session then, `hookjournal replay --session S --from SEQ` the event in its place",
         match hits.len() {
             1 => "1 match".to_string(),
             n => format!("{n} matches"),

@@ -1,8 +1,14 @@
-//! `show SESSION`: the execution snapshot.
+//! `show SESSION`: the execution snapshot; `show SESSION --at SEQ`: the snapshot as it was just
+//! after event SEQ (the seq `search` and `replay` print), folded from the log as the hook saw it.
 
 use crate::cli_util::CommandHelper;
-use crate::output;
+use crate::output::{self, escape};
+use crate::render::replay::summary;
 use crate::render::show::render;
+use engine::log::Envelope;
+use projections::replay::Replayer;
+use projections::session::SessionState;
+use projections::KindOf;
 
 use std::process::ExitCode;
 
@@ -11,6 +17,10 @@ use std::process::ExitCode;
 pub struct Args {
     /// Session id (or its first characters).
     pub session: String,
+    /// The session as it was just after this event (a seq `search` or `replay` printed): the log
+    /// folded up to it, as the hook saw it then.
+    #[arg(long, value_name = "SEQ")]
+    pub at: Option<u64>,
     /// Print JSON for tools instead of the human-readable output.
     #[arg(long)]
     pub json: bool,
@@ -18,6 +28,9 @@ pub struct Args {
 
 /// Prints one session's execution snapshot.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(seq) = args.at {
+        return at(cmd, &args, seq);
+    }
     let settings = cmd.settings();
     // One session's partition, not the whole checkpoint.
     let mut p = engine::state::Partial::open(cmd.dir())?;
@@ -33,6 +46,67 @@ pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
         ));
     } else {
         print!("{}", render(s, &pricing, &settings.policy));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `show SESSION --at SEQ`: the log replayed up to SEQ, the session's snapshot then, under a line
+/// naming the event.
+fn at(cmd: &CommandHelper, args: &Args, seq: u64) -> anyhow::Result<ExitCode> {
+    let settings = cmd.settings();
+    let view = cmd.view()?;
+    let id = engine::resolve_session(view.state.sessions.keys(), &args.session)?;
+    if seq == 0 || seq > view.snap.head_seq {
+        eprintln!(
+            "hookjournal: --at {seq}: the journal's events are seq 1 to {}",
+            view.snap.head_seq
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let log = engine::state::SnapLog(&view.snap);
+    let mut rep = Replayer::new(&log, None);
+    let mut then: Option<(Envelope, Option<SessionState>)> = None;
+    rep.run(|e, _, after| {
+        if e.seq == seq {
+            then = Some((e.clone(), after.state.sessions.get(&id).cloned()));
+        }
+    })?;
+    let Some((event, session)) = then else {
+        eprintln!("hookjournal: --at {seq}: no event has that seq");
+        return Ok(ExitCode::from(2));
+    };
+    let Some(s) = session else {
+        eprintln!(
+            "hookjournal: session {} had not started at seq {seq}",
+            projections::short_id(&id)
+        );
+        return Ok(ExitCode::from(1));
+    };
+    let kind = event.kind().label();
+    let whose = event.session_id.as_deref().filter(|s| *s != id);
+    let pricing = settings.pricing();
+    if args.json {
+        let mut v = projections::report::snapshot_json(&s, &pricing, &settings.policy);
+        v["at"] = serde_json::json!({
+            "seq": seq,
+            "recorded_at": output::timestamp(event.recorded_at_us),
+            "kind": kind,
+            "session_id": event.session_id,
+            "summary": summary(&event),
+        });
+        output::print_json(&v);
+    } else {
+        let other = whose
+            .map(|w| format!(", session {}'s event", projections::short_id(w)))
+            .unwrap_or_default();
+        println!(
+            "as of seq {seq} ({}, {}{}: {})\n",
+            output::timestamp(event.recorded_at_us),
+            escape(&kind),
+            escape(&other),
+            escape(&summary(&event))
+        );
+        print!("{}", render(&s, &pricing, &settings.policy));
     }
     Ok(ExitCode::SUCCESS)
 }
