@@ -203,6 +203,61 @@ fn all_projects_views_are_the_sum_of_each_projects_views() {
     assert_eq!(all[0]["project"], "api");
 }
 
+/// Given three projects, when `report --html --all-projects` is written from elsewhere, then its
+/// projects table has each project's row (sessions, events, cost and tokens as each project's
+/// own report shows them) and their sums, and each project's report follows under its name,
+/// its element ids its own.
+#[test]
+fn the_html_report_of_all_projects_is_each_projects_report_and_their_sums() {
+    let mut env = TestEnvironment::new();
+    env.set_env("HOOKJOURNAL_NOW", "2026-11-29T11:10:00Z");
+    let projects = three_projects(&env);
+    let elsewhere = env.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let file = env.root().join("all.html");
+    let out = env.run_in(
+        &elsewhere,
+        &["report", "--html", file.to_str().unwrap(), "--all-projects"],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.render());
+    let html = std::fs::read_to_string(&file).unwrap();
+    let table = &html[html.find("<table class=\"projects\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap() + "</table>".len()];
+    let table = env.normalize(
+        &table
+            .replace("<tr>", "\n<tr>")
+            .replace("</tbody>", "\n</tbody>"),
+    );
+    assert_expected(
+        "all-projects/report-projects-table.txt",
+        &format!("{table}\n"),
+    );
+    // Each project's own report, its cards as they are in the section under its name.
+    for (i, p) in projects.iter().enumerate() {
+        let own_file = env.root().join(format!("own-{i}.html"));
+        let out = env.run_in(p, &["report", "--html", own_file.to_str().unwrap()]);
+        assert_eq!(out.code, Some(0), "{}", out.render());
+        let own = std::fs::read_to_string(&own_file).unwrap();
+        let cards = |h: &str, id: &str| {
+            let at = h
+                .find(&format!("<section class=\"cards\" id=\"{id}\">"))
+                .unwrap();
+            let rest = &h[at..];
+            rest[rest.find('>').unwrap()..rest.find("</section>").unwrap()].to_string()
+        };
+        // Its section, by the link of its row.
+        let name = p.file_name().unwrap().to_string_lossy();
+        let link = html.find(&format!("\">{name}</a>")).unwrap();
+        let k = &html[html[..link].rfind("#p").unwrap() + 2..link];
+        assert_eq!(
+            cards(&html, &format!("p{k}-summary")),
+            cards(&own, "summary"),
+            "{p:?}"
+        );
+    }
+    assert_eq!(html.matches("id=\"summary\"").count(), 0, "ids prefixed");
+}
+
 /// Given a project whose journal the hook created (a SessionStart, answered, then a
 /// Notification), when `notifications --all-projects --json` is read, then it is that project's
 /// own list with a `project` field, and the registry's entry is the user's own file.

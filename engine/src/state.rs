@@ -373,6 +373,25 @@ fn readonly_view(dir: &Path) -> Result<View> {
 /// `readonly_view`, its line on spooled events saying why they are not shown (`why`) and
 /// until when (`until`).
 fn readonly_view_saying(dir: &Path, why: &str, until: &str) -> Result<View> {
+    let snap = readonly_snapshot_saying(dir, why, until)?;
+    let rewinds = collect_rewinds(&snap)?;
+    let full = full_replay(&snap, rewinds, |_| {})?;
+    Ok(View {
+        snap,
+        state: full.state,
+    })
+}
+
+/// The log of the journal in `dir` read untouched (no lock taken, nothing written: a registered
+/// journal read by `--all-projects`, foreign or not), as a read-only user reads it; its spooled
+/// events are not shown (a line on stderr says so).
+pub fn untouched_snapshot(dir: &Path) -> Result<ReadSnapshot> {
+    readonly_snapshot_saying(dir, "is read untouched", "a command runs in its project")
+}
+
+/// The log read without the lock or sled, the line on spooled events saying why they are not
+/// shown (`why`) and until when (`until`).
+fn readonly_snapshot_saying(dir: &Path, why: &str, until: &str) -> Result<ReadSnapshot> {
     let (snap, spooled) = ReadSnapshot::take_readonly(dir)
         .map_err(|e| anyhow::anyhow!("reading journal {}: {e}", dir.display()))?;
     if spooled > 0 {
@@ -381,12 +400,7 @@ fn readonly_view_saying(dir: &Path, why: &str, until: &str) -> Result<View> {
             dir.display()
         );
     }
-    let rewinds = collect_rewinds(&snap)?;
-    let full = full_replay(&snap, rewinds, |_| {})?;
-    Ok(View {
-        snap,
-        state: full.state,
-    })
+    Ok(snap)
 }
 
 /// `status` for a journal this user can only read: counted from the log itself.

@@ -7,7 +7,7 @@
 
 use crate::cli_util::CommandHelper;
 use crate::dates::Range;
-use crate::render::report::{build, write};
+use crate::render::report::{build, build_all, write, ProjectJournal};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,8 +19,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub html: PathBuf,
     /// Only this session (id or its first characters).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all_projects")]
     pub session: Option<String>,
+    /// Every journal of yours (`status` says how many are registered): a table of the projects,
+    /// then each project's report under its name; each journal read untouched.
+    #[arg(long)]
+    pub all_projects: bool,
     /// From this day (YYYY-MM-DD, inclusive) or RFC 3339 time.
     #[arg(long)]
     pub since: Option<String>,
@@ -39,13 +43,25 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
     let settings = cmd.settings();
     let range = Range::new(args.since.as_deref(), args.until.as_deref())?;
     let mut masked = 0;
-    let html = build(
-        dir,
-        settings,
-        args.session.as_deref(),
-        range,
-        args.redact.then_some(&mut masked),
-    )?;
+    let html = if args.all_projects {
+        let journals: Vec<ProjectJournal> = crate::cli_util::registered()
+            .into_iter()
+            .map(|r| ProjectJournal {
+                settings: r.settings(),
+                project: r.project,
+                dir: r.dir,
+            })
+            .collect();
+        build_all(&journals, range, args.redact.then_some(&mut masked))?
+    } else {
+        build(
+            dir,
+            settings,
+            args.session.as_deref(),
+            range,
+            args.redact.then_some(&mut masked),
+        )?
+    };
     write(&args.html, &html)?;
     println!(
         "wrote {} ({} KiB): open it in a browser",

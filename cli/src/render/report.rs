@@ -34,7 +34,7 @@ pub fn build(
     settings: &Settings,
     session: Option<&str>,
     range: Range,
-    mut redact: Option<&mut usize>,
+    redact: Option<&mut usize>,
 ) -> Result<String> {
     if !dir.is_dir() {
         bail!(
@@ -45,40 +45,8 @@ pub fn build(
     let has_store = state::has_events(dir);
     let (full, timelines, events) = if has_store {
         let view = state::open_view(dir)?;
-        let full = match redact.as_deref_mut() {
-            None => view.full(|_| {})?,
-            Some(count) => {
-                let rewinds = projections::fold::Rewinds::from_list(&view.state.global.rewinds);
-                let mut full = Full::with_rewinds(rewinds);
-                view.snap.for_each(|e| {
-                    full.apply(&masked(e, count));
-                    Ok(())
-                })?;
-                full
-            }
-        };
-        let sid = match session {
-            Some(s) => Some(engine::resolve_session(view.state.sessions.keys(), s)?),
-            None => None,
-        };
-        let mut tl = Timelines::default();
-        let hidden = &full.rewinds;
-        // Counted once, by the fold above.
-        let mut uncounted = 0;
-        view.snap.for_each(|e| {
-            let e = match redact {
-                Some(_) => masked(e, &mut uncounted),
-                None => e,
-            };
-            let keep = range.contains(e.recorded_at_us)
-                && sid
-                    .as_deref()
-                    .is_none_or(|s| e.session_id.as_deref() == Some(s))
-                && !hidden.hides(&e);
-            tl.apply(&e, &settings.policy, keep);
-            Ok(())
-        })?;
-        (filtered(full, sid.as_deref()), tl, view.snap.head_seq)
+        let rewinds = projections::fold::Rewinds::from_list(&view.state.global.rewinds);
+        fold(&view.snap, rewinds, settings, session, range, redact)?
     } else if session.is_some() {
         bail!(
             "no session matches {:?} (the journal is empty)",
@@ -96,6 +64,158 @@ pub fn build(
         events,
     };
     Ok(render(&ctx, &full, &timelines))
+}
+
+/// One registered journal for `report --all-projects`: its project's name, its directory and its
+/// own settings (its prices, as its per-project report uses them).
+pub struct ProjectJournal {
+    pub project: String,
+    pub dir: std::path::PathBuf,
+    pub settings: Settings,
+}
+
+/// The report of every registered journal (`report --html --all-projects`): a table of the
+/// projects (sessions, events, cost, tokens, open tasks, and their sums), then each project's
+/// sections under its name — what its own report shows, its element ids prefixed so the page
+/// holds each once. Each journal is read untouched (no lock, nothing written, foreign or not).
+pub fn build_all(
+    journals: &[ProjectJournal],
+    range: Range,
+    mut redact: Option<&mut usize>,
+) -> Result<String> {
+    let mut sections = String::new();
+    let mut rows = String::new();
+    let (mut sessions, mut events, mut usd_sum, mut tokens, mut open) = (0, 0, 0.0, 0, 0);
+    for (i, j) in journals.iter().enumerate() {
+        let (full, tl, n) = if state::has_events(&j.dir) {
+            let snap = state::untouched_snapshot(&j.dir)?;
+            let rewinds = state::collect_rewinds(&snap)?;
+            fold(
+                &snap,
+                rewinds,
+                &j.settings,
+                None,
+                range,
+                redact.as_deref_mut(),
+            )?
+        } else {
+            (Full::default(), Timelines::default(), 0)
+        };
+        let pricing = j.settings.pricing();
+        let (since, until) = range.days();
+        let cost = full.cost();
+        let items = report::cost_items(&cost, &pricing);
+        let (_, total) = report::cost_rows(
+            &items,
+            &cost.reported,
+            CostBy::Day,
+            since.as_deref(),
+            until.as_deref(),
+            None,
+        );
+        let tasks = full.state.all_tasks();
+        let open_here = tasks.iter().filter(|t| t.status.is_open()).count();
+        let n_sessions = full.state.sessions.len();
+        let _ = write!(
+            rows,
+            "<tr><td><a href=\"#p{i}\">{}</a></td><td>{}</td><td class=\"n\">{n_sessions}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{open_here}</td></tr>",
+            esc(&j.project),
+            esc(&j.dir.display().to_string()),
+            usd(total.usd),
+            crate::output::tokens(total.total_tokens),
+        );
+        sessions += n_sessions;
+        events += n;
+        usd_sum += total.usd;
+        tokens += total.total_tokens;
+        open += open_here;
+        let ctx = Ctx {
+            dir: &j.dir,
+            settings: &j.settings,
+            range,
+            session: None,
+            events: n,
+        };
+        let mut body_html = String::new();
+        body(&mut body_html, &ctx, &full, &tl);
+        let _ = write!(
+            sections,
+            "<section class=\"project\" id=\"p{i}\"><h2>{} <span class=\"why\">{}</span></h2>\n{}</section>\n",
+            esc(&j.project),
+            esc(&j.dir.display().to_string()),
+            body_html.replace("id=\"", &format!("id=\"p{i}-"))
+        );
+    }
+    let mut h = page_head();
+    let (since, until) = range.days();
+    let slice: Vec<String> = [
+        since.map(|s| format!("since {s}")),
+        until.map(|u| format!("until {u}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let _ = write!(
+        h,
+        "<header><h1>hookjournal report</h1><p>all projects · {} · {events} events{}</p></header>\n<main>\n",
+        crate::output::count(journals.len() as u64, "journal"),
+        if slice.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", esc(&slice.join(", ")))
+        }
+    );
+    let _ = writeln!(
+        h,
+        "<section id=\"projects\"><h2>Projects</h2><table class=\"projects\"><thead><tr><th>project</th><th>journal</th><th class=\"n\">sessions</th><th class=\"n\">events</th><th class=\"n\">cost</th><th class=\"n\">tokens</th><th class=\"n\">open tasks</th></tr></thead><tbody>{rows}</tbody><tfoot><tr><td>all</td><td></td><td class=\"n\">{sessions}</td><td class=\"n\">{events}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{open}</td></tr></tfoot></table></section>",
+        usd(usd_sum),
+        crate::output::tokens(tokens),
+    );
+    h.push_str(&sections);
+    Ok(page_end(h))
+}
+
+/// The report's fold of a snapshot of the log: the state (kept to `session`, when given), the
+/// timelines (kept to `range` and `session`), and the events the log holds. `redact` masks
+/// secrets in every event before anything is folded from it, counting them.
+fn fold(
+    snap: &engine::log::ReadSnapshot,
+    rewinds: projections::fold::Rewinds,
+    settings: &Settings,
+    session: Option<&str>,
+    range: Range,
+    mut redact: Option<&mut usize>,
+) -> Result<(Full, Timelines, u64)> {
+    let mut full = Full::with_rewinds(rewinds);
+    snap.for_each(|e| {
+        match redact.as_deref_mut() {
+            Some(count) => full.apply(&masked(e, count)),
+            None => full.apply(&e),
+        }
+        Ok(())
+    })?;
+    let sid = match session {
+        Some(s) => Some(engine::resolve_session(full.state.sessions.keys(), s)?),
+        None => None,
+    };
+    let mut tl = Timelines::default();
+    let hidden = &full.rewinds;
+    // Counted once, by the fold above.
+    let mut uncounted = 0;
+    snap.for_each(|e| {
+        let e = match redact {
+            Some(_) => masked(e, &mut uncounted),
+            None => e,
+        };
+        let keep = range.contains(e.recorded_at_us)
+            && sid
+                .as_deref()
+                .is_none_or(|s| e.session_id.as_deref() == Some(s))
+            && !hidden.hides(&e);
+        tl.apply(&e, &settings.policy, keep);
+        Ok(())
+    })?;
+    Ok((filtered(full, sid.as_deref()), tl, snap.head_seq))
 }
 
 /// `e` with the secrets in its payload masked (`[REDACTED:<kind>]`), adding their number to
@@ -215,9 +335,62 @@ details{margin:0 0 10px}summary{cursor:pointer;font-weight:600;padding:4px 0}
 .task .id{color:var(--mute);font-size:11px}
 .pos{color:var(--red)}.neg{color:var(--green)}
 footer{color:var(--mute);font-size:12px;padding:0 32px 30px}
+section.project{background:none;border:none;box-shadow:none;padding:0;margin:28px 0 0}
 "#;
 
 fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
+    let (since, until) = ctx.range.days();
+    let mut slice = Vec::new();
+    if let Some(s) = ctx.session {
+        slice.push(format!("session {s}"));
+    }
+    if let Some(s) = &since {
+        slice.push(format!("since {s}"));
+    }
+    if let Some(u) = &until {
+        slice.push(format!("until {u}"));
+    }
+    let mut h = page_head();
+    let _ = write!(
+        h,
+        "<header><h1>hookjournal report</h1><p>{} · {} events{}</p></header>\n<main>\n",
+        esc(&ctx.dir.display().to_string()),
+        ctx.events,
+        if slice.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", esc(&slice.join(", ")))
+        }
+    );
+    body(&mut h, ctx, full, tl);
+    page_end(h)
+}
+
+/// The page up to its `<body>`: the document, its policy (nothing loads from anywhere), the CSS.
+fn page_head() -> String {
+    let mut h = String::with_capacity(64 * 1024);
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    h.push_str("<title>hookjournal report</title><style>");
+    h.push_str(CSS);
+    h.push_str("</style></head><body>\n");
+    h
+}
+
+/// The page's end: `</main>`, the footer, `</body>`.
+fn page_end(mut h: String) -> String {
+    h.push_str("</main>\n");
+    let _ = writeln!(
+        h,
+        "<footer>hookjournal {} · every figure is a fold over the journal's events; costs are computed from transcript usage with the embedded price table, host figures are what Claude Code's statusline reported.</footer>\n</body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    h
+}
+
+/// One journal's sections: the summary cards, cost, context, sessions, timelines, task board.
+fn body(h: &mut String, ctx: &Ctx, full: &Full, tl: &Timelines) {
     let pricing = ctx.settings.pricing();
     let (since, until) = ctx.range.days();
     let (since, until) = (since.as_deref(), until.as_deref());
@@ -237,49 +410,12 @@ fn render(ctx: &Ctx, full: &Full, tl: &Timelines) -> String {
     let mut sessions: Vec<_> = st.sessions.values().collect();
     sessions.sort_by_key(|s| s.first_seq);
     let tasks = st.all_tasks();
-
-    let mut h = String::with_capacity(64 * 1024);
-    h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    h.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
-    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
-    h.push_str("<title>hookjournal report</title><style>");
-    h.push_str(CSS);
-    h.push_str("</style></head><body>\n");
-    let mut slice = Vec::new();
-    if let Some(s) = ctx.session {
-        slice.push(format!("session {s}"));
-    }
-    if let Some(s) = since {
-        slice.push(format!("since {s}"));
-    }
-    if let Some(u) = until {
-        slice.push(format!("until {u}"));
-    }
-    let _ = write!(
-        h,
-        "<header><h1>hookjournal report</h1><p>{} · {} events{}</p></header>\n<main>\n",
-        esc(&ctx.dir.display().to_string()),
-        ctx.events,
-        if slice.is_empty() {
-            String::new()
-        } else {
-            format!(" · {}", esc(&slice.join(", ")))
-        }
-    );
-
-    summary_cards(&mut h, &sessions, &tasks, &total, &rec_total);
-    cost_section(&mut h, &days, &models, &rec, &rec_total);
-    context_section(&mut h, ctx, &sessions, tl);
-    sessions_table(&mut h, &sessions, &pricing);
-    timeline_section(&mut h, &sessions, tl);
-    task_board(&mut h, &tasks);
-    h.push_str("</main>\n");
-    let _ = writeln!(
-        h,
-        "<footer>hookjournal {} · every figure is a fold over the journal's events; costs are computed from transcript usage with the embedded price table, host figures are what Claude Code's statusline reported.</footer>\n</body></html>",
-        env!("CARGO_PKG_VERSION")
-    );
-    h
+    summary_cards(h, &sessions, &tasks, &total, &rec_total);
+    cost_section(h, &days, &models, &rec, &rec_total);
+    context_section(h, ctx, &sessions, tl);
+    sessions_table(h, &sessions, &pricing);
+    timeline_section(h, &sessions, tl);
+    task_board(h, &tasks);
 }
 
 /// The summary cards: sessions, cost, tokens, compactions, open tasks.
