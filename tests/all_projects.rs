@@ -161,6 +161,7 @@ fn all_projects_views_are_the_sum_of_each_projects_views() {
         &["sessions", "--all-projects"],
         &["tasks", "--all-projects"],
         &["notifications", "--all-projects"],
+        &["watch", "--all-projects", "--once"],
     ] {
         step_in(&env, &mut t, &elsewhere, args);
     }

@@ -389,6 +389,13 @@ pub fn untouched_snapshot(dir: &Path) -> Result<ReadSnapshot> {
     readonly_snapshot_saying(dir, "is read untouched", "a command runs in its project")
 }
 
+/// `untouched_snapshot` without its line on stderr, for a live view that shows the spool itself:
+/// the log, and how many events wait in the spool (not in it).
+pub fn untouched_snapshot_quiet(dir: &Path) -> Result<(ReadSnapshot, usize)> {
+    ReadSnapshot::take_readonly(dir)
+        .map_err(|e| anyhow::anyhow!("reading journal {}: {e}", dir.display()))
+}
+
 /// The log read without the lock or sled, the line on spooled events saying why they are not
 /// shown (`why`) and until when (`until`).
 fn readonly_snapshot_saying(dir: &Path, why: &str, until: &str) -> Result<ReadSnapshot> {

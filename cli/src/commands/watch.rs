@@ -4,6 +4,8 @@
 //! wait for it: when the lock is busy the frame keeps the last state. `q` or Ctrl-C quits;
 //! `--once` prints one frame (for scripts and tests).
 
+mod across;
+
 use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
 use anyhow::Result;
@@ -26,6 +28,10 @@ pub struct Args {
     /// Print one frame and exit.
     #[arg(long)]
     pub once: bool,
+    /// Every journal of yours (`status` says how many are registered), each read untouched and
+    /// folded on as it grows, with a PROJECT column.
+    #[arg(long)]
+    pub all_projects: bool,
 }
 
 /// One read of the journal for a frame: `Ok(None)` when the lock was busy.
@@ -55,6 +61,9 @@ fn read_state(dir: &Path, settings: &Settings, wait: Duration) -> Result<Option<
 
 /// The live view, redrawn as the journal changes (or once).
 pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
+    if args.all_projects {
+        return across::run(&args);
+    }
     let dir = cmd.dir();
     if !dir.is_dir() {
         anyhow::bail!(
