@@ -246,10 +246,10 @@ fn the_html_report_of_all_projects_is_each_projects_report_and_their_sums() {
             let rest = &h[at..];
             rest[rest.find('>').unwrap()..rest.find("</section>").unwrap()].to_string()
         };
-        // Its section, by the link of its row.
+        // Its section, by its heading.
         let name = p.file_name().unwrap().to_string_lossy();
-        let link = html.find(&format!("\">{name}</a>")).unwrap();
-        let k = &html[html[..link].rfind("#p").unwrap() + 2..link];
+        let head = html.find(&format!("\"><h2>{name} <span")).unwrap();
+        let k = &html[html[..head].rfind("id=\"p").unwrap() + 5..head];
         assert_eq!(
             cards(&html, &format!("p{k}-summary")),
             cards(&own, "summary"),

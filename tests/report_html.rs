@@ -224,7 +224,43 @@ fn report_of_an_empty_journal_renders_in_chromium() -> Ran {
     Ok(())
 }
 
+/// The report of every registered journal: the fixture session's and a second project's, one
+/// page that renders with no console message and loads nothing, the projects table first and
+/// each journal's sections under its name, their element ids each held once.
+fn report_of_all_projects_renders_in_chromium() -> Ran {
+    let chrome = chromium()?;
+    let played = play_session(&[]);
+    // A second journal beside it: the same user's registry (its state home is the same).
+    let other = played.root.path().join("other");
+    let prompt = br#"{"hook_event_name":"UserPromptSubmit","session_id":"o1","cwd":"/home/dev/web","prompt":"ship the pricing page"}"#;
+    hook(&other, prompt, &[]);
+    let file = played.root.path().join("all.html");
+    let out = run(
+        &played.journal,
+        &["report", "--html", file.to_str().unwrap(), "--all-projects"],
+    );
+    assert!(
+        out.starts_with(&format!("wrote {}", file.display())),
+        "{out}"
+    );
+    let dom = check_rendered(&chrome, &file, "report-all-projects.png");
+    for needle in [
+        "all projects · 2 journals",
+        "<table class=\"projects\">",
+        "id=\"p0-summary\"",
+        "id=\"p1-summary\"",
+        "id=\"p0-chart-cost-day\"",
+        "Wire limiter into /login",
+        "ship the pricing page",
+    ] {
+        assert!(dom.contains(needle), "the rendered DOM lacks {needle:?}");
+    }
+    assert!(!dom.contains("id=\"summary\""), "an id held twice");
+    Ok(())
+}
+
 harness_main!(
     report_of_the_fixture_session_renders_in_chromium,
     report_of_an_empty_journal_renders_in_chromium,
+    report_of_all_projects_renders_in_chromium,
 );

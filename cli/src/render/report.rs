@@ -118,7 +118,7 @@ pub fn build_all(
         let n_sessions = full.state.sessions.len();
         let _ = write!(
             rows,
-            "<tr><td><a href=\"#p{i}\">{}</a></td><td>{}</td><td class=\"n\">{n_sessions}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{open_here}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{n_sessions}</td><td class=\"n\">{n}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{open_here}</td></tr>",
             esc(&j.project),
             esc(&j.dir.display().to_string()),
             usd(total.usd),
