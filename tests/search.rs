@@ -60,6 +60,23 @@ fn show_at_a_seq_search_found_is_the_session_then() {
         then["events"].as_u64() < now["events"].as_u64(),
         "{then}\n{now}"
     );
+    // Rewound to before its commit, the session has none now; at seq 28 it had it, as the hook
+    // saw it then.
+    let rewound = env.run(&["rewind", "db5b", "--to", "20"]);
+    assert_eq!(rewound.code, Some(0), "{}", rewound.render());
+    let now = env.json(&["show", "db5b", "--json"]);
+    assert_eq!(now["commits"].as_array().map(Vec::len), Some(0), "{now}");
+    let then = env.json(&["show", "db5b", "--at", "28", "--json"]);
+    assert_eq!(then["commits"][0]["hash"], "3f2a9c1", "{then}");
+    // After the rewind was recorded, the state at its seq is the rewound one.
+    let head = env.json(&["status", "--json"]);
+    let at = head["events"].as_u64().unwrap();
+    let after = env.json(&["show", "db5b", "--at", &at.to_string(), "--json"]);
+    assert_eq!(
+        after["commits"].as_array().map(Vec::len),
+        Some(0),
+        "{after}"
+    );
 }
 
 fn prompt(text: &str) -> String {

@@ -5,10 +5,8 @@ use crate::cli_util::CommandHelper;
 use crate::output::{self, escape};
 use crate::render::replay::summary;
 use crate::render::show::render;
-use engine::log::Envelope;
-use projections::replay::Replayer;
-use projections::session::SessionState;
-use projections::KindOf;
+use projections::fold::{Full, Rewinds};
+use projections::{Kind, KindOf};
 
 use std::process::ExitCode;
 
@@ -63,18 +61,29 @@ fn at(cmd: &CommandHelper, args: &Args, seq: u64) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
-    let log = engine::state::SnapLog(&view.snap);
-    let mut rep = Replayer::new(&log, None);
-    let mut then: Option<(Envelope, Option<SessionState>)> = None;
-    rep.run(|e, _, after| {
-        if e.seq == seq {
-            then = Some((e.clone(), after.state.sessions.get(&id).cloned()));
+    // The log up to SEQ folded with the rewinds recorded by then (as the hook saw it: a later
+    // rewind not yet applied): two passes over those events, never a copy of the state each.
+    let mut rewinds = Vec::new();
+    let mut event = None;
+    view.snap.for_each_in(1, seq, |e| {
+        if let Kind::Rewound { session, to_seq } = e.kind() {
+            rewinds.push((session, to_seq, e.seq));
         }
+        if e.seq == seq {
+            event = Some(e);
+        }
+        Ok(())
     })?;
-    let Some((event, session)) = then else {
+    let Some(event) = event else {
         eprintln!("hookjournal: --at {seq}: no event has that seq");
         return Ok(ExitCode::from(2));
     };
+    let mut full = Full::with_rewinds(Rewinds::from_list(&rewinds));
+    view.snap.for_each_in(1, seq, |e| {
+        full.apply(&e);
+        Ok(())
+    })?;
+    let session = full.state.sessions.remove(&id);
     let Some(s) = session else {
         eprintln!(
             "hookjournal: session {} had not started at seq {seq}",
