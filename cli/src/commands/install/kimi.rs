@@ -199,8 +199,13 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
     if let Some(code) = user_scope_only(scope) {
         return Ok(code);
     }
-    let path = config_path()?;
-    let Some(before) = read_if_present(&path)? else {
+    remove_from(&config_path()?, dry_run)
+}
+
+/// Removes hookjournal's `[[hooks]]` tables from the TOML hooks file at `path` (Kimi's
+/// `config.toml`, Vibe's `hooks.toml`), every other line kept; `--dry-run` shows the diff.
+pub(super) fn remove_from(path: &std::path::Path, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let Some(before) = read_if_present(path)? else {
         println!("{} does not exist; nothing to remove.", path.display());
         return Ok(ExitCode::SUCCESS);
     };
@@ -213,11 +218,11 @@ pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if dry_run {
-        print!("{}", unified_diff(&path, Some(&before), &after));
+        print!("{}", unified_diff(path, Some(&before), &after));
         println!("Dry run: nothing written.");
         return Ok(ExitCode::SUCCESS);
     }
-    let backup = write_settings(&path, &after, true)?;
+    let backup = write_settings(path, &after, true)?;
     println!(
         "Removed {removed} hookjournal hooks from {}{}; the journal itself is untouched.",
         path.display(),

@@ -138,33 +138,7 @@ pub fn install(cmd: &CommandHelper, scope: Scope, dry_run: bool) -> anyhow::Resu
 
 /// `uninstall --host vibe [--scope user]`: hookjournal's `[[hooks]]` tables; the rest stays.
 pub fn uninstall(scope: Scope, dry_run: bool) -> anyhow::Result<ExitCode> {
-    let path = hooks_path(scope)?;
-    let Some(before) = read_if_present(&path)? else {
-        println!("{} does not exist; nothing to remove.", path.display());
-        return Ok(ExitCode::SUCCESS);
-    };
-    let (after, removed) = super::kimi::remove(&before);
-    if removed == 0 {
-        println!(
-            "{} has no hookjournal hooks; nothing to remove.",
-            path.display()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if dry_run {
-        print!("{}", unified_diff(&path, Some(&before), &after));
-        println!("Dry run: nothing written.");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let backup = write_settings(&path, &after, true)?;
-    println!(
-        "Removed {removed} hookjournal hooks from {}{}; the journal itself is untouched.",
-        path.display(),
-        backup
-            .map(|b| format!(" (previous file kept as {})", b.display()))
-            .unwrap_or_default()
-    );
-    Ok(ExitCode::SUCCESS)
+    super::kimi::remove_from(&hooks_path(scope)?, dry_run)
 }
 
 #[cfg(test)]
