@@ -523,6 +523,18 @@ impl Dir {
     /// not followed), read through the handle: a name swapped meanwhile for a link elsewhere is
     /// seen as the link. An entry removed between the listing and its `fstatat` is left out.
     pub fn entries(&self) -> io::Result<Vec<(std::ffi::OsString, libc::stat)>> {
+        let mut out = Vec::new();
+        for name in self.names()? {
+            if let Some(st) = lstat_at(self.fd.as_raw_fd(), &name)? {
+                out.push((name, st));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The names in this directory (not `.` nor `..`), read through the handle, none of them
+    /// looked at (a count that needs no status: the hot cache's files in `status`).
+    pub fn names(&self) -> io::Result<Vec<std::ffi::OsString>> {
         // SAFETY: dup of a descriptor we own; the copy is owned by the DIR stream below.
         let fd = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
         if fd < 0 {
@@ -555,13 +567,7 @@ impl Dir {
         }
         // SAFETY: closes the stream and the dup'd descriptor it owns.
         unsafe { libc::closedir(stream) };
-        let mut out = Vec::with_capacity(names.len());
-        for name in names {
-            if let Some(st) = lstat_at(self.fd.as_raw_fd(), &name)? {
-                out.push((name, st));
-            }
-        }
-        Ok(out)
+        Ok(names)
     }
 }
 

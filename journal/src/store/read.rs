@@ -77,7 +77,10 @@ pub fn journal_size(dir: &Path) -> (u64, usize) {
     if let Ok(rd) = crate::door::by_path::read_dir(dir) {
         for e in rd {
             if e.file_name() == crate::hot::DIR {
-                hot_files = crate::door::by_path::read_dir(&e.path).map_or(0, |d| d.len());
+                // Counted by name: one file per session, none of them looked at.
+                hot_files = crate::door::Dir::open_nofollow(&e.path)
+                    .and_then(|d| d.names())
+                    .map_or(0, |n| n.len());
             } else if e.is_dir() {
                 bytes += dir_size(&e.path);
             } else {
