@@ -68,7 +68,6 @@ impl Handled {
 /// Keeps this journal's entry in the user's registry (`registry`): rewritten when missing,
 /// older than a day, or at SessionEnd; otherwise one `lstat`.
 fn register(dir: &Path, inv: &Invocation, committed: &[journal::Envelope]) {
-    let now = now_us();
     let end = inv
         .parsed
         .as_ref()
@@ -76,8 +75,8 @@ fn register(dir: &Path, inv: &Invocation, committed: &[journal::Envelope]) {
     if !end && !crate::registry::due(dir) {
         return;
     }
-    // The mirrors' copy of the events when one is configured, else this moment: the event was
-    // recorded just now.
+    // The last event this invocation committed, else this moment (it was recorded just now).
+    let now = now_us();
     let last = committed.last().map_or(now, |e| e.recorded_at_us);
     // Best effort and quiet: a host may show the hook's stderr to the user on every call, and
     // a journal missing from the registry is only missing from `--all-projects` (`status` says
