@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub(crate) use crate::door::by_path::{
-    list_numbered, open_error, open_in_place, open_write, sync_dir, sync_tree, write_atomic_with,
+    list_numbered, open_error, open_in_place, open_in_place_sized, open_write, open_write_sized,
+    sync_dir, sync_tree, write_atomic_with,
 };
 /// The journal's by-path file primitives live in the door (`door::by_path`); named here too.
 pub use crate::door::by_path::{

@@ -132,14 +132,26 @@ fn sealed(mut body: Vec<u8>) -> Vec<u8> {
     body
 }
 
-/// Overwrites `path` with `bytes` in place (created private when missing), cut to their length.
-/// Not atomic: every file of the cache ends with its checksum, so a torn one reads as a miss.
+/// Overwrites `path` with `bytes` in place (created private when missing, and the cache's
+/// directory with it), cut to their length. Not atomic: every file of the cache ends with its
+/// checksum, so a torn one reads as a miss.
 fn overwrite(path: &Path, bytes: &[u8]) -> Result<()> {
-    let f =
-        crate::files::open_in_place(path, false).map_err(|e| crate::files::open_error(path, e))?;
+    // Opened first, the directory made only when it is missing: a hook writes three or four of
+    // these files, and a `stat` of the directory before each was one system call a file.
+    let opened = match crate::files::open_in_place_sized(path, false) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path
+            .parent()
+            .map_or(Ok(()), crate::files::create_dir)
+            .and_then(|_| {
+                crate::files::open_in_place_sized(path, false)
+                    .map_err(|e| crate::files::open_error(path, e))
+            }),
+        r => r.map_err(|e| crate::files::open_error(path, e)),
+    };
+    let (f, len) = opened?;
     f.write_all_at(bytes, 0)
         .and_then(|_| {
-            if f.metadata()?.len() != bytes.len() as u64 {
+            if len > bytes.len() as u64 {
                 f.set_len(bytes.len() as u64)?;
             }
             Ok(())
@@ -210,7 +222,6 @@ impl HotCache {
 
     /// Replaces `HEAD` (after the partitions it vouches for are written).
     pub fn set_head(&self, head: &HotHead) -> Result<()> {
-        self.ensure()?;
         overwrite(&self.dir.join(HEAD), &head.encode())
     }
 
@@ -222,13 +233,6 @@ impl HotCache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e).ctx(|| format!("removing {}", self.dir.join(HEAD).display())),
         }
-    }
-
-    fn ensure(&self) -> Result<()> {
-        if !self.dir.is_dir() {
-            crate::files::create_dir(&self.dir)?;
-        }
-        Ok(())
     }
 
     /// Partition `key` as epoch `epoch` knows it. A file of another epoch, a damaged file or
@@ -258,7 +262,6 @@ impl HotCache {
 
     /// Writes partition `key` for `epoch` (an empty value: the partition does not exist).
     pub fn put(&self, epoch: u64, key: &[u8], value: &[u8]) -> Result<()> {
-        self.ensure()?;
         let mut b = PART_MAGIC.to_vec();
         b.extend_from_slice(&epoch.to_le_bytes());
         put_u32(&mut b, key.len());

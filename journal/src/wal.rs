@@ -506,9 +506,11 @@ impl Wal {
         let d = dir.join(DIR);
         let mpath = mirror_of(&path);
         // Only `create` makes a log: both copies gone (or `wal/`) is damage, not a fresh start —
-        // events only they held are lost, and `recover` must say so.
-        let missing = |p: &Path| matches!(crate::door::status(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
-        if missing(&path) && missing(&mpath) {
+        // events only they held are lost, and `recover` must say so. (Each copy is opened
+        // first and asked after only when missing: one `fstat` a copy, for its kind and length.)
+        let log = open_existing(&path)?;
+        let copy = open_existing(&mpath)?;
+        if log.is_none() && copy.is_none() {
             return Err(Error::corrupt(
                 DamagePlace::wal(&path),
                 format!(
@@ -517,20 +519,19 @@ impl Wal {
                 ),
             ));
         }
-        let (file, created_log) = open_or_create(&path)?;
-        let (mirror, created_mirror) = open_or_create(&mpath)?;
-        if created_log || created_mirror {
+        let created = log.is_none() || copy.is_none();
+        let (file, len) = match log {
+            Some(opened) => opened,
+            None => (create(&path)?, 0),
+        };
+        let (mirror, mlen) = match copy {
+            Some(opened) => opened,
+            None => (create(&mpath)?, 0),
+        };
+        if created {
             // A new file's name is durable only once its directory is synced.
             files::sync_dir(&d)?;
         }
-        let len = file
-            .metadata()
-            .ctx(|| format!("reading {}", path.display()))?
-            .len();
-        let mlen = mirror
-            .metadata()
-            .ctx(|| format!("reading {}", mpath.display()))?
-            .len();
         let mut wal = Wal {
             file,
             mirror,
@@ -736,17 +737,26 @@ impl Wal {
     }
 }
 
-/// Opens a copy for reading and writing, creating it when missing: (file, created).
-fn open_or_create(path: &Path) -> Result<(File, bool)> {
-    match files::open_write(path) {
-        Ok(f) => Ok((f, false)),
-        Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
-            let f = crate::door::by_path::create_new(path)
-                .ctx(|| format!("creating {}", path.display()))?;
-            Ok((f, true))
-        }
+/// Opens a copy for reading and writing, with its length; `None` when it is missing.
+fn open_existing(path: &Path) -> Result<Option<(File, u64)>> {
+    match files::open_write_sized(path) {
+        Ok(opened) => Ok(Some(opened)),
+        Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// Opens a copy for reading and writing, creating it when missing: (file, created).
+fn open_or_create(path: &Path) -> Result<(File, bool)> {
+    match open_existing(path)? {
+        Some((f, _)) => Ok((f, false)),
+        None => Ok((create(path)?, true)),
+    }
+}
+
+/// Creates a missing copy (never through a link, never over a file that appeared meanwhile).
+fn create(path: &Path) -> Result<File> {
+    crate::door::by_path::create_new(path).ctx(|| format!("creating {}", path.display()))
 }
 
 /// Syncs two files' data on this thread: the second file's writeback is started first

@@ -8,6 +8,7 @@ use crate::error::{IoContext, Result};
 use crate::Error;
 use std::fs::{self, File};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -41,13 +42,13 @@ pub(crate) fn open_error(path: &Path, e: std::io::Error) -> Error {
 /// link, at most `cap` bytes.
 pub fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let f = open_read(path)?;
-    if f.metadata()?.len() > cap {
+    let (f, len) = open_regular(path)?;
+    if len > cap {
         return Err(std::io::Error::other(format!(
             "larger than {cap} bytes, which it never is"
         )));
     }
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(len as usize);
     f.take(cap).read_to_end(&mut out)?;
     Ok(out)
 }
@@ -55,9 +56,11 @@ pub fn read_small(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
 /// Reads a journal file whole (a regular file reached without a link: its size bounds the read).
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut f = open_read(path)?;
-    let mut out = Vec::with_capacity(f.metadata()?.len() as usize);
-    f.read_to_end(&mut out)?;
+    let (f, len) = open_regular(path)?;
+    let mut out = Vec::with_capacity(len as usize);
+    // Through `take`: `File`'s own `read_to_end` would stat the file and seek again to size
+    // the buffer that is sized already (two system calls a file, five files a hook; issue 43).
+    f.take(u64::MAX).read_to_end(&mut out)?;
     Ok(out)
 }
 
@@ -66,7 +69,11 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
 /// journal would have the write, or root's `fchown`, land in a file elsewhere); with `append`,
 /// every write goes to its end.
 pub(crate) fn open_in_place(path: &Path, append: bool) -> std::io::Result<File> {
-    use std::os::unix::fs::MetadataExt;
+    open_in_place_sized(path, append).map(|(f, _)| f)
+}
+
+/// `open_in_place`, with the file's length as it was opened.
+pub(crate) fn open_in_place_sized(path: &Path, append: bool) -> std::io::Result<(File, u64)> {
     let f = fs::OpenOptions::new()
         .read(!append)
         .write(true)
@@ -76,17 +83,17 @@ pub(crate) fn open_in_place(path: &Path, append: bool) -> std::io::Result<File> 
         .mode(crate::FILE_MODE)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
-    let m = f.metadata()?;
-    if !m.is_file() {
+    let st = super::fstat(f.as_raw_fd())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return Err(std::io::Error::other("not a regular file"));
     }
-    if m.nlink() != 1 {
+    if st.st_nlink != 1 {
         return Err(std::io::Error::other(format!(
             "it has {} hard links, and a file written in place must have one",
-            m.nlink()
+            st.st_nlink
         )));
     }
-    Ok(f)
+    Ok((f, st.st_size as u64))
 }
 
 /// Writes a marker file in place (created mode 0600 when missing), never through a link.
@@ -99,30 +106,44 @@ pub fn write_marker(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Opens a journal file for reading: never through a link, never blocking on a FIFO, and only
 /// a regular file.
 pub fn open_read(path: &Path) -> std::io::Result<File> {
+    open_regular(path).map(|(f, _)| f)
+}
+
+/// `open_read`, with the file's length (one `fstat` for both checks).
+fn open_regular(path: &Path) -> std::io::Result<(File, u64)> {
     let f = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
-    regular(f)
+    let st = super::fstat(f.as_raw_fd())?;
+    if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+        Ok((f, st.st_size as u64))
+    } else {
+        Err(std::io::Error::other("not a regular file"))
+    }
 }
 
 /// Opens an existing journal file for reading and writing (see `open_read`).
 pub(crate) fn open_write(path: &Path) -> Result<File> {
+    open_write_sized(path).map(|(f, _)| f)
+}
+
+/// `open_write`, with the file's length (one `fstat` for the check and the length).
+pub(crate) fn open_write_sized(path: &Path) -> Result<(File, u64)> {
     fs::OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .and_then(regular)
+        .and_then(|f| {
+            let st = super::fstat(f.as_raw_fd())?;
+            if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+                Ok((f, st.st_size as u64))
+            } else {
+                Err(std::io::Error::other("not a regular file"))
+            }
+        })
         .map_err(|e| open_error(path, e))
-}
-
-fn regular(f: File) -> std::io::Result<File> {
-    if f.metadata()?.is_file() {
-        Ok(f)
-    } else {
-        Err(std::io::Error::other("not a regular file"))
-    }
 }
 
 /// Syncs every file under `dir`, each directory in it, `dir` itself and its parent: what sled

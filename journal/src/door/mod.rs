@@ -645,7 +645,14 @@ fn read_regular(mut f: File, shown: &Path, cap: u64) -> io::Result<Vec<u8>> {
             shown.display()
         )));
     }
-    let mut out = Vec::with_capacity(st.st_size as usize);
+    // A file of the kernel's (`/proc`) says size 0: room for a small one, so it is read whole
+    // in one call, not in 32-byte probes.
+    let room = if st.st_size > 0 {
+        st.st_size as u64
+    } else {
+        cap.min(256)
+    };
+    let mut out = Vec::with_capacity(room as usize);
     (&mut f).take(cap + 1).read_to_end(&mut out)?;
     if out.len() as u64 > cap {
         return Err(refused(format!(
@@ -661,6 +668,20 @@ fn read_regular(mut f: File, shown: &Path, cap: u64) -> io::Result<Vec<u8>> {
 /// not waited on): a regular file only, a special file or a directory refused in one line.
 /// `NotFound` when missing.
 pub fn open_following(path: &Path) -> io::Result<File> {
+    let f = open_following_unchecked(path)?;
+    let st = fstat(f.as_raw_fd())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(refused(format!(
+            "{} is {}, which is not read",
+            path.display(),
+            kind_of(st.st_mode)
+        )));
+    }
+    Ok(f)
+}
+
+/// `open_following` without the check that it is a regular file (the caller makes it).
+fn open_following_unchecked(path: &Path) -> io::Result<File> {
     let c = cstr(path)?;
     // SAFETY: `c` outlives the call.
     let fd = unsafe {
@@ -681,23 +702,15 @@ pub fn open_following(path: &Path) -> io::Result<File> {
         });
     }
     // SAFETY: `fd` was just opened and is owned by nothing else.
-    let f = unsafe { File::from_raw_fd(fd) };
-    let st = fstat(f.as_raw_fd())?;
-    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Err(refused(format!(
-            "{} is {}, which is not read",
-            path.display(),
-            kind_of(st.st_mode)
-        )));
-    }
-    Ok(f)
+    Ok(unsafe { File::from_raw_fd(fd) })
 }
 
 /// Reads the file at `path` whole, a link at it followed (a file of the user's own, such as a
 /// dotfile manager's link in the home), but bounded: a regular file of at most `cap` bytes,
 /// opened without blocking (a FIFO or a device is refused in one line). `None` when missing.
 pub fn read_following(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
-    match open_following(path) {
+    // `read_regular` makes `open_following`'s check, from the one `fstat` it sizes the read by.
+    match open_following_unchecked(path) {
         Ok(f) => read_regular(f, path, cap).map(Some),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
