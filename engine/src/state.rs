@@ -364,6 +364,70 @@ pub fn session_count(j: &Journal) -> Result<usize> {
     Ok(n)
 }
 
+/// What `status` shows: the journal's size and head, and how many sessions the index holds.
+pub struct StatusRead {
+    /// The journal's size and head.
+    pub status: journal::Status,
+    /// Sessions in the sessions index.
+    pub sessions: usize,
+    /// Read as a user who cannot write it: the spool not ingested (`status.spooled` waits).
+    pub readonly: bool,
+}
+
+/// `status` of the journal in `dir`, every acknowledged event in it: from the write-ahead log
+/// and the hot cache when the cache is current and nothing waits in the spool (no sled open, no
+/// archive read: at 1M events most of what `status` cost), else from the store once the spool
+/// is ingested. A cache that misses or does not decode is passed by for the store, never
+/// believed.
+pub fn read_status(dir: &Path) -> Result<StatusRead> {
+    let create = dir.join(spool::SPOOL_DIR).is_dir();
+    let j = match Journal::open_light(dir, &cli_open_options(dir, create)) {
+        Ok(journal::Opened::Light(l)) => {
+            if !spool_waiting(&l)? {
+                if let (Some(status), Some(sessions)) = (l.status()?, cached_session_count(&l)) {
+                    return Ok(StatusRead {
+                        status,
+                        sessions,
+                        readonly: false,
+                    });
+                }
+            }
+            full_caught_up(l.upgrade())?
+        }
+        Ok(journal::Opened::Full(j)) => full_caught_up(Ok(j))?,
+        Err(e) => {
+            let e = open_error(dir, e);
+            if !is_readonly(&e) {
+                return Err(e);
+            }
+            let (status, sessions) = readonly_status(dir)?;
+            return Ok(StatusRead {
+                status,
+                sessions,
+                readonly: true,
+            });
+        }
+    };
+    Ok(StatusRead {
+        status: j.status()?,
+        sessions: session_count(&j)?,
+        readonly: false,
+    })
+}
+
+/// `session_count` from the hot cache; `None` when a shard misses or does not decode.
+fn cached_session_count(l: &Light) -> Option<usize> {
+    let mut n = 0;
+    for shard in 0..projections::index::INDEX_SHARDS {
+        match l.get_state(&Partition::SessionIndex(shard as u8).key()) {
+            Lookup::Known(Some(b)) => n += projections::index::shard_len(&b)?,
+            Lookup::Known(None) => {}
+            Lookup::Miss => return None,
+        }
+    }
+    Some(n)
+}
+
 /// A read-only journal (this user cannot write it): the log read without the lock or sled, and
 /// the state by a full replay. Spooled events are not shown, and a line on stderr says so.
 fn readonly_view(dir: &Path) -> Result<View> {

@@ -120,6 +120,66 @@ fn a_reader_ingests_the_spool_before_it_shows_anything() {
     assert_eq!(logged_markers(&dir), ["a", "b"]);
 }
 
+/// `status`'s figures as the store gives them (sled opened, the spool ingested).
+fn status_from_store(dir: &Path) -> (journal::Status, usize) {
+    let j = state::open_read(dir).unwrap();
+    (j.status().unwrap(), state::session_count(&j).unwrap())
+}
+
+/// The figures of a status that differ from one journal read to the next only by what was read.
+fn figures(
+    st: &journal::Status,
+    sessions: usize,
+) -> (u64, String, usize, u64, Option<i64>, usize, usize) {
+    (
+        st.events,
+        journal::hex(&st.head_hash),
+        st.segments,
+        st.active_events,
+        st.last_recorded_at_us,
+        st.spooled,
+        sessions,
+    )
+}
+
+/// Given hooks in three sessions (the hot cache current at the log's head), when `status` is
+/// read, then its figures are the store's; given then every partition file of the cache damaged,
+/// the figures are still the store's (a file that does not check is passed by, never believed);
+/// given events of a fourth session waiting in the spool, they are ingested and counted first.
+#[test]
+fn status_from_the_hot_cache_is_the_stores_and_a_damaged_cache_is_passed_by() {
+    let (_t, dir) = journal_dir();
+    for s in ["s1", "s2", "s3"] {
+        hook(&dir, &payload("SessionStart-startup.json", s, s));
+        hook(&dir, &payload("UserPromptSubmit.json", s, s));
+    }
+    let read = state::read_status(&dir).unwrap();
+    assert!(!read.readonly);
+    let (st, n) = status_from_store(&dir);
+    assert_eq!(figures(&read.status, read.sessions), figures(&st, n));
+    assert_eq!(n, 3);
+
+    for e in std::fs::read_dir(dir.join("hot")).unwrap().flatten() {
+        if e.file_name() != "HEAD" {
+            let mut b = std::fs::read(e.path()).unwrap();
+            let last = b.len() - 1;
+            b[last] ^= 0xff;
+            std::fs::write(e.path(), b).unwrap();
+        }
+    }
+    let read = state::read_status(&dir).unwrap();
+    assert_eq!(read.sessions, 3);
+    let (st, n) = status_from_store(&dir);
+    assert_eq!(figures(&read.status, read.sessions), figures(&st, n));
+
+    hook(&dir, &payload("PreToolUse-Bash.json", "s4", "a"));
+    hook(&dir, &payload("PreToolUse-Bash.json", "s4", "b"));
+    assert_eq!(spooled(&dir), 2);
+    let read = state::read_status(&dir).unwrap();
+    assert_eq!((read.sessions, read.status.spooled), (4, 0));
+    assert_eq!(read.status.events, st.events + 2);
+}
+
 /// Given a light writer whose work needs a partition the hot cache lacks, when it reports the
 /// cache miss, then nothing it did is committed and the same work runs again on the store,
 /// under the same lock.

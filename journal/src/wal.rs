@@ -627,7 +627,7 @@ impl Wal {
 
     /// The last record, when it is a whole event ending a batch and the mirror ends with the
     /// same bytes (`None`: read both copies whole).
-    fn read_last(&self) -> Result<Option<Envelope>> {
+    pub(crate) fn read_last(&self) -> Result<Option<Envelope>> {
         if self.len < OVERHEAD {
             return Ok(None);
         }

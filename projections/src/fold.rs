@@ -686,9 +686,19 @@ impl State {
 
     /// `summaries`, in the order the sessions started (first seq, then id).
     pub fn summaries_by_start(&self) -> Vec<(&String, std::borrow::Cow<'_, SessionSummary>)> {
-        let mut all = self.summaries();
-        all.sort_unstable_by(|a, b| (a.1.first_seq, a.0).cmp(&(b.1.first_seq, b.0)));
-        all
+        // Sorted by key, each summary then moved once: a summary is hundreds of bytes, and
+        // sorting them in place moved each many times (a tenth of `sessions` at 13,699).
+        let all = self.summaries();
+        let mut keys: Vec<(u64, &String, usize)> = all
+            .iter()
+            .enumerate()
+            .map(|(i, (id, s))| (s.first_seq, *id, i))
+            .collect();
+        keys.sort_unstable();
+        let mut slots: Vec<Option<_>> = all.into_iter().map(Some).collect();
+        keys.into_iter()
+            .filter_map(|(_, _, i)| slots[i].take())
+            .collect()
     }
 
     /// The encoded partition `p`; `None` for a session the state does not hold.

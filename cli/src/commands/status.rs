@@ -19,13 +19,13 @@ pub struct Args {
 /// Prints the journal's size, sessions, last event and chain state.
 pub fn run(cmd: &CommandHelper, args: Args) -> anyhow::Result<ExitCode> {
     let dir = cmd.dir();
-    let ((st, sessions), readonly) = match state::open_read(dir) {
-        // Opened, the spool was ingested: what is left there could not be (damaged, or not this
-        // user's file), and `verify` names it.
-        Ok(j) => ((j.status()?, state::session_count(&j)?), false),
-        Err(e) if state::is_readonly(&e) => (state::readonly_status(dir)?, true),
-        Err(e) => return Err(e),
-    };
+    // Unless read-only, the spool was ingested: what is left there could not be (damaged, or
+    // not this user's file), and `verify` names it.
+    let state::StatusRead {
+        status: st,
+        sessions,
+        readonly,
+    } = state::read_status(dir)?;
     let incidents = engine::incidents::read(dir);
     let missing: Vec<&Incident> = incidents
         .iter()

@@ -31,6 +31,9 @@ impl Journal {
     }
 }
 
+/// The size of sled's segments, which its store file grows to at its second open.
+const SLED_SEGMENT: u64 = 512 * 1024;
+
 /// How `Journal::open_light` opened the journal.
 pub enum Opened {
     /// Without sled: the hot cache is current.
@@ -144,6 +147,34 @@ impl Light {
     /// Whether every partition is in the cache.
     pub fn complete(&self) -> bool {
         self.hot_head.complete
+    }
+
+    /// The journal's size and head, as `Journal::status` gives them, without sled: the last
+    /// event is the write-ahead log's last record. `None` when that record cannot be read in a
+    /// few small reads (a log to heal), or the store has not laid out its file yet: the caller
+    /// asks the store.
+    pub fn status(&self) -> Result<Option<Status>> {
+        // sled lays out its first segment (512 KiB) at a store's second open, not at its first:
+        // a store not reopened since it was made (by a seal, an import) is smaller now than it
+        // will be after the next open. The store answers then, once, so that the size `status`
+        // shows is the one that stays.
+        let Some(active) = read_current(&self.dir)? else {
+            return Ok(None);
+        };
+        let laid_out = crate::door::status(self.dir.join(active).join("db"))
+            .is_ok_and(|m| m.is_file() && m.len() >= SLED_SEGMENT - 1);
+        if !laid_out {
+            return Ok(None);
+        }
+        let last = match self.wal.tail() {
+            None => None,
+            Some((seq, _)) => match self.wal.read_last()? {
+                Some(e) if e.seq == seq => Some(e.recorded_at_us),
+                _ => return Ok(None),
+            },
+        };
+        super::read::status_of(&self.dir, (self.head_seq, self.head_hash), self.base, last)
+            .map(Some)
     }
 
     /// Starts a batch that continues the chain from the current head.

@@ -39,9 +39,6 @@ impl Journal {
 
     /// The journal's size and head.
     pub fn status(&self) -> Result<Status> {
-        let segments = segment::list(&self.dir.join(SEGMENTS))?;
-        let (bytes, hot_files) = journal_size(&self.dir);
-        let bytes = bytes.max(1);
         let last = self
             .db
             .scan_prefix(b"e")
@@ -49,25 +46,40 @@ impl Journal {
             .transpose()?
             .and_then(|(_, v)| Envelope::decode(&v).ok())
             .map(|e| e.recorded_at_us);
-        let last = match last {
-            Some(t) => Some(t),
-            None => match segments.last() {
-                Some(s) => segment::read_all(s)?.last().map(|e| e.recorded_at_us),
-                None => None,
-            },
-        };
-        Ok(Status {
-            dir: self.dir.clone(),
-            events: self.head_seq,
-            head_hash: self.head_hash,
-            segments: segments.iter().filter(|s| s.first < self.base).count(),
-            active_events: self.head_seq + 1 - self.base,
-            bytes,
-            hot_files,
-            last_recorded_at_us: last,
-            spooled: spool::list(&self.dir)?.len(),
-        })
+        status_of(&self.dir, (self.head_seq, self.head_hash), self.base, last)
     }
+}
+
+/// The status of the journal in `dir` at `head`, its active store starting at `base`, the last
+/// event in it recorded at `last` (`None`: the active store is empty, and the last sealed
+/// segment says).
+pub(super) fn status_of(
+    dir: &Path,
+    head: (Seq, Hash),
+    base: Seq,
+    last: Option<i64>,
+) -> Result<Status> {
+    let segments = segment::list(&dir.join(SEGMENTS))?;
+    let (bytes, hot_files) = journal_size(dir);
+    let bytes = bytes.max(1);
+    let last = match last {
+        Some(t) => Some(t),
+        None => match segments.last() {
+            Some(s) => segment::read_all(s)?.last().map(|e| e.recorded_at_us),
+            None => None,
+        },
+    };
+    Ok(Status {
+        dir: dir.to_path_buf(),
+        events: head.0,
+        head_hash: head.1,
+        segments: segments.iter().filter(|s| s.first < base).count(),
+        active_events: head.0 + 1 - base,
+        bytes,
+        hot_files,
+        last_recorded_at_us: last,
+        spooled: spool::list(dir)?.len(),
+    })
 }
 
 /// Bytes under a journal's directory but its hot cache, and the hot cache's file count.
