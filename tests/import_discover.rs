@@ -1,5 +1,5 @@
 //! `import --discover` end to end: a `$HOME` built from real clients' session files (Claude
-//! Code, Codex, Gemini CLI, Qwen Code), this project's sessions found and imported once, another
+//! Code, Codex, Gemini CLI, Qwen Code, Copilot CLI), this project's sessions found and imported once, another
 //! project's left alone, a damaged file and a link skipped with a note; then, agent by agent,
 //! `cost --by day --json` beside ccusage's daily report over the same files (the pinned ccusage,
 //! `.ci/install-ccusage.sh`; skipped without it unless `HOOKJOURNAL_REQUIRE_CCUSAGE=1`).
@@ -27,7 +27,7 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-const AGENTS: [&str; 4] = ["claude", "codex", "gemini", "qwen"];
+const AGENTS: [&str; 5] = ["claude", "codex", "gemini", "qwen", "copilot"];
 
 /// A fixture file copied to `to`, the project paths the clients wrote rewritten to `project`.
 fn plant(from: &Path, to: &Path, project: &Path) {
@@ -119,6 +119,18 @@ fn plant_agent(agent: &str, home: &Path, project: &Path) -> Vec<PathBuf> {
                 let first = fs::read_to_string(&f).unwrap();
                 let v: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
                 let t = to.join(format!("{}.jsonl", v["sessionId"].as_str().unwrap()));
+                plant(&f, &t, project);
+                out.push(t);
+            }
+        }
+        "copilot" => {
+            for f in jsonl_in(&real.join("copilot-1.0.102/session-state")) {
+                let first = fs::read_to_string(&f).unwrap();
+                let v: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+                let t = home
+                    .join(".copilot/session-state")
+                    .join(v["data"]["sessionId"].as_str().unwrap())
+                    .join("events.jsonl");
                 plant(&f, &t, project);
                 out.push(t);
             }
@@ -229,31 +241,81 @@ fn ccusage_daily(bin: &Path, agent: &str, home: &Path) -> Value {
     })
 }
 
-/// Qwen Code's model in the fixtures, gpt-4.1: its input price per token.
-const GPT41_INPUT: f64 = 2.0e-6;
+/// gpt-4.1's prices per token (input, output), the model of the Qwen and Copilot fixtures.
+const GPT41: (f64, f64) = (2.0e-6, 8.0e-6);
 
-/// One day of ours beside ccusage's: tokens exactly, dollars to 1e-6. ccusage 20.0.24's Qwen
-/// report counts `promptTokenCount` as input and its cached part again as cache reads
-/// (`tests/qwen_code.rs`): for Qwen its input is ours plus cache reads, its dollars ours plus the
-/// cache reads at the input price.
-fn agree_day(agent: &str, day: &str, ours: &Value, theirs: &Value, f: &mut Vec<String>) -> String {
-    let n = |v: &Value, k: &str| v[k].as_u64().unwrap_or(0);
-    let doubled = if agent == "qwen" {
-        n(ours, "cache_read_tokens")
-    } else {
-        0
-    };
+/// What ccusage 20.0.24 counts differently from hookjournal, by design, over the same files: its
+/// figures are ours plus these (tokens: input, output; dollars).
+#[derive(Default)]
+struct Convention {
+    input: i64,
+    output: i64,
+    usd: f64,
+}
+
+/// ccusage's conventions for `agent` on `day` over `files`: its Qwen report counts
+/// `promptTokenCount` as input and the cached part again as cache reads (`tests/qwen_code.rs`);
+/// its Copilot report leaves out the compactions' own summary requests
+/// (`session.compaction_complete`'s `compactionTokensUsed`), which hookjournal counts.
+fn convention(agent: &str, day: &str, ours: &Value, files: &[PathBuf]) -> Convention {
+    match agent {
+        "qwen" => {
+            let cached = ours["cache_read_tokens"].as_i64().unwrap_or(0);
+            Convention {
+                input: cached,
+                usd: cached as f64 * GPT41.0,
+                ..Convention::default()
+            }
+        }
+        "copilot" => {
+            let mut c = Convention::default();
+            for f in files {
+                for line in fs::read_to_string(f).unwrap().lines() {
+                    let v: Value = serde_json::from_str(line).unwrap();
+                    let t = &v["data"]["compactionTokensUsed"];
+                    let on_day = v["timestamp"]
+                        .as_str()
+                        .is_some_and(|ts| ts.starts_with(day));
+                    if v["type"] == "session.compaction_complete" && on_day {
+                        let (i, o) = (
+                            t["inputTokens"].as_i64().unwrap(),
+                            t["outputTokens"].as_i64().unwrap(),
+                        );
+                        c.input -= i;
+                        c.output -= o;
+                        c.usd -= i as f64 * GPT41.0 + o as f64 * GPT41.1;
+                    }
+                }
+            }
+            c
+        }
+        _ => Convention::default(),
+    }
+}
+
+/// One day of ours beside ccusage's, after its conventions (`convention`): tokens exactly,
+/// dollars to 1e-6. Returns the line of figures the report quotes.
+fn agree_day(
+    agent: &str,
+    day: &str,
+    ours: &Value,
+    theirs: &Value,
+    files: &[PathBuf],
+    f: &mut Vec<String>,
+) -> String {
+    let n = |v: &Value, k: &str| v[k].as_i64().unwrap_or(0);
+    let c = convention(agent, day, ours, files);
     let pairs = [
-        ("input_tokens", "inputTokens", doubled),
-        ("output_tokens", "outputTokens", 0),
+        ("input_tokens", "inputTokens", c.input),
+        ("output_tokens", "outputTokens", c.output),
         ("cache_write_tokens", "cacheCreationTokens", 0),
         ("cache_read_tokens", "cacheReadTokens", 0),
-        ("total_tokens", "totalTokens", doubled),
+        ("total_tokens", "totalTokens", c.input + c.output),
     ];
     for (o, t, extra) in pairs {
         if n(ours, o) + extra != n(theirs, t) {
             f.push(format!(
-                "{agent} {day}: {o} {} (+{extra}) vs ccusage {t} {}",
+                "{agent} {day}: {o} {} ({extra:+}) vs ccusage {t} {}",
                 n(ours, o),
                 n(theirs, t)
             ));
@@ -264,16 +326,18 @@ fn agree_day(agent: &str, day: &str, ours: &Value, theirs: &Value, f: &mut Vec<S
         .as_f64()
         .or(theirs["costUSD"].as_f64())
         .unwrap_or(f64::NAN);
-    let extra = doubled as f64 * GPT41_INPUT;
-    if (usd + extra - their).abs() > 1e-6 {
+    if (usd + c.usd - their).abs() > 1e-6 {
         f.push(format!(
-            "{agent} {day}: ${usd} (+${extra}) vs ccusage ${their}"
+            "{agent} {day}: ${usd} ({:+}) vs ccusage ${their}",
+            c.usd
         ));
     }
     format!(
-        "{agent} {day}: hookjournal {} tokens ${usd:.6}, ccusage {} tokens ${their:.6}",
+        "{agent} {day}: hookjournal {} tokens ${usd:.6}, ccusage {} tokens ${their:.6} (its convention: {:+} tokens, ${:+.6})",
         n(ours, "total_tokens"),
-        n(theirs, "totalTokens")
+        n(theirs, "totalTokens"),
+        c.input + c.output,
+        c.usd
     )
 }
 
@@ -294,7 +358,7 @@ fn discovered_cost_by_day_is_ccusages_agent_by_agent() -> Result<Completion, Fai
     let mut failures = Vec::new();
     for agent in AGENTS {
         let env = TestEnvironment::new();
-        plant_agent(agent, &env.home, &env.project);
+        let files = plant_agent(agent, &env.home, &env.project);
         let out = env.run(&["import", "--discover"]);
         if out.code != Some(0) {
             failures.push(format!("{agent}: import --discover: {}", out.render()));
@@ -323,7 +387,7 @@ fn discovered_cost_by_day_is_ccusages_agent_by_agent() -> Result<Completion, Fai
         }
         for (day, t) in &theirs {
             if let Some(o) = ours.get(day) {
-                eprintln!("{}", agree_day(agent, day, o, t, &mut failures));
+                eprintln!("{}", agree_day(agent, day, o, t, &files, &mut failures));
             }
         }
     }

@@ -50,7 +50,7 @@ pub struct Folder {
 
 /// Where each host keeps its files, from the home and the hosts' own variables (those ccusage
 /// reads too): `CLAUDE_CONFIG_DIR` (a comma-separated list), `CODEX_HOME`, `GEMINI_DATA_DIR`,
-/// `QWEN_DATA_DIR`.
+/// `QWEN_DATA_DIR`, `COPILOT_HOME`.
 pub struct Roots {
     /// `(host, folder)`, in the order they are read.
     pub folders: Vec<(&'static str, PathBuf)>,
@@ -81,6 +81,8 @@ impl Roots {
         folders.push(("gemini", gemini.join("tmp")));
         let qwen = set("QWEN_DATA_DIR").unwrap_or_else(|| home.join(".qwen"));
         folders.push(("qwen", qwen.join("projects")));
+        let copilot = set("COPILOT_HOME").unwrap_or_else(|| home.join(".copilot"));
+        folders.push(("copilot", copilot.join("session-state")));
         Roots { folders }
     }
 
@@ -239,6 +241,7 @@ fn identify(host: &'static str, root: &Dir, rel: &Path, projects: &[PathBuf]) ->
         "codex" => codex(&c, projects),
         "gemini" => gemini(&c, projects),
         "qwen" => qwen(&c, projects),
+        "copilot" => copilot(&c, projects),
         _ => Ok(None),
     }
 }
@@ -334,6 +337,29 @@ fn qwen(c: &Candidate, projects: &[PathBuf]) -> Told {
     };
     let id = first_field(&head, "sessionId").unwrap_or_else(|| c.stem.clone());
     Ok(in_project(&cwd, projects).then(|| c.file(SessionFileFormat::QwenChat, id, None)))
+}
+
+/// GitHub Copilot CLI: `<session>/events.jsonl`, its first line the `session.start` naming the
+/// session and its working directory.
+fn copilot(c: &Candidate, projects: &[PathBuf]) -> Told {
+    let [_, name] = c.parts.as_slice() else {
+        return Ok(None);
+    };
+    if name != "events.jsonl" {
+        return Ok(None);
+    }
+    let start = first_line(&c.head()?)
+        .filter(|v| v["type"] == "session.start")
+        .ok_or("its first line is not a session.start record")?;
+    let d = &start["data"];
+    let id = d["sessionId"]
+        .as_str()
+        .ok_or("its session.start names no session")?;
+    let cwd = d["context"]["cwd"]
+        .as_str()
+        .ok_or("its session.start names no working directory")?;
+    Ok(in_project(cwd, projects)
+        .then(|| c.file(SessionFileFormat::CopilotEvents, id.to_string(), None)))
 }
 
 /// Claude Code's folder name for a working directory: each character not an ASCII letter or
