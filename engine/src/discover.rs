@@ -414,6 +414,66 @@ mod tests {
         assert!(!claude_folder_may_hold("-home-dev", &p));
     }
 
+    /// Given a home holding this project's Claude Code session and its subagent's transcript, a
+    /// Codex rollout started in a folder under the project, another project's of each and a
+    /// link, when discovered, then this project's three files are found, under the hooks' session
+    /// ids, and the link is noted.
+    #[test]
+    fn discover_finds_this_projects_files_and_their_sessions() {
+        let d = tempfile::tempdir().unwrap();
+        let (home, project) = (d.path().join("home"), d.path().join("proj"));
+        let line = |cwd: &Path| format!("{{\"type\":\"user\",\"cwd\":\"{}\"}}\n", cwd.display());
+        let ours = home.join(".claude/projects").join(sanitized(&project));
+        let theirs = home
+            .join(".claude/projects")
+            .join(sanitized(&d.path().join("other")));
+        std::fs::create_dir_all(ours.join("s1/subagents")).unwrap();
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::fs::write(ours.join("s1.jsonl"), line(&project)).unwrap();
+        std::fs::write(ours.join("s1/subagents/agent-a7.jsonl"), line(&project)).unwrap();
+        std::fs::write(theirs.join("s2.jsonl"), line(&d.path().join("other"))).unwrap();
+        std::os::unix::fs::symlink(theirs.join("s2.jsonl"), ours.join("s3.jsonl")).unwrap();
+        let day = home.join(".codex/sessions/2026/11/30");
+        std::fs::create_dir_all(&day).unwrap();
+        let meta = |id: &str, cwd: &Path| {
+            format!(
+                "{{\"type\":\"session_meta\",\"payload\":{{\"id\":\"{id}\",\"cwd\":\"{}\"}}}}\n",
+                cwd.display()
+            )
+        };
+        std::fs::write(
+            day.join("rollout-a.jsonl"),
+            meta("t1", &project.join("src")),
+        )
+        .unwrap();
+        std::fs::write(
+            day.join("rollout-b.jsonl"),
+            meta("t2", &d.path().join("other")),
+        )
+        .unwrap();
+        let roots = Roots::new(&home, |_| None);
+        let folders = discover(&roots, &project);
+        let found: Vec<(&str, &str, Option<&str>)> = folders
+            .iter()
+            .flat_map(|f| &f.files)
+            .map(|f| (f.host, f.session.as_str(), f.agent.as_deref()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("claude", "s1", None),
+                ("claude", "s1", Some("a7")),
+                ("codex", "t1", None)
+            ]
+        );
+        let notes: Vec<&String> = folders.iter().flat_map(|f| &f.notes).collect();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].ends_with("s3.jsonl: a link, which is not followed"),
+            "{notes:?}"
+        );
+    }
+
     #[test]
     fn a_working_directory_under_the_project_is_the_projects() {
         let ps = vec![PathBuf::from("/home/dev/proj")];
