@@ -1,8 +1,9 @@
 //! `import --discover` end to end: a `$HOME` built from real clients' session files (Claude
-//! Code, Codex, Gemini CLI, Qwen Code, Copilot CLI), this project's sessions found and imported once, another
-//! project's left alone, a damaged file and a link skipped with a note; then, agent by agent,
-//! `cost --by day --json` beside ccusage's daily report over the same files (the pinned ccusage,
-//! `.ci/install-ccusage.sh`; skipped without it unless `HOOKJOURNAL_REQUIRE_CCUSAGE=1`).
+//! Code, Codex, Gemini CLI, Qwen Code, Copilot CLI), this project's sessions found and imported
+//! once, another project's left alone, a damaged file and a link skipped with a note; then, agent
+//! by agent, `cost --all-projects --by day --json` beside ccusage's daily report over the same
+//! files (the pinned ccusage, `.ci/install-ccusage.sh`; skipped without it unless
+//! `HOOKJOURNAL_REQUIRE_CCUSAGE=1`).
 
 mod common;
 use common::*;
@@ -342,7 +343,8 @@ fn agree_day(
 }
 
 /// Given one agent's real session files in a fresh home, when `import --discover` runs, then
-/// `cost --by day --json` is ccusage's daily report for that agent over the same files, day by
+/// `cost --all-projects --by day --json` (the import registered the journal) is ccusage's daily
+/// report for that agent over the same files, day by
 /// day, in tokens and dollars.
 fn discovered_cost_by_day_is_ccusages_agent_by_agent() -> Result<Completion, Failed> {
     let Some(bin) = common::ccusage::bin() else {
@@ -364,7 +366,7 @@ fn discovered_cost_by_day_is_ccusages_agent_by_agent() -> Result<Completion, Fai
             failures.push(format!("{agent}: import --discover: {}", out.render()));
             continue;
         }
-        let ours = env.json(&["cost", "--by", "day", "--json"]);
+        let ours = env.json(&["cost", "--all-projects", "--by", "day", "--json"]);
         let theirs = ccusage_daily(&bin, agent, &env.home);
         let ours: BTreeMap<String, Value> = ours["rows"]
             .as_array()
