@@ -28,7 +28,60 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-const AGENTS: [&str; 5] = ["claude", "codex", "gemini", "qwen", "copilot"];
+const AGENTS: [&str; 7] = [
+    "claude", "codex", "gemini", "qwen", "copilot", "opencode", "kilo",
+];
+
+/// An OpenCode-schema SQLite database at `path` holding the `session` and `message` rows of
+/// `rows` (a `{"session": [...], "message": [...]}` dump, each row's columns as its keys; a JSON
+/// value in a column stored as its text).
+fn plant_db(rows: &Value, path: &Path) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let db = rusqlite::Connection::open(path).unwrap();
+    for table in ["session", "message"] {
+        let first = rows[table][0].as_object().unwrap();
+        let cols: Vec<&String> = first.keys().collect();
+        let names: Vec<&str> = cols.iter().map(|c| c.as_str()).collect();
+        db.execute_batch(&format!("CREATE TABLE {table} ({})", names.join(", ")))
+            .unwrap();
+        let marks = vec!["?"; cols.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO {table} ({}) VALUES ({marks})",
+            names.join(", ")
+        );
+        for row in rows[table].as_array().unwrap() {
+            let vals: Vec<rusqlite::types::Value> = cols
+                .iter()
+                .map(|c| match &row[c.as_str()] {
+                    Value::Null => rusqlite::types::Value::Null,
+                    Value::String(s) => rusqlite::types::Value::Text(s.clone()),
+                    Value::Number(n) if n.is_i64() => {
+                        rusqlite::types::Value::Integer(n.as_i64().unwrap())
+                    }
+                    Value::Number(n) => rusqlite::types::Value::Real(n.as_f64().unwrap()),
+                    v => rusqlite::types::Value::Text(v.to_string()),
+                })
+                .collect();
+            db.execute(&sql, rusqlite::params_from_iter(vals)).unwrap();
+        }
+    }
+}
+
+/// Kilo Code 7.7.9's real `session` and `message` rows (OpenCode's schema), their directory
+/// rewritten to `project`; for OpenCode (no database was captured from OpenCode itself) the same
+/// rows under other ids, so the two hosts' sessions stay apart in one journal.
+fn opencode_rows(host: &str, project: &Path) -> Value {
+    let f = fixtures().join("real-hosts/kilo-7.7.9/kilo.db.tool-run.json");
+    let mut text = fs::read_to_string(f)
+        .unwrap()
+        .replace("/home/dev/acme-api", project.to_str().unwrap());
+    if host == "opencode" {
+        text = text
+            .replace("ses_dcc6", "ses_0c6e")
+            .replace("msg_2339", "msg_0c39");
+    }
+    serde_json::from_str(&text).unwrap()
+}
 
 /// A fixture file copied to `to`, the project paths the clients wrote rewritten to `project`.
 fn plant(from: &Path, to: &Path, project: &Path) {
@@ -136,13 +189,21 @@ fn plant_agent(agent: &str, home: &Path, project: &Path) -> Vec<PathBuf> {
                 out.push(t);
             }
         }
+        "opencode" | "kilo" => {
+            let t = home
+                .join(".local/share")
+                .join(agent)
+                .join(format!("{agent}.db"));
+            plant_db(&opencode_rows(agent, project), &t);
+            out.push(t);
+        }
         _ => unreachable!(),
     }
     out
 }
 
-/// Given every agent's files for this project, another project's rollout, a damaged rollout and
-/// a link to a transcript elsewhere, and one Codex session a hook already read: when `import
+/// Given every agent's files for this project, another project's rollout and OpenCode session,
+/// a damaged rollout and a link to a transcript elsewhere, and one Codex session a hook already read: when `import
 /// --discover` runs twice, then the first imports every response but the hook's, the second
 /// nothing; `sessions` shows the sessions no hook saw as `files`, `cost --by host` each host's.
 fn discover_imports_this_projects_sessions_once_whole() -> Result<(), Failed> {
@@ -164,6 +225,14 @@ fn discover_imports_this_projects_sessions_once_whole() -> Result<(), Failed> {
         &other,
         Path::new("/home/dev/elsewhere"),
     );
+    // Another project's OpenCode session, in the same database.
+    rusqlite::Connection::open(home.join(".local/share/opencode/opencode.db"))
+        .unwrap()
+        .execute(
+            "INSERT INTO session (id, directory, time_created) VALUES ('ses_0e15e', ?1, 1)",
+            ["/home/dev/elsewhere"],
+        )
+        .unwrap();
     // A damaged rollout, and a link to a transcript outside the folder.
     fs::write(
         home.join(".codex/sessions/2026/11/24/rollout-2026-11-24T11-00-00-damaged.jsonl"),
@@ -257,7 +326,8 @@ struct Convention {
 /// ccusage's conventions for `agent` on `day` over `files`: its Qwen report counts
 /// `promptTokenCount` as input and the cached part again as cache reads (`tests/qwen_code.rs`);
 /// its Copilot report leaves out the compactions' own summary requests
-/// (`session.compaction_complete`'s `compactionTokensUsed`), which hookjournal counts.
+/// (`session.compaction_complete`'s `compactionTokensUsed`), which hookjournal counts; its Kilo
+/// report's dollars are Kilo's own.
 fn convention(agent: &str, day: &str, ours: &Value, files: &[PathBuf]) -> Convention {
     match agent {
         "qwen" => {
@@ -289,6 +359,29 @@ fn convention(agent: &str, day: &str, ours: &Value, files: &[PathBuf]) -> Conven
                 }
             }
             c
+        }
+        // Its Kilo report takes the dollars Kilo recorded with each message (`data.cost`: 0 for
+        // a provider Kilo has no price for, as here) rather than pricing the tokens (checked with
+        // a cost of 0.5 set on each of the three messages: ccusage kilo daily says $1.5).
+        "kilo" => {
+            let db = rusqlite::Connection::open(&files[0]).unwrap();
+            let mut q = db.prepare("SELECT data FROM message").unwrap();
+            let recorded: f64 = q
+                .query_map([], |r| r.get::<_, String>(0))
+                .unwrap()
+                .map(|d| serde_json::from_str::<Value>(&d.unwrap()).unwrap())
+                .filter(|d| d["role"] == "assistant")
+                .filter(|d| {
+                    let ms = d["time"]["created"].as_i64().unwrap_or(0);
+                    chrono::DateTime::from_timestamp_millis(ms)
+                        .is_some_and(|t| t.format("%Y-%m-%d").to_string() == day)
+                })
+                .map(|d| d["cost"].as_f64().unwrap_or(0.0))
+                .sum();
+            Convention {
+                usd: recorded - ours["usd"].as_f64().unwrap_or(0.0),
+                ..Convention::default()
+            }
         }
         _ => Convention::default(),
     }

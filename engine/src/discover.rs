@@ -50,7 +50,8 @@ pub struct Folder {
 
 /// Where each host keeps its files, from the home and the hosts' own variables (those ccusage
 /// reads too): `CLAUDE_CONFIG_DIR` (a comma-separated list), `CODEX_HOME`, `GEMINI_DATA_DIR`,
-/// `QWEN_DATA_DIR`, `COPILOT_HOME`.
+/// `QWEN_DATA_DIR`, `COPILOT_HOME`, `OPENCODE_DATA_DIR`, `KILO_DATA_DIR` (else their folders under
+/// `XDG_DATA_HOME`, else `~/.local/share`).
 pub struct Roots {
     /// `(host, folder)`, in the order they are read.
     pub folders: Vec<(&'static str, PathBuf)>,
@@ -83,6 +84,11 @@ impl Roots {
         folders.push(("qwen", qwen.join("projects")));
         let copilot = set("COPILOT_HOME").unwrap_or_else(|| home.join(".copilot"));
         folders.push(("copilot", copilot.join("session-state")));
+        // OpenCode and Kilo Code keep every session in one SQLite database in their data folder.
+        let data = set("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+        for (host, var) in [("opencode", "OPENCODE_DATA_DIR"), ("kilo", "KILO_DATA_DIR")] {
+            folders.push((host, set(var).unwrap_or_else(|| data.join(host))));
+        }
         Roots { folders }
     }
 
@@ -106,6 +112,11 @@ pub fn discover(roots: &Roots, project: &Path) -> Vec<Folder> {
             root: root.clone(),
             ..Folder::default()
         };
+        if let Some(db) = database_of(host) {
+            sessions_in_db(host, &dir, db, &projects, &mut folder);
+            out.push(folder);
+            continue;
+        }
         let mut found = Vec::new();
         walk(&dir, Path::new(""), 0, &mut found, &mut folder.notes);
         for rel in found {
@@ -123,6 +134,78 @@ pub fn discover(roots: &Roots, project: &Path) -> Vec<Folder> {
         out.push(folder);
     }
     out
+}
+
+/// The SQLite database a host keeps all its sessions in, in its data folder.
+fn database_of(host: &str) -> Option<&'static str> {
+    match host {
+        "opencode" => Some("opencode.db"),
+        "kilo" => Some("kilo.db"),
+        _ => None,
+    }
+}
+
+/// How long listing a database's sessions may take (it is read as the hook reads it: read-only,
+/// never holding up the host that has it open).
+const DB_LIST_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The most text of session ids and folders listed from one database.
+const DB_LIST_BYTES: usize = 16 << 20;
+
+/// OpenCode's or Kilo Code's `db` in `dir`: one [`SessionFile`] per top-level session started in
+/// the project (its subagents' child sessions are read with it). A link is noted, not opened.
+fn sessions_in_db(
+    host: &'static str,
+    dir: &Dir,
+    db: &str,
+    projects: &[PathBuf],
+    folder: &mut Folder,
+) {
+    use projections::hosts::kilo::db as kdb;
+    let path = dir.path().join(db);
+    let kind = dir.entries().ok().and_then(|es| {
+        es.into_iter()
+            .find(|(n, _)| n.as_os_str() == db)
+            .map(|(_, st)| st.st_mode & libc::S_IFMT)
+    });
+    match kind {
+        Some(libc::S_IFREG) => {}
+        Some(libc::S_IFLNK) => {
+            let why = "a link, which is not followed";
+            folder
+                .notes
+                .push(format!("skipped {}: {why}", path.display()));
+            return;
+        }
+        _ => return,
+    }
+    let p = path.to_string_lossy();
+    let deadline = std::time::Instant::now() + DB_LIST_TIME;
+    let limit = kdb::MAX_SESSIONS;
+    let params: [&dyn rusqlite::ToSql; 1] = [&limit];
+    let Some(rows) = crate::host_db::rows(&p, kdb::SESSIONS, &params, DB_LIST_BYTES, deadline)
+    else {
+        let why = "not a database its sessions could be read from";
+        folder
+            .notes
+            .push(format!("skipped {}: {why}", path.display()));
+        return;
+    };
+    for row in rows {
+        let [id, directory]: [String; 2] = match row.try_into() {
+            Ok(r) => r,
+            Err(_) => continue,
+        };
+        if in_project(&directory, projects) {
+            folder.files.push(SessionFile {
+                host,
+                format: SessionFileFormat::OpenCodeDb,
+                session: id,
+                agent: None,
+                path: path.clone(),
+            });
+        }
+    }
 }
 
 /// The project as given and as the kernel resolves it (a session names the one it saw).

@@ -315,6 +315,15 @@ fn observations(
     match read {
         Some(read) => ingest::transcript_observations(known, read),
         None if file.format == SessionFileFormat::ClaudeTranscript => Vec::new(),
+        // One database holds every session: the file names its session, which the journal
+        // may not hold yet.
+        None if file.format == SessionFileFormat::OpenCodeDb => ingest::opencode_db_session_events(
+            known,
+            &file.session,
+            &file.path.to_string_lossy(),
+            FILE_CAP,
+            deadline,
+        ),
         None => ingest::session_file_events(
             file.format,
             known,

@@ -25,9 +25,9 @@ pub struct Args {
     #[arg(long)]
     pub transcripts: Option<PathBuf>,
     /// Find this project's sessions in the agents' own folders under the home (Claude Code,
-    /// Codex, Gemini CLI, Qwen Code, Copilot CLI; `CLAUDE_CONFIG_DIR`, `CODEX_HOME`,
-    /// `GEMINI_DATA_DIR`, `QWEN_DATA_DIR`, `COPILOT_HOME` honoured) and import their usage: what
-    /// no hook saw.
+    /// Codex, Gemini CLI, Qwen Code, Copilot CLI, OpenCode, Kilo Code; `CLAUDE_CONFIG_DIR`,
+    /// `CODEX_HOME`, `GEMINI_DATA_DIR`, `QWEN_DATA_DIR`, `COPILOT_HOME`, `OPENCODE_DATA_DIR`,
+    /// `KILO_DATA_DIR`, `XDG_DATA_HOME` honoured) and import their usage: what no hook saw.
     #[arg(long)]
     pub discover: bool,
 }
