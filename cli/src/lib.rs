@@ -90,7 +90,7 @@ pub enum Command {
     Search(commands::search::Args),
     /// Write a JSONL report.
     Export(commands::export::Args),
-    /// Rebuild a journal from an events export, or backfill usage from transcripts.
+    /// Rebuild a journal from an events export, or backfill usage from transcripts or the agents' own files.
     Import(commands::import::Args),
     /// Tokens and USD by session, day, week, month, 5-hour block, model, host or project.
     Cost(commands::cost::Args),

@@ -1,18 +1,39 @@
 //! Imports, each one engine call: an events export rebuilt into a journal (same hashes, same
-//! chain head), and transcript usage backfilled from a Claude Code projects folder, deduplicated
-//! against what the journal holds, committed batch by batch straight into sealed segments. The
-//! CLI reads the export's lines and draws the progress; the transactions are here.
+//! chain head), and usage backfilled from session files (a Claude Code projects folder, or what
+//! `discover` finds in every hosted agent's default places), deduplicated against what the
+//! journal holds, committed batch by batch straight into sealed segments. The CLI reads the
+//! export's lines and draws the progress; the transactions are here.
 
 use crate::ingest;
 use crate::state::{self, Loaded, Source};
 use anyhow::{bail, Context, Result};
 use journal::{Envelope, Journal, OpenOptions};
+use projections::host::SessionFileFormat;
 use projections::Kind;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A transcript to import: its session id, its subagent's id, its path.
-pub type Transcript = (String, Option<String>, PathBuf);
+pub use crate::discover::SessionFile;
+
+/// The most of one session file read by an import: a larger file is read this far (whole lines),
+/// and the next import reads on from there.
+pub const FILE_CAP: usize = 1 << 30;
+
+/// What a session-file import did.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// Usage readings imported, per file (in the order given).
+    pub usage: Vec<usize>,
+    /// The sessions of the files no hook event was ever recorded for ("from files only").
+    pub files_only: std::collections::BTreeSet<String>,
+}
+
+impl Imported {
+    /// Usage readings imported in all.
+    pub fn usage_events(&self) -> usize {
+        self.usage.iter().sum()
+    }
+}
 
 /// Opens `dir` for an import (created when missing) and runs `work` on it; a journal this
 /// import created is removed again when `work` fails, so a retry starts from nothing.
@@ -108,8 +129,8 @@ pub fn events(
     Ok(())
 }
 
-/// `(session id, agent id, path)` for every transcript under `folder`; none is an error.
-pub fn transcript_files(folder: &Path) -> Result<Vec<Transcript>> {
+/// Every transcript under a Claude Code projects `folder`; none is an error.
+pub fn transcript_files(folder: &Path) -> Result<Vec<SessionFile>> {
     let mut out = Vec::new();
     let mut stack = vec![folder.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -136,25 +157,37 @@ pub fn transcript_files(folder: &Path) -> Result<Vec<Transcript>> {
                         .and_then(|x| x.file_name())
                         .map(|s| s.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    out.push((
+                    out.push(claude_transcript(
                         session,
                         Some(stem.trim_start_matches("agent-").to_string()),
                         p,
                     ));
                 } else {
-                    out.push((stem, None, p));
+                    out.push(claude_transcript(stem, None, p));
                 }
             }
         }
     }
-    out.sort_by(|a, b| (a.1.is_some(), &a.2).cmp(&(b.1.is_some(), &b.2)));
+    out.sort_by(|a, b| (a.agent.is_some(), &a.path).cmp(&(b.agent.is_some(), &b.path)));
     if out.is_empty() {
         bail!("no .jsonl transcripts under {}", folder.display());
     }
     Ok(out)
 }
 
-/// Imports transcript usage. Events are committed in batches of `batch` usage readings (with the
+fn claude_transcript(session: String, agent: Option<String>, path: PathBuf) -> SessionFile {
+    SessionFile {
+        host: "claude",
+        format: projections::host::SessionFileFormat::ClaudeTranscript,
+        session,
+        agent,
+        path,
+    }
+}
+
+/// Imports session files' usage (Claude Code's transcripts read ahead on a thread of their own,
+/// the other hosts' files by their `ingest` readers as they are folded), each event under its
+/// file's host. Events are committed in batches of `batch` usage readings (with the
 /// sessions they changed), each straight into a sealed segment (`Journal::commit_as_segment`),
 /// the checkpoint marked stale ("an import is in progress") meanwhile:
 /// the cost shards stay in memory and are written once, in the last batch, after which the marker
@@ -162,13 +195,13 @@ pub fn transcript_files(folder: &Path) -> Result<Vec<Transcript>> {
 /// the whole history. A kill anywhere leaves the marker:
 /// the rerun (like any reader) rebuilds the checkpoint from the log first, so the sessions' offsets
 /// and readings say what was imported, and it goes on from there.
-/// `progress` is called once per transcript read; returns the usage events imported.
+/// `progress` is called once per file read.
 pub fn transcripts(
     j: &mut Journal,
-    files: &[Transcript],
+    files: &[SessionFile],
     batch: usize,
     progress: &mut dyn FnMut(),
-) -> Result<usize> {
+) -> Result<Imported> {
     if journal::checkpoint::stale_reason(j.dir()).is_some() {
         state::rebuild_checkpoint(j)?;
     }
@@ -177,7 +210,10 @@ pub fn transcripts(
     // Loaded before the marker, so it reads the (consistent) checkpoint as it stands.
     let mut loaded = Loaded::new(j)?;
     let mut tx = j.begin();
-    let mut usage_events = 0usize;
+    let mut imported = Imported {
+        usage: vec![0; files.len()],
+        ..Imported::default()
+    };
     let mut in_batch = 0usize;
     let mut stale = false;
     // No host is waiting on an import.
@@ -193,26 +229,31 @@ pub fn transcripts(
         let mut in_flight = false;
         let mut fold_all = || -> Result<()> {
             let mut queued = 0;
-            for (i, (session, _, _)) in files.iter().enumerate() {
+            for (i, file) in files.iter().enumerate() {
                 // Queued with the offset the checkpoint holds now: only this file's own
                 // readings move it, and they are folded after it is read.
                 while queued < files.len() && queued < i + AHEAD {
-                    let (s, agent, p) = &files[queued];
-                    loaded.session(shared, s)?;
-                    let p = p.to_string_lossy().into_owned();
-                    let offset = ingest::recorded_offset(loaded.state.sessions.get(s), &p);
-                    jobs.send((p, offset, agent.clone()))
+                    jobs.send(read_job(&mut loaded, shared, &files[queued])?)
                         .context("the transcript reader stopped")?;
                     queued += 1;
                 }
                 let read = reads.recv().context("the transcript reader stopped")?;
                 progress();
+                let session = &file.session;
                 loaded.session(shared, session)?;
-                let Some(read) = read else { continue };
+                let obs = observations(file, read, loaded.state.sessions.get(session), deadline);
                 let (pushed, usage) =
-                    push_observations(&mut loaded, shared, &mut tx, session, read, now)?;
+                    push_observations(&mut loaded, shared, &mut tx, file, obs, now)?;
+                if loaded
+                    .state
+                    .sessions
+                    .get(session)
+                    .is_some_and(|s| s.hook_events == 0)
+                {
+                    imported.files_only.insert(session.clone());
+                }
                 in_batch += pushed;
-                usage_events += usage;
+                imported.usage[i] += usage;
                 // Streamed: a full batch of events is committed (a file's events are never
                 // split: its session's offsets stay consistent), its envelopes let go.
                 if in_batch >= batch {
@@ -251,12 +292,54 @@ pub fn transcripts(
     finish_import(shared.into_journal(), &mut loaded, tx, stale)?;
     // Freeing what the fold built takes a while and answers nothing.
     std::thread::spawn(move || drop(loaded));
-    Ok(usage_events)
+    Ok(imported)
 }
 
-/// What an import's reader thread is asked for: a transcript, the offset to read it from, its
-/// subagent.
-type ReadJob = (String, u64, Option<String>);
+/// The reader thread's job for `f`: read from the offset its session holds now.
+fn read_job(loaded: &mut Loaded, shared: &Shared<'_>, f: &SessionFile) -> Result<ReadJob> {
+    loaded.session(shared, &f.session)?;
+    let p = f.path.to_string_lossy().into_owned();
+    let offset = ingest::recorded_offset(loaded.state.sessions.get(&f.session), &p);
+    let transcript = f.format == SessionFileFormat::ClaudeTranscript;
+    Ok((p, offset, f.agent.clone(), transcript))
+}
+
+/// A file's readings the session does not hold: a Claude Code transcript's from what the
+/// reader thread read ahead, another host's read now by its `ingest` reader.
+fn observations(
+    file: &SessionFile,
+    read: Option<ingest::TranscriptRead>,
+    known: Option<&projections::session::SessionState>,
+    deadline: std::time::Instant,
+) -> Vec<ingest::Observation> {
+    match read {
+        Some(read) => ingest::transcript_observations(known, read),
+        None if file.format == SessionFileFormat::ClaudeTranscript => Vec::new(),
+        // One database holds every session: the file names its session, which the journal
+        // may not hold yet.
+        None if file.format == SessionFileFormat::OpenCodeDb => ingest::opencode_db_session_events(
+            known,
+            &file.session,
+            &file.path.to_string_lossy(),
+            FILE_CAP,
+            deadline,
+        ),
+        None => ingest::session_file_events(
+            file.format,
+            known,
+            &file.path.to_string_lossy(),
+            file.agent.as_deref(),
+            None,
+            FILE_CAP,
+            deadline,
+        ),
+    }
+}
+
+/// What an import's reader thread is asked for: a file, the offset to read it from, its
+/// subagent, and whether it is a Claude Code transcript (the only files read ahead: another
+/// host's file is read on the folding thread, `None` sent for it).
+type ReadJob = (String, u64, Option<String>, bool);
 
 /// The thread that reads and scans the transcripts, up to `AHEAD` files ahead of the fold.
 fn spawn_reader<'scope>(
@@ -269,9 +352,12 @@ fn spawn_reader<'scope>(
     let (jobs, jobs_rx) = std::sync::mpsc::sync_channel::<ReadJob>(AHEAD);
     let (reads_tx, reads) = std::sync::mpsc::sync_channel::<Option<ingest::TranscriptRead>>(AHEAD);
     scope.spawn(move || {
-        for (path, offset, agent) in jobs_rx {
-            let read =
-                ingest::read_transcript(&path, offset, agent.as_deref(), usize::MAX >> 1, deadline);
+        for (path, offset, agent, transcript) in jobs_rx {
+            let read = transcript
+                .then(|| {
+                    ingest::read_transcript(&path, offset, agent.as_deref(), FILE_CAP, deadline)
+                })
+                .flatten();
             if reads_tx.send(read).is_err() {
                 return;
             }
@@ -305,17 +391,16 @@ fn spawn_writer<'scope>(
     (commits, acks, writer)
 }
 
-/// One transcript's observations, pushed (unhashed: the writer knows the head the batch
-/// continues) and folded. Returns (events pushed, usage events among them).
+/// One file's observations, pushed (unhashed: the writer knows the head the batch continues)
+/// under its host and session, and folded. Returns (events pushed, usage events among them).
 fn push_observations(
     loaded: &mut Loaded,
     shared: &Shared<'_>,
     tx: &mut journal::Tx,
-    session: &str,
-    read: ingest::TranscriptRead,
+    file: &SessionFile,
+    obs: Vec<ingest::Observation>,
     now: i64,
 ) -> Result<(usize, usize)> {
-    let obs = ingest::transcript_observations(loaded.state.sessions.get(session), read);
     let (mut pushed, mut usage) = (0, 0);
     for o in obs {
         let (kind, body) = o.remember();
@@ -325,8 +410,8 @@ fn push_observations(
         pushed += 1;
         tx.push_unhashed(ingest::event(
             now,
-            "claude",
-            Some(session),
+            file.host,
+            Some(&file.session),
             None,
             kind,
             body,

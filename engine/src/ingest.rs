@@ -731,13 +731,28 @@ fn opencode_db_events(
     max: usize,
     deadline: Instant,
 ) -> Vec<Observation> {
+    match session {
+        Some(s) => opencode_db_session_events(session, &s.id, path, max, deadline),
+        None => Vec::new(),
+    }
+}
+
+/// [`opencode_db_events`] for the session `id` of the database, which the journal may not hold
+/// yet (`import --discover` finds it in the database itself).
+pub fn opencode_db_session_events(
+    session: Option<&SessionState>,
+    id: &str,
+    path: &str,
+    max: usize,
+    deadline: Instant,
+) -> Vec<Observation> {
     use projections::hosts::kilo::db;
-    let Some(s) = session.filter(|_| path.ends_with(".db")) else {
+    if !path.ends_with(".db") {
         return Vec::new();
-    };
+    }
     let limit = db::MAX_MESSAGES;
     let cap = max as i64;
-    let params: [&dyn rusqlite::ToSql; 3] = [&s.id, &limit, &cap];
+    let params: [&dyn rusqlite::ToSql; 3] = [&id, &limit, &cap];
     let Some(found) = crate::host_db::rows(path, db::MESSAGES, &params, max, deadline) else {
         return Vec::new();
     };
@@ -752,7 +767,7 @@ fn opencode_db_events(
             })
         })
         .collect();
-    let scan = db::scan(&rows, &s.id);
+    let scan = db::scan(&rows, id);
     FileReading {
         path: path.to_string(),
         end: scan.records.len() as u64,

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod codex_trust;
+pub mod discover;
 pub mod doctor;
 pub mod hook;
 pub mod host_db;

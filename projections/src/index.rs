@@ -87,8 +87,8 @@ pub struct SessionSummary {
     pub last_at_us: i64,
     /// Hook events recorded.
     pub hook_events: u64,
-    /// `active`, `idle`, `compacting`, `ended`, or `served` (only calls served for a cloud
-    /// session).
+    /// `active`, `idle`, `compacting`, `ended`, `served` (only calls served for a cloud
+    /// session), or `files` (no hook event: known from its session files only, `import`).
     pub status: String,
     /// The context readings the tier is computed from.
     pub pressure: Pressure,
@@ -135,6 +135,9 @@ impl SessionSummary {
             hook_events: s.hook_events,
             status: if s.served_only() {
                 "served".to_string()
+            } else if s.hook_events == 0 {
+                // Known from its files only (`import`): no hook of it was recorded.
+                "files".to_string()
             } else {
                 s.status.as_str().to_string()
             },

@@ -1,6 +1,8 @@
 //! `import --events FILE`: rebuild a journal from an events export (same hashes, same chain head).
 //! `import --transcripts DIR`: backfill usage from a Claude Code projects folder, deduplicated
 //! against what the journal already holds.
+//! `import --discover`: the same from every hosted agent's default folders under the home, for
+//! this project's sessions (`engine::discover`).
 
 use crate::cli_util::CommandHelper;
 use crate::eventjson;
@@ -14,7 +16,7 @@ use std::process::ExitCode;
 
 /// `import` flags.
 #[derive(clap::Args, Debug)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["events", "transcripts"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["events", "transcripts", "discover"])))]
 pub struct Args {
     /// An `export --report events` file (`-` for stdin). The journal must be empty.
     #[arg(long)]
@@ -22,6 +24,12 @@ pub struct Args {
     /// A Claude Code projects folder (`~/.claude/projects`, or one project inside it).
     #[arg(long)]
     pub transcripts: Option<PathBuf>,
+    /// Find this project's sessions in the agents' own folders under the home (Claude Code,
+    /// Codex, Gemini CLI, Qwen Code, Copilot CLI, OpenCode, Kilo Code; `CLAUDE_CONFIG_DIR`,
+    /// `CODEX_HOME`, `GEMINI_DATA_DIR`, `QWEN_DATA_DIR`, `COPILOT_HOME`, `OPENCODE_DATA_DIR`,
+    /// `KILO_DATA_DIR`, `XDG_DATA_HOME` honoured) and import their usage: what no hook saw.
+    #[arg(long)]
+    pub discover: bool,
 }
 
 /// Imports an events export into a new journal, or transcript usage into this one.
@@ -31,7 +39,7 @@ pub fn run(cmd: &CommandHelper, args: Args) -> Result<ExitCode> {
         match (&args.events, &args.transcripts) {
             (Some(file), _) => import_events(j, file),
             (None, Some(folder)) => import_transcripts(j, folder),
-            (None, None) => unreachable!("clap requires one source"),
+            (None, None) => import_discovered(j),
         }
     })?;
     crate::cli_util::register(cmd.dir());
@@ -117,12 +125,61 @@ fn import_events(j: &mut Journal, file: &Path) -> Result<()> {
 fn import_transcripts(j: &mut Journal, folder: &Path) -> Result<()> {
     let files = import::transcript_files(folder)?;
     let bar = crate::output::progress(files.len() as u64, "import");
-    let usage_events =
-        import::transcripts(j, &files, import::TRANSCRIPT_BATCH, &mut || bar.inc(1))?;
+    let imported = import::transcripts(j, &files, import::TRANSCRIPT_BATCH, &mut || bar.inc(1))?;
     bar.finish_and_clear();
     eprintln!(
-        "hookjournal: imported {usage_events} responses' usage from {} transcripts",
+        "hookjournal: imported {} responses' usage from {} transcripts",
+        imported.usage_events(),
         files.len()
+    );
+    Ok(())
+}
+
+/// Imports the usage of this project's sessions found in the agents' own folders
+/// (`discover::discover`): one line per folder read, the files skipped noted, then the total and
+/// the sessions no hook saw.
+fn import_discovered(j: &mut Journal) -> Result<()> {
+    let dir = std::path::absolute(j.dir()).unwrap_or_else(|_| j.dir().to_path_buf());
+    let project = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    let folders = engine::discover::discover(&engine::discover::Roots::from_env(), &project);
+    let files: Vec<_> = folders.iter().flat_map(|f| f.files.clone()).collect();
+    let bar = crate::output::progress(files.len() as u64, "import");
+    let imported = if files.is_empty() {
+        import::Imported::default()
+    } else {
+        import::transcripts(j, &files, import::TRANSCRIPT_BATCH, &mut || bar.inc(1))?
+    };
+    bar.finish_and_clear();
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let shown = |p: &Path| match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => p.display().to_string(),
+    };
+    let mut at = 0;
+    for f in &folders {
+        let usage: usize = imported
+            .usage
+            .get(at..at + f.files.len())
+            .map_or(0, |u| u.iter().sum());
+        at += f.files.len();
+        for note in &f.notes {
+            eprintln!("hookjournal: {note}");
+        }
+        eprintln!(
+            "hookjournal: {} {}: {}, {usage} responses' usage",
+            f.host,
+            shown(&f.root),
+            crate::output::count(f.files.len() as u64, "session file"),
+        );
+    }
+    eprintln!(
+        "hookjournal: imported {} responses' usage from {} of this project ({}); {} no hook saw (`sessions` shows them as `files`)",
+        imported.usage_events(),
+        crate::output::count(files.len() as u64, "session file"),
+        project.display(),
+        crate::output::count(imported.files_only.len() as u64, "session"),
     );
     Ok(())
 }

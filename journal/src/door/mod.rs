@@ -354,6 +354,25 @@ impl Dir {
         }
     }
 
+    /// Reads the first `cap` bytes of `rel` (all of it when shorter): a regular file reached
+    /// through no link, opened without blocking. For a file whose head says what it is (a
+    /// session file's first line), read before the file itself is.
+    pub fn read_head(&self, rel: &Path, cap: u64) -> io::Result<Vec<u8>> {
+        let fd = self.open_at(rel, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY, 0)?;
+        let mut f = File::from(fd);
+        let st = fstat(f.as_raw_fd())?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(refused(format!(
+                "{} is {}, which is not read",
+                self.path.join(rel).display(),
+                kind_of(st.st_mode)
+            )));
+        }
+        let mut out = Vec::with_capacity((st.st_size as u64).min(cap) as usize);
+        (&mut f).take(cap).read_to_end(&mut out)?;
+        Ok(out)
+    }
+
     /// Reads `rel` whole (see `read_if_present`); a missing file is an error.
     pub fn read(&self, rel: &Path, cap: u64) -> io::Result<Vec<u8>> {
         self.read_if_present(rel, cap)?

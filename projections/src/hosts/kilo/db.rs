@@ -24,6 +24,15 @@ pub const MESSAGES: &str = "SELECT m.id, m.session_id, m.data FROM message AS m 
      WHERE m.session_id IN (SELECT s.id FROM session AS s WHERE s.id = ?1 OR s.parent_id = ?1) \
      AND length(m.data) <= ?3 ORDER BY m.time_created, m.id LIMIT ?2";
 
+/// The top-level sessions (a subagent's child session is read with its parent's, [`MESSAGES`])
+/// and the working directory each was started in, oldest first, at most `?1` of them:
+/// `(id, directory)`. What `import --discover` reads to find a project's sessions.
+pub const SESSIONS: &str = "SELECT s.id, s.directory FROM session AS s \
+     WHERE s.parent_id IS NULL ORDER BY s.time_created, s.id LIMIT ?1";
+
+/// At most this many sessions are listed by [`SESSIONS`].
+pub const MAX_SESSIONS: u32 = 100_000;
+
 /// At most this many messages are read at once (a session's newest beyond them are not).
 pub const MAX_MESSAGES: u32 = 20_000;
 
