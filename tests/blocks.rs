@@ -66,22 +66,9 @@ fn corpus(home: &Path, t0_ms: i64, a: &[(i64, &str)], b: &[(i64, &str)]) -> std:
 }
 
 fn ccusage_blocks(bin: &Path, home: &Path, extra: &[&str]) -> Value {
-    let out = std::process::Command::new(bin)
-        .args(["blocks", "--offline", "--json", "--timezone", "UTC"])
-        .args(extra)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ccusage blocks: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut args = vec!["blocks", "--offline", "--json", "--timezone", "UTC"];
+    args.extend_from_slice(extra);
+    common::ccusage::report(bin, &args, &[("HOME", home.as_os_str())], "blocks")
 }
 
 fn ms(v: &Value) -> Option<i64> {

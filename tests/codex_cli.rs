@@ -743,31 +743,18 @@ fn require_ccusage() -> Result<PathBuf, Skip> {
 
 /// `ccusage codex REPORT --offline --json -z UTC` over the rollouts under `codex_home`.
 fn ccusage_codex(bin: &Path, codex_home: &Path, report: &str) -> Value {
-    let out = Command::new(bin)
-        .args(["codex", report, "--offline", "--json", "--timezone", "UTC"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", codex_home.parent().unwrap())
-        .env(
-            "TMPDIR",
-            common::client::private_tmp(codex_home.parent().unwrap()),
-        )
-        .env("CODEX_HOME", codex_home)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ccusage codex {report}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ccusage codex {report} printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    let home = codex_home.parent().unwrap();
+    let tmp = common::client::private_tmp(home);
+    common::ccusage::report(
+        bin,
+        &["codex", report, "--offline", "--json", "--timezone", "UTC"],
+        &[
+            ("HOME", home.as_os_str()),
+            ("TMPDIR", tmp.as_os_str()),
+            ("CODEX_HOME", codex_home.as_os_str()),
+        ],
+        &format!("codex {report}"),
+    )
 }
 
 /// One row of `hookjournal cost` against ccusage's: tokens exactly (ccusage's `inputTokens` are

@@ -289,26 +289,12 @@ fn claude_folder(home: &Path, project: &Path) -> PathBuf {
 
 /// `ccusage [AGENT] daily --offline --json -z UTC` with `home` as HOME.
 fn ccusage_daily(bin: &Path, agent: &str, home: &Path) -> Value {
-    let out = std::process::Command::new(bin)
-        .args([agent, "daily", "--offline", "--json", "--timezone", "UTC"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ccusage {agent} daily: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "ccusage {agent} daily printed no JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    common::ccusage::report(
+        bin,
+        &[agent, "daily", "--offline", "--json", "--timezone", "UTC"],
+        &[("HOME", home.as_os_str())],
+        &format!("{agent} daily"),
+    )
 }
 
 /// gpt-4.1's prices per token (input, output), the model of the Qwen and Copilot fixtures.

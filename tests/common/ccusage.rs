@@ -44,3 +44,28 @@ pub fn session(bin: &Path, host: &str, home: &Path, sid: &str) -> Result<Value, 
         .cloned()
         .ok_or_else(|| format!("ccusage has no session {sid}: {report}"))
 }
+
+/// `ccusage ARGS…` in a cleared environment (`PATH`, `NO_COLOR` and `env`): its JSON report.
+/// Fails the test, naming `what`, when it exits badly or prints no JSON.
+pub fn report(bin: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)], what: &str) -> Value {
+    let out = Command::new(bin)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(env.iter().copied())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ccusage {what}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "ccusage {what} printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
