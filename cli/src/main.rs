@@ -10,11 +10,16 @@
 //! end (`std::process::exit` does). The standard library is otherwise whole: on Linux it takes
 //! the arguments and environment from the C library's start-up, not from the runtime's. A stack
 //! overflow still ends the process (a bare SIGSEGV, not SIGABRT after a message).
-#![no_main]
+//!
+//! Under `cargo test` this file is the test harness's crate, whose `main` is the harness's own:
+//! the C entry is left out there (else the test binary would run the CLI and exit 2).
+#![cfg_attr(not(test), no_main)]
 
+#[cfg(not(test))]
 use std::process::ExitCode;
 
 /// The process's entry (see the module's comment).
+#[cfg(not(test))]
 #[no_mangle]
 pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: before any thread is started; SIG_IGN is a valid disposition.
@@ -26,6 +31,7 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
 
 /// The exit status an `ExitCode` stands for (`ExitCode` shows no number; every one the commands
 /// give is made from a `u8`).
+#[cfg(not(test))]
 fn status(code: ExitCode) -> i32 {
     (0..=u8::MAX)
         .find(|&n| ExitCode::from(n) == code)
