@@ -177,15 +177,9 @@ fn agree(ours: &Value, theirs: &Value) -> Vec<String> {
 /// then `cost --by block --json` is ccusage's `blocks --json` block by block, with and without a
 /// token limit, and the blocks' dollars add up to `cost`'s total.
 fn blocks_are_ccusages_blocks_over_the_same_transcripts() -> Result<Completion, Failed> {
-    let Some(bin) = common::ccusage::bin() else {
-        let why = format!(
-            "ccusage {} is not installed (bash .ci/install-ccusage.sh)",
-            common::ccusage::VERSION
-        );
-        if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
-            return Err(format!("HOOKJOURNAL_REQUIRE_CCUSAGE=1, but {why}").into());
-        }
-        return Ok(Completion::ignored_with(why));
+    let bin = match common::ccusage::required() {
+        Ok(bin) => bin,
+        Err(outcome) => return outcome,
     };
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");

@@ -426,15 +426,9 @@ fn agree_day(
 /// report for that agent over the same files, day by
 /// day, in tokens and dollars.
 fn discovered_cost_by_day_is_ccusages_agent_by_agent() -> Result<Completion, Failed> {
-    let Some(bin) = common::ccusage::bin() else {
-        let why = format!(
-            "ccusage {} is not installed (bash .ci/install-ccusage.sh)",
-            common::ccusage::VERSION
-        );
-        if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
-            return Err(format!("HOOKJOURNAL_REQUIRE_CCUSAGE=1, but {why}").into());
-        }
-        return Ok(Completion::ignored_with(why));
+    let bin = match common::ccusage::required() {
+        Ok(bin) => bin,
+        Err(outcome) => return outcome,
     };
     let mut failures = Vec::new();
     for agent in AGENTS {

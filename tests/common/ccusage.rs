@@ -19,6 +19,18 @@ pub fn bin() -> Option<PathBuf> {
     bin.exists().then_some(bin)
 }
 
+/// ccusage's binary, or the comparison's outcome without it: ignored with its reason, or failed
+/// under `HOOKJOURNAL_REQUIRE_CCUSAGE=1` (CI installs it).
+pub fn required() -> Result<PathBuf, Result<libtest_mimic::Completion, libtest_mimic::Failed>> {
+    bin().ok_or_else(|| {
+        let why = format!("ccusage {VERSION} is not installed (bash .ci/install-ccusage.sh)");
+        if std::env::var("HOOKJOURNAL_REQUIRE_CCUSAGE").is_ok_and(|v| v == "1") {
+            return Err(format!("HOOKJOURNAL_REQUIRE_CCUSAGE=1, but {why}").into());
+        }
+        Ok(libtest_mimic::Completion::ignored_with(why))
+    })
+}
+
 /// `ccusage HOST session --offline --json` with `home` as HOME: the session `sid` of its report,
 /// or `Err` saying the report has none.
 pub fn session(bin: &Path, host: &str, home: &Path, sid: &str) -> Result<Value, String> {
